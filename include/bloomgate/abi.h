@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The one ABI shared by the BPF datapath and the userspace loader.
+ *
+ * Every layout here is compiled into both sides. Fixed-width types only,
+ * explicit padding, a _Static_assert on every size; tests/unit/test_abi.c
+ * also compares these layouts with the BTF of the compiled BPF object.
+ */
+#ifndef BLOOMGATE_ABI_H
+#define BLOOMGATE_ABI_H
+
+#include <linux/types.h>
+
+#define BG_ABI_VERSION 1
+#define BG_FILTER_MAGIC 0x46474c42U /* "BLGF" little endian */
+
+/* Layout identifiers stored in the filter header. */
+#define BG_LAYOUT_BLOCKED512 1 /* 512-bit cache-line blocks, k bits per key */
+
+/* Bloom block: one 64-byte cache line. */
+#define BG_BLOCK_BITS 512
+#define BG_BLOCK_WORDS (BG_BLOCK_BITS / 64)
+/* Upper bound on bits set per key; loops in the datapath are bounded by it. */
+#define BG_K_MAX 16
+
+/* Key kinds: the first byte of every key, so kinds never collide. */
+enum bg_key_kind {
+	BG_KEY_IPV4 = 1,
+	BG_KEY_IPV6 = 2,
+	/* 3, 4 reserved for domain names (exact, with subdomains) */
+};
+
+/*
+ * IPv4 prefix key: 8 bytes, one xxh64 lane. A plain address is a /32.
+ * addr is in network byte order with host bits cleared.
+ */
+struct bg_key4 {
+	__u8 kind; /* BG_KEY_IPV4 */
+	__u8 plen; /* 0..32 */
+	__u16 pad; /* zero */
+	__u32 addr; /* network byte order, masked to plen */
+};
+_Static_assert(sizeof(struct bg_key4) == 8, "bg_key4 size");
+
+/* IPv6 prefix key: 24 bytes, three xxh64 lanes. A plain address is a /128. */
+struct bg_key6 {
+	__u8 kind; /* BG_KEY_IPV6 */
+	__u8 plen; /* 0..128 */
+	__u16 pad0; /* zero */
+	__u32 pad1; /* zero */
+	__u8 addr[16]; /* network byte order, masked to plen */
+};
+_Static_assert(sizeof(struct bg_key6) == 24, "bg_key6 size");
+
+/*
+ * Filter header: element 0 of every filter map; the Bloom blocks follow at
+ * elements 1..nblocks. Header and bits live in one map, and a swap replaces
+ * the whole map, so they always change together.
+ */
+struct bg_filter_header {
+	__u32 magic; /* BG_FILTER_MAGIC */
+	__u16 abi_version; /* BG_ABI_VERSION */
+	__u16 layout; /* BG_LAYOUT_* */
+	__u32 nblocks; /* number of 512-bit blocks after the header */
+	__u8 k; /* bits per key, 1..BG_K_MAX */
+	__u8 flags; /* BG_FILTER_F_* */
+	__u16 pad;
+	__u64 seed; /* hash seed, random per build */
+	__u64 entries; /* distinct keys inserted */
+	__u64 plen4; /* bit i set: IPv4 /i prefixes present (i = 0..32) */
+	__u64 plen6[3]; /* bit i set: IPv6 /i prefixes present (i = 0..128) */
+};
+_Static_assert(sizeof(struct bg_filter_header) == 64, "header is one block");
+
+struct bg_block {
+	__u64 w[BG_BLOCK_WORDS];
+};
+_Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
+
+/* Filter map: ARRAY, key __u32, value one 64-byte element. */
+#define BG_FILTER_VALUE_SIZE 64
+
+/* ---- Counters and malformed-packet reasons --------------------------------
+ * X-macros: the index enum and the names used by `stats` come from one list.
+ * Append only; a retired index stays reserved forever.
+ */
+#define BG_COUNTERS(X)                                                        \
+	X(PACKETS, "packets")         /* every frame the program saw */      \
+	X(IPV4, "ipv4")               /* IPv4 packets */                      \
+	X(IPV6, "ipv6")               /* IPv6 packets */                      \
+	X(NON_IP, "non_ip")           /* neither IPv4 nor IPv6, passed */      \
+	X(FRAGMENTS, "fragments")     /* IP fragments, judged by address */    \
+	X(PROBES, "probes")           /* Bloom probes made */                 \
+	X(NEGATIVES, "negatives")     /* probes answering "not listed" */     \
+	X(POSITIVES, "positives")     /* probes answering "maybe listed" */   \
+	X(DROPPED, "dropped")         /* packets dropped on a positive */     \
+	X(FLAGGED, "flagged")         /* packets passed and flagged */        \
+	X(PASSED, "passed")           /* packets passed (all reasons) */      \
+	X(NO_FILTER, "no_filter")     /* no filter loaded: passed */          \
+	X(EVENTS_LOST, "events_lost") /* ring buffer full: event not sent */   \
+	X(MALFORMED, "malformed")     /* sum of the malformed reasons below */
+
+#define BG_MALFORMED_REASONS(X)                                               \
+	X(TRUNC_ETH, "trunc_eth")           /* shorter than an Ethernet header */ \
+	X(TRUNC_VLAN, "trunc_vlan")         /* VLAN tag cut short */             \
+	X(VLAN_TOO_DEEP, "vlan_too_deep")   /* more than BG_VLAN_MAX tags */     \
+	X(TRUNC_IPV4, "trunc_ipv4")         /* IPv4 header or options cut short */ \
+	X(BAD_IPV4_IHL, "bad_ipv4_ihl")     /* IHL below 5 */                    \
+	X(BAD_IPV4_VERSION, "bad_ipv4_version") /* version field is not 4 */     \
+	X(TRUNC_IPV6, "trunc_ipv6")         /* IPv6 header cut short */          \
+	X(BAD_IPV6_VERSION, "bad_ipv6_version") /* version field is not 6 */     \
+	X(TRUNC_IPV6_EXT, "trunc_ipv6_ext") /* extension header cut short */     \
+	X(IPV6_EXT_TOO_LONG, "ipv6_ext_too_long") /* chain over BG_IPV6_EXT_MAX */
+
+#define BG__ENUM(name, str) BG_CNT_##name,
+enum bg_counter { BG_COUNTERS(BG__ENUM) BG_CNT__COUNT };
+#undef BG__ENUM
+#define BG__ENUM(name, str) BG_MAL_##name,
+enum bg_malformed { BG_MALFORMED_REASONS(BG__ENUM) BG_MAL__COUNT };
+#undef BG__ENUM
+
+/* Room reserved so new counters never change the map's value size. */
+#define BG_CNT_SLOTS 32
+#define BG_MAL_SLOTS 32
+_Static_assert(BG_CNT__COUNT <= BG_CNT_SLOTS, "too many counters");
+_Static_assert(BG_MAL__COUNT <= BG_MAL_SLOTS, "too many malformed reasons");
+
+/* Per-CPU counter block: the single value of a PERCPU_ARRAY. */
+struct bg_counters {
+	__u64 cnt[BG_CNT_SLOTS];
+	__u64 malformed[BG_MAL_SLOTS];
+};
+_Static_assert(sizeof(struct bg_counters) == 8 * (BG_CNT_SLOTS + BG_MAL_SLOTS),
+	       "counters size");
+
+/* ---- Configuration and verdicts ---------------------------------------- */
+enum bg_match {
+	BG_MATCH_DST = 1,
+	BG_MATCH_SRC = 2,
+	BG_MATCH_BOTH = 3, /* BG_MATCH_DST | BG_MATCH_SRC */
+};
+
+enum bg_action {
+	BG_ACTION_DROP = 1,
+	BG_ACTION_FLAG = 2,
+};
+
+enum bg_verdict {
+	BG_VERDICT_PASS = 0,
+	BG_VERDICT_DROP = 1,
+	BG_VERDICT_FLAG = 2,
+};
+
+/* Event sent through the ring buffer for every flagged (or dropped) packet. */
+struct bg_event {
+	__u64 ts_ns; /* bpf_ktime_get_ns() */
+	__u32 ifindex; /* ingress interface */
+	__u8 family; /* BG_KEY_IPV4 or BG_KEY_IPV6 */
+	__u8 which; /* BG_MATCH_DST or BG_MATCH_SRC: the address that matched */
+	__u8 verdict; /* enum bg_verdict */
+	__u8 pad;
+	__u8 addr[16]; /* matched address, IPv4 in the first 4 bytes */
+};
+_Static_assert(sizeof(struct bg_event) == 32, "event size");
+
+/* Attachment record, one per interface, kept in a pinned array for `status`. */
+struct bg_attach_rec {
+	__u32 ifindex; /* 0: free slot */
+	__u8 mode; /* 1 native, 2 skb */
+	__u8 match; /* enum bg_match */
+	__u8 action; /* enum bg_action */
+	__u8 pad;
+	__u32 prog_id; /* id of the bloomgate program on that interface */
+	__u32 pad2;
+};
+_Static_assert(sizeof(struct bg_attach_rec) == 16, "attach record size");
+#define BG_ATTACH_MAX 64
+
+/* Parser bounds (named constants, one definition). */
+#define BG_VLAN_MAX 2
+#define BG_IPV6_EXT_MAX 6
+
+/* Map names: BPF symbols and pin file names, so the two cannot drift. */
+#define BG_PIN_DIR "/sys/fs/bpf/bloomgate"
+#define BG_MAP_FILTERS bg_filters
+#define BG_MAP_COUNTERS bg_stats
+#define BG_MAP_EVENTS bg_events
+#define BG_MAP_ATTACH bg_attach
+#define BG__STR(x) #x
+#define BG_TEXTIFY(x) BG__STR(x)
+
+#endif /* BLOOMGATE_ABI_H */

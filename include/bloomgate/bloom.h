@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The cache-blocked Bloom filter, shared by the builder (userspace) and the
+ * probe (BPF). One 64-bit hash per key:
+ *
+ *   block  = fastrange32(hi32, nblocks)     any number of blocks, no rounding
+ *   bit_i  = top 9 bits of (lo32 + i*step)  i = 0..k-1, inside the block
+ *   step   = hi32 with its halves swapped, forced odd
+ *
+ * fastrange uses the high bits of hi32 to pick the block; swapping the halves
+ * makes step's high bits come from hi32's low bits, which are independent of
+ * the block choice, so keys of one block do not share bit patterns. Two of a
+ * key's k positions may coincide (as with independent positions); the
+ * false-positive model in user/filter.c accounts for it.
+ */
+#ifndef BLOOMGATE_BLOOM_H
+#define BLOOMGATE_BLOOM_H
+
+#include "abi.h"
+#include "hash.h"
+
+#define BG_INLINE static inline __attribute__((always_inline))
+
+BG_INLINE __u32 bg_bloom_block(__u64 h, __u32 nblocks)
+{
+	return (__u32)(((__u64)(__u32)(h >> 32) * nblocks) >> 32);
+}
+
+BG_INLINE __u32 bg_bloom_step(__u64 h)
+{
+	__u32 hi = (__u32)(h >> 32);
+
+	return ((hi << 16) | (hi >> 16)) | 1;
+}
+
+/* Sets the k bits of hash h in block b (builder). */
+BG_INLINE void bg_bloom_set(struct bg_block *b, __u64 h, __u32 k)
+{
+	__u32 x = (__u32)h, step = bg_bloom_step(h);
+	__u32 i;
+
+	for (i = 0; i < BG_K_MAX && i < k; i++) {
+		__u32 bit = x >> 23;
+
+		b->w[bit >> 6] |= 1ULL << (bit & 63);
+		x += step;
+	}
+}
+
+/* 1 if all k bits of hash h are set in block b: "maybe listed". */
+BG_INLINE int bg_bloom_test(const struct bg_block *b, __u64 h, __u32 k)
+{
+	__u32 x = (__u32)h, step = bg_bloom_step(h);
+	__u32 i;
+
+	for (i = 0; i < BG_K_MAX && i < k; i++) {
+		__u32 bit = x >> 23;
+
+		if (!(b->w[bit >> 6] & (1ULL << (bit & 63))))
+			return 0;
+		x += step;
+	}
+	return 1;
+}
+
+/* ---- Key encoding (one definition for builder and datapath) ----------- */
+
+/* Network-order mask of the first plen bits of an IPv4 address. */
+BG_INLINE __u32 bg_mask4(__u8 plen)
+{
+	__u32 m = plen >= 32 ? 0xffffffffU : plen ? ~(0xffffffffU >> plen) : 0;
+
+	return __builtin_bswap32(m); /* both sides are little endian */
+}
+
+BG_INLINE void bg_key4_init(struct bg_key4 *key, __u32 addr_be, __u8 plen)
+{
+	key->kind = BG_KEY_IPV4;
+	key->plen = plen;
+	key->pad = 0;
+	key->addr = addr_be & bg_mask4(plen);
+}
+
+BG_INLINE void bg_key6_init(struct bg_key6 *key, const __u8 *addr, __u8 plen)
+{
+	__u32 i;
+
+	key->kind = BG_KEY_IPV6;
+	key->plen = plen;
+	key->pad0 = 0;
+	key->pad1 = 0;
+	for (i = 0; i < 16; i++) {
+		__u32 bits = plen > i * 8 ? plen - i * 8 : 0;
+		__u8 m = bits >= 8 ? 0xff : (__u8)(0xff00 >> bits);
+
+		key->addr[i] = addr[i] & m;
+	}
+}
+
+BG_INLINE __u64 bg_key4_hash(const struct bg_key4 *key, __u64 seed)
+{
+	return bg_hash64(key, sizeof(*key), seed);
+}
+
+BG_INLINE __u64 bg_key6_hash(const struct bg_key6 *key, __u64 seed)
+{
+	return bg_hash64(key, sizeof(*key), seed);
+}
+
+#endif /* BLOOMGATE_BLOOM_H */
