@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bloomgate XDP datapath: parse, probe the current Bloom filter for the
+ * destination and/or source address, act on a positive.
+ *
+ * The current filter is the single inner map of bg_filters (ARRAY_OF_MAPS).
+ * A packet looks the slot up once and reads the header and the bits from
+ * that one inner map, so it is judged entirely by one filter: a swap
+ * replaces the inner map as one pointer store (see user/state.c).
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "bloomgate/bloom.h"
+#include "parse.h"
+
+/* Load-time configuration: the verifier prunes the branches not taken. */
+const volatile __u8 cfg_match = BG_MATCH_DST;
+const volatile __u8 cfg_action = BG_ACTION_DROP;
+/* Benchmarks only: rewrite the destination after each run so that repeated
+ * BPF_PROG_TEST_RUN iterations probe different keys (see bench/). */
+const volatile __u8 cfg_bench_vary = 0;
+
+struct bg_filter_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BG_FILTER_VALUE_SIZE);
+	__uint(max_entries, 2); /* header + one block; real maps are larger */
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+};
+
+/* Slot 0 holds the current filter map; empty until the first load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct bg_filter_inner);
+} BG_MAP_FILTERS SEC(".maps");
+
+/* Packet, probe, verdict and malformed-reason counters, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bg_counters);
+} BG_MAP_COUNTERS SEC(".maps");
+
+/* Events for flagged packets (struct bg_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} BG_MAP_EVENTS SEC(".maps");
+
+/* Attachment records for `bloomgate status`; written by userspace only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BG_ATTACH_MAX);
+	__type(key, __u32);
+	__type(value, struct bg_attach_rec);
+} BG_MAP_ATTACH SEC(".maps");
+
+/*
+ * Never called, so never loaded: it only puts the shared layouts into this
+ * object's BTF, where tests/unit/test_abi.c compares them with userspace.
+ */
+struct bg_btf_types {
+	struct bg_filter_header header;
+	struct bg_key4 key4;
+	struct bg_key6 key6;
+	struct bg_block block;
+	struct bg_counters counters;
+	struct bg_event event;
+	struct bg_attach_rec attach;
+};
+
+__attribute__((noinline)) int bg_btf_anchor(struct bg_btf_types *t)
+{
+	return t != 0;
+}
+
+static __always_inline void bg_count(struct bg_counters *c, int idx)
+{
+	c->cnt[idx]++;
+}
+
+/* One Bloom probe for a hashed key: 1 = maybe listed, 0 = not listed. */
+static __always_inline int bg_probe(void *filter,
+				    const struct bg_filter_header *hdr,
+				    __u64 h, struct bg_counters *c)
+{
+	__u32 idx = 1 + bg_bloom_block(h, hdr->nblocks);
+	struct bg_block *b = bpf_map_lookup_elem(filter, &idx);
+
+	bg_count(c, BG_CNT_PROBES);
+	if (b && bg_bloom_test(b, h, hdr->k)) {
+		bg_count(c, BG_CNT_POSITIVES);
+		return 1;
+	}
+	bg_count(c, BG_CNT_NEGATIVES);
+	return 0;
+}
+
+static __always_inline int bg_probe4(void *filter,
+				     const struct bg_filter_header *hdr,
+				     __u32 addr, struct bg_counters *c)
+{
+	struct bg_key4 key;
+
+	if (!(hdr->plen4 & (1ULL << 32)))
+		return 0;
+	bg_key4_init(&key, addr, 32);
+	return bg_probe(filter, hdr, bg_key4_hash(&key, hdr->seed), c);
+}
+
+static __always_inline int bg_probe6(void *filter,
+				     const struct bg_filter_header *hdr,
+				     const struct in6_addr *addr,
+				     struct bg_counters *c)
+{
+	struct bg_key6 key;
+
+	if (!(hdr->plen6[2] & 1)) /* bit 128 */
+		return 0;
+	key.kind = BG_KEY_IPV6;
+	key.plen = 128;
+	key.pad0 = 0;
+	key.pad1 = 0;
+	__builtin_memcpy(key.addr, addr, 16);
+	return bg_probe(filter, hdr, bg_key6_hash(&key, hdr->seed), c);
+}
+
+static __always_inline void bg_emit(struct xdp_md *ctx, struct bg_pkt *pkt,
+				    __u8 which, __u8 verdict,
+				    struct bg_counters *c)
+{
+	struct bg_event *ev = bpf_ringbuf_reserve(&BG_MAP_EVENTS, sizeof(*ev), 0);
+
+	if (!ev) {
+		bg_count(c, BG_CNT_EVENTS_LOST);
+		return;
+	}
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->ifindex = ctx->ingress_ifindex;
+	ev->family = pkt->family;
+	ev->which = which;
+	ev->verdict = verdict;
+	ev->pad = 0;
+	__builtin_memset(ev->addr, 0, sizeof(ev->addr));
+	if (pkt->family == BG_KEY_IPV4) {
+		__u32 a = which == BG_MATCH_DST ? pkt->ip4->daddr : pkt->ip4->saddr;
+
+		__builtin_memcpy(ev->addr, &a, 4);
+	} else {
+		if (which == BG_MATCH_DST)
+			__builtin_memcpy(ev->addr, &pkt->ip6->daddr, 16);
+		else
+			__builtin_memcpy(ev->addr, &pkt->ip6->saddr, 16);
+	}
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Benchmarks: step the destination through a full-period LCG. */
+static __always_inline void bg_bench_step(struct bg_pkt *pkt)
+{
+	if (pkt->family == BG_KEY_IPV4) {
+		__u32 a = bpf_ntohl(pkt->ip4->daddr);
+
+		pkt->ip4->daddr = bpf_htonl(a * 2654435761U + 1);
+	} else if (pkt->family == BG_KEY_IPV6) {
+		__u32 *w = (__u32 *)&pkt->ip6->daddr;
+
+		w[3] = w[3] * 2654435761U + 1;
+		w[2] = w[2] * 2246822519U + w[3];
+	}
+}
+
+SEC("xdp")
+int bloomgate_xdp(struct xdp_md *ctx)
+{
+	const struct bg_filter_header *hdr;
+	struct bg_counters *c;
+	struct bg_pkt pkt;
+	__u32 zero = 0;
+	__u8 which = 0;
+	void *filter;
+
+	c = bpf_map_lookup_elem(&BG_MAP_COUNTERS, &zero);
+	if (!c)
+		return XDP_PASS;
+	bg_count(c, BG_CNT_PACKETS);
+
+	bg_parse(ctx, &pkt);
+	if (pkt.malformed) {
+		__u32 r = pkt.malformed - 1;
+
+		bg_count(c, BG_CNT_MALFORMED);
+		if (r < BG_MAL_SLOTS)
+			c->malformed[r]++;
+	}
+	if (pkt.family == BG_KEY_IPV4)
+		bg_count(c, BG_CNT_IPV4);
+	else if (pkt.family == BG_KEY_IPV6)
+		bg_count(c, BG_CNT_IPV6);
+	else {
+		if (!pkt.malformed)
+			bg_count(c, BG_CNT_NON_IP);
+		goto pass;
+	}
+	if (pkt.frag)
+		bg_count(c, BG_CNT_FRAGMENTS);
+
+	filter = bpf_map_lookup_elem(&BG_MAP_FILTERS, &zero);
+	if (!filter)
+		goto no_filter;
+	hdr = bpf_map_lookup_elem(filter, &zero);
+	if (!hdr || hdr->magic != BG_FILTER_MAGIC || !hdr->nblocks)
+		goto no_filter;
+
+	if (pkt.family == BG_KEY_IPV4) {
+		if ((cfg_match & BG_MATCH_DST) &&
+		    bg_probe4(filter, hdr, pkt.ip4->daddr, c))
+			which = BG_MATCH_DST;
+		else if ((cfg_match & BG_MATCH_SRC) &&
+			 bg_probe4(filter, hdr, pkt.ip4->saddr, c))
+			which = BG_MATCH_SRC;
+	} else {
+		if ((cfg_match & BG_MATCH_DST) &&
+		    bg_probe6(filter, hdr, &pkt.ip6->daddr, c))
+			which = BG_MATCH_DST;
+		else if ((cfg_match & BG_MATCH_SRC) &&
+			 bg_probe6(filter, hdr, &pkt.ip6->saddr, c))
+			which = BG_MATCH_SRC;
+	}
+	if (cfg_bench_vary)
+		bg_bench_step(&pkt);
+	if (!which)
+		goto pass;
+
+	if (cfg_action == BG_ACTION_DROP) {
+		bg_count(c, BG_CNT_DROPPED);
+		return XDP_DROP;
+	}
+	bg_count(c, BG_CNT_FLAGGED);
+	bg_emit(ctx, &pkt, which, BG_VERDICT_FLAG, c);
+	goto pass;
+
+no_filter:
+	bg_count(c, BG_CNT_NO_FILTER);
+	if (cfg_bench_vary)
+		bg_bench_step(&pkt);
+pass:
+	bg_count(c, BG_CNT_PASSED);
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

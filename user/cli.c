@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bloomgate: the command line. One binary, iproute2-style subcommands.
+ * Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 bloomgate is
+ * not attached (no pinned state), 4 the list was rejected (nothing loaded).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "filter.h"
+#include "lists.h"
+#include "state.h"
+
+#define EXIT_USAGE 2
+#define EXIT_NOT_ATTACHED 3
+#define EXIT_LIST 4
+
+static int verbose;
+
+static int fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("bloomgate: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt,
+		       va_list ap)
+{
+	if (!verbose && level != LIBBPF_WARN)
+		return 0;
+	if (!verbose)
+		return 0; /* one clear message from us instead of libbpf's */
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int quiet_xdp_print(enum libxdp_print_level level, const char *fmt,
+			   va_list ap)
+{
+	(void)level;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int need_root(void)
+{
+	if (geteuid() != 0)
+		return fail(1, "must be run as root");
+	return 0;
+}
+
+static int open_state(struct bg_state *st, int lock)
+{
+	int err = bg_state_open(st, lock);
+
+	if (err == -ENOENT)
+		return fail(EXIT_NOT_ATTACHED,
+			    "bloomgate is not attached to any interface "
+			    "(run: bloomgate attach IFACE)");
+	if (err)
+		return fail(1, "cannot open the pinned state in %s: %s",
+			    bg_pin_dir(), strerror(-err));
+	return 0;
+}
+
+static const char *match_name(int m)
+{
+	return m == BG_MATCH_DST ? "dst" : m == BG_MATCH_SRC ? "src" :
+		m == BG_MATCH_BOTH ? "both" : "?";
+}
+
+static const char *action_name(int a)
+{
+	return a == BG_ACTION_DROP ? "drop" : a == BG_ACTION_FLAG ? "flag" : "?";
+}
+
+static void fmt_bytes(char *buf, size_t len, double b)
+{
+	if (b >= 1 << 20)
+		snprintf(buf, len, "%.2f MiB", b / (1 << 20));
+	else if (b >= 1 << 10)
+		snprintf(buf, len, "%.1f KiB", b / (1 << 10));
+	else
+		snprintf(buf, len, "%.0f B", b);
+}
+
+/* ---- attach / detach ---------------------------------------------------- */
+
+static int usage_attach(FILE *f)
+{
+	fputs("usage: bloomgate attach IFACE [--mode native|skb] "
+	      "[--match dst|src|both] [--action drop|flag]\n"
+	      "  Attaches the XDP filter to IFACE (through libxdp, so other XDP\n"
+	      "  programs can share the interface). Every attached interface\n"
+	      "  shares one filter, pinned under /sys/fs/bpf/bloomgate.\n"
+	      "  --mode    native (default) or skb (generic XDP)\n"
+	      "  --match   address probed: dst (default), src or both\n"
+	      "  --action  on a match: drop (default), or flag (pass, count,\n"
+	      "            and send an event; see bloomgate events)\n",
+	      f);
+	return f == stdout ? 0 : EXIT_USAGE;
+}
+
+static const struct option attach_opts[] = {
+	{ "mode", required_argument, NULL, 'm' },
+	{ "match", required_argument, NULL, 'M' },
+	{ "action", required_argument, NULL, 'a' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int cmd_attach(int argc, char **argv)
+{
+	struct bg_attach_opts o = { BG_MODE_NATIVE, BG_MATCH_DST,
+				    BG_ACTION_DROP };
+	char err[256] = "";
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "h", attach_opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (!strcmp(optarg, "native"))
+				o.mode = BG_MODE_NATIVE;
+			else if (!strcmp(optarg, "skb"))
+				o.mode = BG_MODE_SKB;
+			else
+				return fail(EXIT_USAGE, "--mode must be native or skb, not '%s'", optarg);
+			break;
+		case 'M':
+			if (!strcmp(optarg, "dst"))
+				o.match = BG_MATCH_DST;
+			else if (!strcmp(optarg, "src"))
+				o.match = BG_MATCH_SRC;
+			else if (!strcmp(optarg, "both"))
+				o.match = BG_MATCH_BOTH;
+			else
+				return fail(EXIT_USAGE, "--match must be dst, src or both, not '%s'", optarg);
+			break;
+		case 'a':
+			if (!strcmp(optarg, "drop"))
+				o.action = BG_ACTION_DROP;
+			else if (!strcmp(optarg, "flag"))
+				o.action = BG_ACTION_FLAG;
+			else
+				return fail(EXIT_USAGE, "--action must be drop or flag, not '%s'", optarg);
+			break;
+		case 'h':
+			return usage_attach(stdout);
+		default:
+			return usage_attach(stderr);
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_attach(stderr);
+	if ((ret = need_root()))
+		return ret;
+	if (bg_attach(argv[optind], &o, err, sizeof(err)))
+		return fail(1, "%s", err);
+	printf("attached to %s (%s mode, match %s, action %s)\n", argv[optind],
+	       o.mode == BG_MODE_SKB ? "skb" : "native", match_name(o.match),
+	       action_name(o.action));
+	return 0;
+}
+
+static int cmd_detach(int argc, char **argv)
+{
+	char err[256] = "";
+	int ret;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		puts("usage: bloomgate detach IFACE\n"
+		     "  Removes bloomgate's XDP program from IFACE; after the last\n"
+		     "  interface, removes every pinned map too.");
+		return 0;
+	}
+	if (argc != 2 || argv[1][0] == '-')
+		return fail(EXIT_USAGE, "usage: bloomgate detach IFACE");
+	if ((ret = need_root()))
+		return ret;
+	ret = bg_detach(argv[1], err, sizeof(err));
+	if (ret)
+		return fail(ret == -ENOENT ? EXIT_NOT_ATTACHED : 1, "%s", err);
+	printf("detached from %s\n", argv[1]);
+	return 0;
+}
+
+/* ---- load --------------------------------------------------------------- */
+
+static int usage_load(FILE *f)
+{
+	fputs("usage: bloomgate load [--fpr P] [--strict] LIST...\n"
+	      "  Parses the lists (IPv4/IPv6 addresses, one per line; plain or\n"
+	      "  FireHOL ipset), builds a new Bloom filter sized for the target\n"
+	      "  false-positive rate and swaps it in atomically. A load that\n"
+	      "  fails leaves the running filter as it was.\n"
+	      "  --fpr P    target false-positive rate (default 0.001)\n"
+	      "  --strict   fail on any rejected line instead of skipping it\n",
+	      f);
+	return f == stdout ? 0 : EXIT_USAGE;
+}
+
+static const struct option load_opts[] = {
+	{ "fpr", required_argument, NULL, 'f' },
+	{ "strict", no_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int cmd_load(int argc, char **argv)
+{
+	struct bg_list_opts lo = { 0 };
+	struct bg_filter_params fp;
+	double fpr = BG_FPR_DEFAULT, t0, t1, t2, t3;
+	struct bg_list list;
+	struct bg_state st;
+	uint64_t seed;
+	char *end, mem[32];
+	int c, i, ret, fd;
+
+	while ((c = getopt_long(argc, argv, "h", load_opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			errno = 0;
+			fpr = strtod(optarg, &end);
+			if (errno || *end || !(fpr >= BG_FPR_MIN && fpr <= BG_FPR_MAX))
+				return fail(EXIT_USAGE, "--fpr must be a number between %g and %g, not '%s'",
+					    BG_FPR_MIN, BG_FPR_MAX, optarg);
+			break;
+		case 's':
+			lo.strict = 1;
+			break;
+		case 'h':
+			return usage_load(stdout);
+		default:
+			return usage_load(stderr);
+		}
+	}
+	if (optind >= argc)
+		return usage_load(stderr);
+	if ((ret = need_root()))
+		return ret;
+	/* Lock first: concurrent loads are serialised from parse to swap. */
+	if ((ret = open_state(&st, 1)))
+		return ret;
+
+	t0 = now_ms();
+	bg_list_init(&list);
+	for (i = optind; i < argc; i++) {
+		ret = bg_list_parse_file(&list, argv[i], &lo);
+		if (ret) {
+			bg_state_close(&st);
+			bg_list_free(&list);
+			if (ret == -EINVAL)
+				return fail(EXIT_LIST, "%s: rejected lines with --strict; "
+					    "the running filter is unchanged", argv[i]);
+			return fail(EXIT_LIST, "%s: %s; the running filter is unchanged",
+				    argv[i], strerror(-ret));
+		}
+	}
+	bg_list_finish(&list);
+	if (list.n4 + list.n6 == 0) {
+		bg_state_close(&st);
+		bg_list_free(&list);
+		return fail(EXIT_LIST, "no valid entries in the lists; the running "
+			    "filter is unchanged");
+	}
+	t1 = now_ms();
+	ret = bg_filter_size(list.n4 + list.n6, fpr, &fp);
+	if (ret) {
+		bg_state_close(&st);
+		bg_list_free(&list);
+		return fail(EXIT_LIST, "cannot size a filter for %zu entries at fpr %g: %s",
+			    list.n4 + list.n6, fpr, strerror(-ret));
+	}
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
+	fd = bg_filter_create(&fp, seed, &list);
+	t2 = now_ms();
+	if (fd < 0) {
+		bg_state_close(&st);
+		bg_list_free(&list);
+		return fail(1, "cannot build the filter (%zu bytes): %s; the running "
+			    "filter is unchanged", fp.bytes,
+			    fd == -ENOMEM || fd == -E2BIG ? "not enough memory" : strerror(-fd));
+	}
+	ret = bg_filter_publish(st.filters_fd, fd);
+	t3 = now_ms();
+	close(fd);
+	bg_state_close(&st);
+	if (ret) {
+		bg_list_free(&list);
+		return fail(1, "cannot swap the filter in: %s; the running filter is "
+			    "unchanged", strerror(-ret));
+	}
+	fmt_bytes(mem, sizeof(mem), (double)fp.bytes);
+	printf("entries read:     %zu from %zu file%s (%zu IPv4, %zu IPv6, %zu duplicate%s)\n",
+	       list.accepted, list.files, list.files == 1 ? "" : "s", list.n4,
+	       list.n6, list.duplicates, list.duplicates == 1 ? "" : "s");
+	printf("entries rejected: %zu\n", list.rejected);
+	printf("filter:           %u blocks of 512 bits, k=%u, %.2f bits/entry\n",
+	       fp.nblocks, fp.k, fp.bits_per_entry);
+	printf("false positives:  %.6f predicted (target %g)\n", fp.predicted, fpr);
+	printf("memory:           %s\n", mem);
+	printf("time:             %.1f ms (parse %.1f, build %.1f, swap %.2f)\n",
+	       t3 - t0, t1 - t0, t2 - t1, t3 - t2);
+	bg_list_free(&list);
+	return 0;
+}
+
+/* ---- check -------------------------------------------------------------- */
+
+static int cmd_check(int argc, char **argv)
+{
+	const void *mem;
+	struct bg_state st;
+	size_t len;
+	int i, ret, bad = 0;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		puts("usage: bloomgate check ADDR...\n"
+		     "  For each address, says whether the live filter matches it\n"
+		     "  (\"match\": listed, or a false positive of the filter).");
+		return 0;
+	}
+	if (argc < 2)
+		return fail(EXIT_USAGE, "usage: bloomgate check ADDR...");
+	if ((ret = need_root()))
+		return ret;
+	if ((ret = open_state(&st, 0)))
+		return ret;
+	for (i = 0; i < 5; i++) {
+		ret = bg_filter_map_current(st.filters_fd, &mem, &len);
+		if (ret != -EAGAIN)
+			break;
+	}
+	bg_state_close(&st);
+	if (ret == -ENOENT)
+		return fail(1, "no filter is loaded (run: bloomgate load LIST)");
+	if (ret == -EPROTO)
+		return fail(1, "the loaded filter is from another bloomgate version "
+			    "(ABI %d expected); reload it", BG_ABI_VERSION);
+	if (ret)
+		return fail(1, "cannot read the live filter: %s", strerror(-ret));
+	for (i = 1; i < argc; i++) {
+		struct bg_key4 k4;
+		struct bg_key6 k6;
+		const char *why = NULL;
+		int kind = bg_parse_addr(argv[i], &k4, &k6, &why), m;
+
+		if (!kind) {
+			fprintf(stderr, "bloomgate: %s: %s\n", argv[i], why);
+			bad = 1;
+			continue;
+		}
+		m = kind == BG_KEY_IPV4 ? bg_filter_test4(mem, k4.addr) :
+					  bg_filter_test6(mem, k6.addr);
+		printf("%s: %s\n", argv[i], m ? "match" : "no match");
+	}
+	bg_filter_unmap(mem, len);
+	return bad ? EXIT_USAGE : 0;
+}
+
+/* ---- stats / status / events ------------------------------------------- */
+
+#define BG__NAME(name, str) str,
+static const char *const counter_names[] = { BG_COUNTERS(BG__NAME) };
+static const char *const malformed_names[] = { BG_MALFORMED_REASONS(BG__NAME) };
+#undef BG__NAME
+
+static int cmd_stats(int argc, char **argv)
+{
+	struct bg_counters c;
+	struct bg_state st;
+	int json = 0, ret, i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			puts("usage: bloomgate stats [--json]\n"
+			     "  Prints the datapath counters, summed over CPUs;\n"
+			     "  malformed_* count packets by malformation reason.");
+			return 0;
+		} else
+			return fail(EXIT_USAGE, "usage: bloomgate stats [--json]");
+	}
+	if ((ret = need_root()))
+		return ret;
+	if ((ret = open_state(&st, 0)))
+		return ret;
+	ret = bg_counters_read(st.counters_fd, &c);
+	bg_state_close(&st);
+	if (ret)
+		return fail(1, "cannot read counters: %s", strerror(-ret));
+	if (json)
+		putchar('{');
+	for (i = 0; i < BG_CNT__COUNT; i++) {
+		if (json)
+			printf("%s\"%s\":%llu", i ? "," : "", counter_names[i],
+			       (unsigned long long)c.cnt[i]);
+		else
+			printf("%-28s %llu\n", counter_names[i],
+			       (unsigned long long)c.cnt[i]);
+	}
+	for (i = 0; i < BG_MAL__COUNT; i++) {
+		if (json)
+			printf(",\"malformed_%s\":%llu", malformed_names[i],
+			       (unsigned long long)c.malformed[i]);
+		else
+			printf("malformed_%-18s %llu\n", malformed_names[i],
+			       (unsigned long long)c.malformed[i]);
+	}
+	if (json)
+		puts("}");
+	return 0;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct bg_attach_rec recs[BG_ATTACH_MAX];
+	struct bg_state st;
+	const void *mem;
+	size_t len;
+	int n, i, ret;
+
+	(void)argv;
+	if (argc > 1) {
+		puts("usage: bloomgate status\n"
+		     "  Shows the interfaces bloomgate is attached to and the\n"
+		     "  loaded filter.");
+		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? EXIT_USAGE : 0;
+	}
+	if ((ret = need_root()))
+		return ret;
+	if (bg_state_open(&st, 0) == -ENOENT) {
+		puts("bloomgate is not attached to any interface");
+		return 0;
+	}
+	if ((ret = open_state(&st, 0)))
+		return ret;
+	n = bg_attach_list(&st, recs, BG_ATTACH_MAX);
+	printf("pinned state: %s\n", st.dir);
+	for (i = 0; i < n; i++) {
+		char name[IF_NAMESIZE] = "?";
+
+		if_indextoname(recs[i].ifindex, name);
+		printf("attached: %s (ifindex %u, %s mode, match %s, action %s, prog id %u)\n",
+		       name, recs[i].ifindex, recs[i].mode == BG_MODE_SKB ? "skb" : "native",
+		       match_name(recs[i].match), action_name(recs[i].action),
+		       recs[i].prog_id);
+	}
+	ret = bg_filter_map_current(st.filters_fd, &mem, &len);
+	if (ret == 0) {
+		const struct bg_filter_header *h = mem;
+		char b[32];
+
+		fmt_bytes(b, sizeof(b), ((double)h->nblocks + 1) * BG_FILTER_VALUE_SIZE);
+		printf("filter: %llu entries, %u blocks, k=%u, %.2f bits/entry, "
+		       "predicted false-positive rate %.6f, memory %s\n",
+		       (unsigned long long)h->entries, h->nblocks, h->k,
+		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,
+		       bg_filter_model_fpr(h->entries, h->nblocks, h->k), b);
+		bg_filter_unmap(mem, len);
+	} else {
+		puts("filter: none loaded (every packet passes)");
+	}
+	bg_state_close(&st);
+	return 0;
+}
+
+static volatile sig_atomic_t stop_events;
+static long events_left = -1;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_events = 1;
+}
+
+static int print_event(void *ctx, void *data, size_t size)
+{
+	const struct bg_event *e = data;
+	char addr[INET6_ADDRSTRLEN] = "?", ifn[IF_NAMESIZE] = "?";
+
+	(void)ctx;
+	if (size < sizeof(*e))
+		return 0;
+	inet_ntop(e->family == BG_KEY_IPV4 ? AF_INET : AF_INET6, e->addr, addr,
+		  sizeof(addr));
+	if_indextoname(e->ifindex, ifn);
+	printf("%s %s %s on %s\n", e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
+	       e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifn);
+	fflush(stdout);
+	if (events_left > 0 && --events_left == 0)
+		stop_events = 1;
+	return 0;
+}
+
+static int cmd_events(int argc, char **argv)
+{
+	struct ring_buffer *rb;
+	struct bg_state st;
+	double deadline = 0;
+	int i, ret;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--count") && i + 1 < argc)
+			events_left = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+			deadline = now_ms() + 1000.0 * strtod(argv[++i], NULL);
+		else {
+			puts("usage: bloomgate events [--count N] [--timeout SEC]\n"
+			     "  Prints flagged packets as they happen, one line each:\n"
+			     "  \"flag dst|src ADDR on IFACE\".");
+			return strcmp(argv[i], "--help") ? EXIT_USAGE : 0;
+		}
+	}
+	if ((ret = need_root()))
+		return ret;
+	if ((ret = open_state(&st, 0)))
+		return ret;
+	rb = ring_buffer__new(st.events_fd, print_event, NULL, NULL);
+	if (!rb) {
+		bg_state_close(&st);
+		return fail(1, "cannot open the event ring buffer: %s", strerror(errno));
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	while (!stop_events && (!deadline || now_ms() < deadline)) {
+		ret = ring_buffer__poll(rb, 100);
+		if (ret < 0 && ret != -EINTR)
+			break;
+	}
+	ring_buffer__free(rb);
+	bg_state_close(&st);
+	return 0;
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "attach", cmd_attach, "attach IFACE [--mode native|skb] [--match dst|src|both] [--action drop|flag]" },
+	{ "load", cmd_load, "load [--fpr P] [--strict] LIST..." },
+	{ "check", cmd_check, "check ADDR..." },
+	{ "stats", cmd_stats, "stats [--json]" },
+	{ "status", cmd_status, "status" },
+	{ "events", cmd_events, "events [--count N] [--timeout SEC]" },
+	{ "detach", cmd_detach, "detach IFACE" },
+};
+
+static int usage(FILE *f)
+{
+	size_t i;
+
+	fputs("usage: bloomgate [-v] COMMAND [ARGS]\n"
+	      "XDP Bloom-filter blocklist for Linux gateways.\n\ncommands:\n", f);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  bloomgate %s\n", cmds[i].help);
+	fputs("\nEach command takes --help.\n", f);
+	return f == stdout ? 0 : EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	libbpf_set_print(quiet_print);
+	libxdp_set_print(quiet_xdp_print);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (argc > 1 && !strcmp(argv[1], "-v")) {
+		verbose = 1;
+		argc--;
+		argv++;
+	}
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help"))
+		return usage(stdout);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (!strcmp(argv[1], cmds[i].name)) {
+			optind = 1;
+			return cmds[i].fn(argc - 1, argv + 1);
+		}
+	}
+	fail(EXIT_USAGE, "unknown command '%s'", argv[1]);
+	return usage(stderr);
+}

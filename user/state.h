@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Pinned state, attach/detach and the atomic filter swap.
+ *
+ * Everything bloomgate leaves in the kernel is pinned under one directory
+ * (BG_PIN_DIR, or $BLOOMGATE_PIN_DIR): the filter slot map, the counters,
+ * the event ring buffer and the attachment records. libxdp pins the XDP
+ * dispatcher itself under /sys/fs/bpf/xdp/.
+ */
+#ifndef BLOOMGATE_STATE_H
+#define BLOOMGATE_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomgate/abi.h"
+#include "filter.h"
+#include "lists.h"
+
+struct bg_state {
+	char dir[256]; /* pin directory */
+	int lock_fd; /* the directory, flock()ed; -1 when not locked */
+	int filters_fd; /* ARRAY_OF_MAPS slot 0: current filter */
+	int counters_fd;
+	int events_fd;
+	int attach_fd;
+};
+
+enum bg_mode {
+	BG_MODE_NATIVE = 1,
+	BG_MODE_SKB = 2,
+};
+
+/* Pin directory in use: $BLOOMGATE_PIN_DIR or BG_PIN_DIR. */
+const char *bg_pin_dir(void);
+
+/* Mounts bpffs on /sys/fs/bpf when it is not mounted. */
+int bg_ensure_bpffs(void);
+
+/* Opens the pinned maps, taking the directory lock when lock != 0.
+ * -ENOENT: nothing pinned (bloomgate is not attached anywhere). */
+int bg_state_open(struct bg_state *st, int lock);
+void bg_state_close(struct bg_state *st);
+
+/* Creates a filter map, builds p/seed/l into it through mmap, freezes it.
+ * Returns the map fd or a negative errno. */
+int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
+		     const struct bg_list *l);
+
+/*
+ * Publishes filter map fd in the slot as one pointer store. The kernel waits
+ * for an RCU grace period before the update returns, so when this returns no
+ * packet can still be reading the old filter and its memory is released.
+ */
+int bg_filter_publish(int filters_fd, int filter_fd);
+
+/* Maps the live filter read-only. -ENOENT when none is loaded. */
+int bg_filter_map_current(int filters_fd, const void **mem, size_t *len);
+void bg_filter_unmap(const void *mem, size_t len);
+
+/* Sums the per-CPU counters. */
+int bg_counters_read(int counters_fd, struct bg_counters *sum);
+
+struct bg_attach_opts {
+	enum bg_mode mode;
+	enum bg_match match;
+	enum bg_action action;
+};
+
+/* Attaches to ifname; errors carry a one-line message in err. */
+int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
+	      size_t errlen);
+int bg_detach(const char *ifname, char *err, size_t errlen);
+
+/* Reads the attachment records (up to max), returns how many. */
+int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max);
+
+#endif
