@@ -15,6 +15,7 @@
  * no leading zeros). IPv6 goes to inet_pton().
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -426,15 +427,39 @@ int bg_list_parse_file(struct bg_list *l, const char *path,
 
 /* ---- Sorting ------------------------------------------------------------ */
 
-/* Byte order of the whole key (memcmp): kind, plen, then the address. */
+/*
+ * Keys sort in memcmp() order of their bytes (kind, plen, then the address,
+ * so numeric address order). Comparing big-endian 64-bit words gives that
+ * same order without a memcmp() call per comparison.
+ */
+static inline __u64 load_be64(const void *p)
+{
+	__u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return be64toh(v);
+}
+
+static inline int cmp_u64(__u64 a, __u64 b)
+{
+	return (a > b) - (a < b);
+}
+
 static int cmp_key4(const void *a, const void *b)
 {
-	return memcmp(a, b, sizeof(struct bg_key4));
+	_Static_assert(sizeof(struct bg_key4) == 8, "one word");
+	return cmp_u64(load_be64(a), load_be64(b));
 }
 
 static int cmp_key6(const void *a, const void *b)
 {
-	return memcmp(a, b, sizeof(struct bg_key6));
+	const char *x = a, *y = b;
+	int i, c = 0;
+
+	_Static_assert(sizeof(struct bg_key6) == 24, "three words");
+	for (i = 0; i < 24 && !c; i += 8)
+		c = cmp_u64(load_be64(x + i), load_be64(y + i));
+	return c;
 }
 
 /*

@@ -1,0 +1,47 @@
+#!/bin/bash
+# Runs every test suite: unit and BPF_PROG_TEST_RUN binaries (cmocka), then
+# the end-to-end scripts in network namespaces. Prints one closing line,
+# "N passed, N failed", counting test cases across all suites.
+set -u
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+failed_suites=()
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() { # suite name, exit code; counts cases from $log
+	local p f
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p; /^ok /p' "$log" |
+		awk '/^ok /{n++; next} {n+=$1} END{print n+0}')
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p; /^not ok /p' "$log" |
+		awk '/^not ok /{n++; next} {n+=$1} END{print n+0}')
+	if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1 # crashed or failed outside a counted case
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	[ "$f" -ne 0 ] && failed_suites+=("$1")
+}
+
+for t in build/tests/test_*; do
+	[ -x "$t" ] || continue
+	echo "=== $t"
+	"$t" 2>&1 | tee "$log"
+	count "$t" "${PIPESTATUS[0]}"
+done
+
+for t in tests/e2e/test_*.sh; do
+	[ -f "$t" ] || continue
+	echo "=== $t"
+	bash "$t" 2>&1 | tee "$log"
+	count "$t" "${PIPESTATUS[0]}"
+done
+
+echo
+if ((${#failed_suites[@]})); then
+	echo "failed suites: ${failed_suites[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
