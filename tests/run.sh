@@ -13,10 +13,10 @@ trap 'rm -f "$log"' EXIT
 
 count() { # suite name, exit code; counts cases from $log
 	local p f
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p; /^ok /p' "$log" |
-		awk '/^ok /{n++; next} {n+=$1} END{print n+0}')
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p; /^not ok /p' "$log" |
-		awk '/^not ok /{n++; next} {n+=$1} END{print n+0}')
+	p=$(( $(grep -ao '\[  PASSED  \] [0-9]*' "$log" | awk '{s+=$NF} END{print s+0}') +
+		$(grep -c '^ok ' "$log") ))
+	f=$(( $(grep -ao '\[  FAILED  \] [0-9]*' "$log" | awk '{s+=$NF} END{print s+0}') +
+		$(grep -c '^not ok ' "$log") ))
 	if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1 # crashed or failed outside a counted case
 	fi

@@ -26,29 +26,54 @@ static void distinct_dist(uint32_t k, double *pd /* [BG_K_MAX + 1] */)
 	}
 }
 
+/*
+ * A non-member lands in a block holding j other keys, j ~ Poisson(n/nblocks).
+ * Its k positions cover d distinct bits (P(d) from distinct_dist). The jk
+ * bits of the other keys are independent uniform draws, so the d bits are
+ * all set with probability, by inclusion-exclusion over the ones missed,
+ *   A(d, jk) = sum_{i=0..d} (-1)^i C(d,i) (1 - i/512)^(jk).
+ * This is exact for independent positions; using (E fill)^d instead ignores
+ * the spread of a block's fill and measured ~15 % low at 0.1 %.
+ */
 double bg_filter_model_fpr(uint64_t n, uint32_t nblocks, uint32_t k)
 {
-	double lambda, pj, sum = 0.0, pd[BG_K_MAX + 1];
-	double miss = 1.0 - 1.0 / BG_BLOCK_BITS;
+	double x[BG_K_MAX + 1], step[BG_K_MAX + 1], pd[BG_K_MAX + 1];
+	double binom[BG_K_MAX + 1][BG_K_MAX + 1];
+	double lambda, pj, sum = 0.0;
 	uint64_t j, jmax;
-	uint32_t d;
+	uint32_t d, i;
 
 	if (!nblocks || !k || k > BG_K_MAX)
 		return 1.0;
 	if (!n)
 		return 0.0;
 	distinct_dist(k, pd);
+	for (d = 0; d <= k; d++) {
+		binom[d][0] = 1.0;
+		for (i = 1; i <= d; i++)
+			binom[d][i] = binom[d][i - 1] * (double)(d - i + 1) / i;
+	}
+	for (i = 0; i <= k; i++) {
+		x[i] = 1.0; /* (1 - i/512)^(jk) at j = 0 */
+		step[i] = pow(1.0 - (double)i / BG_BLOCK_BITS, (double)k);
+	}
 	lambda = (double)n / nblocks;
 	jmax = (uint64_t)(lambda + 12.0 * sqrt(lambda) + 30.0);
-	pj = exp(-lambda); /* Poisson(0) */
+	pj = exp(-lambda);
 	for (j = 0; j <= jmax; j++) {
-		double fill = 1.0 - pow(miss, (double)(j * k));
 		double q = 0.0;
 
-		for (d = 1; d <= k; d++)
-			q += pd[d] * pow(fill, d);
+		for (d = 1; d <= k; d++) {
+			double a = 0.0;
+
+			for (i = 0; i <= d; i++)
+				a += (i & 1 ? -1.0 : 1.0) * binom[d][i] * x[i];
+			q += pd[d] * (a < 0.0 ? 0.0 : a);
+		}
 		sum += pj * q;
 		pj *= lambda / (double)(j + 1);
+		for (i = 0; i <= k; i++)
+			x[i] *= step[i];
 	}
 	return sum;
 }

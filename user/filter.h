@@ -27,8 +27,8 @@ struct bg_filter_params {
  * False-positive rate of the blocked layout for n keys in nblocks blocks
  * with k bits per key: a non-member lands in a block holding j keys,
  * j ~ Poisson(n / nblocks); its d distinct bit positions (k draws from
- * 512, duplicates possible) are all set with probability f_j^d, where
- * f_j = 1 - (1 - 1/512)^(j k) is the block's fill.
+ * 512, duplicates possible) are all set when none of them was missed by
+ * the j*k independent bit draws of those keys (inclusion-exclusion).
  */
 double bg_filter_model_fpr(uint64_t n, uint32_t nblocks, uint32_t k);
 
