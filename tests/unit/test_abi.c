@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The shared layouts as the BPF object sees them (its BTF, from the
+ * skeleton's embedded ELF) must equal what userspace compiles: size of
+ * every struct, offset and size of every member, and nothing extra.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bloomgate/abi.h"
+#include "bloomgate.skel.h"
+
+struct member {
+	const char *name;
+	size_t off, size;
+};
+
+#define M(type, field)                                                      \
+	{ #field, offsetof(struct type, field),                               \
+	  sizeof(((struct type *)0)->field) }
+
+static void check_struct(const struct btf *btf, const char *name, size_t size,
+			 const struct member *m, size_t nm)
+{
+	const struct btf_member *bm;
+	const struct btf_type *t;
+	__s32 id;
+	size_t i;
+
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	if (id < 0)
+		fail_msg("struct %s not in the BPF object's BTF", name);
+	t = btf__type_by_id(btf, (__u32)id);
+	if ((size_t)btf__resolve_size(btf, (__u32)id) != size)
+		fail_msg("struct %s: BPF size %lld, userspace %zu", name,
+			 (long long)btf__resolve_size(btf, (__u32)id), size);
+	if (btf_vlen(t) != nm)
+		fail_msg("struct %s: BPF has %u members, userspace %zu", name,
+			 btf_vlen(t), nm);
+	bm = btf_members(t);
+	for (i = 0; i < nm; i++) {
+		const char *bn = btf__name_by_offset(btf, bm[i].name_off);
+		__s64 bsz = btf__resolve_size(btf, bm[i].type);
+
+		if (strcmp(bn, m[i].name))
+			fail_msg("struct %s member %zu: BPF '%s', userspace '%s'",
+				 name, i, bn, m[i].name);
+		if (btf_member_bit_offset(t, (__u32)i) != m[i].off * 8)
+			fail_msg("%s.%s: BPF offset %u bits, userspace %zu bytes",
+				 name, bn, btf_member_bit_offset(t, (__u32)i),
+				 m[i].off);
+		if (bsz != (__s64)m[i].size)
+			fail_msg("%s.%s: BPF size %lld, userspace %zu", name, bn,
+				 (long long)bsz, m[i].size);
+	}
+}
+
+#define CHECK(btf, type, ...)                                               \
+	do {                                                                  \
+		const struct member ms[] = { __VA_ARGS__ };                   \
+		check_struct(btf, #type, sizeof(struct type), ms,             \
+			     sizeof(ms) / sizeof(ms[0]));                     \
+	} while (0)
+
+static void test_btf_layouts(void **state)
+{
+	struct bloomgate *skel = bloomgate__open();
+	const struct btf *btf;
+
+	(void)state;
+	assert_non_null(skel);
+	btf = bpf_object__btf(skel->obj);
+	assert_non_null(btf);
+	CHECK(btf, bg_key4, M(bg_key4, kind), M(bg_key4, plen), M(bg_key4, pad),
+	      M(bg_key4, addr));
+	CHECK(btf, bg_key6, M(bg_key6, kind), M(bg_key6, plen), M(bg_key6, pad0),
+	      M(bg_key6, pad1), M(bg_key6, addr));
+	CHECK(btf, bg_filter_header, M(bg_filter_header, magic),
+	      M(bg_filter_header, abi_version), M(bg_filter_header, layout),
+	      M(bg_filter_header, nblocks), M(bg_filter_header, k),
+	      M(bg_filter_header, flags), M(bg_filter_header, pad),
+	      M(bg_filter_header, seed), M(bg_filter_header, entries),
+	      M(bg_filter_header, plen4), M(bg_filter_header, plen6));
+	CHECK(btf, bg_block, M(bg_block, w));
+	CHECK(btf, bg_counters, M(bg_counters, cnt), M(bg_counters, malformed));
+	CHECK(btf, bg_event, M(bg_event, ts_ns), M(bg_event, ifindex),
+	      M(bg_event, family), M(bg_event, which), M(bg_event, verdict),
+	      M(bg_event, pad), M(bg_event, addr));
+	CHECK(btf, bg_attach_rec, M(bg_attach_rec, ifindex), M(bg_attach_rec, mode),
+	      M(bg_attach_rec, match), M(bg_attach_rec, action),
+	      M(bg_attach_rec, pad), M(bg_attach_rec, prog_id),
+	      M(bg_attach_rec, pad2));
+	bloomgate__destroy(skel);
+}
+
+/* The maps' declared sizes agree with the ABI's value layouts. */
+static void test_map_sizes(void **state)
+{
+	struct bloomgate *skel = bloomgate__open();
+
+	(void)state;
+	assert_non_null(skel);
+	assert_int_equal(bpf_map__value_size(skel->maps.bg_stats),
+			 sizeof(struct bg_counters));
+	assert_int_equal(bpf_map__value_size(skel->maps.bg_attach),
+			 sizeof(struct bg_attach_rec));
+	assert_int_equal(bpf_map__max_entries(skel->maps.bg_attach), BG_ATTACH_MAX);
+	assert_int_equal(sizeof(struct bg_filter_header), BG_FILTER_VALUE_SIZE);
+	assert_string_equal(bpf_map__name(skel->maps.bg_filters),
+			    BG_TEXTIFY(BG_MAP_FILTERS));
+	bloomgate__destroy(skel);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_btf_layouts),
+		cmocka_unit_test(test_map_sizes),
+	};
+
+	return cmocka_run_group_tests_name("abi", tests, NULL, NULL);
+}
