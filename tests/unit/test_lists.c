@@ -899,8 +899,12 @@ static void test_parse_addr(void **state)
 				       "255.255.255.255:1",
 				       &k4, &k6, &reason), 0);
 	assert_string_equal(reason, "not an IP address");
-	/* reason may be NULL */
+	/* reason and either key may be NULL */
 	assert_int_equal(bg_parse_addr("x", &k4, &k6, NULL), 0);
+	assert_int_equal(bg_parse_addr("10.0.0.1", NULL, NULL, NULL),
+			 BG_KEY_IPV4);
+	assert_int_equal(bg_parse_addr("::2", NULL, &k6, NULL), BG_KEY_IPV6);
+	assert_key6(&k6, "::2");
 }
 
 /* The fast dotted-quad parser agrees with inet_pton on every octet value. */
@@ -1105,6 +1109,84 @@ static void test_large(void **state)
 	free(buf);
 }
 
+static int cmp4(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct bg_key4));
+}
+
+static int cmp6(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct bg_key6));
+}
+
+/* qsort()s n keys of size bytes with cmp, drops repeats: the new count. */
+static size_t qsort_unique(void *v, size_t n, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	char *c = v;
+	size_t i, out = 0;
+
+	qsort(v, n, size, cmp);
+	for (i = 0; i < n; i++)
+		if (!out || cmp(c + (out - 1) * size, c + i * size))
+			memmove(c + out++ * size, c + i * size, size);
+	return out;
+}
+
+/* finish() gives exactly the qsort() + memcmp() order, without repeats. */
+static void test_finish_matches_qsort(void **state)
+{
+	const size_t n = 30000;
+	size_t i, len = 0, cap = n * 48, u4, u6;
+	char *buf = malloc(cap);
+	struct bg_key4 *w4;
+	struct bg_key6 *w6;
+	struct run r;
+	unsigned int seed = 12345;
+
+	(void)state;
+	assert_non_null(buf);
+	for (i = 0; i < n; i++) {
+		unsigned int x = ((unsigned int)rand_r(&seed) & 0xffff) << 16 ^
+				 (unsigned int)rand_r(&seed);
+
+		/* narrow ranges: random order and plenty of repeats */
+		if (i % 3 == 0)
+			len += (size_t)snprintf(buf + len, cap - len,
+						"%x:db8::%x:%x\n", x >> 28,
+						(x >> 8) & 0xfff, x & 0x3);
+		else
+			len += (size_t)snprintf(buf + len, cap - len,
+						"%u.%u.%u.%u\n", x >> 24,
+						(x >> 16) & 0x0f, (x >> 8) & 0xff,
+						x & 0x3);
+	}
+	run_init(&r);
+	run_n(&r, buf, len, 1);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.l.accepted, n);
+	assert_int_equal(r.l.n6, n / 3);
+	w4 = malloc(r.l.n4 * sizeof(*w4));
+	w6 = malloc(r.l.n6 * sizeof(*w6));
+	assert_true(w4 && w6);
+	memcpy(w4, r.l.v4, r.l.n4 * sizeof(*w4));
+	memcpy(w6, r.l.v6, r.l.n6 * sizeof(*w6));
+	u4 = qsort_unique(w4, r.l.n4, sizeof(*w4), cmp4);
+	u6 = qsort_unique(w6, r.l.n6, sizeof(*w6), cmp6);
+	assert_true(u4 < r.l.n4 && u6 < r.l.n6); /* there were repeats */
+
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.n4, u4);
+	assert_int_equal(r.l.n6, u6);
+	assert_int_equal(r.l.duplicates, n - u4 - u6);
+	assert_memory_equal(r.l.v4, w4, u4 * sizeof(*w4));
+	assert_memory_equal(r.l.v6, w6, u6 * sizeof(*w6));
+	run_done(&r);
+	free(w4);
+	free(w6);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1125,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_finish_sorts),
 		cmocka_unit_test(test_several_lists),
+		cmocka_unit_test(test_finish_matches_qsort),
 		cmocka_unit_test(test_reject_cidr),
 		cmocka_unit_test(test_reject_not_ip),
 		cmocka_unit_test(test_reject_trailing),
