@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Unit tests for user/lists.c: list parsing, reports, keys, de-duplication. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* asprintf */
+#endif
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
