@@ -196,19 +196,23 @@ static int cmd_detach(int argc, char **argv)
 	int ret;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: bloomgate detach IFACE\n"
+		puts("usage: bloomgate detach IFACE | --all\n"
 		     "  Removes bloomgate's XDP program from IFACE; after the last\n"
-		     "  interface, removes every pinned map too.");
+		     "  interface, removes every pinned map too. --all detaches\n"
+		     "  from every interface, also ones that no longer exist.");
 		return 0;
 	}
-	if (argc != 2 || argv[1][0] == '-')
-		return fail(EXIT_USAGE, "usage: bloomgate detach IFACE");
+	if (argc != 2 || (argv[1][0] == '-' && strcmp(argv[1], "--all")))
+		return fail(EXIT_USAGE, "usage: bloomgate detach IFACE | --all");
 	if ((ret = need_root()))
 		return ret;
-	ret = bg_detach(argv[1], err, sizeof(err));
+	if (!strcmp(argv[1], "--all"))
+		ret = bg_detach_all(err, sizeof(err));
+	else
+		ret = bg_detach(argv[1], err, sizeof(err));
 	if (ret)
 		return fail(ret == -ENOENT ? EXIT_NOT_ATTACHED : 1, "%s", err);
-	printf("detached from %s\n", argv[1]);
+	printf("detached from %s\n", strcmp(argv[1], "--all") ? argv[1] : "every interface");
 	return 0;
 }
 
@@ -577,7 +581,7 @@ static const struct {
 	{ "stats", cmd_stats, "stats [--json]" },
 	{ "status", cmd_status, "status" },
 	{ "events", cmd_events, "events [--count N] [--timeout SEC]" },
-	{ "detach", cmd_detach, "detach IFACE" },
+	{ "detach", cmd_detach, "detach IFACE | --all" },
 };
 
 static int usage(FILE *f)

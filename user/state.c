@@ -538,3 +538,43 @@ out:
 	bg_state_close(&st);
 	return ret;
 }
+
+int bg_detach_all(char *err, size_t errlen)
+{
+	struct bg_attach_rec rec;
+	struct bg_state st;
+	int ret, failed = 0;
+	__u32 i;
+
+	ret = bg_state_open(&st, 1);
+	if (ret == -ENOENT) {
+		errf(err, errlen, "bloomgate is not attached to any interface");
+		return ret;
+	}
+	if (ret) {
+		errf(err, errlen, "cannot open the pinned state in %s: %s",
+		     bg_pin_dir(), strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		if (bpf_map_lookup_elem(st.attach_fd, &i, &rec) || !rec.ifindex)
+			continue;
+		/* An interface that is gone took its program with it. */
+		ret = detach_prog((int)rec.ifindex, rec.prog_id);
+		if (ret && ret != -ENOENT) {
+			failed = ret;
+			continue;
+		}
+		memset(&rec, 0, sizeof(rec));
+		bpf_map_update_elem(st.attach_fd, &i, &rec, BPF_ANY);
+	}
+	if (failed) {
+		errf(err, errlen, "cannot detach from every interface: %s",
+		     strerror(-failed));
+		bg_state_close(&st);
+		return failed;
+	}
+	unpin_all(st.dir);
+	bg_state_close(&st);
+	return 0;
+}

@@ -71,6 +71,9 @@ struct bg_attach_opts {
 int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	      size_t errlen);
 int bg_detach(const char *ifname, char *err, size_t errlen);
+/* Detaches from every recorded interface (also ones that no longer exist)
+ * and removes every pin. */
+int bg_detach_all(char *err, size_t errlen);
 
 /* Reads the attachment records (up to max), returns how many. */
 int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max);
