@@ -214,7 +214,12 @@ int bloomgate_xdp(struct xdp_md *ctx)
 	if (!filter)
 		goto no_filter;
 	hdr = bpf_map_lookup_elem(filter, &zero);
-	if (!hdr || hdr->magic != BG_FILTER_MAGIC || !hdr->nblocks)
+	/* A header the builder would never write (k = 0 would match
+	 * everything) is treated as no filter at all. */
+	if (!hdr || hdr->magic != BG_FILTER_MAGIC ||
+	    hdr->abi_version != BG_ABI_VERSION ||
+	    hdr->layout != BG_LAYOUT_BLOCKED512 || !hdr->nblocks || !hdr->k ||
+	    hdr->k > BG_K_MAX)
 		goto no_filter;
 
 	if (pkt.family == BG_KEY_IPV4) {

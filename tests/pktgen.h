@@ -9,6 +9,7 @@
 #define BLOOMGATE_TESTS_PKTGEN_H
 
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -78,7 +79,9 @@ static inline int pkt_build(struct pkt *p, const struct pkt_spec *s)
 		off += 4;
 	}
 	if (s->family == AF_INET) {
-		struct iphdr *ip;
+		/* Headers are built in aligned locals and copied in: frame
+		 * offsets (14, 18, 22) are not aligned for the structs. */
+		struct iphdr ip;
 		int ihl = s->ihl ? s->ihl : 5;
 		size_t hlen = (size_t)(ihl < 5 ? 5 : ihl) * 4;
 
@@ -86,41 +89,47 @@ static inline int pkt_build(struct pkt *p, const struct pkt_spec *s)
 		b[off + 1] = ETH_P_IP & 0xff;
 		off += 2;
 		p->l3 = off;
-		ip = (struct iphdr *)(b + off);
-		ip->version = 4;
-		ip->ihl = (unsigned)ihl & 0xf;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->frag_off = htons(s->frag_off);
-		if (inet_pton(AF_INET, s->src, &ip->saddr) != 1 ||
-		    inet_pton(AF_INET, s->dst, &ip->daddr) != 1)
+		memset(&ip, 0, sizeof(ip));
+		ip.version = 4;
+		ip.ihl = (unsigned)ihl & 0xf;
+		ip.ttl = 64;
+		ip.protocol = IPPROTO_UDP;
+		ip.frag_off = htons(s->frag_off);
+		if (inet_pton(AF_INET, s->src, &ip.saddr) != 1 ||
+		    inet_pton(AF_INET, s->dst, &ip.daddr) != 1)
 			return -1;
+		ip.tot_len = htons((uint16_t)(hlen + 8 + s->payload));
+		memcpy(b + off, &ip, sizeof(ip));
 		/* Options: NOPs, then End of options list. */
 		memset(b + off + 20, 1, hlen - 20);
 		if (hlen > 20)
 			b[off + hlen - 1] = 0;
+		{
+			uint16_t sum = pkt_csum(b + off, hlen, 0);
+
+			memcpy(b + off + offsetof(struct iphdr, check), &sum, 2);
+		}
 		off += hlen;
 		p->l4 = off;
-		ip->tot_len = htons((uint16_t)(hlen + 8 + s->payload));
-		ip->check = pkt_csum(ip, hlen, 0);
 	} else if (s->family == AF_INET6) {
-		struct ipv6hdr *ip6;
+		struct ipv6hdr ip6;
+		size_t l3;
 
 		b[off] = ETH_P_IPV6 >> 8;
 		b[off + 1] = ETH_P_IPV6 & 0xff;
 		off += 2;
-		p->l3 = off;
-		ip6 = (struct ipv6hdr *)(b + off);
-		ip6->version = 6;
-		ip6->hop_limit = 64;
-		if (inet_pton(AF_INET6, s->src, &ip6->saddr) != 1 ||
-		    inet_pton(AF_INET6, s->dst, &ip6->daddr) != 1)
+		p->l3 = l3 = off;
+		memset(&ip6, 0, sizeof(ip6));
+		ip6.version = 6;
+		ip6.hop_limit = 64;
+		if (inet_pton(AF_INET6, s->src, &ip6.saddr) != 1 ||
+		    inet_pton(AF_INET6, s->dst, &ip6.daddr) != 1)
 			return -1;
-		off += sizeof(*ip6);
+		off += sizeof(ip6);
 		nexthdr = s->ext_hdrs || s->frag6 ? IPPROTO_DSTOPTS : IPPROTO_UDP;
 		if (!s->ext_hdrs && s->frag6)
 			nexthdr = IPPROTO_FRAGMENT;
-		ip6->nexthdr = nexthdr;
+		ip6.nexthdr = nexthdr;
 		for (i = 0; i < s->ext_hdrs; i++) {
 			int last = i == s->ext_hdrs - 1;
 
@@ -141,8 +150,9 @@ static inline int pkt_build(struct pkt *p, const struct pkt_spec *s)
 			off += 8;
 		}
 		p->l4 = off;
-		ip6->payload_len = htons((uint16_t)(off - p->l3 - sizeof(*ip6) +
-						     8 + s->payload));
+		ip6.payload_len = htons((uint16_t)(off - l3 - sizeof(ip6) + 8 +
+						   s->payload));
+		memcpy(b + l3, &ip6, sizeof(ip6));
 	} else {
 		b[off] = s->ethertype >> 8;
 		b[off + 1] = s->ethertype & 0xff;
@@ -153,11 +163,13 @@ static inline int pkt_build(struct pkt *p, const struct pkt_spec *s)
 		return 0;
 	}
 	{
-		struct udphdr *udp = (struct udphdr *)(b + off);
+		struct udphdr udp;
 
-		udp->source = htons(s->sport ? s->sport : 40000);
-		udp->dest = htons(s->dport ? s->dport : 9);
-		udp->len = htons((uint16_t)(8 + s->payload));
+		memset(&udp, 0, sizeof(udp));
+		udp.source = htons(s->sport ? s->sport : 40000);
+		udp.dest = htons(s->dport ? s->dport : 9);
+		udp.len = htons((uint16_t)(8 + s->payload));
+		memcpy(b + off, &udp, sizeof(udp));
 		off += 8;
 		memset(b + off, 0x5a, s->payload);
 		off += s->payload;

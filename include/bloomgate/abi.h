@@ -151,7 +151,8 @@ enum bg_verdict {
 	BG_VERDICT_FLAG = 2,
 };
 
-/* Event sent through the ring buffer for every flagged (or dropped) packet. */
+/* Event sent through the ring buffer for every flagged packet (drops send
+ * none: at line rate they would flood the ring; they are counted). */
 struct bg_event {
 	__u64 ts_ns; /* bpf_ktime_get_ns() */
 	__u32 ifindex; /* ingress interface */

@@ -4,13 +4,15 @@
  * probe (BPF). One 64-bit hash h per key:
  *
  *   block = fastrange32(h >> 32, nblocks)   any number of blocks, no rounding
- *   g_0   = h,  g_i = g_{i-1} * C           C odd (the 64-bit golden ratio)
+ *   g_i   = h * C^(i+1)                      C odd (the 64-bit golden ratio)
  *   bit_i = g_i >> 55                        top 9 bits: 0..511 in the block
  *
  * Multiplying by an odd constant is a bijection, and the top bits of
  * h * C^i depend on every bit of h, so the k positions behave like
  * independent uniform draws (two may coincide; the model in user/filter.c
- * counts that). A first version used double hashing inside the block
+ * counts that). The top bits of h itself are never a position: they also
+ * pick the block, so every key of a block would share that bit (measured
+ * 7 % above the model at n=1e5, 33 % at n=1e3, before this was fixed). A first version used double hashing inside the block
  * (bit_i = top9(lo + i * step)); in 512 bits its step degenerates with
  * probability ~1/512 to a pattern of one or two bits, and it measured
  * 40 % above the model at 0.1 %.
@@ -36,10 +38,11 @@ BG_INLINE void bg_bloom_set(struct bg_block *b, __u64 h, __u32 k)
 	__u32 i;
 
 	for (i = 0; i < BG_K_MAX && i < k; i++) {
-		__u32 bit = (__u32)(g >> 55);
+		__u32 bit;
 
-		b->w[bit >> 6] |= 1ULL << (bit & 63);
 		g *= BG_BLOOM_MUL;
+		bit = (__u32)(g >> 55);
+		b->w[bit >> 6] |= 1ULL << (bit & 63);
 	}
 }
 
@@ -50,11 +53,12 @@ BG_INLINE int bg_bloom_test(const struct bg_block *b, __u64 h, __u32 k)
 	__u32 i;
 
 	for (i = 0; i < BG_K_MAX && i < k; i++) {
-		__u32 bit = (__u32)(g >> 55);
+		__u32 bit;
 
+		g *= BG_BLOOM_MUL;
+		bit = (__u32)(g >> 55);
 		if (!(b->w[bit >> 6] & (1ULL << (bit & 63))))
 			return 0;
-		g *= BG_BLOOM_MUL;
 	}
 	return 1;
 }
