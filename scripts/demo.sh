@@ -1,0 +1,117 @@
+#!/bin/bash
+# bloomgate demo (`make demo`, after `make`): a gateway between a client and
+# a server in network namespaces, bloomgate on the gateway's client-side
+# interface, the bundled sample blocklist loaded, a few UDP datagrams to
+# listed and unlisted addresses, and a report of what was dropped and why.
+# Everything it creates is removed on exit, also on Ctrl-C. Needs root.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+NS_C=bgdemo-client NS_GW=bgdemo-gateway NS_S=bgdemo-server
+IF_C=eth0 IF_GWC=lan0 IF_GWS=wan0 IF_S=eth0
+E2E_LOCK_WAIT=10
+# shellcheck source=tests/e2e/lib.sh
+source tests/e2e/lib.sh
+
+LIST=data/sample-blocklist.txt
+COUNT=5
+LISTED_DSTS=(198.51.100.23 203.0.113.42 2001:db8:100::bad 2001:db8:100::dead:beef)
+OTHER_DSTS=(198.51.100.10 203.0.113.10 2001:db8:100::10 2001:db8:100::cafe)
+
+if [ -t 1 ]; then
+	B=$'\e[1m' R=$'\e[31m' G=$'\e[32m' Y=$'\e[33m' N=$'\e[0m'
+else
+	B='' R='' G='' Y='' N=''
+fi
+die() {
+	echo "demo: $*" >&2
+	exit 1
+}
+step() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
+indent() { sed 's/^/    /'; }
+# Runs bloomgate in the gateway, showing the command and its output.
+show() {
+	printf '  %s# bloomgate %s%s\n' "$B" "$*" "$N"
+	bg "$@" 2>&1 | indent
+	return "${PIPESTATUS[0]}"
+}
+
+# Line of the list that holds ADDR (comments and blanks stripped), or empty.
+list_line() { # ADDR
+	awk -v a="$1" '{ sub(/[#;].*/, ""); gsub(/[ \t\r]/, "") }
+		$0 == a { print NR; exit }' "$LIST"
+}
+
+[ -f "$LIST" ] || die "$LIST is missing"
+T0=$SECONDS
+e2e_init
+
+step "The demo network (three network namespaces, documentation addresses only)"
+row() { printf '    %-8s %-16s %-5s %-30s %s\n' "$@"; }
+row client "$NS_C" "$IF_C" "$C_IP4, $C_IP6"
+printf '       |\n'
+row gateway "$NS_GW" "$IF_GWC" "$GWC_IP4, $GWC_IP6" "<- bloomgate (XDP), ingress"
+row "   |" "" "$IF_GWS" "$GWS_IP4, $GWS_IP6" "   forwards IPv4 and IPv6"
+row server "$NS_S" "$IF_S" "$S_IP4, $S_IP6"
+row "" "" "" "answers for 198.51.100.0/24, 203.0.113.0/24, 2001:db8:100::/64"
+
+step "Attach bloomgate to the gateway's client-side interface"
+MODE=native
+if ! show attach "$IF_GWC"; then
+	MODE=skb
+	echo "    (native XDP is not available here: using generic XDP)"
+	show attach "$IF_GWC" --mode skb || die "cannot attach bloomgate"
+fi
+
+step "Load the sample blocklist ($LIST)"
+show load "$LIST" || die "cannot load $LIST"
+
+step "What the live filter says about the destinations"
+show check "${LISTED_DSTS[@]}" "${OTHER_DSTS[@]}"
+
+step "Send $COUNT UDP datagrams from the client to each destination"
+traffic demo "$COUNT" 200 "${LISTED_DSTS[@]}" "${OTHER_DSTS[@]}" ||
+	die "the traffic run failed"
+
+step "Report"
+printf '    %-26s %5s %9s  %-10s %s\n' destination sent received result why
+printf '    %-26s %5s %9s  %-10s %s\n' ----------- ---- -------- ------ ---
+unexpected=0
+for a in "${LISTED_DSTS[@]}" "${OTHER_DSTS[@]}"; do
+	s=$(sent demo "$a")
+	r=$(recv demo "$a")
+	c=$(bg_check "$a")
+	l=$(list_line "$a")
+	if [ "$r" -eq 0 ] && [ "$s" -gt 0 ]; then
+		res="${R}dropped${N}   "
+	elif [ "$r" -eq "$s" ]; then
+		res="${G}delivered${N} "
+	else
+		res="${Y}partial${N}   "
+	fi
+	if [ -n "$l" ]; then
+		why="listed ($LIST:$l); check: $c"
+		[ "$r" -eq 0 ] || { why="$why ${Y}(UNEXPECTED: listed but delivered)${N}"; unexpected=1; }
+	elif [ "$c" = match ]; then
+		why="not listed, but a Bloom filter false positive (check: match)"
+	else
+		why="not listed; check: $c"
+		[ "$r" -eq "$s" ] || { why="$why ${Y}(UNEXPECTED: lost)${N}"; unexpected=1; }
+	fi
+	printf '    %-26s %5s %9s  %s %s\n' "$a" "$s" "$r" "$res" "$why"
+done
+
+step "bloomgate stats (zero malformed_* counters left out)"
+printf '  %s# bloomgate stats%s\n' "$B" "$N"
+bg stats | awk '!/^malformed_/ || $2 != 0' | indent
+
+step "bloomgate status"
+show status
+
+step "Clean up"
+show detach "$IF_GWC"
+echo "    removing the namespaces ($NS_C, $NS_GW, $NS_S) and temporary files"
+e2e_cleanup
+trap - EXIT INT TERM
+printf '\n%sDemo done in %d s (%s XDP).%s\n' "$B" $((SECONDS - T0)) "$MODE" "$N"
+exit "$unexpected"

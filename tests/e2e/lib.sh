@@ -1,0 +1,390 @@
+# shellcheck shell=bash
+# Helpers for the end-to-end tests and the demo (sourced, not run).
+#
+# Topology, three network namespaces joined by veth pairs:
+#
+#   $NS_C (client)            $NS_GW (gateway)             $NS_S (server)
+#   $IF_C ---------------- $IF_GWC  [bloomgate]  $IF_GWS ---------------- $IF_S
+#   192.0.2.2/25           192.0.2.1/25      192.0.2.129/25        192.0.2.130/25
+#   2001:db8:1::2/64       2001:db8:1::1/64  2001:db8:2::1/64      2001:db8:2::2/64
+#   + sources .50, ::50                                            + AnyIP hosts:
+#                                                                  198.51.100.0/24
+#                                                                  203.0.113.0/24
+#                                                                  2001:db8:100::/64
+#
+# The server answers for every address of its host ranges (local routes on
+# lo), so any of them is a destination without an `ip addr add` each. Every
+# neighbour entry is permanent and DAD is off: no ARP/ND, nothing to wait for.
+# Only documentation ranges are used, and no namespace has a default route.
+#
+# bloomgate runs in the gateway's network namespace through
+# `nsenter --net=...`, which keeps the root mount namespace: its pins on
+# /sys/fs/bpf persist between calls (`ip netns exec` would mount a fresh
+# /sys for every command).
+#
+# Cleanup: everything created is recorded and undone by one handler run on
+# EXIT, INT and TERM (also after a failure); a marker file lets the next run
+# clean up after a run that was killed outright.
+
+E2E_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BG_BIN=${BG_BIN:-$E2E_ROOT/build/bloomgate}
+UDPSEND=$E2E_ROOT/build/tests/udpsend
+UDPSINK=$E2E_ROOT/build/tests/udpsink
+BG_PIN=${BLOOMGATE_PIN_DIR:-/sys/fs/bpf/bloomgate}
+
+NS_C=${NS_C:-bgc}
+NS_GW=${NS_GW:-bggw}
+NS_S=${NS_S:-bgs}
+IF_C=${IF_C:-c0}
+IF_GWC=${IF_GWC:-gwc}
+IF_GWS=${IF_GWS:-gws}
+IF_S=${IF_S:-s0}
+
+C_IP4=192.0.2.2 GWC_IP4=192.0.2.1 GWS_IP4=192.0.2.129 S_IP4=192.0.2.130
+C_IP6=2001:db8:1::2 GWC_IP6=2001:db8:1::1 GWS_IP6=2001:db8:2::1 S_IP6=2001:db8:2::2
+C_SRC4=192.0.2.50 C_SRC6=2001:db8:1::50
+MAC_C=02:b6:00:00:00:01 MAC_GWC=02:b6:00:00:00:02
+MAC_GWS=02:b6:00:00:00:03 MAC_S=02:b6:00:00:00:04
+UDP_PORT=${UDP_PORT:-9999}
+
+E2E_LOCK=${E2E_LOCK:-/run/bloomgate-e2e.lock}
+E2E_MARKER=${E2E_MARKER:-/run/bloomgate-e2e.state}
+E2E_TMP=
+E2E_PIDS=()
+E2E_CLEANING=0
+E2E_PASSED=0
+E2E_FAILED=0
+
+# ---- results ---------------------------------------------------------------
+
+info() { printf '# %s\n' "$*"; }
+ok() {
+	echo "ok $1"
+	E2E_PASSED=$((E2E_PASSED + 1))
+}
+notok() { # NAME [REASON...]
+	local name=$1 r
+	shift
+	echo "not ok $name"
+	for r in "$@"; do
+		printf '#   %s\n' "$r"
+	done
+	E2E_FAILED=$((E2E_FAILED + 1))
+}
+
+# One test case: t_begin; t_fail REASON (any number); t_end NAME.
+T_WHY=()
+t_begin() { T_WHY=(); }
+t_fail() { T_WHY+=("$*"); }
+t_expect_eq() { # WHAT EXPECTED ACTUAL
+	[ "$2" = "$3" ] || t_fail "$1: expected $2, got $3"
+}
+t_end() {
+	if ((${#T_WHY[@]})); then
+		notok "$1" "${T_WHY[@]}"
+	else
+		ok "$1"
+	fi
+}
+
+die() {
+	notok "${E2E_NAME:-setup}" "$@"
+	exit 1
+}
+
+# ---- commands in the namespaces --------------------------------------------
+
+in_ns() { # NS CMD... : network namespace only, root mount namespace
+	local ns=$1
+	shift
+	nsenter --net="/run/netns/$ns" "$@"
+}
+
+# bloomgate in the gateway. BLOOMGATE_PIN_DIR is passed through when set.
+bg() { in_ns "$NS_GW" "$BG_BIN" "$@"; }
+
+# Runs bloomgate, keeping stdout in BG_OUT, stderr in BG_ERR, status in BG_RC.
+# shellcheck disable=SC2034 # used by the scripts that source this
+bg_capture() {
+	BG_OUT=$(bg "$@" 2>"$E2E_TMP/bg.err")
+	BG_RC=$?
+	BG_ERR=$(cat "$E2E_TMP/bg.err")
+}
+
+# A counter from `bloomgate stats --json` (no jq needed).
+bg_stat() {
+	bg stats --json | grep -o "\"$1\":[0-9]*" | cut -d: -f2
+}
+
+# Prints "match" or "no match" for one address.
+bg_check() {
+	bg check "$1" 2>/dev/null | sed -n "s|^$1: ||p"
+}
+
+# Bounded wait for a condition (a command), polling every 20 ms.
+wait_until() { # SECONDS CMD...
+	local deadline=$((SECONDS + $1))
+	shift
+	while ! "$@"; do
+		((SECONDS >= deadline)) && return 1
+		sleep 0.02
+	done
+	return 0
+}
+
+# Waits for a process to exit (bounded); kills it after the bound.
+wait_pid() { # PID SECONDS
+	local pid=$1 i=0 n=$(($2 * 50))
+	while kill -0 "$pid" 2>/dev/null; do
+		if ((i++ >= n)); then
+			kill "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 1
+		fi
+		sleep 0.02
+	done
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# Starts CMD in namespace NS in the background and records its pid for
+# cleanup in E2E_LAST_PID. nsenter execs CMD (no fork for a network
+# namespace alone), so the pid is CMD's own and killing it leaves no orphan.
+spawn_in() { # NS CMD...
+	local ns=$1
+	shift
+	nsenter --net="/run/netns/$ns" "$@" &
+	E2E_LAST_PID=$!
+	E2E_PIDS+=("$E2E_LAST_PID")
+}
+
+# ---- traffic -----------------------------------------------------------------
+# Files per traffic run TAG in $E2E_TMP: TAG.sink (udpsink output),
+# TAG.send (udpsend output), TAG.ready, TAG.stop, TAG.sendstop.
+
+sink_start() { # TAG
+	local t=$E2E_TMP/$1
+	rm -f "$t.ready" "$t.stop" "$t.sink"
+	spawn_in "$NS_S" "$UDPSINK" --port "$UDP_PORT" --ready-file "$t.ready" \
+		--stop-file "$t.stop" --idle 300 --timeout 120 >"$t.sink"
+	SINK_PID=$E2E_LAST_PID
+	wait_until 5 test -e "$t.ready" || {
+		echo "udpsink did not get ready" >&2
+		return 1
+	}
+}
+
+# Tells the sink the senders are done; it exits once its count has not
+# changed for 300 ms (bounded here by 15 s).
+sink_finish() { # TAG
+	touch "$E2E_TMP/$1.stop"
+	wait_pid "$SINK_PID" 15
+}
+
+send_start() { # TAG UDPSEND-ARGS... (runs until send_stop)
+	local t=$E2E_TMP/$1
+	shift
+	rm -f "$t.sendstop"
+	spawn_in "$NS_C" "$UDPSEND" --port "$UDP_PORT" --stop-file "$t.sendstop" \
+		--duration 120 "$@" >"$t.send"
+	SEND_PID=$E2E_LAST_PID
+}
+
+send_stop() { # TAG
+	touch "$E2E_TMP/$1.sendstop"
+	wait_pid "$SEND_PID" 10
+}
+
+# Whole run: sink up, COUNT datagrams to each address at PPS, sink drained.
+traffic() { # TAG COUNT PPS [--src ADDR]... ADDR...
+	local tag=$1 count=$2 pps=$3
+	shift 3
+	sink_start "$tag" || return 1
+	timeout --foreground 60 nsenter --net="/run/netns/$NS_C" "$UDPSEND" --port "$UDP_PORT" \
+		--count "$count" --pps "$pps" "$@" >"$E2E_TMP/$tag.send"
+	sink_finish "$tag"
+}
+
+sent() { # TAG ADDR
+	awk -v a="$2" '$1 == "sent" && $2 == a { n += $3 } END { print n + 0 }' \
+		"$E2E_TMP/$1.send" 2>/dev/null || echo 0
+}
+recv() { # TAG ADDR
+	awk -v a="$2" '$1 == "recv" && $2 == a { n += $3 } END { print n + 0 }' \
+		"$E2E_TMP/$1.sink" 2>/dev/null || echo 0
+}
+sent_total() { awk '$1 == "total" { print $2 }' "$E2E_TMP/$1.send"; }
+recv_total() { awk '$1 == "total" { print $2 }' "$E2E_TMP/$1.sink"; }
+# Anything unexpected on either side: send errors, socket drops, bad data.
+traffic_anomalies() { # TAG
+	cat "$E2E_TMP/$1.send" "$E2E_TMP/$1.sink" 2>/dev/null |
+		grep -E '^(error|drops|bad) ' | tr '\n' ' '
+}
+
+# ---- topology ---------------------------------------------------------------
+
+_ns_sysctl() { # NS KEY=VALUE...
+	local ns=$1
+	shift
+	ip netns exec "$ns" sysctl -qw "$@" >/dev/null
+}
+
+topo_setup() {
+	local ns
+	for ns in "$NS_C" "$NS_GW" "$NS_S"; do
+		ip netns add "$ns" || return 1
+		# No DAD anywhere, link-local addresses included.
+		_ns_sysctl "$ns" net.ipv6.conf.all.accept_dad=0 \
+			net.ipv6.conf.default.accept_dad=0 \
+			net.ipv6.conf.default.router_solicitations=0 \
+			net.ipv6.conf.all.router_solicitations=0
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$NS_C" link add "$IF_C" address "$MAC_C" type veth \
+		peer name "$IF_GWC" address "$MAC_GWC" netns "$NS_GW" || return 1
+	ip -n "$NS_S" link add "$IF_S" address "$MAC_S" type veth \
+		peer name "$IF_GWS" address "$MAC_GWS" netns "$NS_GW" || return 1
+
+	_ns_sysctl "$NS_GW" net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+
+	# client
+	ip -n "$NS_C" addr add "$C_IP4/25" dev "$IF_C"
+	ip -n "$NS_C" addr add "$C_SRC4/25" dev "$IF_C"
+	ip -n "$NS_C" -6 addr add "$C_IP6/64" dev "$IF_C" nodad
+	# Deprecated, so never picked as a source unless asked for (--src).
+	ip -n "$NS_C" -6 addr add "$C_SRC6/64" dev "$IF_C" nodad preferred_lft 0
+	ip -n "$NS_C" link set "$IF_C" up
+	ip -n "$NS_C" route add 192.0.2.128/25 via "$GWC_IP4"
+	ip -n "$NS_C" route add 198.51.100.0/24 via "$GWC_IP4"
+	ip -n "$NS_C" route add 203.0.113.0/24 via "$GWC_IP4"
+	ip -n "$NS_C" -6 route add 2001:db8::/32 via "$GWC_IP6"
+	ip -n "$NS_C" neigh replace "$GWC_IP4" lladdr "$MAC_GWC" nud permanent dev "$IF_C"
+	ip -n "$NS_C" -6 neigh replace "$GWC_IP6" lladdr "$MAC_GWC" nud permanent dev "$IF_C"
+
+	# gateway
+	ip -n "$NS_GW" addr add "$GWC_IP4/25" dev "$IF_GWC"
+	ip -n "$NS_GW" addr add "$GWS_IP4/25" dev "$IF_GWS"
+	ip -n "$NS_GW" -6 addr add "$GWC_IP6/64" dev "$IF_GWC" nodad
+	ip -n "$NS_GW" -6 addr add "$GWS_IP6/64" dev "$IF_GWS" nodad
+	ip -n "$NS_GW" link set "$IF_GWC" up
+	ip -n "$NS_GW" link set "$IF_GWS" up
+	ip -n "$NS_GW" route add 198.51.100.0/24 via "$S_IP4"
+	ip -n "$NS_GW" route add 203.0.113.0/24 via "$S_IP4"
+	ip -n "$NS_GW" -6 route add 2001:db8:100::/64 via "$S_IP6"
+	local a
+	for a in "$C_IP4" "$C_SRC4"; do
+		ip -n "$NS_GW" neigh replace "$a" lladdr "$MAC_C" nud permanent dev "$IF_GWC"
+	done
+	for a in "$C_IP6" "$C_SRC6"; do
+		ip -n "$NS_GW" -6 neigh replace "$a" lladdr "$MAC_C" nud permanent dev "$IF_GWC"
+	done
+	ip -n "$NS_GW" neigh replace "$S_IP4" lladdr "$MAC_S" nud permanent dev "$IF_GWS"
+	ip -n "$NS_GW" -6 neigh replace "$S_IP6" lladdr "$MAC_S" nud permanent dev "$IF_GWS"
+
+	# server
+	ip -n "$NS_S" addr add "$S_IP4/25" dev "$IF_S"
+	ip -n "$NS_S" -6 addr add "$S_IP6/64" dev "$IF_S" nodad
+	ip -n "$NS_S" link set "$IF_S" up
+	ip -n "$NS_S" route add local 198.51.100.0/24 dev lo
+	ip -n "$NS_S" route add local 203.0.113.0/24 dev lo
+	ip -n "$NS_S" -6 route add local 2001:db8:100::/64 dev lo
+	ip -n "$NS_S" route add 192.0.2.0/25 via "$GWS_IP4"
+	ip -n "$NS_S" -6 route add 2001:db8:1::/64 via "$GWS_IP6"
+	ip -n "$NS_S" neigh replace "$GWS_IP4" lladdr "$MAC_GWS" nud permanent dev "$IF_S"
+	ip -n "$NS_S" -6 neigh replace "$GWS_IP6" lladdr "$MAC_GWS" nud permanent dev "$IF_S"
+}
+
+# XDP program id on a gateway interface, empty when none.
+xdp_prog_id() { # IFACE
+	ip -n "$NS_GW" link show dev "$1" 2>/dev/null |
+		sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n1
+}
+
+_cleanup_gw() {
+	local ifc idx id
+	[ -e "/run/netns/$NS_GW" ] || return 0
+	[ -e "$BG_PIN" ] && bg detach --all >/dev/null 2>&1
+	for ifc in "$IF_GWC" "$IF_GWS"; do
+		idx=$(ip -n "$NS_GW" -o link show dev "$ifc" 2>/dev/null | cut -d: -f1)
+		id=$(xdp_prog_id "$ifc")
+		[ -n "$id" ] || continue
+		bg detach "$ifc" >/dev/null 2>&1
+		# Whatever bloomgate could not remove: the program, libxdp's pins.
+		ip -n "$NS_GW" link set dev "$ifc" xdp off 2>/dev/null
+		ip -n "$NS_GW" link set dev "$ifc" xdpgeneric off 2>/dev/null
+		[ -n "$idx" ] && rm -rf "/sys/fs/bpf/xdp/dispatch-$idx-$id"
+	done
+	rmdir /sys/fs/bpf/xdp 2>/dev/null
+}
+
+_cleanup_pins() {
+	[ -d "$BG_PIN" ] || return 0
+	rm -f "$BG_PIN"/bg_filters "$BG_PIN"/bg_stats "$BG_PIN"/bg_events "$BG_PIN"/bg_attach
+	rmdir "$BG_PIN" 2>/dev/null
+}
+
+e2e_cleanup() {
+	local pid ns
+	((E2E_CLEANING)) && return
+	E2E_CLEANING=1
+	for pid in "${E2E_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in "${E2E_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	# Anything else still running in our namespaces (e.g. left by a run
+	# that was killed outright): those pids and no others.
+	for ns in "$NS_C" "$NS_GW" "$NS_S"; do
+		[ -e "/run/netns/$ns" ] || continue
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill "$pid" 2>/dev/null
+		done
+	done
+	_cleanup_gw
+	_cleanup_pins
+	for ns in "$NS_C" "$NS_GW" "$NS_S"; do
+		[ -e "/run/netns/$ns" ] && ip netns del "$ns" 2>/dev/null
+	done
+	[ -n "$E2E_TMP" ] && rm -rf "$E2E_TMP"
+	rm -f "$E2E_MARKER"
+}
+
+# Takes the lock (one run at a time), cleans up after a killed run, checks
+# the prerequisites, installs the cleanup handler and builds the topology.
+e2e_init() {
+	local f
+	[ "$(id -u)" -eq 0 ] || die "must run as root"
+	for f in "$BG_BIN" "$UDPSEND" "$UDPSINK"; do
+		[ -x "$f" ] || die "$f is missing: run make first (make all build/tests/udpsend build/tests/udpsink)"
+	done
+	for f in ip nsenter bpftool flock timeout; do
+		command -v "$f" >/dev/null || die "$f is not installed"
+	done
+	exec {E2E_LOCK_FD}>"$E2E_LOCK"
+	flock -w "${E2E_LOCK_WAIT:-300}" "$E2E_LOCK_FD" || die "another bloomgate e2e run or demo holds $E2E_LOCK"
+
+	if [ -e "$E2E_MARKER" ]; then
+		# The names that run used, which may not be ours (demo vs test).
+		local mine=("$NS_C" "$NS_GW" "$NS_S" "$BG_PIN")
+		read -r NS_C NS_GW NS_S BG_PIN E2E_TMP <"$E2E_MARKER"
+		case $E2E_TMP in /tmp/bloomgate-e2e.*) ;; *) E2E_TMP= ;; esac
+		info "cleaning up after an earlier run that did not finish ($NS_GW, $BG_PIN)"
+		e2e_cleanup
+		E2E_CLEANING=0
+		NS_C=${mine[0]} NS_GW=${mine[1]} NS_S=${mine[2]} BG_PIN=${mine[3]} E2E_TMP=
+	fi
+	# Refuse (and touch nothing) when what we would create exists already.
+	for f in "$NS_C" "$NS_GW" "$NS_S"; do
+		[ -e "/run/netns/$f" ] && die "network namespace $f exists already (not ours): remove it first"
+	done
+	[ -e "$BG_PIN" ] && die "$BG_PIN exists: bloomgate is in use on this machine" \
+		"(run with BLOOMGATE_PIN_DIR=/sys/fs/bpf/SOMEWHERE-ELSE to test alongside it)"
+
+	trap 'e2e_cleanup' EXIT
+	trap 'e2e_cleanup; exit 130' INT
+	trap 'e2e_cleanup; exit 143' TERM
+	E2E_TMP=$(mktemp -d /tmp/bloomgate-e2e.XXXXXX)
+	echo "$NS_C $NS_GW $NS_S $BG_PIN $E2E_TMP" >"$E2E_MARKER"
+	topo_setup || die "cannot build the namespace topology"
+}

@@ -1,0 +1,451 @@
+#!/bin/bash
+# End-to-end: bloomgate on a forwarding gateway between a client and a server
+# namespace, with real UDP traffic (build/tests/udpsend, udpsink). Prints one
+# "ok NAME" / "not ok NAME" line per check and "# ..." notes; exits non-zero
+# when a check failed. Needs root, `make` and the tools in tests/tools/.
+#   bash tests/e2e/test_gateway.sh          (BG_E2E_SWAPS=N: leak-test loads)
+set -u
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+SWAPS_HOT=100
+SWAPS_LEAK=${BG_E2E_SWAPS:-1000}
+PPS=6000
+ATTACH_MODE=native
+T_START=$SECONDS
+
+# ---- helpers -----------------------------------------------------------------
+
+# Number of maps named exactly $1, machine-wide.
+count_maps() {
+	bpftool map show 2>/dev/null | awk -v n="$1" '
+		$2 ~ /^[a-z_]+$/ && $3 == "name" && $4 == n { c++ } END { print c + 0 }'
+}
+count_bg_maps() { # every map bloomgate creates
+	local n=0 m
+	for m in bg_filter bg_filters bg_stats bg_events bg_attach; do
+		n=$((n + $(count_maps "$m")))
+	done
+	echo "$n"
+}
+
+# Ids of every map alive now, one per line.
+alive_map_ids() { bpftool map show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/\1/p'; }
+# Ids of the maps pinned in $BG_PIN (ours).
+pinned_map_ids() {
+	local f
+	for f in "$BG_PIN"/*; do
+		bpftool map show pinned "$f" 2>/dev/null | sed -n 's/^\([0-9]*\): .*/\1/p'
+	done
+}
+# Prints those of the given map ids that are still alive.
+still_alive() { # ID...
+	(($#)) || return 0
+	alive_map_ids | grep -Fx -f <(printf '%s\n' "$@")
+}
+none_alive() { [ -z "$(still_alive "$@")" ]; }
+
+# From the "time:" lines of many loads: what the map update (the swap) took.
+swap_summary() { # FILE
+	sed -n 's/.*swap \([0-9.]*\)).*/\1/p' "$1" | sort -n | awk '
+		{ v[NR] = $1; s += $1 }
+		END { if (NR) printf "swap step (map update + RCU wait): mean %.1f ms, median %.1f, max %.1f",
+			s / NR, v[int((NR + 1) / 2)], v[NR] }'
+}
+
+# Predicates for wait_until (evaluated on every poll).
+stat_above() { [ "$(bg_stat "$1")" -gt "$2" ]; } # COUNTER N
+
+# Id of the filter map in the slot (bpftool prints the value as LE bytes).
+current_filter_id() {
+	local b
+	b=$(bpftool map dump pinned "$BG_PIN/bg_filters" 2>/dev/null |
+		awk '/value:/ { for (i = 1; i <= NF; i++) if ($i == "value:") break;
+			print $(i+4) $(i+3) $(i+2) $(i+1); exit }')
+	[ -n "$b" ] && echo $((16#$b))
+}
+
+# Prints the first N candidates that the live filter does not match.
+pick_unmatched() { # N CANDIDATE...
+	local n=$1 a
+	shift
+	for a in "$@"; do
+		((n > 0)) || break
+		if [ "$(bg_check "$a")" = "no match" ]; then
+			echo "$a"
+			n=$((n - 1))
+		fi
+	done
+}
+
+attach() { # IFACE [OPTS...] ; uses $ATTACH_MODE
+	local ifc=$1
+	shift
+	bg_capture attach "$ifc" --mode "$ATTACH_MODE" "$@"
+	return "$BG_RC"
+}
+
+# Checks a traffic run: listed got nothing, unlisted got everything.
+# Uses the arrays LISTED and UNLISTED.
+expect_delivery() { # TAG
+	local a s r
+	for a in "${LISTED[@]}"; do
+		s=$(sent "$1" "$a")
+		r=$(recv "$1" "$a")
+		[ "$s" -gt 0 ] || t_fail "$a: nothing was sent"
+		[ "$r" -eq 0 ] || t_fail "$a (listed): $r of $s delivered, expected 0"
+	done
+	for a in "${UNLISTED[@]}"; do
+		s=$(sent "$1" "$a")
+		r=$(recv "$1" "$a")
+		[ "$s" -gt 0 ] || t_fail "$a: nothing was sent"
+		[ "$r" -eq "$s" ] || t_fail "$a (not listed): $r of $s delivered"
+	done
+	local x
+	x=$(traffic_anomalies "$1")
+	[ -z "$x" ] || t_fail "traffic anomalies: $x"
+}
+
+sum_sent() { # TAG ADDR...
+	local tag=$1 a n=0
+	shift
+	for a in "$@"; do
+		n=$((n + $(sent "$tag" "$a")))
+	done
+	echo "$n"
+}
+
+e2e_init
+T=$E2E_TMP
+MAPS_BASE=$(count_bg_maps)
+
+# ---- lists ---------------------------------------------------------------------
+
+# List 1: the listed destinations, comments of both kinds, plus padding so the
+# filter has more than a handful of entries.
+{
+	echo "# e2e list 1: documentation addresses only"
+	echo "198.51.100.10"
+	echo "198.51.100.11    # inline comment"
+	echo "203.0.113.12"
+	echo "; semicolon comment"
+	echo "2001:db8:100::10"
+	echo "2001:db8:100::11"
+	echo "2001:db8:100::abcd"
+	for i in $(seq 128 255); do echo "203.0.113.$i"; done
+	for i in $(seq 1 200); do printf '2001:db8:100:0:1::%x\n' "$i"; done
+} >"$T/list1"
+LISTED=(198.51.100.10 198.51.100.11 203.0.113.12 2001:db8:100::10 2001:db8:100::11 2001:db8:100::abcd)
+
+# Lists A and B for the swaps: X in both, A-only, B-only; different padding.
+{
+	echo "# list A"
+	printf '%s\n' 198.51.100.20 2001:db8:100::20 198.51.100.21 2001:db8:100::21
+	for i in $(seq 1 300); do printf '2001:db8:100:a::%x\n' "$i"; done
+} >"$T/listA"
+{
+	echo "# list B"
+	printf '%s\n' 198.51.100.20 2001:db8:100::20 198.51.100.22 2001:db8:100::22
+	for i in $(seq 1 300); do printf '2001:db8:100:b::%x\n' "$i"; done
+} >"$T/listB"
+
+# ---- 2a. load before attach ---------------------------------------------------
+
+E2E_NAME=load_before_attach_fails
+t_begin
+bg_capture load "$T/list1"
+[ "$BG_RC" -ne 0 ] || t_fail "load succeeded with nothing attached"
+[ "$BG_RC" -eq 3 ] || t_fail "exit status $BG_RC, expected 3 (not attached)"
+grep -q "not attached" <<<"$BG_ERR" || t_fail "message: '$BG_ERR'"
+[ ! -e "$BG_PIN" ] || t_fail "the failed load left $BG_PIN behind"
+t_end "$E2E_NAME"
+
+# ---- attach --------------------------------------------------------------------
+
+E2E_NAME=attach
+t_begin
+if ! attach "$IF_GWC"; then
+	info "native XDP attach failed ($BG_ERR); trying --mode skb"
+	ATTACH_MODE=skb
+	attach "$IF_GWC" || t_fail "attach failed in native and skb mode: $BG_ERR"
+fi
+info "$BG_OUT"
+[ -n "$(xdp_prog_id "$IF_GWC")" ] || t_fail "no XDP program on $IF_GWC after attach"
+bg status | grep -q "attached: $IF_GWC " || t_fail "status does not list $IF_GWC"
+t_end "$E2E_NAME"
+PROG_ID=$(xdp_prog_id "$IF_GWC")
+
+# ---- 2b. attach twice ---------------------------------------------------------
+
+E2E_NAME=attach_twice_fails
+t_begin
+attach "$IF_GWC"
+[ "$BG_RC" -ne 0 ] || t_fail "second attach to $IF_GWC succeeded"
+grep -q "already attached to $IF_GWC" <<<"$BG_ERR" || t_fail "message: '$BG_ERR'"
+t_expect_eq "XDP program id after the refused attach" "$PROG_ID" "$(xdp_prog_id "$IF_GWC")"
+[ -e "$BG_PIN/bg_filters" ] || t_fail "pins gone after the refused attach"
+t_end "$E2E_NAME"
+
+# ---- 2c. detach of an interface bloomgate is not attached to -------------------
+
+E2E_NAME=detach_not_attached_fails
+t_begin
+bg_capture detach "$IF_GWS"
+[ "$BG_RC" -ne 0 ] || t_fail "detach $IF_GWS succeeded"
+grep -q "bloomgate is not attached to $IF_GWS" <<<"$BG_ERR" || t_fail "message: '$BG_ERR'"
+t_expect_eq "XDP program id on $IF_GWC" "$PROG_ID" "$(xdp_prog_id "$IF_GWC")"
+t_end "$E2E_NAME"
+
+# ---- 1. listed dropped, unlisted delivered -------------------------------------
+
+E2E_NAME=drop_listed_deliver_unlisted
+t_begin
+bg_capture load "$T/list1"
+[ "$BG_RC" -eq 0 ] || t_fail "load failed: $BG_ERR"
+for a in "${LISTED[@]}"; do
+	[ "$(bg_check "$a")" = match ] || t_fail "check $a: not a match"
+done
+# Unlisted: candidates the live filter does not match (false positives are
+# possible in a Bloom filter; the filter is fixed for this test).
+mapfile -t U4 < <(pick_unmatched 3 198.51.100.{100..120} 203.0.113.{100..120})
+mapfile -t U6 < <(pick_unmatched 3 2001:db8:100::{100..120})
+UNLISTED=("${U4[@]}" "${U6[@]}")
+((${#UNLISTED[@]} == 6)) || t_fail "found only ${#UNLISTED[@]} unmatched addresses"
+d0=$(bg_stat dropped)
+traffic t1 300 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
+d1=$(bg_stat dropped)
+expect_delivery t1
+t_expect_eq "dropped counter growth" "$(sum_sent t1 "${LISTED[@]}")" "$((d1 - d0))"
+info "sent $(sent_total t1), delivered $(recv_total t1), dropped $((d1 - d0))"
+t_end "$E2E_NAME"
+
+# ---- 3. hot swap under traffic ---------------------------------------------------
+# Every load builds its filter with a new random seed, so an address that the
+# filter does not match today could be a false positive of the next build.
+# The swaps use --fpr 1e-9 so that Y is never matched by any of the filters
+# (P ~ 200e-9 per run); `check` confirms it for the filters tried first.
+
+E2E_NAME=hot_swap_under_traffic
+t_begin
+X=(198.51.100.20 2001:db8:100::20)
+AONLY=(198.51.100.21 2001:db8:100::21)
+BONLY=(198.51.100.22 2001:db8:100::22)
+bg load --fpr 1e-9 "$T/listB" >/dev/null || t_fail "load B failed"
+mapfile -t Y < <(pick_unmatched 1 198.51.100.{30..60}; pick_unmatched 1 2001:db8:100::{30..60})
+bg load --fpr 1e-9 "$T/listA" >/dev/null || t_fail "load A failed"
+for a in "${Y[@]}"; do
+	[ "$(bg_check "$a")" = "no match" ] || t_fail "check $a under A: match"
+done
+for a in "${X[@]}" "${AONLY[@]}"; do
+	[ "$(bg_check "$a")" = match ] || t_fail "check $a under A: no match"
+done
+((${#Y[@]} == 2)) || t_fail "no unmatched Y found"
+info "X=${X[*]} Y=${Y[*]} A-only=${AONLY[*]} B-only=${BONLY[*]}"
+sink_start t3 || t_fail "sink did not start"
+d0=$(bg_stat dropped)
+p0=$(bg_stat packets)
+send_start t3 --pps "$PPS" "${X[@]}" "${Y[@]}" "${AONLY[@]}" "${BONLY[@]}"
+# Swap only once the traffic flows through the datapath.
+wait_until 5 stat_above packets "$((p0 + 100))" ||
+	t_fail "no traffic seen"
+fails=0
+ts=$(date +%s%N)
+for i in $(seq 1 "$SWAPS_HOT"); do
+	if ((i % 2)); then l=$T/listB; else l=$T/listA; fi
+	bg load --fpr 1e-9 "$l" >>"$T/hot.out" 2>"$T/load.err" || fails=$((fails + 1))
+done
+te=$(date +%s%N)
+send_stop t3 || t_fail "sender did not stop"
+sink_finish t3 || t_fail "sink did not finish"
+d1=$(bg_stat dropped)
+SWAP_MS=$(((te - ts) / 1000000))
+[ "$fails" -eq 0 ] || t_fail "$fails of $SWAPS_HOT loads failed: $(cat "$T/load.err")"
+for a in "${X[@]}"; do
+	r=$(recv t3 "$a")
+	[ "$r" -eq 0 ] || t_fail "X $a: $r of $(sent t3 "$a") delivered, expected 0"
+	[ "$(sent t3 "$a")" -gt 0 ] || t_fail "X $a: nothing sent"
+done
+for a in "${Y[@]}"; do
+	s=$(sent t3 "$a")
+	r=$(recv t3 "$a")
+	[ "$s" -gt 0 ] || t_fail "Y $a: nothing sent"
+	[ "$r" -eq "$s" ] || t_fail "Y $a: $r of $s delivered ($((s - r)) lost)"
+done
+# Everything not delivered was dropped by bloomgate, and nothing else.
+t_expect_eq "dropped counter growth vs. sent - delivered" \
+	"$(($(sent_total t3) - $(recv_total t3)))" "$((d1 - d0))"
+x=$(traffic_anomalies t3)
+[ -z "$x" ] || t_fail "traffic anomalies: $x"
+info "$SWAPS_HOT swaps in $SWAP_MS ms ($((SWAP_MS * 1000 / SWAPS_HOT)) us each) under $PPS pps; $(swap_summary "$T/hot.out")"
+# Only in one list: dropped under one filter, delivered under the other, so
+# some of each shows that the swaps took effect in the datapath.
+for a in "${AONLY[@]}" "${BONLY[@]}"; do
+	s=$(sent t3 "$a")
+	r=$(recv t3 "$a")
+	info "only in one list: $a delivered $r of $s"
+	if [ "$r" -eq 0 ] || [ "$r" -ge "$s" ]; then
+		t_fail "$a (in one list only): $r of $s delivered, expected some but not all"
+	fi
+done
+t_end "$E2E_NAME"
+
+# ---- 4. failing loads leave the old filter working ------------------------------
+
+E2E_NAME=failed_load_keeps_filter
+t_begin
+bg load "$T/list1" >/dev/null || t_fail "load list 1 failed"
+FID=$(current_filter_id)
+PROBE=$(pick_unmatched 1 198.51.100.{200..250}) # in the --strict file only
+printf 'garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n' >"$T/garbage"
+printf '%s\n%s\nthis line is bad\n' "$PROBE" 2001:db8:100::99 >"$T/strict"
+for args in "$T/does-not-exist" "$T/garbage" "--strict $T/strict" \
+	"$T/list1 $T/does-not-exist"; do
+	# shellcheck disable=SC2086
+	bg_capture load $args
+	[ "$BG_RC" -eq 4 ] || t_fail "load $args: exit status $BG_RC, expected 4 (lists rejected)"
+	grep -q "unchanged" <<<"$BG_ERR" || t_fail "load $args: message '$BG_ERR'"
+	t_expect_eq "filter map after load $args" "$FID" "$(current_filter_id)"
+done
+for a in 198.51.100.10 2001:db8:100::10; do
+	[ "$(bg_check "$a")" = match ] || t_fail "check $a: no longer a match"
+done
+[ "$(bg_check "$PROBE")" = "no match" ] || t_fail "check $PROBE: match (the --strict load leaked)"
+LISTED=(198.51.100.10 2001:db8:100::10)
+# Every load has a new seed: pick the unlisted IPv6 address for this filter.
+UNLISTED=("$PROBE" "$(pick_unmatched 1 2001:db8:100::{100..120})")
+d0=$(bg_stat dropped)
+traffic t4 200 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
+d1=$(bg_stat dropped)
+expect_delivery t4
+t_expect_eq "dropped counter growth" "$(sum_sent t4 "${LISTED[@]}")" "$((d1 - d0))"
+t_end "$E2E_NAME"
+
+# ---- 8. many swaps leak no maps -----------------------------------------------
+
+E2E_NAME=swaps_leak_no_maps
+# Leaks are judged on the filter maps this test created (the id in the slot
+# after each load), so other bloomgate users on the machine do not disturb
+# it; the machine-wide count of maps named bg_filter is reported too.
+t_begin
+n0=$(count_maps bg_filter)
+ids=()
+fails=0
+ts=$(date +%s%N)
+for i in $(seq 1 "$SWAPS_LEAK"); do
+	if ((i % 2)); then l=$T/listB; else l=$T/listA; fi
+	bg load --fpr 1e-9 "$l" >>"$T/leak.out" 2>"$T/load.err" || fails=$((fails + 1))
+	ids+=("$(current_filter_id)")
+done
+te=$(date +%s%N)
+LEAK_MS=$(((te - ts) / 1000000))
+[ "$fails" -eq 0 ] || t_fail "$fails of $SWAPS_LEAK loads failed: $(cat "$T/load.err")"
+cur=$(current_filter_id)
+t_expect_eq "filter in the slot" "${ids[-1]}" "$cur"
+uniq=$(printf '%s\n' "${ids[@]}" | sort -u | wc -l)
+t_expect_eq "distinct filter maps published" "$SWAPS_LEAK" "$uniq"
+# Old filters are freed after an RCU grace period: wait for it, bounded.
+ws=$(date +%s%N)
+old=("${ids[@]:0:${#ids[@]}-1}")
+if ! wait_until 10 none_alive "${old[@]}"; then
+	left=$(still_alive "${old[@]}" | wc -l)
+	t_fail "$left of the $((SWAPS_LEAK - 1)) swapped-out filter maps are still alive"
+fi
+we=$(date +%s%N)
+still_alive "$cur" >/dev/null || t_fail "the live filter map $cur is gone"
+n1=$(count_maps bg_filter)
+info "$SWAPS_LEAK loads in $LEAK_MS ms ($((LEAK_MS * 1000 / SWAPS_LEAK)) us each, with a bpftool call each); $(swap_summary "$T/leak.out")"
+info "swapped-out filter maps all freed $(((we - ws) / 1000000)) ms after the loop"
+info "maps named bg_filter machine-wide: $n0 before the loop, $n1 after"
+[ "$(bg_check 198.51.100.20)" = match ] || t_fail "check X after the loop: no match"
+t_end "$E2E_NAME"
+
+# ---- 5. flag action --------------------------------------------------------------
+
+E2E_NAME=flag_action
+t_begin
+bg detach "$IF_GWC" >/dev/null || t_fail "detach failed"
+attach "$IF_GWC" --action flag || t_fail "attach --action flag failed: $BG_ERR"
+bg load "$T/list1" >/dev/null || t_fail "load failed"
+# Started before the traffic; events stay in the ring buffer until read, so
+# a late start would print the first one too.
+spawn_in "$NS_GW" "$BG_BIN" events --count 1 --timeout 5 >"$T/events"
+EV_PID=$E2E_LAST_PID
+LISTED=() # everything is delivered with flag
+UNLISTED=(198.51.100.10 2001:db8:100::10
+	"$(pick_unmatched 1 198.51.100.{100..120})" "$(pick_unmatched 1 2001:db8:100::{100..120})")
+f0=$(bg_stat flagged)
+d0=$(bg_stat dropped)
+traffic t5 100 "$PPS" "${UNLISTED[@]}" || t_fail "traffic run failed"
+f1=$(bg_stat flagged)
+d1=$(bg_stat dropped)
+expect_delivery t5
+t_expect_eq "flagged counter growth" "$(sum_sent t5 198.51.100.10 2001:db8:100::10)" "$((f1 - f0))"
+t_expect_eq "dropped counter growth" 0 "$((d1 - d0))"
+t_end "$E2E_NAME"
+
+E2E_NAME=flag_events
+t_begin
+wait_pid "$EV_PID" 7 || t_fail "events --count 1 --timeout 5 did not exit"
+ev=$(cat "$T/events")
+grep -Eq "^flag dst (198\.51\.100\.10|2001:db8:100::10) on $IF_GWC\$" <<<"$ev" ||
+	t_fail "events printed '$ev'"
+info "event: $ev"
+t_end "$E2E_NAME"
+
+# ---- 6. --match src ------------------------------------------------------------
+
+E2E_NAME=match_src
+t_begin
+bg detach "$IF_GWC" >/dev/null || t_fail "detach failed"
+attach "$IF_GWC" --match src || t_fail "attach --match src failed: $BG_ERR"
+cat "$T/list1" >"$T/list-src"
+printf '%s\n' "$C_SRC4" "$C_SRC6" >>"$T/list-src"
+# The client's own addresses must not be false positives: --fpr 1e-9.
+bg load --fpr 1e-9 "$T/list-src" >/dev/null || t_fail "load failed"
+[ "$(bg_check "$C_SRC4")" = match ] || t_fail "check $C_SRC4: no match"
+for a in "$C_IP4" "$C_IP6"; do
+	[ "$(bg_check "$a")" = "no match" ] || t_fail "check $a: match (cannot test delivery from it)"
+done
+# From a listed source: dropped, whatever the destination.
+DSTS=("${U4[0]}" "${U6[0]}" 198.51.100.10 2001:db8:100::10)
+d0=$(bg_stat dropped)
+traffic t6a 100 "$PPS" --src "$C_SRC4" --src "$C_SRC6" "${DSTS[@]}" || t_fail "traffic run failed"
+d1=$(bg_stat dropped)
+t_expect_eq "delivered from listed sources" 0 "$(recv_total t6a)"
+t_expect_eq "dropped counter growth" "$(sent_total t6a)" "$((d1 - d0))"
+# From an unlisted source: delivered, even to listed destinations.
+LISTED=()
+UNLISTED=("${DSTS[@]}")
+traffic t6b 100 "$PPS" --src "$C_IP4" --src "$C_IP6" "${DSTS[@]}" ||
+	t_fail "traffic run failed"
+expect_delivery t6b
+t_end "$E2E_NAME"
+
+# ---- 7. detach leaves nothing ------------------------------------------------------
+
+E2E_NAME=detach_leaves_nothing
+t_begin
+IDX=$(ip -n "$NS_GW" -o link show dev "$IF_GWC" | cut -d: -f1)
+mapfile -t OURS < <(pinned_map_ids; current_filter_id)
+((${#OURS[@]} == 5)) || t_fail "expected 5 maps of ours before detach, found ${#OURS[@]}"
+bg_capture detach "$IF_GWC"
+[ "$BG_RC" -eq 0 ] || t_fail "detach failed: $BG_ERR"
+l=$(ip -n "$NS_GW" link show dev "$IF_GWC")
+! grep -q xdp <<<"$l" || t_fail "ip link still shows XDP: $(grep xdp <<<"$l")"
+n=$(in_ns "$NS_GW" bpftool net show dev "$IF_GWC" 2>&1 | grep -c "$IF_GWC")
+t_expect_eq "bpftool net entries on $IF_GWC" 0 "$n"
+[ ! -e "$BG_PIN" ] || t_fail "$BG_PIN still exists: $(ls "$BG_PIN")"
+p=$(find /sys/fs/bpf -name 'bg_*' 2>/dev/null; ls -d /sys/fs/bpf/xdp/dispatch-"$IDX"-* 2>/dev/null)
+[ -z "$p" ] || t_fail "pins left: $p"
+if ! wait_until 5 none_alive "${OURS[@]}"; then
+	t_fail "maps still alive after detach: $(still_alive "${OURS[@]}" | tr '\n' ' ')"
+fi
+info "maps named bg_*: $MAPS_BASE machine-wide before the test, $(count_bg_maps) now"
+bg status | grep -q "not attached" || t_fail "status: $(bg status)"
+bg_capture detach "$IF_GWC"
+grep -q "bloomgate is not attached to $IF_GWC" <<<"$BG_ERR" ||
+	t_fail "second detach: rc $BG_RC, '$BG_ERR'"
+t_end "$E2E_NAME"
+
+info "mode $ATTACH_MODE; total $((SECONDS - T_START)) s"
+((E2E_FAILED == 0))
