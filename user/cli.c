@@ -457,10 +457,12 @@ static int cmd_status(int argc, char **argv)
 
 	(void)argv;
 	if (argc > 1) {
-		puts("usage: bloomgate status\n"
-		     "  Shows the interfaces bloomgate is attached to and the\n"
-		     "  loaded filter.");
-		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? EXIT_USAGE : 0;
+		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+
+		fputs("usage: bloomgate status\n"
+		      "  Shows the interfaces bloomgate is attached to and the\n"
+		      "  loaded filter.\n", help ? stdout : stderr);
+		return help ? 0 : EXIT_USAGE;
 	}
 	if ((ret = need_root()))
 		return ret;
@@ -475,6 +477,12 @@ static int cmd_status(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		char name[IF_NAMESIZE] = "?";
 
+		if (recs[i].netns_ino != bg_netns_ino()) {
+			printf("attached: ifindex %u in another network namespace "
+			       "(netns inode %u, prog id %u)\n", recs[i].ifindex,
+			       recs[i].netns_ino, recs[i].prog_id);
+			continue;
+		}
 		if_indextoname(recs[i].ifindex, name);
 		printf("attached: %s (ifindex %u, %s mode, match %s, action %s, prog id %u)\n",
 		       name, recs[i].ifindex, recs[i].mode == BG_MODE_SKB ? "skb" : "native",
@@ -536,15 +544,25 @@ static int cmd_events(int argc, char **argv)
 	int i, ret;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--count") && i + 1 < argc)
-			events_left = strtol(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
-			deadline = now_ms() + 1000.0 * strtod(argv[++i], NULL);
-		else {
-			puts("usage: bloomgate events [--count N] [--timeout SEC]\n"
-			     "  Prints flagged packets as they happen, one line each:\n"
-			     "  \"flag dst|src ADDR on IFACE\".");
-			return strcmp(argv[i], "--help") ? EXIT_USAGE : 0;
+		char *end = NULL;
+
+		if (!strcmp(argv[i], "--count") && i + 1 < argc) {
+			events_left = strtol(argv[++i], &end, 10);
+			if (*end || events_left <= 0)
+				return fail(EXIT_USAGE, "--count must be a positive number, not '%s'", argv[i]);
+		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			double t = strtod(argv[++i], &end);
+
+			if (*end || !(t > 0))
+				return fail(EXIT_USAGE, "--timeout must be a positive number of seconds, not '%s'", argv[i]);
+			deadline = now_ms() + 1000.0 * t;
+		} else {
+			int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+
+			fputs("usage: bloomgate events [--count N] [--timeout SEC]\n"
+			      "  Prints flagged packets as they happen, one line each:\n"
+			      "  \"flag dst|src ADDR on IFACE\".\n", help ? stdout : stderr);
+			return help ? 0 : EXIT_USAGE;
 		}
 	}
 	if ((ret = need_root()))

@@ -260,8 +260,18 @@ int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max)
 	return n;
 }
 
+/* The calling thread's network namespace: ifindexes are only unique in one. */
+__u32 bg_netns_ino(void)
+{
+	struct stat sb;
+
+	return stat("/proc/self/ns/net", &sb) ? 0 : (__u32)sb.st_ino;
+}
+
 static int find_rec(int attach_fd, __u32 ifindex, __u32 *slot)
 {
+	__u32 ns = bg_netns_ino();
+
 	__u32 i, free_slot = BG_ATTACH_MAX;
 
 	for (i = 0; i < BG_ATTACH_MAX; i++) {
@@ -269,7 +279,7 @@ static int find_rec(int attach_fd, __u32 ifindex, __u32 *slot)
 
 		if (bpf_map_lookup_elem(attach_fd, &i, &r))
 			return -errno;
-		if (r.ifindex == ifindex) {
+		if (r.ifindex == ifindex && r.netns_ino == ns) {
 			*slot = i;
 			return 1;
 		}
@@ -424,6 +434,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	rec.match = (__u8)o->match;
 	rec.action = (__u8)o->action;
 	rec.prog_id = xdp_program__id(prog);
+	rec.netns_ino = bg_netns_ino();
 	if (ret || bpf_map_update_elem(st.attach_fd, &slot, &rec, BPF_ANY)) {
 		ret = ret ? ret : -errno;
 		xdp_program__detach(prog, ifindex,
@@ -559,6 +570,11 @@ int bg_detach_all(char *err, size_t errlen)
 	for (i = 0; i < BG_ATTACH_MAX; i++) {
 		if (bpf_map_lookup_elem(st.attach_fd, &i, &rec) || !rec.ifindex)
 			continue;
+		if (rec.netns_ino != bg_netns_ino()) {
+			/* Its ifindex means another interface here. */
+			failed = -EXDEV;
+			continue;
+		}
 		/* An interface that is gone took its program with it. */
 		ret = detach_prog((int)rec.ifindex, rec.prog_id);
 		if (ret && ret != -ENOENT) {
@@ -567,6 +583,12 @@ int bg_detach_all(char *err, size_t errlen)
 		}
 		memset(&rec, 0, sizeof(rec));
 		bpf_map_update_elem(st.attach_fd, &i, &rec, BPF_ANY);
+	}
+	if (failed == -EXDEV) {
+		errf(err, errlen, "bloomgate is also attached in another network "
+		     "namespace; run detach --all there too (pins kept)");
+		bg_state_close(&st);
+		return failed;
 	}
 	if (failed) {
 		errf(err, errlen, "cannot detach from every interface: %s",

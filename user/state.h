@@ -75,6 +75,9 @@ int bg_detach(const char *ifname, char *err, size_t errlen);
  * and removes every pin. */
 int bg_detach_all(char *err, size_t errlen);
 
+/* Inode of the calling thread's network namespace (records carry it). */
+__u32 bg_netns_ino(void);
+
 /* Reads the attachment records (up to max), returns how many. */
 int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max);
 

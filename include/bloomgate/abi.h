@@ -172,7 +172,7 @@ struct bg_attach_rec {
 	__u8 action; /* enum bg_action */
 	__u8 pad;
 	__u32 prog_id; /* id of the bloomgate program on that interface */
-	__u32 pad2;
+	__u32 netns_ino; /* network namespace of ifindex (nsfs inode) */
 };
 _Static_assert(sizeof(struct bg_attach_rec) == 16, "attach record size");
 #define BG_ATTACH_MAX 64

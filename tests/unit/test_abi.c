@@ -96,7 +96,7 @@ static void test_btf_layouts(void **state)
 	CHECK(btf, bg_attach_rec, M(bg_attach_rec, ifindex), M(bg_attach_rec, mode),
 	      M(bg_attach_rec, match), M(bg_attach_rec, action),
 	      M(bg_attach_rec, pad), M(bg_attach_rec, prog_id),
-	      M(bg_attach_rec, pad2));
+	      M(bg_attach_rec, netns_ino));
 	bloomgate__destroy(skel);
 }
 
