@@ -90,7 +90,7 @@ $(BUILD)/tests/%: tests/tools/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $< -o $@
 
-$(BUILD)/bench: bench/bench.c $(BENCH_SKEL) $(SKEL) $(BUILD)/libbloomgate.a
+$(BUILD)/bench: bench/bench.c tests/pktgen.h $(BENCH_SKEL) $(SKEL) $(BUILD)/libbloomgate.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libbloomgate.a $(LDLIBS) -o $@
 

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Benchmark baselines for bloomgate, run through BPF_PROG_TEST_RUN by
+ * bench/bench.c. Every program parses the packet with the datapath's own
+ * parser (bpf/parse.h), probes the IPv4 destination against one structure,
+ * then steps the destination through the same full-period LCG as the
+ * datapath's bg_bench_step(), so that the `repeat` iterations of one test
+ * run probe different keys (XDP test runs reuse one packet buffer).
+ *
+ * Each program counts its positives in bench_pos[] (.bss, read by
+ * userspace through the skeleton); the count is only touched on a positive,
+ * so the common "not listed" path pays nothing for it.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "bloomgate/bloom.h"
+#include "parse.h"
+
+/* Indices into bench_pos[]; bench.c uses the same numbers. */
+enum {
+	BP_PASS,
+	BP_CLASSIC,
+	BP_KBLOOM,
+	BP_HASH,
+	BP_BLOCKED,
+	BP_BLOCKED_INNER,
+	BP_BLOCKED_FIXED,
+	BP__COUNT,
+};
+
+__u64 bench_pos[BP__COUNT];
+
+/* Classic Bloom filter parameters, set before load. */
+const volatile __u64 classic_seed = 0;
+const volatile __u32 classic_mbits = 64; /* m, bits */
+const volatile __u32 classic_k = 1;
+
+/* (c) Classic k-probe Bloom filter: m bits in 64-bit words. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1); /* m / 64, set before load */
+} classic_bits SEC(".maps");
+
+/* (d) The kernel's Bloom filter map; the value is the address. */
+struct {
+	__uint(type, BPF_MAP_TYPE_BLOOM_FILTER);
+	__type(value, __u32);
+	__uint(max_entries, 1); /* n, set before load */
+	__uint(map_extra, 10); /* hash functions, set before load */
+} kbloom SEC(".maps");
+
+/* (e) Exact set: hash map keyed by the address (preallocated). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1); /* n, set before load */
+} hset SEC(".maps");
+
+/* (f) bloomgate's blocked layout in a plain array: lookups are inlined.
+ * bench.c creates this map itself (nblocks + 1 entries) and hands it over
+ * with bpf_map__reuse_fd(); it is also the inner-map template of (h). */
+struct blocked_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BG_FILTER_VALUE_SIZE);
+	__uint(max_entries, 2); /* header + blocks: the real map replaces it */
+};
+struct blocked_map blocked SEC(".maps");
+
+/* (g) The same through a map-in-map slot, inner maps of any size
+ * (BPF_F_INNER_MAP, as bloomgate does): lookups are helper calls. */
+struct blocked_inner_any {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BG_FILTER_VALUE_SIZE);
+	__uint(max_entries, 2);
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct blocked_inner_any);
+} blocked_outer SEC(".maps");
+
+/* (h) Map-in-map slot whose inner maps all have one fixed size (no
+ * BPF_F_INNER_MAP): bench.c sets the template with bpf_map__set_inner_map_fd
+ * to the map of (f), so its max_entries is the real one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct blocked_map);
+} blocked_outer_fixed SEC(".maps");
+
+/* Same step as bg_bench_step() in bpf/bloomgate.bpf.c (IPv4 part). */
+static __always_inline void bench_step(struct bg_pkt *pkt)
+{
+	__u32 a = bpf_ntohl(pkt->ip4->daddr);
+
+	pkt->ip4->daddr = bpf_htonl(a * 2654435761U + 1);
+}
+
+static __always_inline int bench_verdict(struct bg_pkt *pkt, int hit, int idx)
+{
+	bench_step(pkt);
+	if (hit) {
+		bench_pos[idx]++;
+		return XDP_DROP;
+	}
+	return XDP_PASS;
+}
+
+/* The probe of bloomgate's bg_probe() without its counters. */
+static __always_inline int blocked_probe(void *map, __u32 addr)
+{
+	const struct bg_filter_header *hdr;
+	struct bg_key4 key;
+	struct bg_block *b;
+	__u32 zero = 0, idx;
+	__u64 h;
+
+	hdr = bpf_map_lookup_elem(map, &zero);
+	if (!hdr)
+		return 0;
+	bg_key4_init(&key, addr, 32);
+	h = bg_key4_hash(&key, hdr->seed);
+	idx = 1 + bg_bloom_block(h, hdr->nblocks);
+	b = bpf_map_lookup_elem(map, &idx);
+	return b && bg_bloom_test(b, h, hdr->k);
+}
+
+/* (a) Parse and step only. */
+SEC("xdp")
+int bench_pass(struct xdp_md *ctx)
+{
+	struct bg_pkt pkt;
+
+	bg_parse(ctx, &pkt);
+	if (pkt.family != BG_KEY_IPV4)
+		return XDP_PASS;
+	return bench_verdict(&pkt, 0, BP_PASS);
+}
+
+/* (c) k bit positions over the whole array, double hashing of the two
+ * halves of one bg_hash64, fastrange to m. */
+SEC("xdp")
+int bench_classic(struct xdp_md *ctx)
+{
+	struct bg_key4 key;
+	struct bg_pkt pkt;
+	__u32 h1, h2, i;
+	int hit = 1;
+	__u64 h;
+
+	bg_parse(ctx, &pkt);
+	if (pkt.family != BG_KEY_IPV4)
+		return XDP_PASS;
+	bg_key4_init(&key, pkt.ip4->daddr, 32);
+	h = bg_key4_hash(&key, classic_seed);
+	h1 = (__u32)h;
+	h2 = (__u32)(h >> 32);
+	for (i = 0; i < BG_K_MAX && i < classic_k; i++) {
+		__u32 bit = (__u32)(((__u64)h1 * classic_mbits) >> 32);
+		__u32 w = bit >> 6;
+		__u64 *word = bpf_map_lookup_elem(&classic_bits, &w);
+
+		if (!word || !(*word & (1ULL << (bit & 63)))) {
+			hit = 0;
+			break;
+		}
+		h1 += h2;
+	}
+	return bench_verdict(&pkt, hit, BP_CLASSIC);
+}
+
+/* (d) bpf_map_peek_elem on the kernel's Bloom filter map. */
+SEC("xdp")
+int bench_kbloom(struct xdp_md *ctx)
+{
+	struct bg_pkt pkt;
+	__u32 a;
+
+	bg_parse(ctx, &pkt);
+	if (pkt.family != BG_KEY_IPV4)
+		return XDP_PASS;
+	a = pkt.ip4->daddr;
+	return bench_verdict(&pkt, bpf_map_peek_elem(&kbloom, &a) == 0,
+			     BP_KBLOOM);
+}
+
+/* (e) Exact lookup in a hash map. */
+SEC("xdp")
+int bench_hash(struct xdp_md *ctx)
+{
+	struct bg_pkt pkt;
+	__u32 a;
+
+	bg_parse(ctx, &pkt);
+	if (pkt.family != BG_KEY_IPV4)
+		return XDP_PASS;
+	a = pkt.ip4->daddr;
+	return bench_verdict(&pkt, bpf_map_lookup_elem(&hset, &a) != NULL,
+			     BP_HASH);
+}
+
+/* (f) Blocked probe, filter in a plain array map. */
+SEC("xdp")
+int bench_blocked(struct xdp_md *ctx)
+{
+	struct bg_pkt pkt;
+
+	bg_parse(ctx, &pkt);
+	if (pkt.family != BG_KEY_IPV4)
+		return XDP_PASS;
+	return bench_verdict(&pkt, blocked_probe(&blocked, pkt.ip4->daddr),
+			     BP_BLOCKED);
+}
+
+/* (g) Blocked probe through ARRAY_OF_MAPS, BPF_F_INNER_MAP inner map. */
+SEC("xdp")
+int bench_blocked_inner(struct xdp_md *ctx)
+{
+	struct bg_pkt pkt;
+	__u32 zero = 0;
+	void *filter;
+	int hit = 0;
+
+	bg_parse(ctx, &pkt);
+	if (pkt.family != BG_KEY_IPV4)
+		return XDP_PASS;
+	filter = bpf_map_lookup_elem(&blocked_outer, &zero);
+	if (filter)
+		hit = blocked_probe(filter, pkt.ip4->daddr);
+	return bench_verdict(&pkt, hit, BP_BLOCKED_INNER);
+}
+
+/* (h) Blocked probe through ARRAY_OF_MAPS, fixed-size inner map. */
+SEC("xdp")
+int bench_blocked_fixed(struct xdp_md *ctx)
+{
+	struct bg_pkt pkt;
+	__u32 zero = 0;
+	void *filter;
+	int hit = 0;
+
+	bg_parse(ctx, &pkt);
+	if (pkt.family != BG_KEY_IPV4)
+		return XDP_PASS;
+	filter = bpf_map_lookup_elem(&blocked_outer_fixed, &zero);
+	if (filter)
+		hit = blocked_probe(filter, pkt.ip4->daddr);
+	return bench_verdict(&pkt, hit, BP_BLOCKED_FIXED);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

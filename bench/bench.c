@@ -1,0 +1,1511 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bloomgate benchmarks (`make bench`, through bench/run.sh).
+ *
+ * For each list size n (default 1M and 10M random distinct IPv4 addresses
+ * from a fixed seed) it loads, side by side:
+ *   - bloomgate's real XDP program (build/bloomgate.skel.h) with
+ *     cfg_bench_vary=1 and cfg_action=DROP, its filter built by
+ *     bg_filter_size/bg_filter_create and swapped in by bg_filter_publish;
+ *   - the baselines of bench/bench.bpf.c: parse-only XDP_PASS, a classic
+ *     k-probe Bloom filter, the kernel's BLOOM_FILTER map, a HASH map, and
+ *     bloomgate's blocked probe without its counters in a plain array, in a
+ *     BPF_F_INNER_MAP map-in-map slot and in a fixed-size map-in-map slot.
+ *
+ * Every program steps the packet's destination through one full-period LCG
+ * after probing, and XDP test runs reuse one packet buffer across `repeat`,
+ * so one BPF_PROG_TEST_RUN probes `repeat` different (mostly non-member)
+ * addresses. That is verified, not assumed: after a run the destination in
+ * data_out must be the LCG iterated `repeat` times, and every program's
+ * positive count must equal the count userspace computes for the same
+ * address sequence with the same probe functions.
+ *
+ * Output: Markdown tables on stdout (bench/run.sh puts them into
+ * docs/BENCHMARKS.md); progress on stderr.
+ */
+#include "../tests/pktgen.h" /* first: linux/in.h after netinet/in.h */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bloomgate/bloom.h"
+#include "filter.h"
+#include "lists.h"
+#include "state.h"
+#include "bloomgate.skel.h"
+#include "bench.skel.h"
+
+/* Indices of bench_pos[] in bench/bench.bpf.c. */
+enum {
+	BP_PASS,
+	BP_CLASSIC,
+	BP_KBLOOM,
+	BP_HASH,
+	BP_BLOCKED,
+	BP_BLOCKED_INNER,
+	BP_BLOCKED_FIXED,
+	BP__COUNT,
+};
+_Static_assert(sizeof(((struct bench__bss *)0)->bench_pos) ==
+		       BP__COUNT * sizeof(__u64),
+	       "bench_pos[] and BP_* disagree");
+
+/* The LCG of bg_bench_step() / bench_step(), on host-order addresses. */
+#define LCG_MUL 2654435761U
+#define LCG_ADD 1U
+
+enum variant {
+	V_PASS,
+	V_BLOOMGATE,
+	V_CLASSIC,
+	V_KBLOOM,
+	V_HASH,
+	V_BLOCKED,
+	V_BLOCKED_INNER,
+	V_BLOCKED_FIXED,
+	V__COUNT,
+};
+
+/* What a variant's positive count must equal. */
+enum expect {
+	EX_NONE, /* no positives */
+	EX_BLOCKED, /* bg_filter_test4 on the same sequence */
+	EX_CLASSIC, /* classic_test on the same sequence */
+	EX_MEMBERS, /* exactly the members (exact set) */
+	EX_ATLEAST, /* at least the members (kernel Bloom: unknown seed) */
+};
+
+static const struct {
+	const char *name;
+	const char *what;
+	int bp; /* bench_pos index, -1: bloomgate's own counters */
+	enum expect ex;
+} V[V__COUNT] = {
+	[V_PASS] = { "(a) pass", "parse + vary, XDP_PASS, no probe", BP_PASS,
+		     EX_NONE },
+	[V_BLOOMGATE] = { "(b) bloomgate", "bloomgate_xdp, real program", -1,
+			  EX_BLOCKED },
+	[V_CLASSIC] = { "(c) classic", "k-probe Bloom, ARRAY of u64 words",
+			BP_CLASSIC, EX_CLASSIC },
+	[V_KBLOOM] = { "(d) kernel bloom", "BPF_MAP_TYPE_BLOOM_FILTER peek",
+		       BP_KBLOOM, EX_ATLEAST },
+	[V_HASH] = { "(e) hash", "BPF_MAP_TYPE_HASH lookup (prealloc)",
+		     BP_HASH, EX_MEMBERS },
+	[V_BLOCKED] = { "(f) blocked/plain", "bloomgate probe, plain ARRAY",
+			BP_BLOCKED, EX_BLOCKED },
+	[V_BLOCKED_INNER] = { "(g) blocked/inner",
+			      "bloomgate probe, map-in-map, BPF_F_INNER_MAP",
+			      BP_BLOCKED_INNER, EX_BLOCKED },
+	[V_BLOCKED_FIXED] = { "(h) blocked/fixed",
+			      "bloomgate probe, map-in-map, fixed-size inner",
+			      BP_BLOCKED_FIXED, EX_BLOCKED },
+};
+
+struct opts {
+	uint64_t sizes[8];
+	int nsizes;
+	uint32_t repeat; /* iterations per timed test run */
+	int rounds; /* timed rounds, variants interleaved */
+	uint32_t fpr_samples; /* probes for the FPR measurements */
+	double target; /* bloomgate / classic target FPR */
+	uint32_t kbloom_k; /* map_extra of the kernel Bloom map */
+	uint64_t seed; /* key generation */
+	int cpu; /* pin to this CPU, -1: no pinning */
+	int swaps; /* bg_filter_publish timing */
+	uint64_t parse_lines; /* list-parse timing, 0: skip */
+};
+
+struct run {
+	uint32_t ns; /* kernel: average ns per iteration */
+	double cpu_ns; /* thread CPU time / repeat */
+	uint32_t daddr; /* destination after the run, host order */
+	uint64_t pos; /* positives counted by the program */
+	uint64_t probes; /* bloomgate only: its probes counter */
+};
+
+struct set {
+	uint64_t n;
+	const uint32_t *addr; /* host order, first n of the generated keys */
+	uint64_t *bitmap; /* 2^32-bit membership */
+
+	/* bloomgate */
+	struct bloomgate *bg;
+	struct bg_filter_params p;
+	uint64_t fseed;
+	int filter_fd, filter2_fd;
+	const void *fmem; /* live filter, mmapped read-only */
+	size_t flen;
+	double t_size_us, t_create_ms[2], t_publish_ms[64];
+	int npublish;
+
+	/* baselines */
+	struct bench *bn;
+	uint64_t cseed;
+	uint32_t cbits, ck; /* classic: m (multiple of 64), k */
+	uint64_t *cmem;
+	size_t clen;
+	int blocked_fd;
+	double c_predicted, t_classic_ms;
+	uint64_t kb_bits;
+	double kb_predicted, t_kbloom_s, t_hash_s, t_blocked_ms;
+
+	int prog_fd[V__COUNT];
+	long long memlock[V__COUNT];
+
+	/* expected positives over the LCG sequence from the packet */
+	uint64_t seq_len;
+	uint64_t ex_at_repeat[EX_ATLEAST + 1], ex_at_fpr[EX_ATLEAST + 1];
+
+	/* results */
+	struct run verify[V__COUNT];
+	struct run *timed[V__COUNT]; /* [rounds] */
+	int mismatches;
+	uint64_t us_probes, us_pos_bg, us_pos_classic; /* userspace FPR */
+};
+
+static struct opts O = {
+	.sizes = { 1000000, 10000000 },
+	.nsizes = 2,
+	.repeat = 3000000,
+	.rounds = 7,
+	.fpr_samples = 10000000,
+	.target = 0.001,
+	.kbloom_k = 10,
+	.seed = 0x626c6f6f6d676174ULL, /* "bloomgat" */
+	.cpu = -2, /* default: the last CPU */
+	.swaps = 20,
+	.parse_lines = 10000000,
+};
+
+static struct pkt PKT;
+static uint32_t PKT_DADDR0; /* host order */
+static int failures;
+static struct timespec T0;
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void progress(const char *fmt, ...)
+{
+	struct timespec t;
+	va_list ap;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	fprintf(stderr, "[%6.1fs] ", (double)(t.tv_sec - T0.tv_sec) +
+					     (double)(t.tv_nsec - T0.tv_nsec) * 1e-9);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	failures++;
+	fputs("bench: CHECK FAILED: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline int bm_test(const uint64_t *bm, uint32_t a)
+{
+	return (int)(bm[a >> 6] >> (a & 63)) & 1;
+}
+
+static inline void bm_set(uint64_t *bm, uint32_t a)
+{
+	bm[a >> 6] |= 1ULL << (a & 63);
+}
+
+static uint64_t *bm_alloc(void)
+{
+	void *m = mmap(NULL, 1ULL << 29, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (m == MAP_FAILED)
+		die("cannot map a 512 MiB bitmap: %s", strerror(errno));
+	return m;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+	double t[256];
+	int i;
+
+	if (n <= 0)
+		return NAN;
+	if (n > 256)
+		n = 256;
+	for (i = 0; i < n; i++)
+		t[i] = v[i];
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	return n & 1 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+static double minimum(const double *v, int n)
+{
+	double m = INFINITY;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] < m)
+			m = v[i];
+	return m;
+}
+
+static long long fd_memlock(int fd)
+{
+	char path[64], line[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static const char *human_n(uint64_t n)
+{
+	static char buf[8][32];
+	static int i;
+	char *b = buf[i++ & 7];
+
+	if (n >= 1000000 && n % 1000000 == 0)
+		snprintf(b, 32, "%lluM", (unsigned long long)(n / 1000000));
+	else if (n >= 1000 && n % 1000 == 0)
+		snprintf(b, 32, "%lluk", (unsigned long long)(n / 1000));
+	else
+		snprintf(b, 32, "%llu", (unsigned long long)n);
+	return b;
+}
+
+static const char *human_bytes(long long b)
+{
+	static char buf[8][32];
+	static int i;
+	char *s = buf[i++ & 7];
+
+	if (b < 0)
+		snprintf(s, 32, "?");
+	else if (b >= 10LL << 20)
+		snprintf(s, 32, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 10LL << 10)
+		snprintf(s, 32, "%.1f KiB", (double)b / (1 << 10));
+	else
+		snprintf(s, 32, "%lld B", b);
+	return s;
+}
+
+/* ---- keys --------------------------------------------------------------- */
+
+/* n random distinct addresses (host order) and their membership bitmap. */
+static uint32_t *gen_keys(uint64_t n, uint64_t seed, uint64_t **bitmap)
+{
+	uint32_t *a = malloc(n * sizeof(*a));
+	uint64_t *bm = bm_alloc(), s = seed, i = 0;
+
+	if (!a)
+		die("out of memory");
+	while (i < n) {
+		uint32_t x = (uint32_t)splitmix64(&s);
+
+		if (bm_test(bm, x))
+			continue;
+		bm_set(bm, x);
+		a[i++] = x;
+	}
+	*bitmap = bm;
+	return a;
+}
+
+static void list_from(struct bg_list *l, const uint32_t *addr, uint64_t n)
+{
+	uint64_t i;
+
+	bg_list_init(l);
+	l->v4 = malloc(n * sizeof(*l->v4));
+	if (!l->v4)
+		die("out of memory");
+	for (i = 0; i < n; i++)
+		bg_key4_init(&l->v4[i], htonl(addr[i]), 32);
+	l->n4 = l->cap4 = n;
+	l->accepted = n;
+}
+
+/* ---- classic Bloom filter (userspace half of bench_classic) -------------- */
+
+static inline int classic_test(const struct set *s, uint32_t addr_be)
+{
+	struct bg_key4 key;
+	uint32_t h1, h2, i;
+	uint64_t h;
+
+	bg_key4_init(&key, addr_be, 32);
+	h = bg_key4_hash(&key, s->cseed);
+	h1 = (uint32_t)h;
+	h2 = (uint32_t)(h >> 32);
+	for (i = 0; i < s->ck; i++) {
+		uint32_t bit = (uint32_t)(((uint64_t)h1 * s->cbits) >> 32);
+
+		if (!(s->cmem[bit >> 6] & (1ULL << (bit & 63))))
+			return 0;
+		h1 += h2;
+	}
+	return 1;
+}
+
+static void classic_add(struct set *s, uint32_t addr_be)
+{
+	struct bg_key4 key;
+	uint32_t h1, h2, i;
+	uint64_t h;
+
+	bg_key4_init(&key, addr_be, 32);
+	h = bg_key4_hash(&key, s->cseed);
+	h1 = (uint32_t)h;
+	h2 = (uint32_t)(h >> 32);
+	for (i = 0; i < s->ck; i++) {
+		uint32_t bit = (uint32_t)(((uint64_t)h1 * s->cbits) >> 32);
+
+		s->cmem[bit >> 6] |= 1ULL << (bit & 63);
+		h1 += h2;
+	}
+}
+
+/* ---- xlated code: which calls are left after the verifier --------------- */
+
+struct callsite {
+	uint64_t addr;
+	char name[64];
+};
+
+static struct callsite callsites[64];
+static int ncallsites;
+static uint64_t call_base;
+
+static void kallsyms_resolve(void)
+{
+	char line[512], name[256], type;
+	unsigned long long a;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	int i, left = ncallsites;
+
+	if (!f)
+		return;
+	while (left && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		for (i = 0; i < ncallsites; i++) {
+			if (callsites[i].addr == a && !callsites[i].name[0]) {
+				size_t l = strnlen(name, sizeof(callsites[i].name) - 1);
+
+				memcpy(callsites[i].name, name, l);
+				callsites[i].name[l] = 0;
+				left--;
+			}
+		}
+	}
+	fclose(f);
+}
+
+static uint64_t kallsyms_addr(const char *sym)
+{
+	char line[512], name[256], type;
+	unsigned long long a;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	uint64_t r = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
+		    !strcmp(name, sym)) {
+			r = a;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+struct proginfo {
+	uint32_t xlated_insns, jited_bytes;
+	int ncalls;
+	uint64_t call_addr[32];
+};
+
+static void prog_inspect(int fd, struct proginfo *pi)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info), n, i;
+	struct bpf_insn *insns;
+
+	memset(pi, 0, sizeof(*pi));
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return;
+	n = info.xlated_prog_len;
+	pi->xlated_insns = n / sizeof(struct bpf_insn);
+	pi->jited_bytes = info.jited_prog_len;
+	insns = calloc(1, n ? n : 1);
+	if (!insns)
+		return;
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	info.xlated_prog_len = n;
+	info.xlated_prog_insns = (__u64)(unsigned long)insns;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && call_base) {
+		for (i = 0; i < n / sizeof(*insns); i++) {
+			struct bpf_insn *in = &insns[i];
+			uint64_t a;
+			int j;
+
+			if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg != 0)
+				continue;
+			a = call_base + (uint64_t)(int64_t)in->imm;
+			if (pi->ncalls < 32)
+				pi->call_addr[pi->ncalls++] = a;
+			for (j = 0; j < ncallsites; j++)
+				if (callsites[j].addr == a)
+					break;
+			if (j == ncallsites && ncallsites < 64)
+				callsites[ncallsites++].addr = a;
+		}
+	}
+	free(insns);
+}
+
+static void prog_calls_str(const struct proginfo *pi, char *buf, size_t len)
+{
+	int i, j, done[32] = { 0 };
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < pi->ncalls; i++) {
+		const char *name = "?";
+		int cnt = 0;
+
+		if (done[i])
+			continue;
+		for (j = i; j < pi->ncalls; j++)
+			if (pi->call_addr[j] == pi->call_addr[i]) {
+				done[j] = 1;
+				cnt++;
+			}
+		for (j = 0; j < ncallsites; j++)
+			if (callsites[j].addr == pi->call_addr[i] &&
+			    callsites[j].name[0])
+				name = callsites[j].name;
+		off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
+					"%s`%s`%s", off ? ", " : "", name,
+					cnt > 1 ? (cnt == 2 ? " x2" :
+						   cnt == 3 ? " x3" : " xN") :
+						  "");
+		if (off >= len)
+			break;
+	}
+	if (!call_base)
+		snprintf(buf, len, "? (no /proc/kallsyms)");
+	else if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static void setup_bloomgate(struct set *s)
+{
+	struct bg_list l;
+	uint64_t seeds[2] = { s->fseed, s->fseed ^ 0x5a5a5a5aULL };
+	int fds[2], filters_fd, i, err;
+	double t;
+
+	s->bg = bloomgate__open();
+	if (!s->bg)
+		die("bloomgate__open: %s", strerror(errno));
+	s->bg->rodata->cfg_bench_vary = 1;
+	s->bg->rodata->cfg_action = BG_ACTION_DROP;
+	s->bg->rodata->cfg_match = BG_MATCH_DST;
+	err = bloomgate__load(s->bg);
+	if (err)
+		die("bloomgate__load: %s", strerror(-err));
+	filters_fd = bpf_map__fd(s->bg->maps.BG_MAP_FILTERS);
+
+	t = now_s();
+	err = bg_filter_size(s->n, O.target, &s->p);
+	s->t_size_us = (now_s() - t) * 1e6;
+	if (err)
+		die("bg_filter_size(%llu): %s", (unsigned long long)s->n,
+		    strerror(-err));
+
+	list_from(&l, s->addr, s->n);
+	/* Two filters: the one measured, and a second one (other seed) to
+	 * swap with; both builds are timed. */
+	for (i = 0; i < 2; i++) {
+		t = now_s();
+		fds[i] = bg_filter_create(&s->p, seeds[i], &l);
+		s->t_create_ms[i] = (now_s() - t) * 1e3;
+		if (fds[i] < 0)
+			die("bg_filter_create: %s", strerror(-fds[i]));
+	}
+	bg_list_free(&l);
+	s->filter_fd = fds[0];
+	s->filter2_fd = fds[1];
+
+	/* Swaps, ending on the filter measured. */
+	s->npublish = O.swaps < 64 ? O.swaps & ~1 : 64;
+	for (i = 0; i < s->npublish; i++) {
+		t = now_s();
+		err = bg_filter_publish(filters_fd, fds[(i + 1) & 1]);
+		s->t_publish_ms[i] = (now_s() - t) * 1e3;
+		if (err)
+			die("bg_filter_publish: %s", strerror(-err));
+	}
+	if (!s->npublish && bg_filter_publish(filters_fd, fds[0]))
+		die("bg_filter_publish: %s", strerror(errno));
+
+	err = bg_filter_map_current(filters_fd, &s->fmem, &s->flen);
+	if (err)
+		die("bg_filter_map_current: %s", strerror(-err));
+	if (((const struct bg_filter_header *)s->fmem)->seed != s->fseed)
+		die("the live filter is not the one published last");
+	s->prog_fd[V_BLOOMGATE] = bpf_program__fd(s->bg->progs.bloomgate_xdp);
+	s->memlock[V_BLOOMGATE] = fd_memlock(s->filter_fd);
+}
+
+static void setup_bench(struct set *s)
+{
+	struct bench *b;
+	struct bg_list l;
+	__u32 zero = 0, i;
+	double m, t;
+	uint64_t kbits;
+	int err, fd;
+	void *mem;
+	size_t len;
+
+	/* Classic sizing at the same target: m = -n ln p / ln(2)^2 bits
+	 * (rounded up to whole words), k = round(m/n ln 2). */
+	m = ceil(-(double)s->n * log(O.target) / (M_LN2 * M_LN2));
+	if (m > 4294967232.0)
+		die("classic filter over 2^32 bits");
+	s->cbits = (uint32_t)((uint64_t)(m + 63) / 64 * 64);
+	s->ck = (uint32_t)lround((double)s->cbits / (double)s->n * M_LN2);
+	if (s->ck < 1)
+		s->ck = 1;
+	if (s->ck > BG_K_MAX)
+		s->ck = BG_K_MAX;
+	s->cseed = s->fseed ^ 0xc1a551cULL;
+	s->c_predicted = pow(1.0 - exp(-(double)s->ck * (double)s->n /
+					(double)s->cbits),
+			     (double)s->ck);
+
+	/* The kernel sizes its Bloom map as n*k*7/5 bits (~ n k / ln 2),
+	 * rounded up to a power of two (kernel/bpf/bloom_filter.c). */
+	kbits = s->n * O.kbloom_k;
+	kbits = kbits / 5 * 7;
+	if (kbits > (1ULL << 31))
+		kbits = 1ULL << 32;
+	else {
+		uint64_t p2 = 64;
+
+		while (p2 < kbits)
+			p2 <<= 1;
+		kbits = p2;
+	}
+	s->kb_bits = kbits;
+	s->kb_predicted = pow(1.0 - exp(-(double)O.kbloom_k * (double)s->n /
+					(double)kbits),
+			      (double)O.kbloom_k);
+
+	/* (f) the blocked filter (same parameters and seed as bloomgate's)
+	 * in a plain array created here, so that the same map can be the
+	 * inner-map template of (h)'s fixed-size slot (libbpf 1.1 cannot
+	 * resize a BTF-defined inner map). */
+	{
+		LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
+
+		s->blocked_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bench_blocked",
+					       sizeof(__u32), BG_FILTER_VALUE_SIZE,
+					       s->p.nblocks + 1, &mo);
+		if (s->blocked_fd < 0)
+			die("blocked map: %s", strerror(errno));
+	}
+	len = (s->p.bytes + 4095) / 4096 * 4096;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->blocked_fd,
+		   0);
+	if (mem == MAP_FAILED)
+		die("mmap blocked: %s", strerror(errno));
+	list_from(&l, s->addr, s->n);
+	t = now_s();
+	bg_filter_build(mem, &s->p, s->fseed, &l);
+	s->t_blocked_ms = (now_s() - t) * 1e3;
+	bg_list_free(&l);
+	munmap(mem, len);
+	s->memlock[V_BLOCKED] = s->memlock[V_BLOCKED_FIXED] =
+		fd_memlock(s->blocked_fd);
+
+	b = s->bn = bench__open();
+	if (!b)
+		die("bench__open: %s", strerror(errno));
+	b->rodata->classic_seed = s->cseed;
+	b->rodata->classic_mbits = s->cbits;
+	b->rodata->classic_k = s->ck;
+	if (bpf_map__set_max_entries(b->maps.classic_bits, s->cbits / 64) ||
+	    bpf_map__set_max_entries(b->maps.kbloom, (__u32)s->n) ||
+	    bpf_map__set_map_extra(b->maps.kbloom, O.kbloom_k) ||
+	    bpf_map__set_max_entries(b->maps.hset, (__u32)s->n) ||
+	    bpf_map__reuse_fd(b->maps.blocked, s->blocked_fd) ||
+	    bpf_map__set_inner_map_fd(b->maps.blocked_outer_fixed, s->blocked_fd))
+		die("cannot size the bench maps");
+	err = bench__load(b);
+	if (err)
+		die("bench__load: %s", strerror(-err));
+	if (bpf_map_update_elem(bpf_map__fd(b->maps.blocked_outer_fixed), &zero,
+				&s->blocked_fd, BPF_ANY))
+		die("blocked_outer_fixed: %s", strerror(errno));
+	/* (g) bloomgate's own filter map in a BPF_F_INNER_MAP slot. */
+	if (bpf_map_update_elem(bpf_map__fd(b->maps.blocked_outer), &zero,
+				&s->filter_fd, BPF_ANY))
+		die("blocked_outer: %s", strerror(errno));
+	s->memlock[V_BLOCKED_INNER] = s->memlock[V_BLOOMGATE];
+
+	/* (c) classic: built through mmap, kept mapped for userspace tests. */
+	fd = bpf_map__fd(b->maps.classic_bits);
+	s->clen = (size_t)s->cbits / 8;
+	s->cmem = mmap(NULL, s->clen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (s->cmem == MAP_FAILED)
+		die("mmap classic: %s", strerror(errno));
+	t = now_s();
+	for (i = 0; i < s->n; i++)
+		classic_add(s, htonl(s->addr[i]));
+	s->t_classic_ms = (now_s() - t) * 1e3;
+	s->memlock[V_CLASSIC] = fd_memlock(fd);
+
+	/* (d) kernel Bloom: one update per key (the map has no batch ops). */
+	fd = bpf_map__fd(b->maps.kbloom);
+	t = now_s();
+	for (i = 0; i < s->n; i++) {
+		__u32 v = htonl(s->addr[i]);
+
+		if (bpf_map_update_elem(fd, NULL, &v, BPF_ANY))
+			die("kernel bloom push: %s", strerror(errno));
+	}
+	s->t_kbloom_s = now_s() - t;
+	s->memlock[V_KBLOOM] = fd_memlock(fd);
+
+	/* (e) hash: batched updates. */
+	{
+		enum { CHUNK = 65536 };
+		__u32 *keys = malloc(CHUNK * sizeof(*keys));
+		__u32 *vals = calloc(CHUNK, sizeof(*vals));
+		LIBBPF_OPTS(bpf_map_batch_opts, bo, .elem_flags = BPF_ANY);
+		uint64_t off;
+
+		if (!keys || !vals)
+			die("out of memory");
+		fd = bpf_map__fd(b->maps.hset);
+		t = now_s();
+		for (off = 0; off < s->n; off += CHUNK) {
+			__u32 cnt = (__u32)(s->n - off < CHUNK ? s->n - off : CHUNK);
+
+			for (i = 0; i < cnt; i++)
+				keys[i] = htonl(s->addr[off + i]);
+			if (bpf_map_update_batch(fd, keys, vals, &cnt, &bo))
+				die("hash batch update: %s", strerror(errno));
+		}
+		s->t_hash_s = now_s() - t;
+		s->memlock[V_HASH] = fd_memlock(fd);
+		free(keys);
+		free(vals);
+	}
+
+	s->prog_fd[V_PASS] = bpf_program__fd(b->progs.bench_pass);
+	s->prog_fd[V_CLASSIC] = bpf_program__fd(b->progs.bench_classic);
+	s->prog_fd[V_KBLOOM] = bpf_program__fd(b->progs.bench_kbloom);
+	s->prog_fd[V_HASH] = bpf_program__fd(b->progs.bench_hash);
+	s->prog_fd[V_BLOCKED] = bpf_program__fd(b->progs.bench_blocked);
+	s->prog_fd[V_BLOCKED_INNER] = bpf_program__fd(b->progs.bench_blocked_inner);
+	s->prog_fd[V_BLOCKED_FIXED] = bpf_program__fd(b->progs.bench_blocked_fixed);
+	s->memlock[V_PASS] = 0;
+}
+
+/* Expected positives along the LCG sequence the test runs walk. */
+static void simulate(struct set *s)
+{
+	uint64_t c[EX_ATLEAST + 1] = { 0 }, i, len;
+	uint32_t a = PKT_DADDR0;
+
+	len = O.repeat > O.fpr_samples ? O.repeat : O.fpr_samples;
+	for (i = 0; i < len; i++) {
+		uint32_t be = htonl(a);
+
+		if (i == O.repeat)
+			memcpy(s->ex_at_repeat, c, sizeof(c));
+		if (i == O.fpr_samples)
+			memcpy(s->ex_at_fpr, c, sizeof(c));
+		c[EX_MEMBERS] += (uint64_t)bm_test(s->bitmap, a);
+		c[EX_BLOCKED] += (uint64_t)bg_filter_test4(s->fmem, be);
+		c[EX_CLASSIC] += (uint64_t)classic_test(s, be);
+		a = a * LCG_MUL + LCG_ADD;
+	}
+	if (len == O.repeat)
+		memcpy(s->ex_at_repeat, c, sizeof(c));
+	if (len == O.fpr_samples)
+		memcpy(s->ex_at_fpr, c, sizeof(c));
+	s->seq_len = len;
+}
+
+/* Userspace FPR: random non-members through the live (mmapped) filter. */
+static void userspace_fpr(struct set *s)
+{
+	uint64_t rs = O.seed ^ 0xf00dULL ^ s->n, i = 0;
+
+	s->us_probes = s->us_pos_bg = s->us_pos_classic = 0;
+	while (i < O.fpr_samples) {
+		uint32_t a = (uint32_t)splitmix64(&rs);
+
+		if (bm_test(s->bitmap, a))
+			continue;
+		i++;
+		s->us_pos_bg += (uint64_t)bg_filter_test4(s->fmem, htonl(a));
+		s->us_pos_classic += (uint64_t)classic_test(s, htonl(a));
+	}
+	s->us_probes = i;
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+static void read_pos(struct set *s, enum variant v, uint64_t *pos,
+		     uint64_t *probes)
+{
+	if (V[v].bp >= 0) {
+		*pos = s->bn->bss->bench_pos[V[v].bp];
+		*probes = 0;
+	} else {
+		struct bg_counters c;
+
+		if (bg_counters_read(bpf_map__fd(s->bg->maps.BG_MAP_COUNTERS), &c))
+			die("bg_counters_read: %s", strerror(errno));
+		*pos = c.cnt[BG_CNT_POSITIVES];
+		*probes = c.cnt[BG_CNT_PROBES];
+	}
+}
+
+static void run_one(struct set *s, enum variant v, uint32_t repeat,
+		    struct run *r)
+{
+	uint8_t out[PKT_MAX];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = PKT.buf,
+		    .data_size_in = (__u32)PKT.len, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = repeat);
+	uint64_t p0, q0, p1, q1;
+	uint32_t d;
+	double c0, c1;
+
+	read_pos(s, v, &p0, &q0);
+	c0 = cpu_s();
+	if (bpf_prog_test_run_opts(s->prog_fd[v], &o))
+		die("test run of %s: %s", V[v].name, strerror(errno));
+	c1 = cpu_s();
+	read_pos(s, v, &p1, &q1);
+	if (o.data_size_out != PKT.len)
+		die("test run of %s: %u bytes out", V[v].name, o.data_size_out);
+	memcpy(&d, out + PKT.l3 + offsetof(struct iphdr, daddr), 4);
+	r->ns = o.duration;
+	r->cpu_ns = (c1 - c0) * 1e9 / repeat;
+	r->daddr = ntohl(d);
+	r->pos = p1 - p0;
+	r->probes = q1 - q0;
+}
+
+static uint32_t lcg_pow(uint32_t a, uint64_t steps)
+{
+	/* Applies x -> x*M + A `steps` times, by squaring the affine map. */
+	uint32_t mul = LCG_MUL, add = LCG_ADD, rm = 1, ra = 0;
+
+	while (steps) {
+		if (steps & 1) {
+			rm *= mul;
+			ra = ra * mul + add;
+		}
+		add = add * mul + add;
+		mul *= mul;
+		steps >>= 1;
+	}
+	return a * rm + ra;
+}
+
+static void check_run(struct set *s, enum variant v, uint32_t repeat,
+		      const struct run *r, const uint64_t *ex, const char *what)
+{
+	uint32_t want = lcg_pow(PKT_DADDR0, repeat);
+
+	if (r->daddr != want) {
+		fail("%s n=%s %s: destination after %u repeats is %08x, "
+		     "the LCG gives %08x: the packet did not carry over",
+		     V[v].name, human_n(s->n), what, repeat, r->daddr, want);
+		s->mismatches++;
+	}
+	if (v == V_BLOOMGATE && r->probes != repeat) {
+		fail("%s n=%s %s: probes counter +%llu, expected +%u", V[v].name,
+		     human_n(s->n), what, (unsigned long long)r->probes, repeat);
+		s->mismatches++;
+	}
+	switch (V[v].ex) {
+	case EX_ATLEAST:
+		if (r->pos < ex[EX_MEMBERS]) {
+			fail("%s n=%s %s: %llu positives < %llu members", V[v].name,
+			     human_n(s->n), what, (unsigned long long)r->pos,
+			     (unsigned long long)ex[EX_MEMBERS]);
+			s->mismatches++;
+		}
+		break;
+	default: {
+		uint64_t e = V[v].ex == EX_NONE ? 0 : ex[V[v].ex];
+
+		if (r->pos != e) {
+			fail("%s n=%s %s: %llu positives, userspace expects %llu",
+			     V[v].name, human_n(s->n), what,
+			     (unsigned long long)r->pos, (unsigned long long)e);
+			s->mismatches++;
+		}
+	}
+	}
+}
+
+/* ---- list parsing ------------------------------------------------------- */
+
+static double parse_s, parse_finish_s;
+static size_t parse_keys;
+static int parse_err;
+
+static void time_parse(const uint32_t *addr, uint64_t n)
+{
+	char path[] = "/tmp/bloomgate-bench-XXXXXX";
+	struct bg_list_opts lo = { .strict = 0, .report = NULL };
+	struct bg_list l;
+	int fd = mkstemp(path);
+	uint64_t i;
+	FILE *f;
+	double t;
+
+	if (fd < 0)
+		die("mkstemp: %s", strerror(errno));
+	f = fdopen(fd, "w");
+	if (!f)
+		die("fdopen: %s", strerror(errno));
+	fprintf(f, "# bloomgate bench list, %llu addresses\n",
+		(unsigned long long)n);
+	for (i = 0; i < n; i++) {
+		uint32_t a = addr[i];
+
+		fprintf(f, "%u.%u.%u.%u\n", a >> 24, (a >> 16) & 255,
+			(a >> 8) & 255, a & 255);
+	}
+	if (fclose(f))
+		die("writing %s: %s", path, strerror(errno));
+	bg_list_init(&l);
+	t = now_s();
+	parse_err = bg_list_parse_file(&l, path, &lo);
+	parse_s = now_s() - t;
+	t = now_s();
+	bg_list_finish(&l);
+	parse_finish_s = now_s() - t;
+	parse_keys = l.n4;
+	bg_list_free(&l);
+	unlink(path);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void print_params(void)
+{
+	int i;
+
+	printf("Parameters: sizes");
+	for (i = 0; i < O.nsizes; i++)
+		printf("%s%s", i ? "," : " ", human_n(O.sizes[i]));
+	printf("; repeat %u per test run; %d rounds, variants interleaved "
+	       "(order rotated each round); target FPR %g; kernel bloom "
+	       "map_extra %u; key seed 0x%llx; FPR samples %u; ",
+	       O.repeat, O.rounds, O.target, O.kbloom_k,
+	       (unsigned long long)O.seed, O.fpr_samples);
+	if (O.cpu >= 0)
+		printf("pinned to CPU %d.\n\n", O.cpu);
+	else
+		printf("not pinned.\n\n");
+}
+
+static double med[8][V__COUNT], cmed[8][V__COUNT];
+
+static void print_timing(struct set *sets)
+{
+	int si, v, r;
+
+	for (si = 0; si < O.nsizes; si++)
+		for (v = 0; v < V__COUNT; v++) {
+			double ns[256], cn[256];
+
+			for (r = 0; r < O.rounds && r < 256; r++) {
+				ns[r] = sets[si].timed[v][r].ns;
+				cn[r] = sets[si].timed[v][r].cpu_ns;
+			}
+			med[si][v] = median(ns, r);
+			cmed[si][v] = median(cn, r);
+		}
+
+	printf("### Nanoseconds per packet (BPF_PROG_TEST_RUN)\n\n");
+	printf("Median over %d rounds of the kernel's per-run average "
+	       "(`duration`, whole ns) for %u packets per run; x = ratio to "
+	       "(a), +ns = overhead above (a). Keys vary in every iteration, "
+	       "mostly non-members.\n\n",
+	       O.rounds, O.repeat);
+	printf("| variant |");
+	for (si = 0; si < O.nsizes; si++)
+		printf(" %s ns | %s x | %s +ns |", human_n(sets[si].n),
+		       human_n(sets[si].n), human_n(sets[si].n));
+	printf("\n|---|");
+	for (si = 0; si < O.nsizes; si++)
+		printf("---:|---:|---:|");
+	printf("\n");
+	for (v = 0; v < V__COUNT; v++) {
+		printf("| %s |", V[v].name);
+		for (si = 0; si < O.nsizes; si++) {
+			double b = med[si][V_PASS];
+
+			printf(" %.0f | %.2f | %+.0f |", med[si][v], med[si][v] / b,
+			       med[si][v] - b);
+		}
+		printf("\n");
+	}
+	printf("\n");
+
+	printf("Same runs, CPU time of the calling thread per packet (fractional "
+	       "ns; includes the syscall, which is negligible at this repeat), "
+	       "median and min; and the positives each run saw (every run "
+	       "walks the same keys, so every run sees the same count; for (b) "
+	       "they come from bloomgate's own `bg_stats` counters, whose "
+	       "`probes` grew by exactly %u per run).\n\n",
+	       O.repeat);
+	printf("| variant | n | cpu ns median | cpu ns min | x (cpu) | "
+	       "positives / probes per run | of which members |\n");
+	printf("|---|---|---:|---:|---:|---:|---:|\n");
+	for (si = 0; si < O.nsizes; si++) {
+		struct set *s = &sets[si];
+
+		for (v = 0; v < V__COUNT; v++) {
+			double cn[256];
+
+			for (r = 0; r < O.rounds && r < 256; r++)
+				cn[r] = s->timed[v][r].cpu_ns;
+			printf("| %s | %s | %.1f | %.1f | %.2f | %llu / %u (%.4f%%) "
+			       "| %llu |\n",
+			       V[v].name, human_n(s->n), cmed[si][v], minimum(cn, r),
+			       cmed[si][v] / cmed[si][V_PASS],
+			       (unsigned long long)s->timed[v][0].pos, O.repeat,
+			       100.0 * (double)s->timed[v][0].pos / O.repeat,
+			       V[v].ex == EX_NONE ?
+				       0ULL :
+				       (unsigned long long)s->ex_at_repeat[EX_MEMBERS]);
+		}
+	}
+	printf("\n");
+}
+
+static void print_derived(struct set *sets)
+{
+	int si;
+
+	printf("### Differences between variants\n\n");
+	printf("From the medians above: kernel `duration` ns (thread CPU-time ns "
+	       "in parentheses).\n\n");
+	printf("| n | what | variants | ns per packet |\n");
+	printf("|---|---|---|---:|\n");
+	for (si = 0; si < O.nsizes; si++) {
+		const char *n = human_n(sets[si].n);
+		static const struct {
+			const char *what, *pair;
+			int a, b;
+		} d[] = {
+			{ "bloomgate's whole cost above parsing", "(b) - (a)",
+			  V_BLOOMGATE, V_PASS },
+			{ "blocked probe, inlined lookups", "(f) - (a)", V_BLOCKED,
+			  V_PASS },
+			{ "classic probe", "(c) - (a)", V_CLASSIC, V_PASS },
+			{ "map-in-map, BPF_F_INNER_MAP (lookups not inlined)",
+			  "(g) - (f)", V_BLOCKED_INNER, V_BLOCKED },
+			{ "map-in-map, fixed-size inner map", "(h) - (f)",
+			  V_BLOCKED_FIXED, V_BLOCKED },
+			{ "bloomgate's bookkeeping (counters, header checks)",
+			  "(b) - (g)",
+			  V_BLOOMGATE, V_BLOCKED_INNER },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+			printf("| %s | %s | %s | %+.0f (%+.1f) |\n", n, d[i].what,
+			       d[i].pair, med[si][d[i].a] - med[si][d[i].b],
+			       cmed[si][d[i].a] - cmed[si][d[i].b]);
+	}
+	printf("\n");
+}
+
+static void print_fpr(struct set *sets)
+{
+	int si;
+
+	printf("### False-positive rate\n\n");
+	printf("Userspace: %u random non-members through `bg_filter_test4` on "
+	       "the live filter mmapped read-only (and the same probe for the "
+	       "classic filter). Datapath: the positives of one test run of "
+	       "%u LCG-stepped destinations, members removed: (positives - "
+	       "members) / (probes - members).\n\n",
+	       O.fpr_samples, O.fpr_samples);
+	printf("| n | structure | k | predicted | userspace | datapath |\n");
+	printf("|---|---|---:|---:|---:|---:|\n");
+	for (si = 0; si < O.nsizes; si++) {
+		struct set *s = &sets[si];
+		uint64_t mem = s->ex_at_fpr[EX_MEMBERS];
+		double nm = (double)(O.fpr_samples - mem);
+
+		printf("| %s | bloomgate (blocked 512) | %u | %.3e | %.3e | %.3e |\n",
+		       human_n(s->n), s->p.k, s->p.predicted,
+		       (double)s->us_pos_bg / (double)s->us_probes,
+		       (double)(s->verify[V_BLOOMGATE].pos - mem) / nm);
+		printf("| %s | classic | %u | %.3e | %.3e | %.3e |\n",
+		       human_n(s->n), s->ck, s->c_predicted,
+		       (double)s->us_pos_classic / (double)s->us_probes,
+		       (double)(s->verify[V_CLASSIC].pos - mem) / nm);
+		printf("| %s | kernel bloom | %u | %.3e | - | %.3e (%llu) |\n",
+		       human_n(s->n), O.kbloom_k, s->kb_predicted,
+		       (double)(s->verify[V_KBLOOM].pos - mem) / nm,
+		       (unsigned long long)(s->verify[V_KBLOOM].pos - mem));
+		printf("| %s | hash (exact) | - | 0 | - | %.3e |\n", human_n(s->n),
+		       (double)(s->verify[V_HASH].pos - mem) / nm);
+	}
+	printf("\nMembers among the %u datapath keys: ", O.fpr_samples);
+	for (si = 0; si < O.nsizes; si++)
+		printf("%s%llu for %s", si ? ", " : "",
+		       (unsigned long long)sets[si].ex_at_fpr[EX_MEMBERS],
+		       human_n(sets[si].n));
+	printf(" (random addresses hit a list of n with probability n/2^32).\n\n");
+}
+
+static void print_memory(struct set *sets)
+{
+	int si;
+
+	printf("### Memory\n\n");
+	printf("`memlock` is the kernel's own figure from /proc/self/fdinfo; "
+	       "bits/entry = 8 x memlock / n.\n\n");
+	printf("| n | structure | sizing | memlock | bits/entry |\n");
+	printf("|---|---|---|---:|---:|\n");
+	for (si = 0; si < O.nsizes; si++) {
+		struct set *s = &sets[si];
+		double n = (double)s->n;
+
+		printf("| %s | bloomgate (blocked 512) | %u blocks + header, k=%u "
+		       "(%.2f bits/entry in blocks) | %s | %.2f |\n",
+		       human_n(s->n), s->p.nblocks, s->p.k, s->p.bits_per_entry,
+		       human_bytes(s->memlock[V_BLOOMGATE]),
+		       8.0 * (double)s->memlock[V_BLOOMGATE] / n);
+		printf("| %s | classic | m=%u bits, k=%u | %s | %.2f |\n",
+		       human_n(s->n), s->cbits, s->ck,
+		       human_bytes(s->memlock[V_CLASSIC]),
+		       8.0 * (double)s->memlock[V_CLASSIC] / n);
+		printf("| %s | kernel bloom | %llu bits (n k 7/5 rounded up to "
+		       "2^k), k=%u | %s | %.2f |\n",
+		       human_n(s->n), (unsigned long long)s->kb_bits, O.kbloom_k,
+		       human_bytes(s->memlock[V_KBLOOM]),
+		       8.0 * (double)s->memlock[V_KBLOOM] / n);
+		printf("| %s | hash (prealloc) | max_entries n, 4 B key, 4 B value "
+		       "| %s | %.1f |\n",
+		       human_n(s->n), human_bytes(s->memlock[V_HASH]),
+		       8.0 * (double)s->memlock[V_HASH] / n);
+	}
+	printf("\n");
+}
+
+static void print_build(struct set *sets)
+{
+	int si;
+
+	printf("### Build and swap\n\n");
+	printf("| n | bg_filter_size | bg_filter_create (2 builds) | "
+	       "bg_filter_publish median (min-max, %d swaps) | classic build | "
+	       "kernel bloom push (1 syscall/key) | hash batch insert |\n",
+	       sets[0].npublish);
+	printf("|---|---:|---:|---:|---:|---:|---:|\n");
+	for (si = 0; si < O.nsizes; si++) {
+		struct set *s = &sets[si];
+		double mx = 0;
+		int i;
+
+		for (i = 0; i < s->npublish; i++)
+			if (s->t_publish_ms[i] > mx)
+				mx = s->t_publish_ms[i];
+		printf("| %s | %.0f us | %.0f ms, %.0f ms | %.2f ms (%.2f-%.2f) | "
+		       "%.0f ms | %.2f s (%.0f ns/key) | %.2f s (%.0f ns/key) |\n",
+		       human_n(s->n), s->t_size_us, s->t_create_ms[0],
+		       s->t_create_ms[1], median(s->t_publish_ms, s->npublish),
+		       minimum(s->t_publish_ms, s->npublish), mx, s->t_classic_ms,
+		       s->t_kbloom_s, s->t_kbloom_s * 1e9 / (double)s->n,
+		       s->t_hash_s, s->t_hash_s * 1e9 / (double)s->n);
+	}
+	printf("\n");
+	if (O.parse_lines) {
+		if (parse_err)
+			printf("List parse: bg_list_parse_file failed: %s.\n\n",
+			       strerror(-parse_err));
+		else
+			printf("List parse: %s-line file (one IPv4 address per line): "
+			       "`bg_list_parse_file` %.2f s, `bg_list_finish` (sort, "
+			       "de-duplicate) %.2f s; %zu keys.\n\n",
+			       human_n(O.parse_lines), parse_s, parse_finish_s,
+			       parse_keys);
+	}
+}
+
+static void print_code(struct set *s)
+{
+	struct proginfo pi[V__COUNT];
+	int v;
+
+	for (v = 0; v < V__COUNT; v++)
+		prog_inspect(s->prog_fd[v], &pi[v]);
+	kallsyms_resolve();
+	printf("### What the verifier left in each program\n\n");
+	printf("Calls remaining in the translated (post-verifier) code of the "
+	       "n=%s programs, static count, resolved through /proc/kallsyms; "
+	       "a map lookup the verifier inlined shows no call.\n\n",
+	       human_n(s->n));
+	printf("| variant | xlated insns | JIT bytes | calls |\n");
+	printf("|---|---:|---:|---|\n");
+	for (v = 0; v < V__COUNT; v++) {
+		char calls[512];
+
+		prog_calls_str(&pi[v], calls, sizeof(calls));
+		printf("| %s | %u | %u | %s |\n", V[v].name, pi[v].xlated_insns,
+		       pi[v].jited_bytes, calls);
+	}
+	printf("\n");
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench [options]\n"
+		"  -n, --sizes N[,N]     list sizes (default 1000000,10000000)\n"
+		"  -r, --repeat N        iterations per timed test run (default %u)\n"
+		"  -R, --rounds N        timed rounds (default %d)\n"
+		"  -f, --fpr-samples N   probes for the FPR measurements (default %u)\n"
+		"  -p, --fpr P           target false-positive rate (default %g)\n"
+		"  -k, --kbloom-k K      kernel bloom hash functions (default %u)\n"
+		"  -s, --seed S          key seed\n"
+		"  -c, --cpu N           pin to CPU N, -1: no pinning (default: last)\n"
+		"  -w, --swaps N         bg_filter_publish timings (default %d)\n"
+		"  -l, --parse-lines N   list-parse timing, 0: skip (default 10M)\n"
+		"  -q, --quick           small smoke run\n",
+		O.repeat, O.rounds, O.fpr_samples, O.target, O.kbloom_k, O.swaps);
+}
+
+static uint64_t parse_u64(const char *s)
+{
+	char *end;
+	double d = strtod(s, &end);
+
+	if (end == s)
+		die("bad number '%s'", s);
+	if (*end == 'k' || *end == 'K')
+		d *= 1e3;
+	else if (*end == 'M' || *end == 'm')
+		d *= 1e6;
+	return (uint64_t)d;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "sizes", required_argument, NULL, 'n' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "rounds", required_argument, NULL, 'R' },
+		{ "fpr-samples", required_argument, NULL, 'f' },
+		{ "fpr", required_argument, NULL, 'p' },
+		{ "kbloom-k", required_argument, NULL, 'k' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "swaps", required_argument, NULL, 'w' },
+		{ "parse-lines", required_argument, NULL, 'l' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "n:r:R:f:p:k:s:c:w:l:qh", lo, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'n': {
+			char *t, *save = NULL, *dup = strdup(optarg);
+
+			O.nsizes = 0;
+			for (t = strtok_r(dup, ",", &save); t && O.nsizes < 8;
+			     t = strtok_r(NULL, ",", &save))
+				O.sizes[O.nsizes++] = parse_u64(t);
+			free(dup);
+			break;
+		}
+		case 'r':
+			O.repeat = (uint32_t)parse_u64(optarg);
+			break;
+		case 'R':
+			O.rounds = (int)parse_u64(optarg);
+			break;
+		case 'f':
+			O.fpr_samples = (uint32_t)parse_u64(optarg);
+			break;
+		case 'p':
+			O.target = strtod(optarg, NULL);
+			break;
+		case 'k':
+			O.kbloom_k = (uint32_t)parse_u64(optarg);
+			break;
+		case 's':
+			O.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			O.cpu = atoi(optarg);
+			break;
+		case 'w':
+			O.swaps = (int)parse_u64(optarg);
+			break;
+		case 'l':
+			O.parse_lines = parse_u64(optarg);
+			break;
+		case 'q':
+			O.sizes[0] = 100000;
+			O.sizes[1] = 1000000;
+			O.nsizes = 2;
+			O.repeat = 300000;
+			O.rounds = 3;
+			O.fpr_samples = 1000000;
+			O.swaps = 4;
+			O.parse_lines = 1000000;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (!O.nsizes || O.rounds < 1 || O.rounds > 256 || !O.repeat ||
+	    !O.fpr_samples || !O.kbloom_k || O.kbloom_k > 15)
+		die("bad parameters (see --help)");
+	for (c = 0; c < O.nsizes; c++)
+		if (!O.sizes[c] || O.sizes[c] > (1ULL << 31))
+			die("sizes must be 1..2^31");
+}
+
+int main(int argc, char **argv)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct set sets[8];
+	uint64_t maxn = 0, *bitmap;
+	struct pkt_spec ps = {
+		.family = AF_INET,
+		.src = "192.0.2.1",
+		.dst = "198.51.100.7",
+		.payload = 18, /* 60-byte frame */
+	};
+	uint32_t *keys, d;
+	int si, r, j;
+
+	clock_gettime(CLOCK_MONOTONIC, &T0);
+	parse_args(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+	if (O.cpu == -2)
+		O.cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	if (O.cpu >= 0) {
+		cpu_set_t cs;
+
+		CPU_ZERO(&cs);
+		CPU_SET(O.cpu, &cs);
+		if (sched_setaffinity(0, sizeof(cs), &cs))
+			die("cannot pin to CPU %d: %s", O.cpu, strerror(errno));
+	}
+	if (pkt_build(&PKT, &ps))
+		die("pkt_build failed");
+	memcpy(&d, PKT.buf + PKT.l3 + offsetof(struct iphdr, daddr), 4);
+	PKT_DADDR0 = ntohl(d);
+	call_base = kallsyms_addr("__bpf_call_base");
+
+	for (si = 0; si < O.nsizes; si++)
+		if (O.sizes[si] > maxn)
+			maxn = O.sizes[si];
+	progress("generating %s distinct random IPv4 addresses", human_n(maxn));
+	keys = gen_keys(maxn, O.seed, &bitmap);
+
+	memset(sets, 0, sizeof(sets));
+	for (si = 0; si < O.nsizes; si++) {
+		struct set *s = &sets[si];
+		uint64_t i;
+
+		s->n = O.sizes[si];
+		s->addr = keys;
+		s->fseed = O.seed * 0x9e3779b97f4a7c15ULL + s->n;
+		if (s->n == maxn) {
+			s->bitmap = bitmap;
+		} else {
+			s->bitmap = bm_alloc();
+			for (i = 0; i < s->n; i++)
+				bm_set(s->bitmap, keys[i]);
+		}
+		progress("n=%s: bloomgate filter (size, 2 builds, %d swaps)",
+			 human_n(s->n), O.swaps);
+		setup_bloomgate(s);
+		progress("n=%s: baselines (classic, kernel bloom, hash, blocked)",
+			 human_n(s->n));
+		setup_bench(s);
+		progress("n=%s: expected positives over %llu LCG keys, userspace FPR",
+			 human_n(s->n),
+			 (unsigned long long)(O.repeat > O.fpr_samples ? O.repeat :
+									  O.fpr_samples));
+		simulate(s);
+		userspace_fpr(s);
+		for (j = 0; j < V__COUNT; j++) {
+			s->timed[j] = calloc((size_t)O.rounds, sizeof(struct run));
+			if (!s->timed[j])
+				die("out of memory");
+		}
+	}
+
+	/* Verification + datapath FPR: one long run per program. */
+	for (si = 0; si < O.nsizes; si++) {
+		struct set *s = &sets[si];
+
+		progress("n=%s: verification runs, %u packets each", human_n(s->n),
+			 O.fpr_samples);
+		for (j = 0; j < V__COUNT; j++) {
+			run_one(s, (enum variant)j, O.fpr_samples, &s->verify[j]);
+			check_run(s, (enum variant)j, O.fpr_samples, &s->verify[j],
+				  s->ex_at_fpr, "verification run");
+		}
+	}
+
+	/* Timed rounds, interleaved. */
+	for (r = 0; r < O.rounds; r++) {
+		progress("timed round %d/%d", r + 1, O.rounds);
+		for (si = 0; si < O.nsizes; si++) {
+			struct set *s = &sets[si];
+
+			for (j = 0; j < V__COUNT; j++) {
+				enum variant v = (enum variant)((j + r) % V__COUNT);
+
+				run_one(s, v, O.repeat, &s->timed[v][r]);
+				check_run(s, v, O.repeat, &s->timed[v][r],
+					  s->ex_at_repeat, "timed run");
+			}
+		}
+	}
+
+	if (O.parse_lines) {
+		uint64_t n = O.parse_lines < maxn ? O.parse_lines : maxn;
+
+		O.parse_lines = n;
+		progress("list parse: writing and parsing %s lines", human_n(n));
+		time_parse(keys, n);
+	}
+
+	print_params();
+	print_timing(sets);
+	print_derived(sets);
+	print_fpr(sets);
+	print_memory(sets);
+	print_build(sets);
+	print_code(&sets[O.nsizes - 1]);
+
+	printf("### Checks\n\n");
+	for (si = 0; si < O.nsizes; si++)
+		printf("- n=%s: %d verification runs of %u packets and %d timed "
+		       "runs of %u: destination after each run = LCG^repeat(start) "
+		       "and positives = userspace count on the same keys: %s.\n",
+		       human_n(sets[si].n), V__COUNT, O.fpr_samples,
+		       V__COUNT * O.rounds, O.repeat,
+		       sets[si].mismatches ? "**MISMATCH** (see stderr)" : "all held");
+	printf("\n");
+	progress("done");
+	return failures ? 1 : 0;
+}
