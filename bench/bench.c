@@ -6,7 +6,7 @@
  * from a fixed seed) it loads, side by side:
  *   - bloomgate's real XDP program (build/bloomgate.skel.h) with
  *     cfg_bench_vary=1 and cfg_action=DROP, its filter built by
- *     bg_filter_size/bg_filter_create and swapped in by bg_filter_publish;
+ *     bg_filter_plan/bg_filter_create and swapped in by bg_filter_publish;
  *   - the baselines of bench/bench.bpf.c: parse-only XDP_PASS, a classic
  *     k-probe Bloom filter, the kernel's BLOOM_FILTER map, a HASH map, and
  *     bloomgate's blocked probe without its counters in a plain array, in a
@@ -598,19 +598,19 @@ static void setup_bloomgate(struct set *s)
 		die("bloomgate__load: %s", strerror(-err));
 	filters_fd = bpf_map__fd(s->bg->maps.BG_MAP_FILTERS);
 
+	list_from(&l, s->addr, s->n);
 	t = now_s();
-	err = bg_filter_size(s->n, O.target, &s->p);
+	err = bg_filter_plan(&l, NULL, O.target, &s->p);
 	s->t_size_us = (now_s() - t) * 1e6;
 	if (err)
-		die("bg_filter_size(%llu): %s", (unsigned long long)s->n,
+		die("bg_filter_plan(%llu): %s", (unsigned long long)s->n,
 		    strerror(-err));
 
-	list_from(&l, s->addr, s->n);
 	/* Two filters: the one measured, and a second one (other seed) to
 	 * swap with; both builds are timed. */
 	for (i = 0; i < 2; i++) {
 		t = now_s();
-		fds[i] = bg_filter_create(&s->p, seeds[i], &l);
+		fds[i] = bg_filter_create(&s->p, seeds[i], &l, NULL);
 		s->t_create_ms[i] = (now_s() - t) * 1e3;
 		if (fds[i] < 0)
 			die("bg_filter_create: %s", strerror(-fds[i]));
@@ -694,7 +694,7 @@ static void setup_bench(struct set *s)
 
 		s->blocked_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bench_blocked",
 					       sizeof(__u32), BG_FILTER_VALUE_SIZE,
-					       s->p.nblocks + 1, &mo);
+					       s->p.nelems, &mo);
 		if (s->blocked_fd < 0)
 			die("blocked map: %s", strerror(errno));
 	}
@@ -705,7 +705,7 @@ static void setup_bench(struct set *s)
 		die("mmap blocked: %s", strerror(errno));
 	list_from(&l, s->addr, s->n);
 	t = now_s();
-	bg_filter_build(mem, &s->p, s->fseed, &l);
+	bg_filter_build(mem, &s->p, s->fseed, &l, NULL);
 	s->t_blocked_ms = (now_s() - t) * 1e3;
 	bg_list_free(&l);
 	munmap(mem, len);
@@ -1199,7 +1199,7 @@ static void print_build(struct set *sets)
 	int si;
 
 	printf("### Build and swap\n\n");
-	printf("| n | bg_filter_size | bg_filter_create (2 builds) | "
+	printf("| n | bg_filter_plan | bg_filter_create (2 builds) | "
 	       "bg_filter_publish median (min-max, %d swaps) | classic build | "
 	       "kernel bloom push (1 syscall/key) | hash batch insert |\n",
 	       sets[0].npublish);

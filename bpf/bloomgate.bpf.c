@@ -72,6 +72,8 @@ struct bg_btf_types {
 	struct bg_counters counters;
 	struct bg_event event;
 	struct bg_attach_rec attach;
+	struct bg_range4 range4;
+	struct bg_range6 range6;
 };
 
 __attribute__((noinline)) int bg_btf_anchor(struct bg_btf_types *t)
@@ -84,50 +86,57 @@ static __always_inline void bg_count(struct bg_counters *c, int idx)
 	c->cnt[idx]++;
 }
 
-/* One Bloom probe for a hashed key: 1 = maybe listed, 0 = not listed. */
-static __always_inline int bg_probe(void *filter,
-				    const struct bg_filter_header *hdr,
-				    __u64 h, struct bg_counters *c)
+static __always_inline const void *bg_elem(const void *filter, __u32 idx)
 {
-	__u32 idx = 1 + bg_bloom_block(h, hdr->nblocks);
-	struct bg_block *b = bpf_map_lookup_elem(filter, &idx);
-
-	bg_count(c, BG_CNT_PROBES);
-	if (b && bg_bloom_test(b, h, hdr->k)) {
-		bg_count(c, BG_CNT_POSITIVES);
-		return 1;
-	}
-	bg_count(c, BG_CNT_NEGATIVES);
-	return 0;
+	return bpf_map_lookup_elem((void *)filter, &idx);
 }
 
-static __always_inline int bg_probe4(void *filter,
+#include "bloomgate/lookup.h"
+
+/*
+ * Judges one address: 1 = listed (and not allowlisted). Counts the lookups
+ * made, and the address as a positive or a negative; a positive that the
+ * exact allowlist holds is counted as allowlisted and passes.
+ */
+static __always_inline int bg_judge4(const void *filter,
 				     const struct bg_filter_header *hdr,
 				     __u32 addr, struct bg_counters *c)
 {
-	struct bg_key4 key;
+	__u32 probes = 0;
+	int listed = bg_listed4(filter, hdr, addr, &probes);
 
-	if (!(hdr->plen4 & (1ULL << 32)))
+	c->cnt[BG_CNT_PROBES] += probes;
+	if (!listed) {
+		bg_count(c, BG_CNT_NEGATIVES);
 		return 0;
-	bg_key4_init(&key, addr, 32);
-	return bg_probe(filter, hdr, bg_key4_hash(&key, hdr->seed), c);
+	}
+	bg_count(c, BG_CNT_POSITIVES);
+	if (hdr->allow4_n && bg_allowed4(filter, hdr, addr)) {
+		bg_count(c, BG_CNT_ALLOWLISTED);
+		return 0;
+	}
+	return 1;
 }
 
-static __always_inline int bg_probe6(void *filter,
+static __always_inline int bg_judge6(const void *filter,
 				     const struct bg_filter_header *hdr,
 				     const struct in6_addr *addr,
 				     struct bg_counters *c)
 {
-	struct bg_key6 key;
+	__u32 probes = 0;
+	int listed = bg_listed6(filter, hdr, (const __u8 *)addr, &probes);
 
-	if (!(hdr->plen6[2] & 1)) /* bit 128 */
+	c->cnt[BG_CNT_PROBES] += probes;
+	if (!listed) {
+		bg_count(c, BG_CNT_NEGATIVES);
 		return 0;
-	key.kind = BG_KEY_IPV6;
-	key.plen = 128;
-	key.pad0 = 0;
-	key.pad1 = 0;
-	__builtin_memcpy(key.addr, addr, 16);
-	return bg_probe(filter, hdr, bg_key6_hash(&key, hdr->seed), c);
+	}
+	bg_count(c, BG_CNT_POSITIVES);
+	if (hdr->allow6_n && bg_allowed6(filter, hdr, (const __u8 *)addr)) {
+		bg_count(c, BG_CNT_ALLOWLISTED);
+		return 0;
+	}
+	return 1;
 }
 
 static __always_inline void bg_emit(struct xdp_md *ctx, struct bg_pkt *pkt,
@@ -214,27 +223,22 @@ int bloomgate_xdp(struct xdp_md *ctx)
 	if (!filter)
 		goto no_filter;
 	hdr = bpf_map_lookup_elem(filter, &zero);
-	/* A header the builder would never write (k = 0 would match
-	 * everything) is treated as no filter at all. */
-	if (!hdr || hdr->magic != BG_FILTER_MAGIC ||
-	    hdr->abi_version != BG_ABI_VERSION ||
-	    hdr->layout != BG_LAYOUT_BLOCKED512 || !hdr->nblocks || !hdr->k ||
-	    hdr->k > BG_K_MAX)
+	if (!hdr || !bg_header_ok(hdr))
 		goto no_filter;
 
 	if (pkt.family == BG_KEY_IPV4) {
 		if ((cfg_match & BG_MATCH_DST) &&
-		    bg_probe4(filter, hdr, pkt.ip4->daddr, c))
+		    bg_judge4(filter, hdr, pkt.ip4->daddr, c))
 			which = BG_MATCH_DST;
 		else if ((cfg_match & BG_MATCH_SRC) &&
-			 bg_probe4(filter, hdr, pkt.ip4->saddr, c))
+			 bg_judge4(filter, hdr, pkt.ip4->saddr, c))
 			which = BG_MATCH_SRC;
 	} else {
 		if ((cfg_match & BG_MATCH_DST) &&
-		    bg_probe6(filter, hdr, &pkt.ip6->daddr, c))
+		    bg_judge6(filter, hdr, &pkt.ip6->daddr, c))
 			which = BG_MATCH_DST;
 		else if ((cfg_match & BG_MATCH_SRC) &&
-			 bg_probe6(filter, hdr, &pkt.ip6->saddr, c))
+			 bg_judge6(filter, hdr, &pkt.ip6->saddr, c))
 			which = BG_MATCH_SRC;
 	}
 	if (cfg_bench_vary)

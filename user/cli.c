@@ -220,13 +220,15 @@ static int cmd_detach(int argc, char **argv)
 
 static int usage_load(FILE *f)
 {
-	fputs("usage: bloomgate load [--fpr P] [--strict] LIST...\n"
-	      "  Parses the lists (IPv4/IPv6 addresses, one per line; plain or\n"
-	      "  FireHOL ipset), builds a new Bloom filter sized for the target\n"
-	      "  false-positive rate and swaps it in atomically. A load that\n"
-	      "  fails leaves the running filter as it was.\n"
-	      "  --fpr P    target false-positive rate (default 0.001)\n"
-	      "  --strict   fail on any rejected line instead of skipping it\n",
+	fputs("usage: bloomgate load [--fpr P] [--strict] [--allow LIST]... LIST...\n"
+	      "  Parses the lists (IPv4/IPv6 addresses and CIDR prefixes, one per\n"
+	      "  line; plain, FireHOL ipset/netset, Spamhaus DROP), builds a new\n"
+	      "  filter sized for the target false-positive rate and swaps it in\n"
+	      "  atomically. A load that fails leaves the running filter as it was.\n"
+	      "  --fpr P        target false-positive rate per probe (default 0.001)\n"
+	      "  --strict       fail on any rejected line instead of skipping it\n"
+	      "  --allow LIST   addresses and prefixes that always pass, also inside\n"
+	      "                 listed ranges (exact; may be given several times)\n",
 	      f);
 	return f == stdout ? 0 : EXIT_USAGE;
 }
@@ -234,124 +236,231 @@ static int usage_load(FILE *f)
 static const struct option load_opts[] = {
 	{ "fpr", required_argument, NULL, 'f' },
 	{ "strict", no_argument, NULL, 's' },
+	{ "allow", required_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
+
+/* Parses files into l; one clear message on failure. */
+static int parse_lists(struct bg_list *l, char *const *files, int n,
+		       const struct bg_list_opts *lo)
+{
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = bg_list_parse_file(l, files[i], lo);
+		if (ret == -EINVAL)
+			return fail(EXIT_LIST, "%s: rejected lines with --strict; "
+				    "the running filter is unchanged", files[i]);
+		if (ret)
+			return fail(EXIT_LIST, "%s: %s; the running filter is unchanged",
+				    files[i], strerror(-ret));
+	}
+	bg_list_finish(l);
+	return 0;
+}
+
+static void print_lengths(const char *fam, const uint8_t *len, int n, int extra,
+			  const char *extra_what)
+{
+	int i;
+
+	printf("probes %s:      up to %d per address (", fam, n + extra);
+	if (extra)
+		printf("%s%s", extra_what, n ? ", " : "");
+	for (i = 0; i < n; i++)
+		printf("%s/%u", i ? " " : "Bloom at ", len[i]);
+	if (!n && !extra)
+		printf("none listed");
+	puts(")");
+}
 
 static int cmd_load(int argc, char **argv)
 {
 	struct bg_list_opts lo = { 0 };
 	struct bg_filter_params fp;
 	double fpr = BG_FPR_DEFAULT, t0, t1, t2, t3;
-	struct bg_list list;
+	struct bg_list list, allow;
 	struct bg_state st;
+	char **allow_files = NULL;
+	int n_allow = 0, c, ret, fd = -1;
 	uint64_t seed;
-	char *end, mem[32];
-	int c, i, ret, fd;
+	char *end, mem[32], xmem[32];
+	__u32 filter_id = 0;
 
 	while ((c = getopt_long(argc, argv, "h", load_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			errno = 0;
 			fpr = strtod(optarg, &end);
-			if (errno || *end || !(fpr >= BG_FPR_MIN && fpr <= BG_FPR_MAX))
+			if (errno || *end || !(fpr >= BG_FPR_MIN && fpr <= BG_FPR_MAX)) {
+				free(allow_files);
 				return fail(EXIT_USAGE, "--fpr must be a number between %g and %g, not '%s'",
 					    BG_FPR_MIN, BG_FPR_MAX, optarg);
+			}
 			break;
 		case 's':
 			lo.strict = 1;
 			break;
+		case 'A': {
+			char **nf = realloc(allow_files, sizeof(*nf) * (size_t)(n_allow + 1));
+
+			if (!nf) {
+				free(allow_files);
+				return fail(1, "out of memory");
+			}
+			allow_files = nf;
+			allow_files[n_allow++] = optarg;
+			break;
+		}
 		case 'h':
+			free(allow_files);
 			return usage_load(stdout);
 		default:
+			free(allow_files);
 			return usage_load(stderr);
 		}
 	}
-	if (optind >= argc)
+	if (optind >= argc) {
+		free(allow_files);
 		return usage_load(stderr);
-	if ((ret = need_root()))
+	}
+	if ((ret = need_root()) || (ret = open_state(&st, 1))) {
+		/* Lock first: concurrent loads are serialised from parse to swap. */
+		free(allow_files);
 		return ret;
-	/* Lock first: concurrent loads are serialised from parse to swap. */
-	if ((ret = open_state(&st, 1)))
-		return ret;
+	}
+	bg_list_init(&list);
+	bg_list_init(&allow);
 
 	t0 = now_ms();
-	bg_list_init(&list);
-	for (i = optind; i < argc; i++) {
-		ret = bg_list_parse_file(&list, argv[i], &lo);
-		if (ret) {
-			bg_state_close(&st);
-			bg_list_free(&list);
-			if (ret == -EINVAL)
-				return fail(EXIT_LIST, "%s: rejected lines with --strict; "
-					    "the running filter is unchanged", argv[i]);
-			return fail(EXIT_LIST, "%s: %s; the running filter is unchanged",
-				    argv[i], strerror(-ret));
-		}
-	}
-	bg_list_finish(&list);
+	if ((ret = parse_lists(&list, argv + optind, argc - optind, &lo)) ||
+	    (ret = parse_lists(&allow, allow_files, n_allow, &lo)))
+		goto out;
 	if (list.n4 + list.n6 == 0) {
-		bg_state_close(&st);
-		bg_list_free(&list);
-		return fail(EXIT_LIST, "no valid entries in the lists; the running "
-			    "filter is unchanged");
+		ret = fail(EXIT_LIST, "no valid entries in the lists; the running "
+			   "filter is unchanged");
+		goto out;
 	}
 	t1 = now_ms();
-	ret = bg_filter_size(list.n4 + list.n6, fpr, &fp);
+	ret = bg_filter_plan(&list, n_allow ? &allow : NULL, fpr, &fp);
 	if (ret) {
-		bg_state_close(&st);
-		bg_list_free(&list);
-		return fail(EXIT_LIST, "cannot size a filter for %zu entries at fpr %g: %s",
-			    list.n4 + list.n6, fpr, strerror(-ret));
+		ret = fail(EXIT_LIST, "cannot plan a filter for %zu entries at fpr %g: %s; "
+			   "the running filter is unchanged", list.n4 + list.n6, fpr,
+			   ret == -E2BIG ? "too large" : strerror(-ret));
+		goto out;
 	}
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
-	fd = bg_filter_create(&fp, seed, &list);
+	fd = bg_filter_create(&fp, seed, &list, n_allow ? &allow : NULL);
 	t2 = now_ms();
 	if (fd < 0) {
-		bg_state_close(&st);
-		bg_list_free(&list);
-		return fail(1, "cannot build the filter (%zu bytes): %s; the running "
-			    "filter is unchanged", fp.bytes,
-			    fd == -ENOMEM || fd == -E2BIG ? "not enough memory" : strerror(-fd));
+		ret = fail(1, "cannot build the filter (%zu bytes): %s; the running "
+			   "filter is unchanged", fp.bytes,
+			   fd == -ENOMEM || fd == -E2BIG || fd == -EPERM ?
+				   "not enough memory" : strerror(-fd));
+		goto out;
 	}
+	filter_id = bg_map_id(fd);
 	ret = bg_filter_publish(st.filters_fd, fd);
 	t3 = now_ms();
-	close(fd);
-	bg_state_close(&st);
 	if (ret) {
-		bg_list_free(&list);
-		return fail(1, "cannot swap the filter in: %s; the running filter is "
-			    "unchanged", strerror(-ret));
+		ret = fail(1, "cannot swap the filter in: %s; the running filter is "
+			   "unchanged", strerror(-ret));
+		goto out;
 	}
+	/* What `check` needs to name the entry behind a match. */
+	bg_record_write(filter_id, argv + optind, argc - optind, allow_files, n_allow);
+
 	fmt_bytes(mem, sizeof(mem), (double)fp.bytes);
-	printf("entries read:     %zu from %zu file%s (%zu IPv4, %zu IPv6, %zu duplicate%s)\n",
+	fmt_bytes(xmem, sizeof(xmem),
+		  ((double)(fp.keys4 + fp.keys6) -
+		   (double)(fp.prefixes4 - fp.short4_prefixes) -
+		   (double)(fp.prefixes6)) * fp.bits_per_entry / 8.0);
+	printf("entries read:     %zu from %zu file%s (%zu IPv4, %zu IPv6 kept; "
+	       "%zu duplicate%s, %zu inside a shorter prefix, %zu warning%s)\n",
 	       list.accepted, list.files, list.files == 1 ? "" : "s", list.n4,
-	       list.n6, list.duplicates, list.duplicates == 1 ? "" : "s");
-	printf("entries rejected: %zu\n", list.rejected);
-	printf("filter:           %u blocks of 512 bits, k=%u, %.2f bits/entry\n",
+	       list.n6, list.duplicates, list.duplicates == 1 ? "" : "s",
+	       list.covered, list.warnings, list.warnings == 1 ? "" : "s");
+	printf("entries rejected: %zu\n", list.rejected + allow.rejected);
+	if (n_allow)
+		printf("allowlist:        %zu entries from %zu file%s -> %u IPv4, %u IPv6 exact ranges\n",
+		       allow.n4 + allow.n6, allow.files, allow.files == 1 ? "" : "s",
+		       fp.allow4_n, fp.allow6_n);
+	print_lengths("IPv4", fp.len4, fp.n4, fp.short4, "bitmap for /0-/16");
+	print_lengths("IPv6", fp.len6, fp.n6, fp.short6_n ? 1 : 0,
+		      "exact ranges for the shortest prefixes");
+	printf("expansion:        %llu IPv4 + %llu IPv6 prefixes -> %llu Bloom keys (%s more)\n",
+	       (unsigned long long)(fp.prefixes4 - fp.short4_prefixes),
+	       (unsigned long long)(fp.prefixes6 - (fp.short6_n ? 0 : 0)),
+	       (unsigned long long)(fp.keys4 + fp.keys6), xmem);
+	printf("filter:           %u blocks of 512 bits, k=%u, %.2f bits/key\n",
 	       fp.nblocks, fp.k, fp.bits_per_entry);
-	printf("false positives:  %.6f predicted (target %g)\n", fp.predicted, fpr);
+	printf("false positives:  %.6f predicted per probe (target %g)\n",
+	       fp.predicted, fpr);
 	printf("memory:           %s\n", mem);
 	printf("time:             %.1f ms (parse %.1f, build %.1f, swap %.2f)\n",
 	       t3 - t0, t1 - t0, t2 - t1, t3 - t2);
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	bg_state_close(&st);
 	bg_list_free(&list);
-	return 0;
+	bg_list_free(&allow);
+	free(allow_files);
+	return ret;
 }
 
 /* ---- check -------------------------------------------------------------- */
 
+struct explain {
+	char buf[512];
+	size_t len;
+	int n;
+};
+
+static void on_cover(void *ctx, const char *path, size_t line, const char *text,
+		     const struct bg_key4 *k4, const struct bg_key6 *k6)
+{
+	struct explain *e = ctx;
+
+	(void)k4;
+	(void)k6;
+	if (e->len < sizeof(e->buf))
+		e->len += (size_t)snprintf(e->buf + e->len, sizeof(e->buf) - e->len,
+					   "%s%s at %s:%zu", e->n ? ", " : "", text,
+					   path, line);
+	e->n++;
+}
+
+static int explain_files(struct explain *e, char **files, int n,
+			 const struct bg_key4 *k4, const struct bg_key6 *k6)
+{
+	int i;
+
+	e->len = 0;
+	e->n = 0;
+	e->buf[0] = 0;
+	for (i = 0; i < n; i++)
+		bg_list_find_covering(files[i], k4, k6, on_cover, e);
+	return e->n;
+}
+
 static int cmd_check(int argc, char **argv)
 {
+	struct bg_record rec;
 	const void *mem;
 	struct bg_state st;
 	size_t len;
-	int i, ret, bad = 0;
+	int i, ret, bad = 0, have_rec;
 
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		puts("usage: bloomgate check ADDR...\n"
 		     "  For each address, says whether the live filter matches it\n"
-		     "  (\"match\": listed, or a false positive of the filter).");
+		     "  (\"match\") or not (\"no match\"), and why: the listed entry\n"
+		     "  (file:line) that covers it, the allowlist entry that passes\n"
+		     "  it, or that the match is a probable false positive.");
 		return 0;
 	}
 	if (argc < 2)
@@ -365,6 +474,8 @@ static int cmd_check(int argc, char **argv)
 		if (ret != -EAGAIN)
 			break;
 	}
+	have_rec = ret == 0 && bg_record_read(&rec) == 0 &&
+		   rec.filter_id == bg_filter_current_id(st.filters_fd);
 	bg_state_close(&st);
 	if (ret == -ENOENT)
 		return fail(1, "no filter is loaded (run: bloomgate load LIST)");
@@ -376,19 +487,46 @@ static int cmd_check(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		struct bg_key4 k4;
 		struct bg_key6 k6;
+		struct explain blk, alw;
 		const char *why = NULL;
-		int kind = bg_parse_addr(argv[i], &k4, &k6, &why), m;
+		int kind = bg_parse_addr(argv[i], &k4, &k6, &why), listed, allowed;
+		const struct bg_key4 *p4 = kind == BG_KEY_IPV4 ? &k4 : NULL;
+		const struct bg_key6 *p6 = kind == BG_KEY_IPV6 ? &k6 : NULL;
 
 		if (!kind) {
 			fprintf(stderr, "bloomgate: %s: %s\n", argv[i], why);
 			bad = 1;
 			continue;
 		}
-		m = kind == BG_KEY_IPV4 ? bg_filter_test4(mem, k4.addr) :
-					  bg_filter_test6(mem, k6.addr);
-		printf("%s: %s\n", argv[i], m ? "match" : "no match");
+		listed = p4 ? bg_filter_test4(mem, k4.addr) : bg_filter_test6(mem, k6.addr);
+		allowed = p4 ? bg_filter_allowed4(mem, k4.addr) :
+			       bg_filter_allowed6(mem, k6.addr);
+		if (!listed) {
+			printf("%s: no match\n", argv[i]);
+			continue;
+		}
+		if (!have_rec) {
+			printf("%s: %s (%s; the lists behind this filter are not known)\n",
+			       argv[i], allowed ? "no match" : "match",
+			       allowed ? "allowlisted" : "maybe listed");
+			continue;
+		}
+		explain_files(&blk, rec.block, rec.n_block, p4, p6);
+		if (allowed) {
+			explain_files(&alw, rec.allow, rec.n_allow, p4, p6);
+			printf("%s: no match (allowlisted by %s%s%s)\n", argv[i],
+			       alw.n ? alw.buf : "the allowlist",
+			       blk.n ? "; listed by " : "", blk.n ? blk.buf : "");
+		} else if (blk.n) {
+			printf("%s: match (listed by %s)\n", argv[i], blk.buf);
+		} else {
+			printf("%s: match (probable false positive: no listed entry covers it)\n",
+			       argv[i]);
+		}
 	}
 	bg_filter_unmap(mem, len);
+	if (have_rec)
+		bg_record_free(&rec);
 	return bad ? EXIT_USAGE : 0;
 }
 
@@ -594,7 +732,7 @@ static const struct {
 	const char *help;
 } cmds[] = {
 	{ "attach", cmd_attach, "attach IFACE [--mode native|skb] [--match dst|src|both] [--action drop|flag]" },
-	{ "load", cmd_load, "load [--fpr P] [--strict] LIST..." },
+	{ "load", cmd_load, "load [--fpr P] [--strict] [--allow LIST]... LIST..." },
 	{ "check", cmd_check, "check ADDR..." },
 	{ "stats", cmd_stats, "stats [--json]" },
 	{ "status", cmd_status, "status" },

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "bloomgate/bloom.h"
 #include "filter.h"
 
@@ -99,9 +101,17 @@ int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p)
 	uint64_t lo, hi, mid;
 	uint32_t k = 1;
 
-	memset(p, 0, sizeof(*p));
-	if (!(target >= BG_FPR_MIN && target <= BG_FPR_MAX) || !n)
+	if (!(target >= BG_FPR_MIN && target <= BG_FPR_MAX))
 		return -EINVAL;
+	p->n = n;
+	p->target = target;
+	if (!n) { /* nothing to probe: an empty Bloom part */
+		p->nblocks = 0;
+		p->k = 1;
+		p->predicted = 0.0;
+		p->bits_per_entry = 0.0;
+		return 0;
+	}
 	/* Start from the classic optimum and widen until the model is met. */
 	hi = (uint64_t)ceil(-(double)n * log(target) / (M_LN2 * M_LN2) /
 			    BG_BLOCK_BITS);
@@ -109,7 +119,7 @@ int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p)
 		hi = 1;
 	while (best_k(n, (uint32_t)hi, &k) > target) {
 		hi *= 2;
-		if (hi >= UINT32_MAX / 2)
+		if (hi >= UINT32_MAX / 4)
 			return -E2BIG;
 	}
 	lo = hi / 4 ? hi / 4 : 1;
@@ -122,21 +132,295 @@ int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p)
 		else
 			lo = mid;
 	}
-	p->n = n;
-	p->target = target;
 	p->nblocks = (uint32_t)hi;
 	p->predicted = best_k(n, p->nblocks, &k);
 	p->k = k;
 	p->bits_per_entry = (double)p->nblocks * BG_BLOCK_BITS / (double)n;
-	p->bytes = ((size_t)p->nblocks + 1) * BG_FILTER_VALUE_SIZE;
 	return 0;
 }
 
+/* ---- Controlled prefix expansion ----------------------------------------
+ *
+ * Every probed length costs a probe on every packet, so a list with many
+ * distinct prefix lengths is rewritten to at most BG_PROBES_MAX of them:
+ * a prefix of length l becomes the 2^(t-l) prefixes of the next chosen
+ * length t >= l (Srinivasan and Varghese's controlled prefix expansion, as
+ * Dharmapurikar et al. use it with Bloom filters). The chosen lengths are
+ * a subset of the lengths present (a target that is not present can always
+ * move down to the longest length it serves, for less), always including
+ * the longest, and minimise the number of keys by dynamic programming.
+ */
+#define CPE_INF ((double)1e300)
+
+/* Chooses targets among lengths lo..hi with count[l] prefixes each;
+ * expansion of one prefix limited to 2^maxbits. Returns the key count
+ * (CPE_INF when impossible) and the targets, longest first. */
+static double cpe_plan(const uint64_t *count, int lo, int hi, int maxbits,
+		       uint8_t *targets, uint8_t *ntargets)
+{
+	int len[129], m = 0, i, j, q, prev;
+	double f[BG_PROBES_MAX + 1][129];
+	int from[BG_PROBES_MAX + 1][129];
+	double best = CPE_INF;
+	int bestj = 0;
+
+	*ntargets = 0;
+	for (i = lo; i <= hi; i++)
+		if (count[i])
+			len[m++] = i;
+	if (!m)
+		return 0.0;
+	for (j = 0; j <= BG_PROBES_MAX; j++)
+		for (i = 0; i < m; i++)
+			f[j][i] = CPE_INF;
+	/* cost(a, b]: the lengths after index a up to b, expanded to len[b] */
+#define SEG_COST(a, b, out)                                                   \
+	do {                                                                   \
+		double c_ = 0.0;                                               \
+		for (q = (a) + 1; q <= (b) && c_ < CPE_INF; q++) {             \
+			int d_ = len[b] - len[q];                              \
+			c_ = d_ > maxbits ? CPE_INF :                          \
+					    c_ + (double)count[len[q]] * ldexp(1.0, d_); \
+		}                                                              \
+		(out) = c_;                                                    \
+	} while (0)
+	for (i = 0; i < m; i++)
+		SEG_COST(-1, i, f[1][i]);
+	for (j = 2; j <= BG_PROBES_MAX; j++) {
+		for (i = 0; i < m; i++) {
+			for (prev = 0; prev < i; prev++) {
+				double c;
+
+				if (f[j - 1][prev] >= CPE_INF)
+					continue;
+				SEG_COST(prev, i, c);
+				if (f[j - 1][prev] + c < f[j][i]) {
+					f[j][i] = f[j - 1][prev] + c;
+					from[j][i] = prev;
+				}
+			}
+		}
+	}
+#undef SEG_COST
+	for (j = 1; j <= BG_PROBES_MAX; j++) {
+		if (f[j][m - 1] < best) {
+			best = f[j][m - 1];
+			bestj = j;
+		}
+	}
+	if (best >= CPE_INF)
+		return CPE_INF;
+	/* Walk back: targets come out longest first. */
+	for (i = m - 1, j = bestj; j >= 1; j--) {
+		targets[(*ntargets)++] = (uint8_t)len[i];
+		if (j > 1)
+			i = from[j][i];
+	}
+	return best;
+}
+
+/* Target length for a prefix of length l: the shortest chosen t >= l. */
+static int cpe_target(const uint8_t *t, int n, int l)
+{
+	int i, best = -1;
+
+	for (i = 0; i < n; i++)
+		if (t[i] >= l && (best < 0 || t[i] < best))
+			best = t[i];
+	return best;
+}
+
+/* Disjoint ranges from sorted, non-nested prefixes (bg_list_finish order
+ * is by key bytes, i.e. plen first: so sort by address here). */
+static uint32_t count_ranges4(const struct bg_list *l, int below,
+			      struct bg_range4 *out);
+static uint32_t count_ranges6(const struct bg_list *l, int below,
+			      struct bg_range6 *out);
+
+static int cmp_range4(const void *a, const void *b)
+{
+	const struct bg_range4 *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int cmp_range6(const void *a, const void *b)
+{
+	const struct bg_range6 *x = a, *y = b;
+
+	if (x->start_hi != y->start_hi)
+		return x->start_hi < y->start_hi ? -1 : 1;
+	return x->start_lo < y->start_lo ? -1 : x->start_lo > y->start_lo;
+}
+
+/* Builds the ranges of every IPv4 prefix (all lengths when below is 33)
+ * shorter than below, merges overlaps and neighbours; returns the count.
+ * With out == NULL only counts (still exact). */
+static uint32_t count_ranges4(const struct bg_list *l, int below,
+			      struct bg_range4 *out)
+{
+	struct bg_range4 *r;
+	size_t i, n = 0, w = 0;
+
+	r = malloc((l->n4 ? l->n4 : 1) * sizeof(*r));
+	if (!r)
+		return UINT32_MAX;
+	for (i = 0; i < l->n4; i++) {
+		__u32 a = __builtin_bswap32(l->v4[i].addr);
+		__u8 pl = l->v4[i].plen;
+
+		if (pl >= below)
+			continue;
+		r[n].start = a;
+		r[n].end = a | (pl >= 32 ? 0 : (pl ? 0xffffffffU >> pl : 0xffffffffU));
+		n++;
+	}
+	qsort(r, n, sizeof(*r), cmp_range4);
+	for (i = 0; i < n; i++) {
+		if (w && (r[w - 1].end == 0xffffffffU ||
+			  r[i].start <= r[w - 1].end + 1)) {
+			if (r[i].end > r[w - 1].end)
+				r[w - 1].end = r[i].end;
+			continue;
+		}
+		r[w++] = r[i];
+	}
+	if (out)
+		memcpy(out, r, w * sizeof(*r));
+	free(r);
+	return (uint32_t)w;
+}
+
+static void prefix6_range(const struct bg_key6 *k, struct bg_range6 *r)
+{
+	__u64 hi = bg_be64_to_host(k->addr), lo = bg_be64_to_host(k->addr + 8);
+	int pl = k->plen;
+	__u64 mhi = pl >= 64 ? 0 : (pl ? ~0ULL >> pl : ~0ULL);
+	__u64 mlo = pl >= 128 ? 0 : (pl > 64 ? ~0ULL >> (pl - 64) : ~0ULL);
+
+	r->start_hi = hi;
+	r->start_lo = lo;
+	r->end_hi = hi | mhi;
+	r->end_lo = lo | mlo;
+}
+
+static uint32_t count_ranges6(const struct bg_list *l, int below,
+			      struct bg_range6 *out)
+{
+	struct bg_range6 *r;
+	size_t i, n = 0, w = 0;
+
+	r = malloc((l->n6 ? l->n6 : 1) * sizeof(*r));
+	if (!r)
+		return UINT32_MAX;
+	for (i = 0; i < l->n6; i++)
+		if (l->v6[i].plen < below)
+			prefix6_range(&l->v6[i], &r[n++]);
+	qsort(r, n, sizeof(*r), cmp_range6);
+	for (i = 0; i < n; i++) {
+		if (w) {
+			struct bg_range6 *p = &r[w - 1];
+			int full = p->end_hi == ~0ULL && p->end_lo == ~0ULL;
+			__u64 nhi = p->end_lo == ~0ULL ? p->end_hi + 1 : p->end_hi;
+			__u64 nlo = p->end_lo + 1; /* end + 1 */
+
+			if (full || !bg_u128_gt(r[i].start_hi, r[i].start_lo, nhi, nlo)) {
+				if (bg_u128_gt(r[i].end_hi, r[i].end_lo, p->end_hi, p->end_lo)) {
+					p->end_hi = r[i].end_hi;
+					p->end_lo = r[i].end_lo;
+				}
+				continue;
+			}
+		}
+		r[w++] = r[i];
+	}
+	if (out)
+		memcpy(out, r, w * sizeof(*r));
+	free(r);
+	return (uint32_t)w;
+}
+
+static uint32_t elems(uint32_t n, uint32_t per)
+{
+	return (n + per - 1) / per;
+}
+
+int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
+		   double target, struct bg_filter_params *p)
+{
+	uint64_t c4[33] = { 0 }, c6[129] = { 0 };
+	double keys4 = 0.0, keys6 = CPE_INF;
+	size_t i;
+	int below, err;
+
+	memset(p, 0, sizeof(*p));
+	if (!(target >= BG_FPR_MIN && target <= BG_FPR_MAX))
+		return -EINVAL;
+	for (i = 0; i < block->n4; i++)
+		c4[block->v4[i].plen]++;
+	for (i = 0; i < block->n6; i++)
+		c6[block->v6[i].plen]++;
+	p->prefixes4 = block->n4;
+	p->prefixes6 = block->n6;
+
+	/* IPv4: /0../16 in the exact bitmap, /17../32 expanded. Gaps are at
+	 * most 15 bits, so a plan always exists. */
+	for (i = 0; i <= BG_SHORT4_MAXLEN; i++)
+		p->short4_prefixes += c4[i];
+	p->short4 = p->short4_prefixes > 0;
+	keys4 = cpe_plan(c4, BG_SHORT4_MAXLEN + 1, 32, 32, p->len4, &p->n4);
+
+	/* IPv6: expand as much as possible with at most 2^BG_CPE_MAX_BITS keys
+	 * a prefix; the shortest lengths that cannot be go to exact ranges. */
+	for (below = 0; below <= 129; below++) {
+		keys6 = cpe_plan(c6, below, 128, BG_CPE_MAX_BITS, p->len6, &p->n6);
+		if (keys6 < CPE_INF)
+			break;
+		if (below < 129 && c6[below] == 0)
+			continue;
+	}
+	p->short6_below = (uint8_t)below;
+	if (keys4 + keys6 > (double)UINT32_MAX)
+		return -E2BIG;
+	p->keys4 = (uint64_t)keys4;
+	p->keys6 = (uint64_t)keys6;
+	p->short6_n = count_ranges6(block, below, NULL);
+	if (allow) {
+		p->allow4_n = count_ranges4(allow, 33, NULL);
+		p->allow6_n = count_ranges6(allow, 129, NULL);
+	}
+	if (p->short6_n == UINT32_MAX || p->allow4_n == UINT32_MAX ||
+	    p->allow6_n == UINT32_MAX)
+		return -ENOMEM;
+	if (p->short6_n >> BG_RANGE_STEPS || p->allow4_n >> BG_RANGE_STEPS ||
+	    p->allow6_n >> BG_RANGE_STEPS)
+		return -E2BIG;
+
+	err = bg_filter_size(p->keys4 + p->keys6, target, p);
+	if (err)
+		return err;
+	p->bloom_off = 1 + (p->short4 ? BG_SHORT4_ELEMS : 0);
+	p->allow4_off = p->bloom_off + p->nblocks;
+	p->allow6_off = p->allow4_off + elems(p->allow4_n, BG_RANGE4_PER_ELEM);
+	p->short6_off = p->allow6_off + elems(p->allow6_n, BG_RANGE6_PER_ELEM);
+	p->nelems = p->short6_off + elems(p->short6_n, BG_RANGE6_PER_ELEM);
+	p->bytes = (size_t)p->nelems * BG_FILTER_VALUE_SIZE;
+	return 0;
+}
+
+static void insert(struct bg_block *blocks, const struct bg_filter_params *p,
+		   __u64 h)
+{
+	bg_bloom_set(&blocks[bg_bloom_block(h, p->nblocks)], h, p->k);
+}
+
 void bg_filter_build(void *mem, const struct bg_filter_params *p,
-		     uint64_t seed, const struct bg_list *l)
+		     uint64_t seed, const struct bg_list *block,
+		     const struct bg_list *allow)
 {
 	struct bg_filter_header *hdr = mem;
-	struct bg_block *blocks = (struct bg_block *)mem + 1;
+	struct bg_block *elem = mem;
+	struct bg_block *blocks = elem + p->bloom_off;
 	size_t i;
 
 	hdr->magic = BG_FILTER_MAGIC;
@@ -144,50 +428,113 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 	hdr->layout = BG_LAYOUT_BLOCKED512;
 	hdr->nblocks = p->nblocks;
 	hdr->k = (__u8)p->k;
+	hdr->flags = p->short4 ? BG_FILTER_F_SHORT4 : 0;
+	hdr->n4 = p->n4;
+	hdr->n6 = p->n6;
+	memcpy(hdr->len4, p->len4, sizeof(hdr->len4));
+	memcpy(hdr->len6, p->len6, sizeof(hdr->len6));
 	hdr->seed = seed;
-	hdr->entries = l->n4 + l->n6;
-	for (i = 0; i < l->n4; i++) {
-		__u64 h = bg_key4_hash(&l->v4[i], seed);
+	hdr->entries = (__u32)p->n;
+	hdr->allow4_off = p->allow4_off;
+	hdr->allow4_n = p->allow4_n;
+	hdr->allow6_off = p->allow6_off;
+	hdr->allow6_n = p->allow6_n;
+	hdr->short6_off = p->short6_off;
+	hdr->short6_n = p->short6_n;
 
-		hdr->plen4 |= 1ULL << l->v4[i].plen;
-		bg_bloom_set(&blocks[bg_bloom_block(h, p->nblocks)], h, p->k);
-	}
-	for (i = 0; i < l->n6; i++) {
-		__u64 h = bg_key6_hash(&l->v6[i], seed);
-		__u8 plen = l->v6[i].plen;
+	for (i = 0; i < block->n4; i++) {
+		__u32 a = __builtin_bswap32(block->v4[i].addr), j, cnt;
+		int pl = block->v4[i].plen, t;
 
-		hdr->plen6[plen / 64] |= 1ULL << (plen % 64);
-		bg_bloom_set(&blocks[bg_bloom_block(h, p->nblocks)], h, p->k);
+		if (pl <= BG_SHORT4_MAXLEN) {
+			/* one bit per /16 the prefix covers */
+			__u32 first = a >> 16, n16 = 1U << (16 - pl);
+
+			for (j = 0; j < n16; j++) {
+				__u32 b = first + j;
+
+				elem[1 + b / BG_BLOCK_BITS].w[(b % BG_BLOCK_BITS) / 64] |=
+					1ULL << (b % 64);
+			}
+			continue;
+		}
+		t = cpe_target(p->len4, p->n4, pl);
+		cnt = 1U << (t - pl);
+		for (j = 0; j < cnt; j++) {
+			struct bg_key4 key;
+			__u32 e = a | (t == 32 ? j : j << (32 - t));
+
+			bg_key4_init(&key, __builtin_bswap32(e), (__u8)t);
+			insert(blocks, p, bg_key4_hash(&key, seed));
+		}
 	}
+	for (i = 0; i < block->n6; i++) {
+		const struct bg_key6 *k = &block->v6[i];
+		int pl = k->plen, t;
+		__u32 j, cnt;
+
+		if (pl < p->short6_below)
+			continue; /* in the exact ranges */
+		t = cpe_target(p->len6, p->n6, pl);
+		cnt = 1U << (t - pl);
+		for (j = 0; j < cnt; j++) {
+			struct bg_key6 key = *k;
+			int bit, b;
+
+			/* write j into address bits [pl, t) */
+			for (b = 0; b < t - pl; b++) {
+				bit = t - 1 - b;
+				if ((j >> b) & 1)
+					key.addr[bit / 8] |= (__u8)(0x80 >> (bit % 8));
+			}
+			key.plen = (__u8)t;
+			insert(blocks, p, bg_key6_hash(&key, seed));
+		}
+	}
+	if (allow) {
+		count_ranges4(allow, 33, (struct bg_range4 *)(elem + p->allow4_off));
+		count_ranges6(allow, 129, (struct bg_range6 *)(elem + p->allow6_off));
+	}
+	count_ranges6(block, p->short6_below,
+		      (struct bg_range6 *)(elem + p->short6_off));
 }
 
-static int test_hash(const void *mem, __u64 h)
+/* ---- Userspace lookups (same code as the datapath) --------------------- */
+
+__u32 bg_filter_nelems(const struct bg_filter_header *h)
 {
-	const struct bg_filter_header *hdr = mem;
-	const struct bg_block *blocks = (const struct bg_block *)mem + 1;
-
-	return bg_bloom_test(&blocks[bg_bloom_block(h, hdr->nblocks)], h,
-			     hdr->k);
+	return h->short6_off + elems(h->short6_n, BG_RANGE6_PER_ELEM);
 }
+
+static inline const void *bg_elem(const void *filter, __u32 idx)
+{
+	const struct bg_filter_header *h = filter;
+
+	return idx < bg_filter_nelems(h) ? (const struct bg_block *)filter + idx : NULL;
+}
+
+#include "bloomgate/lookup.h"
 
 int bg_filter_test4(const void *mem, __u32 addr_be)
 {
-	const struct bg_filter_header *hdr = mem;
-	struct bg_key4 key;
+	__u32 probes = 0;
 
-	if (!(hdr->plen4 & (1ULL << 32)))
-		return 0;
-	bg_key4_init(&key, addr_be, 32);
-	return test_hash(mem, bg_key4_hash(&key, hdr->seed));
+	return bg_header_ok(mem) && bg_listed4(mem, mem, addr_be, &probes);
 }
 
 int bg_filter_test6(const void *mem, const __u8 addr[16])
 {
-	const struct bg_filter_header *hdr = mem;
-	struct bg_key6 key;
+	__u32 probes = 0;
 
-	if (!(hdr->plen6[2] & 1))
-		return 0;
-	bg_key6_init(&key, addr, 128);
-	return test_hash(mem, bg_key6_hash(&key, hdr->seed));
+	return bg_header_ok(mem) && bg_listed6(mem, mem, addr, &probes);
+}
+
+int bg_filter_allowed4(const void *mem, __u32 addr_be)
+{
+	return bg_header_ok(mem) && bg_allowed4(mem, mem, addr_be);
+}
+
+int bg_filter_allowed6(const void *mem, const __u8 addr[16])
+{
+	return bg_header_ok(mem) && bg_allowed6(mem, mem, addr);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Sizing and building the cache-blocked Bloom filter of bloomgate/bloom.h. */
+/* Planning, sizing and building a filter map (layout in bloomgate/abi.h). */
 #ifndef BLOOMGATE_FILTER_H
 #define BLOOMGATE_FILTER_H
 
@@ -12,35 +12,68 @@
 #define BG_FPR_DEFAULT 0.001
 #define BG_FPR_MIN 1e-9
 #define BG_FPR_MAX 0.5
+/* IPv6 prefixes are expanded by at most 2^BG_CPE_MAX_BITS keys each; the
+ * lengths that would need more go to the exact short-prefix ranges. */
+#define BG_CPE_MAX_BITS 12
 
 struct bg_filter_params {
-	uint64_t n; /* distinct keys */
+	/* Bloom part */
+	uint64_t n; /* keys, after expansion */
 	double target; /* requested false-positive rate */
 	uint32_t nblocks; /* 512-bit blocks */
 	uint32_t k; /* bits per key */
-	double predicted; /* model false-positive rate for nblocks, k */
+	double predicted; /* model false-positive rate per probe */
 	double bits_per_entry; /* 512 * nblocks / n */
-	size_t bytes; /* map memory: header + blocks */
+	/* Plan (bg_filter_plan) */
+	uint8_t n4, n6; /* prefix lengths probed per family */
+	uint8_t len4[BG_PROBES_MAX], len6[BG_PROBES_MAX]; /* longest first */
+	int short4; /* the IPv4 /16 bitmap is used */
+	uint8_t short6_below; /* IPv6 prefixes shorter than this: ranges */
+	uint64_t prefixes4, prefixes6; /* listed entries per family */
+	uint64_t short4_prefixes; /* IPv4 entries held by the bitmap */
+	uint64_t keys4, keys6; /* Bloom keys per family after expansion */
+	uint32_t short6_n, allow4_n, allow6_n; /* exact ranges */
+	/* Map layout */
+	uint32_t bloom_off, allow4_off, allow6_off, short6_off, nelems;
+	size_t bytes; /* whole map: nelems * 64 */
 };
 
 /*
- * False-positive rate of the blocked layout for n keys in nblocks blocks
- * with k bits per key: a non-member lands in a block holding j keys,
+ * False-positive rate of one Bloom probe for n keys in nblocks blocks with
+ * k bits per key: a non-member lands in a block holding j keys,
  * j ~ Poisson(n / nblocks); its d distinct bit positions (k draws from
  * 512, duplicates possible) are all set when none of them was missed by
  * the j*k independent bit draws of those keys (inclusion-exclusion).
  */
 double bg_filter_model_fpr(uint64_t n, uint32_t nblocks, uint32_t k);
 
-/* Smallest filter meeting target for n keys (best k). -EINVAL, -E2BIG. */
+/* Smallest Bloom part meeting target for n keys (best k). -EINVAL, -E2BIG.
+ * Fills the Bloom fields of p only. */
 int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p);
 
-/* Fills a zeroed buffer of p->bytes: header at element 0, then the blocks. */
-void bg_filter_build(void *mem, const struct bg_filter_params *p,
-		     uint64_t seed, const struct bg_list *l);
+/*
+ * Plans a filter for the (finished) block list and optional allowlist:
+ * prefix lengths to probe (controlled prefix expansion to at most
+ * BG_PROBES_MAX lengths per family), exact parts, Bloom size for target
+ * (per probe), and the map layout. -EINVAL, -E2BIG.
+ */
+int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
+		   double target, struct bg_filter_params *p);
 
-/* Userspace probes of a built filter (same functions as the datapath). */
+/* Fills a zeroed buffer of p->bytes as planned. */
+void bg_filter_build(void *mem, const struct bg_filter_params *p,
+		     uint64_t seed, const struct bg_list *block,
+		     const struct bg_list *allow);
+
+/* Elements a filter with this header spans (header included). */
+__u32 bg_filter_nelems(const struct bg_filter_header *h);
+
+/* Userspace lookups in a built filter of nelems elements, with the same
+ * code as the datapath (bloomgate/lookup.h). 1 = maybe listed. */
 int bg_filter_test4(const void *mem, __u32 addr_be);
 int bg_filter_test6(const void *mem, const __u8 addr[16]);
+/* 1 = the exact allowlist holds the address. */
+int bg_filter_allowed4(const void *mem, __u32 addr_be);
+int bg_filter_allowed6(const void *mem, const __u8 addr[16]);
 
 #endif

@@ -1,24 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Blocklist parsing: files of addresses into sorted, de-duplicated keys.
+ * Blocklist parsing: files of addresses and CIDR prefixes into sorted,
+ * de-duplicated, overlap-free keys.
  *
- * Format: one IPv4 or IPv6 address per line (plain lists and FireHOL
- * .ipset files). '#' and ';' start a comment anywhere on a line; blank
- * lines, spaces, tabs and CRLF line ends are ignored, as are a missing final
- * newline and a UTF-8 byte-order mark at the start of a list. Every other
- * line is rejected, reported as "name:line: reason: 'text'" and counted;
- * the parse goes on without it.
+ * Format: one IPv4 or IPv6 address or CIDR prefix per line (plain lists,
+ * FireHOL .ipset and .netset files, Spamhaus DROP files). '#' and ';' start
+ * a comment anywhere on a line; blank lines, spaces, tabs and CRLF line ends
+ * are ignored, as are a missing final newline and a UTF-8 byte-order mark at
+ * the start of a list. Every other line is rejected, reported as
+ * "name:line: reason: 'text'" and counted; the parse goes on without it.
+ *
+ * A prefix is "address/length": the length in decimal, 0..32 for IPv4 and
+ * 0..128 for IPv6, no sign, no leading zero, no blank around the '/'. Host
+ * bits set below the length ("10.1.2.3/8") are cleared, and the line is
+ * reported as a warning; it is still accepted.
  *
  * Speed (10M-line lists): lines are parsed in place, keys are appended to
  * amortised-doubling arrays (no allocation per line), and IPv4 dotted quads
  * go through a small parser with inet_pton() semantics (exactly four decimal
  * octets, 0..255, no leading zeros); IPv6 goes to inet_pton(). Finishing
- * sorts with a radix sort giving memcmp() order of the keys.
+ * sorts with a radix sort giving memcmp() order of the keys, then drops the
+ * entries a shorter prefix covers, in place (see reduce_covered()).
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +45,11 @@
 #define BG_LIST_CAP_MIN 1024
 
 static const char R_NOT_IP[] = "not an IP address";
-static const char R_CIDR[] = "CIDR ranges are not supported yet";
+static const char R_PLEN[] = "bad prefix length";
+static const char R_PLEN4[] = "bad prefix length (IPv4 allows 0..32)";
+static const char R_PLEN6[] = "bad prefix length (IPv6 allows 0..128)";
+static const char R_PLEN_BLANK[] = "bad prefix length (no blanks around '/')";
+static const char R_PREFIX[] = "a prefix, not an address";
 static const char R_RANGE[] = "address ranges are not supported";
 static const char R_ZONE[] = "IPv6 zone index not allowed";
 static const char R_TRAILING[] = "trailing text after address";
@@ -126,11 +139,82 @@ static int parse_plain(const char *s, size_t n, struct bg_key4 *k4,
 }
 
 /*
+ * The length after the '/': decimal digits only, no sign, no leading zero
+ * ("0" alone is fine), at most max. Returns 0, or -1 and sets *reason. The
+ * value saturates while scanning, so no length of digits can overflow.
+ */
+static int parse_plen(const char *s, size_t n, unsigned int max,
+		      unsigned int *plen, const char **reason)
+{
+	unsigned int v = 0;
+	size_t i;
+
+	*reason = R_PLEN;
+	if (!n || (s[0] == '0' && n > 1))
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned int d = (unsigned char)s[i] - (unsigned int)'0';
+
+		if (d > 9)
+			return -1;
+		v = v > 1000 ? v : v * 10 + d;
+	}
+	if (v > max) {
+		*reason = max == 32 ? R_PLEN4 : R_PLEN6;
+		return -1;
+	}
+	*plen = v;
+	return 0;
+}
+
+static int parse_token(const char *s, size_t n, struct bg_key4 *k4,
+		       struct bg_key6 *k6, const char **reason,
+		       int *host_bits);
+
+/*
+ * "addr/len": the address is s[0..m), the length l[0..ln). On success
+ * *host_bits tells whether the address had bits set below the length.
+ */
+static int parse_cidr(const char *s, size_t m, const char *l, size_t ln,
+		      struct bg_key4 *k4, struct bg_key6 *k6,
+		      const char **reason, int *host_bits)
+{
+	struct bg_key4 t4;
+	struct bg_key6 t6;
+	unsigned int plen;
+	__u32 a4;
+	__u8 a6[16];
+	int hb;
+
+	if (parse_ip4(s, m, &a4) == 0) {
+		if (parse_plen(l, ln, 32, &plen, reason))
+			return 0;
+		bg_key4_init(k4, a4, (__u8)plen);
+		*host_bits = k4->addr != a4;
+		return BG_KEY_IPV4;
+	}
+	if (memchr(s, ':', m) && parse_ip6(s, m, a6) == 0) {
+		if (parse_plen(l, ln, 128, &plen, reason))
+			return 0;
+		bg_key6_init(k6, a6, (__u8)plen);
+		*host_bits = memcmp(k6->addr, a6, sizeof(a6)) != 0;
+		return BG_KEY_IPV6;
+	}
+	/* not an address before the '/'; say why if it is a zone index */
+	*reason = R_NOT_IP;
+	if (memchr(s, '%', m))
+		parse_token(s, m, &t4, &t6, reason, &hb);
+	return 0;
+}
+
+/*
  * One token of known length, no whitespace in it. On failure, tells why:
  * forms that are understood but not supported get their own reason.
+ * *host_bits is set only for a prefix (callers start it at 0).
  */
 static int parse_token(const char *s, size_t n, struct bg_key4 *k4,
-		       struct bg_key6 *k6, const char **reason)
+		       struct bg_key6 *k6, const char **reason,
+		       int *host_bits)
 {
 	struct bg_key4 t4;
 	struct bg_key6 t6;
@@ -143,11 +227,10 @@ static int parse_token(const char *s, size_t n, struct bg_key4 *k4,
 
 	*reason = R_NOT_IP;
 	if ((c = memchr(s, '/', n))) {
-		/* "addr/len": rejected even when valid, until CIDR support. */
-		if (parse_plain(s, (size_t)(c - s), &t4, &t6))
-			*reason = R_CIDR;
-		else if (memchr(s, '%', (size_t)(c - s)))
-			parse_token(s, (size_t)(c - s), &t4, &t6, reason);
+		size_t m = (size_t)(c - s);
+
+		return parse_cidr(s, m, c + 1, n - m - 1, k4, k6, reason,
+				  host_bits);
 	} else if ((c = memchr(s, '%', n))) {
 		if (parse_plain(s, (size_t)(c - s), &t4, &t6) == BG_KEY_IPV6 &&
 		    c + 1 < s + n)
@@ -162,14 +245,20 @@ static int parse_token(const char *s, size_t n, struct bg_key4 *k4,
 	return 0;
 }
 
-int bg_parse_addr(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
-		  const char **reason)
+/* bg_parse_addr() (single: /32 and /128 only) and bg_parse_prefix(). */
+static int parse_one(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
+		     const char **reason, int single)
 {
 	const char *r = R_NOT_IP;
 	struct bg_key4 t4;
 	struct bg_key6 t6;
-	int kind = parse_token(tok, strlen(tok), &t4, &t6, &r);
+	int hb = 0, kind = parse_token(tok, strlen(tok), &t4, &t6, &r, &hb);
 
+	if (single && ((kind == BG_KEY_IPV4 && t4.plen != 32) ||
+		       (kind == BG_KEY_IPV6 && t6.plen != 128))) {
+		kind = 0;
+		r = R_PREFIX;
+	}
 	/* Either key pointer may be NULL when that family is of no interest. */
 	if (kind == BG_KEY_IPV4 && k4)
 		*k4 = t4;
@@ -178,6 +267,39 @@ int bg_parse_addr(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
 	else if (!kind && reason)
 		*reason = r;
 	return kind;
+}
+
+int bg_parse_addr(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
+		  const char **reason)
+{
+	return parse_one(tok, k4, k6, reason, 1);
+}
+
+int bg_parse_prefix(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
+		    const char **reason)
+{
+	return parse_one(tok, k4, k6, reason, 0);
+}
+
+int bg_prefix_covers4(const struct bg_key4 *prefix, __u32 addr_be)
+{
+	return !((addr_be ^ prefix->addr) & bg_mask4(prefix->plen));
+}
+
+int bg_prefix_covers6(const struct bg_key6 *prefix, const __u8 addr[16])
+{
+	unsigned int plen = prefix->plen < 128 ? prefix->plen : 128, i;
+
+	for (i = 0; i < plen / 8; i++)
+		if (addr[i] != prefix->addr[i])
+			return 0;
+	if (plen % 8) {
+		__u8 m = (__u8)(0xff00 >> (plen % 8));
+
+		if ((addr[i] ^ prefix->addr[i]) & m)
+			return 0;
+	}
+	return 1;
 }
 
 /* ---- Key arrays --------------------------------------------------------- */
@@ -282,80 +404,167 @@ static void report_line(FILE *out, const char *name, size_t lineno,
 	fprintf(out, "%s:%zu: %s: '%s'\n", name, lineno, reason, quote);
 }
 
+/* "name:line: warning: host bits set, using 10.0.0.0/8: 'text'". */
+static void report_host_bits(FILE *out, const char *name, size_t lineno,
+			     int kind, const struct bg_key4 *k4,
+			     const struct bg_key6 *k6, const char *s, size_t n)
+{
+	char addr[INET6_ADDRSTRLEN], why[128];
+	unsigned int plen;
+
+	if (kind == BG_KEY_IPV4) {
+		inet_ntop(AF_INET, &k4->addr, addr, sizeof(addr));
+		plen = k4->plen;
+	} else {
+		inet_ntop(AF_INET6, k6->addr, addr, sizeof(addr));
+		plen = k6->plen;
+	}
+	snprintf(why, sizeof(why), "warning: host bits set, using %s/%u", addr,
+		 plen);
+	report_line(out, name, lineno, why, s, n);
+}
+
+/*
+ * The lines of a buffer, numbered from 1, for every reader of lists (parse
+ * and find_covering), so that line numbers always agree.
+ */
+struct line_iter {
+	const char *p, *end;
+	size_t lineno;
+	int has_nul;
+};
+
+static void lines_init(struct line_iter *it, const char *buf, size_t len)
+{
+	it->p = it->end = buf;
+	it->lineno = 0;
+	it->has_nul = 0;
+	if (!len)
+		return; /* buf may be NULL */
+	it->end = buf + len;
+	/* A UTF-8 byte-order mark, as some editors write, is not content. */
+	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+		it->p += 3;
+	/* One scan for NUL bytes, so clean lists skip the check per line. */
+	it->has_nul = memchr(buf, '\0', len) != NULL;
+}
+
+/* The next line as [*s, *e), without its "\n"; 0 after the last. */
+static inline __attribute__((always_inline)) int
+lines_next(struct line_iter *it, const char **s, const char **e)
+{
+	const char *nl;
+
+	if (it->p >= it->end)
+		return 0;
+	nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
+	*s = it->p;
+	*e = nl ? nl : it->end;
+	it->p = nl ? nl + 1 : it->end;
+	it->lineno++;
+	return 1;
+}
+
+/* parse_line() outcomes besides an entry's kind (BG_KEY_IPV4/6). */
+#define LINE_SKIP 0 /* blank or comment */
+#define LINE_REJECT (-1) /* *reason tells why */
+
+/*
+ * One line [p, le): an entry (its kind, the key filled, *host_bits set),
+ * LINE_SKIP or LINE_REJECT.
+ */
+static inline __attribute__((always_inline)) int
+parse_line(const char *p, const char *le, int has_nul, struct bg_key4 *k4,
+	   struct bg_key6 *k6, const char **reason, int *host_bits)
+{
+	const char *q = p, *t;
+	size_t n = (size_t)(le - p);
+	int kind;
+
+	if (n && p[n - 1] == '\r')
+		n--;
+	if (has_nul && memchr(p, '\0', n)) {
+		*reason = R_BINARY;
+		return LINE_REJECT;
+	}
+	if (n > BG_LIST_LINE_MAX) {
+		*reason = R_TOO_LONG;
+		return LINE_REJECT;
+	}
+
+	while (q < le && is_space(*q))
+		q++;
+	if (q == le || is_comment(*q))
+		return LINE_SKIP;
+	t = q;
+	while (q < le && !is_space(*q) && !is_comment(*q))
+		q++;
+	*host_bits = 0;
+	kind = parse_token(t, (size_t)(q - t), k4, k6, reason, host_bits);
+	if (!kind) {
+		/* "192.0.2.0/ 24": the length is behind a blank */
+		if (*reason == R_PLEN &&
+		    memchr(t, '/', (size_t)(q - t)) == q - 1) {
+			const char *r = q;
+
+			while (r < le && is_space(*r))
+				r++;
+			if (r < le && !is_comment(*r))
+				*reason = R_PLEN_BLANK;
+		}
+		return LINE_REJECT;
+	}
+	while (q < le && is_space(*q))
+		q++;
+	if (q < le && !is_comment(*q)) {
+		/* "192.0.2.0 /24" */
+		*reason = *q == '/' ? R_PLEN_BLANK : R_TRAILING;
+		return LINE_REJECT;
+	}
+	return kind;
+}
+
 int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 		      size_t len, const struct bg_list_opts *opts)
 {
-	const char *p, *end;
-	int has_nul;
-	size_t lineno = 0, rejected = 0;
+	struct line_iter it;
+	const char *s, *e, *reason = NULL;
+	size_t rejected = 0, warnings = 0;
 	struct bg_key4 k4;
 	struct bg_key6 k6;
+	int kind, hb = 0, ret = 0;
 
 	if (!name)
 		name = "-";
 	l->files++;
-	if (!len)
-		return 0; /* buf may be NULL */
-	p = buf;
-	end = buf + len;
-	/* A UTF-8 byte-order mark, as some editors write, is not content. */
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		p += 3;
-	/* One scan for NUL bytes, so clean lists skip the check per line. */
-	has_nul = memchr(buf, '\0', len) != NULL;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end, *q = p, *t;
-		const char *reason;
-		size_t n = (size_t)(le - p);
-		int kind;
-
-		lineno++;
-		if (n && p[n - 1] == '\r')
-			n--;
-		if (has_nul && memchr(p, '\0', n)) {
-			reason = R_BINARY;
-			goto reject;
-		}
-		if (n > BG_LIST_LINE_MAX) {
-			reason = R_TOO_LONG;
-			goto reject;
-		}
-
-		while (q < le && is_space(*q))
-			q++;
-		if (q == le || is_comment(*q))
-			goto next; /* blank or comment line */
-		t = q;
-		while (q < le && !is_space(*q) && !is_comment(*q))
-			q++;
-		kind = parse_token(t, (size_t)(q - t), &k4, &k6, &reason);
-		if (!kind)
-			goto reject;
-		while (q < le && is_space(*q))
-			q++;
-		if (q < le && !is_comment(*q)) {
-			reason = R_TRAILING;
-			goto reject;
+	lines_init(&it, buf, len);
+	while (lines_next(&it, &s, &e)) {
+		kind = parse_line(s, e, it.has_nul, &k4, &k6, &reason, &hb);
+		if (kind == LINE_SKIP)
+			continue;
+		if (kind == LINE_REJECT) {
+			rejected++;
+			report_line(report_stream(opts), name, it.lineno,
+				    reason, s, (size_t)(e - s));
+			continue;
 		}
 		if ((kind == BG_KEY_IPV4 ? push4(l, &k4) : push6(l, &k6)) < 0) {
-			l->lines += lineno;
-			l->rejected += rejected;
-			return -ENOMEM;
+			ret = -ENOMEM;
+			break;
 		}
 		l->accepted++;
-		goto next;
-reject:
-		rejected++;
-		report_line(report_stream(opts), name, lineno, reason, p,
-			    (size_t)(le - p));
-next:
-		p = nl ? nl + 1 : end;
+		if (hb) {
+			warnings++;
+			report_host_bits(report_stream(opts), name, it.lineno,
+					 kind, &k4, &k6, s, (size_t)(e - s));
+		}
 	}
 
-	l->lines += lineno;
+	l->lines += it.lineno;
 	l->rejected += rejected;
+	l->warnings += warnings;
+	if (ret)
+		return ret;
 	return rejected && opts && opts->strict ? -EINVAL : 0;
 }
 
@@ -431,6 +640,60 @@ int bg_list_parse_file(struct bg_list *l, const char *path,
 	ret = bg_list_parse_buf(l, path, buf, len, opts);
 	free(buf);
 	return ret;
+}
+
+int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
+			  const struct bg_key6 *k6,
+			  void (*cb)(void *ctx, const char *path, size_t line,
+				     const char *text,
+				     const struct bg_key4 *k4,
+				     const struct bg_key6 *k6),
+			  void *ctx)
+{
+	char text[BG_LIST_LINE_MAX + 1], *buf = NULL;
+	const char *s, *e, *reason;
+	struct line_iter it;
+	struct bg_key4 e4;
+	struct bg_key6 e6;
+	size_t len = 0, count = 0;
+	int fd, ret, kind, hb;
+
+	if (!k4 && !k6)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = read_all(fd, &buf, &len);
+	close(fd);
+	if (ret < 0)
+		return ret;
+	lines_init(&it, buf, len);
+	while (lines_next(&it, &s, &e)) {
+		kind = parse_line(s, e, it.has_nul, &e4, &e6, &reason, &hb);
+		if (kind == BG_KEY_IPV4) {
+			if (!k4 || !bg_prefix_covers4(&e4, k4->addr))
+				continue;
+		} else if (kind == BG_KEY_IPV6) {
+			if (!k6 || !bg_prefix_covers6(&e6, k6->addr))
+				continue;
+		} else {
+			continue; /* blank, comment or rejected */
+		}
+		count++;
+		if (!cb)
+			continue;
+		/* an accepted line has at most BG_LIST_LINE_MAX bytes */
+		while (s < e && is_space(*s))
+			s++;
+		while (e > s && is_space(e[-1]))
+			e--;
+		memcpy(text, s, (size_t)(e - s));
+		text[e - s] = '\0';
+		cb(ctx, path, it.lineno, text, kind == BG_KEY_IPV4 ? &e4 : NULL,
+		   kind == BG_KEY_IPV6 ? &e6 : NULL);
+	}
+	free(buf);
+	return count > INT_MAX ? INT_MAX : (int)count;
 }
 
 /* ---- Sorting ------------------------------------------------------------ */
@@ -551,14 +814,249 @@ sort_unique(void *base, size_t n, size_t size,
 	return out;
 }
 
+/* ---- Overlap reduction --------------------------------------------------- */
+
+/*
+ * After sort_unique() the keys of one family are grouped by prefix length
+ * (the second byte), shortest first, and each group is in address order;
+ * prefixes of one length are disjoint. An entry is covered when a group of
+ * a shorter length holds a prefix containing its address. For every pair of
+ * groups (q shorter than p) a merge walks both in address order, galloping
+ * (exponential then binary search) over runs that cannot meet, so a pair
+ * costs O(m log(n/m)) for groups of m <= n keys, and marks the covered
+ * entries of p by clearing their kind byte; one pass then squeezes them
+ * out, keeping memcmp() order. No memory is allocated (but see
+ * sweep_mark6()); lists of a single prefix length (all /32, all /128) are
+ * left untouched at once. Marked
+ * entries of q still serve as coverers: whatever they cover, the shorter
+ * prefix covering them covers too.
+ */
+typedef unsigned __int128 bg_u128;
+
+/* The address of key i, as a number (host order). */
+static inline __attribute__((always_inline)) bg_u128
+key_addr(const char *v, size_t i, size_t size)
+{
+	const char *k = v + i * size;
+	__u32 a;
+
+	if (size == sizeof(struct bg_key4)) {
+		memcpy(&a, k + offsetof(struct bg_key4, addr), sizeof(a));
+		return ntohl(a);
+	}
+	k += offsetof(struct bg_key6, addr);
+	return (bg_u128)load_be64(k) << 64 | load_be64(k + 8);
+}
+
+static inline __attribute__((always_inline)) unsigned int
+key_plen(const char *v, size_t i, size_t size)
+{
+	_Static_assert(offsetof(struct bg_key4, plen) == 1, "plen byte");
+	_Static_assert(offsetof(struct bg_key6, plen) == 1, "plen byte");
+	return (unsigned char)v[i * size + 1];
+}
+
+/* Host part of a /plen in a bits-wide family: the last address is a | it. */
+static inline bg_u128 host_mask(unsigned int plen, unsigned int bits)
+{
+	if (plen >= bits)
+		return 0;
+	if (plen == 0 && bits == 128)
+		return ~(bg_u128)0;
+	return ((bg_u128)1 << (bits - plen)) - 1;
+}
+
+/*
+ * First index in [i, e) whose address is >= a (gt: > a), e if none; the
+ * addresses of [i, e) ascend. Gallops from i: O(log distance).
+ */
+static inline __attribute__((always_inline)) size_t
+gallop(const char *v, size_t i, size_t e, size_t size, bg_u128 a, int gt)
+{
+#define BG_PAST(x)                                                             \
+	(gt ? key_addr(v, (x), size) > a : key_addr(v, (x), size) >= a)
+	size_t lo = i, hi, step = 1;
+
+	if (i >= e || BG_PAST(i))
+		return i;
+	for (;;) { /* lo is not past a */
+		if (step >= e - lo) {
+			hi = e;
+			break;
+		}
+		hi = lo + step;
+		if (BG_PAST(hi))
+			break;
+		lo = hi;
+		step *= 2;
+	}
+	while (hi - lo > 1) { /* lo not past, hi past (or e) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (BG_PAST(mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+#undef BG_PAST
+}
+
+/* Marks the entries of [pb, pe) covered by a prefix of [qb, qe), of /q. */
+static inline __attribute__((always_inline)) size_t
+mark_pair(char *v, size_t size, size_t pb, size_t pe, size_t qb, size_t qe,
+	  bg_u128 qmask)
+{
+	size_t i = pb, j = qb, marked = 0;
+
+	while (i < pe) {
+		bg_u128 a = key_addr(v, i, size), last;
+
+		/* j: the first prefix starting after a; j - 1 may contain a */
+		j = gallop(v, j, qe, size, a, 1);
+		if (j > qb && a <= (last = key_addr(v, j - 1, size) | qmask)) {
+			do {
+				if (v[i * size]) {
+					v[i * size] = 0;
+					marked++;
+				}
+				i++;
+			} while (i < pe && key_addr(v, i, size) <= last);
+			continue;
+		}
+		if (j == qe)
+			break; /* no prefix left at or after a */
+		i = gallop(v, i, pe, size, key_addr(v, j, size), 0);
+	}
+	return marked;
+}
+
+/*
+ * IPv6 lists may use up to 129 lengths, and the pairs of groups grow with
+ * their square: past BG_SWEEP_GROUPS lengths, one sweep in address order
+ * instead. (start, length) of every key, sorted by start then length: a
+ * prefix starting inside the last uncovered one lies inside it (prefixes
+ * nest or are disjoint). Returns the number marked, or SIZE_MAX without
+ * memory (the caller then takes the pairwise way).
+ */
+#define BG_SWEEP_GROUPS 32
+
+struct span6 {
+	bg_u128 start;
+	size_t idx;
+	unsigned int plen;
+};
+
+static int cmp_span6(const void *a, const void *b)
+{
+	const struct span6 *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+static size_t sweep_mark6(char *v, size_t n)
+{
+	const size_t size = sizeof(struct bg_key6);
+	struct span6 *s = n <= SIZE_MAX / sizeof(*s) ? malloc(n * sizeof(*s))
+						       : NULL;
+	size_t i, marked = 0;
+	bg_u128 end = 0;
+
+	if (!s)
+		return SIZE_MAX;
+	for (i = 0; i < n; i++) {
+		s[i].start = key_addr(v, i, size);
+		s[i].idx = i;
+		s[i].plen = key_plen(v, i, size);
+	}
+	qsort(s, n, sizeof(*s), cmp_span6);
+	for (i = 0; i < n; i++) {
+		if (i && s[i].start <= end) {
+			v[s[i].idx * size] = 0;
+			marked++;
+			continue;
+		}
+		end = s[i].start | host_mask(s[i].plen, 128);
+	}
+	free(s);
+	return marked;
+}
+
+/* Drops covered entries of n sorted, unique keys; returns the new count. */
+static inline __attribute__((always_inline)) size_t
+reduce_covered(char *v, size_t n, size_t size, unsigned int bits)
+{
+	size_t start[129 + 2], marked = 0, i, out;
+	unsigned int plens[129 + 1], ng = 0, a, b, p;
+
+	if (n < 2 || key_plen(v, 0, size) == key_plen(v, n - 1, size))
+		return n; /* one prefix length: nothing can cover anything */
+	/* start[p]: first key with a length >= p, found by binary search */
+	for (p = 0; p <= bits + 1; p++) {
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (key_plen(v, mid, size) < p)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		start[p] = lo;
+	}
+	for (p = 0; p <= bits; p++)
+		if (start[p + 1] > start[p])
+			plens[ng++] = p;
+	if (size == sizeof(struct bg_key6) && ng > BG_SWEEP_GROUPS &&
+	    (marked = sweep_mark6(v, n)) != SIZE_MAX)
+		ng = 0; /* done */
+	else
+		marked = 0;
+	for (b = 1; b < ng; b++)
+		for (a = 0; a < b; a++)
+			marked += mark_pair(v, size, start[plens[b]],
+					    start[plens[b] + 1],
+					    start[plens[a]],
+					    start[plens[a] + 1],
+					    host_mask(plens[a], bits));
+	if (!marked)
+		return n;
+	for (i = 0, out = 0; i < n; i++) {
+		if (!v[i * size])
+			continue;
+		if (out != i)
+			memcpy(v + out * size, v + i * size, size);
+		out++;
+	}
+	return out;
+}
+
+/* One copy per family, out of line: finish's sort loops stay as they were. */
+static __attribute__((noinline)) size_t reduce4(struct bg_key4 *v, size_t n)
+{
+	return reduce_covered((char *)v, n, sizeof(*v), 32);
+}
+
+static __attribute__((noinline)) size_t reduce6(struct bg_key6 *v, size_t n)
+{
+	return reduce_covered((char *)v, n, sizeof(*v), 128);
+}
+
 void bg_list_finish(struct bg_list *l)
 {
-	size_t n;
+	size_t n, m;
 
 	n = sort_unique(l->v4, l->n4, sizeof(*l->v4), cmp_key4);
 	l->duplicates += l->n4 - n;
-	l->n4 = n;
+	m = reduce4(l->v4, n);
+	l->covered += n - m;
+	l->n4 = m;
 	n = sort_unique(l->v6, l->n6, sizeof(*l->v6), cmp_key6);
 	l->duplicates += l->n6 - n;
-	l->n6 = n;
+	m = reduce6(l->v6, n);
+	l->covered += n - m;
+	l->n6 = m;
 }

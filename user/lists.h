@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Blocklist parsing: files of addresses into sorted, de-duplicated keys. */
+/* Blocklist parsing: files of addresses and CIDR prefixes into sorted,
+ * de-duplicated, overlap-free keys. */
 #ifndef BLOOMGATE_LISTS_H
 #define BLOOMGATE_LISTS_H
 
@@ -19,6 +20,9 @@ struct bg_list {
 	size_t accepted; /* entries accepted, before de-duplication */
 	size_t rejected; /* lines rejected (reported) */
 	size_t duplicates; /* accepted entries dropped by bg_list_finish() */
+	size_t warnings; /* accepted lines reported with a warning */
+	size_t covered; /* distinct entries inside a shorter listed prefix,
+			 * dropped by bg_list_finish() */
 };
 
 struct bg_list_opts {
@@ -30,9 +34,14 @@ void bg_list_init(struct bg_list *l);
 void bg_list_free(struct bg_list *l);
 
 /*
- * Parses one list held in memory; name is used in reports. Returns 0, or a
- * negative errno: -EINVAL when opts->strict and a line was rejected,
- * -ENOMEM. Every rejected line is reported as "name:line: reason: text".
+ * Parses one list held in memory; name is used in reports. Entries are
+ * addresses (a /32 or /128 key) and CIDR prefixes ("192.0.2.0/24",
+ * "2001:db8::/32"). Returns 0, or a negative errno: -EINVAL when
+ * opts->strict and a line was rejected, -ENOMEM. Every rejected line is
+ * reported as "name:line: reason: 'text'". A prefix with host bits set
+ * ("10.1.2.3/8") is accepted masked (10.0.0.0/8) and reported as
+ * "name:line: warning: host bits set, using 10.0.0.0/8: 'text'"; warnings
+ * are counted in l->warnings and never fail a parse, strict or not.
  */
 int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 		      size_t len, const struct bg_list_opts *opts);
@@ -41,14 +50,52 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 int bg_list_parse_file(struct bg_list *l, const char *path,
 		       const struct bg_list_opts *opts);
 
-/* Sorts and removes duplicate keys; counts them in l->duplicates. */
+/*
+ * Sorts the keys into memcmp() order and removes duplicates (counted in
+ * l->duplicates), then every entry covered by a shorter prefix of the same
+ * family also listed (counted in l->covered): {10.0.0.0/8, 10.1.0.0/16,
+ * 10.1.2.3} leaves 10.0.0.0/8. Idempotent.
+ */
 void bg_list_finish(struct bg_list *l);
 
 /*
- * Parses one address token ("192.0.2.1", "2001:db8::1"). Returns BG_KEY_IPV4
- * or BG_KEY_IPV6 and fills the matching key, or 0 and sets *reason.
+ * Parses one address token ("192.0.2.1", "2001:db8::1", also "192.0.2.1/32"
+ * and "2001:db8::1/128"). Returns BG_KEY_IPV4 or BG_KEY_IPV6 and fills the
+ * matching key, always a /32 or /128, or 0 and sets *reason (a shorter
+ * prefix is refused: "a prefix, not an address"). Any pointer but tok may
+ * be NULL.
  */
 int bg_parse_addr(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
 		  const char **reason);
+
+/*
+ * Same grammar as a list entry: an address or a CIDR prefix; the key is
+ * masked to its prefix length (host bits are dropped silently here).
+ */
+int bg_parse_prefix(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
+		    const char **reason);
+
+/* 1 if addr (network byte order) lies inside prefix, else 0. */
+int bg_prefix_covers4(const struct bg_key4 *prefix, __u32 addr_be);
+int bg_prefix_covers6(const struct bg_key6 *prefix, const __u8 addr[16]);
+
+/*
+ * Explains a match: reads the list at path and calls cb for every accepted
+ * entry (parsed exactly as bg_list_parse_file() does) of the family of the
+ * non-NULL key whose prefix covers that key's address (k4 or k6 is the
+ * /32 or /128 key of the address; if both are given, both are looked for).
+ * cb gets the 1-based line number, the line's text without surrounding
+ * blanks (comment included, NUL-terminated, valid during the call), and the
+ * entry's masked key (the other key pointer NULL). cb may be NULL. Rejected
+ * lines are skipped silently. Returns the number of covering entries,
+ * -EINVAL when both keys are NULL, or -errno when the file cannot be read.
+ */
+int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
+			  const struct bg_key6 *k6,
+			  void (*cb)(void *ctx, const char *path, size_t line,
+				     const char *text,
+				     const struct bg_key4 *k4,
+				     const struct bg_key6 *k6),
+			  void *ctx);
 
 #endif

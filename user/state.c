@@ -129,6 +129,125 @@ void bg_state_close(struct bg_state *st)
 	st->attach_fd = st->lock_fd = -1;
 }
 
+__u32 bg_map_id(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+__u32 bg_filter_current_id(int filters_fd)
+{
+	__u32 zero = 0, id = 0;
+
+	return bpf_map_lookup_elem(filters_fd, &zero, &id) ? 0 : id;
+}
+
+/* ---- The load record: which lists built the live filter --------------- */
+
+void bg_record_path(char *buf, size_t len)
+{
+	const char *d = bg_pin_dir();
+	size_t i, o;
+
+	o = (size_t)snprintf(buf, len, "%s/", BG_RECORD_DIR);
+	for (i = 0; d[i] && o + 1 < len; i++)
+		buf[o++] = d[i] == '/' ? '_' : d[i];
+	if (o + 7 < len)
+		memcpy(buf + o, ".lists", 7);
+	else
+		buf[len - 1] = 0;
+}
+
+int bg_record_write(__u32 filter_id, char *const *block, int nb,
+		    char *const *allow, int na)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], abs[PATH_MAX];
+	FILE *f;
+	int i;
+
+	if (mkdir(BG_RECORD_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	bg_record_path(path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "filter %u\n", filter_id);
+	for (i = 0; i < nb + na; i++) {
+		const char *p = i < nb ? block[i] : allow[i - nb];
+
+		fprintf(f, "%s %s\n", i < nb ? "block" : "allow",
+			realpath(p, abs) ? abs : p);
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		unlink(tmp);
+		return -errno;
+	}
+	return 0;
+}
+
+int bg_record_read(struct bg_record *r)
+{
+	char path[PATH_MAX], line[PATH_MAX + 16];
+	FILE *f;
+
+	memset(r, 0, sizeof(*r));
+	bg_record_path(path, sizeof(path));
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char ***arr;
+		int *n;
+		char *v, **na;
+
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "filter ", 7)) {
+			r->filter_id = (__u32)strtoul(line + 7, NULL, 10);
+			continue;
+		}
+		if (!strncmp(line, "block ", 6)) {
+			arr = &r->block;
+			n = &r->n_block;
+			v = line + 6;
+		} else if (!strncmp(line, "allow ", 6)) {
+			arr = &r->allow;
+			n = &r->n_allow;
+			v = line + 6;
+		} else {
+			continue;
+		}
+		na = realloc(*arr, sizeof(*na) * (size_t)(*n + 1));
+		if (!na || !(na[*n] = strdup(v))) {
+			if (na)
+				*arr = na;
+			fclose(f);
+			bg_record_free(r);
+			return -ENOMEM;
+		}
+		*arr = na;
+		(*n)++;
+	}
+	fclose(f);
+	return 0;
+}
+
+void bg_record_free(struct bg_record *r)
+{
+	int i;
+
+	for (i = 0; i < r->n_block; i++)
+		free(r->block[i]);
+	for (i = 0; i < r->n_allow; i++)
+		free(r->allow[i]);
+	free(r->block);
+	free(r->allow);
+	memset(r, 0, sizeof(*r));
+}
+
 static size_t page_round(size_t n)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -137,7 +256,7 @@ static size_t page_round(size_t n)
 }
 
 int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
-		     const struct bg_list *l)
+		     const struct bg_list *l, const struct bg_list *allow)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
@@ -146,7 +265,7 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 	int fd, err;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),
-			    BG_FILTER_VALUE_SIZE, p->nblocks + 1, &opts);
+			    BG_FILTER_VALUE_SIZE, p->nelems, &opts);
 	if (fd < 0)
 		return -errno;
 	/* Build straight into the map's memory: no per-block syscalls. */
@@ -156,7 +275,7 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 		close(fd);
 		return err;
 	}
-	bg_filter_build(mem, p, seed, l);
+	bg_filter_build(mem, p, seed, l, allow);
 	munmap(mem, len);
 	/* Read-only from now on for every syscall user: the bits the datapath
 	 * reads can no longer change under it. */
@@ -204,7 +323,7 @@ int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
 		return err;
 	hdr = m;
 	if (hdr->magic != BG_FILTER_MAGIC || hdr->abi_version != BG_ABI_VERSION ||
-	    (size_t)hdr->nblocks + 1 > info.max_entries) {
+	    bg_filter_nelems(hdr) > info.max_entries) {
 		munmap(m, *len);
 		return -EPROTO;
 	}
@@ -301,6 +420,8 @@ static void unpin_all(const char *dir)
 		unlink(path);
 	}
 	rmdir(dir);
+	bg_record_path(path, sizeof(path));
+	unlink(path);
 	/* libxdp's own pin directory, when it has nothing left in it. */
 	rmdir("/sys/fs/bpf/xdp");
 }

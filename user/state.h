@@ -42,10 +42,11 @@ int bg_ensure_bpffs(void);
 int bg_state_open(struct bg_state *st, int lock);
 void bg_state_close(struct bg_state *st);
 
-/* Creates a filter map, builds p/seed/l into it through mmap, freezes it.
- * Returns the map fd or a negative errno. */
+/* Creates a filter map, builds the planned filter (p from bg_filter_plan)
+ * of block list l and allowlist allow (may be NULL) into it through mmap,
+ * freezes it. Returns the map fd or a negative errno. */
 int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
-		     const struct bg_list *l);
+		     const struct bg_list *l, const struct bg_list *allow);
 
 /*
  * Publishes filter map fd in the slot as one pointer store. The kernel waits
@@ -57,6 +58,27 @@ int bg_filter_publish(int filters_fd, int filter_fd);
 /* Maps the live filter read-only. -ENOENT when none is loaded. */
 int bg_filter_map_current(int filters_fd, const void **mem, size_t *len);
 void bg_filter_unmap(const void *mem, size_t len);
+
+/* Id of a map fd; id of the filter map in the slot (0: none). */
+__u32 bg_map_id(int fd);
+__u32 bg_filter_current_id(int filters_fd);
+
+/*
+ * The load record: the list files that built the live filter, so `check`
+ * can name the entry behind a match. Kept in BG_RECORD_DIR (bpffs holds no
+ * plain files), one file per pin directory.
+ */
+#define BG_RECORD_DIR "/run/bloomgate"
+struct bg_record {
+	__u32 filter_id; /* map id of the filter these lists built */
+	char **block, **allow;
+	int n_block, n_allow;
+};
+void bg_record_path(char *buf, size_t len);
+int bg_record_write(__u32 filter_id, char *const *block, int nb,
+		    char *const *allow, int na);
+int bg_record_read(struct bg_record *r);
+void bg_record_free(struct bg_record *r);
 
 /* Sums the per-CPU counters. */
 int bg_counters_read(int counters_fd, struct bg_counters *sum);

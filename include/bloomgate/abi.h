@@ -52,25 +52,66 @@ struct bg_key6 {
 };
 _Static_assert(sizeof(struct bg_key6) == 24, "bg_key6 size");
 
+/* Bloom probes per packet and family are bounded by this constant, whatever
+ * the list: the builder expands prefixes to at most this many lengths
+ * (controlled prefix expansion), see user/filter.c. */
+#define BG_PROBES_MAX 4
+/* IPv4 prefixes of length <= 16 live in an exact bitmap of 2^16 bits, one
+ * bit per /16 (128 elements of 512 bits): one read, no hash. */
+#define BG_SHORT4_MAXLEN 16
+#define BG_SHORT4_ELEMS ((1U << 16) / 512)
+
 /*
- * Filter header: element 0 of every filter map; the Bloom blocks follow at
- * elements 1..nblocks. Header and bits live in one map, and a swap replaces
- * the whole map, so they always change together.
+ * Filter header: element 0 of every filter map. One map holds a whole
+ * filter, so its parts always change together:
+ *
+ *   [0]                      this header
+ *   [1 .. 128]               IPv4 /16 bitmap, if flags & BG_FILTER_F_SHORT4
+ *   [bloom .. +nblocks)      Bloom blocks, bloom = 1 (+128 with the bitmap)
+ *   [allow4_off ..)          IPv4 allow ranges, 8 per element
+ *   [allow6_off ..)          IPv6 allow ranges, 2 per element
+ *   [short6_off ..)          IPv6 listed ranges too short to expand, 2 per
+ *                            element
  */
 struct bg_filter_header {
 	__u32 magic; /* BG_FILTER_MAGIC */
 	__u16 abi_version; /* BG_ABI_VERSION */
 	__u16 layout; /* BG_LAYOUT_* */
-	__u32 nblocks; /* number of 512-bit blocks after the header */
+	__u32 nblocks; /* Bloom blocks (may be 0 with no expandable prefix) */
 	__u8 k; /* bits per key, 1..BG_K_MAX */
 	__u8 flags; /* BG_FILTER_F_* */
-	__u16 pad;
+	__u8 n4; /* IPv4 prefix lengths probed in the Bloom part */
+	__u8 n6; /* IPv6 prefix lengths probed in the Bloom part */
 	__u64 seed; /* hash seed, random per build */
-	__u64 entries; /* distinct keys inserted */
-	__u64 plen4; /* bit i set: IPv4 /i prefixes present (i = 0..32) */
-	__u64 plen6[3]; /* bit i set: IPv6 /i prefixes present (i = 0..128) */
+	__u32 entries; /* keys in the Bloom part, after expansion */
+	__u8 len4[BG_PROBES_MAX]; /* IPv4 lengths probed, longest first */
+	__u8 len6[BG_PROBES_MAX]; /* IPv6 lengths probed, longest first */
+	__u32 allow4_off, allow4_n; /* element index, number of ranges */
+	__u32 allow6_off, allow6_n;
+	__u32 short6_off, short6_n;
+	__u32 pad;
 };
 _Static_assert(sizeof(struct bg_filter_header) == 64, "header is one block");
+
+#define BG_FILTER_F_SHORT4 0x01 /* the IPv4 /16 bitmap is present */
+
+/* Exact ranges (allowlists, short IPv6 prefixes): sorted, disjoint,
+ * inclusive, host-order numbers so they compare as integers. */
+struct bg_range4 {
+	__u32 start;
+	__u32 end;
+};
+_Static_assert(sizeof(struct bg_range4) * 8 == 64, "8 IPv4 ranges an element");
+
+struct bg_range6 {
+	__u64 start_hi, start_lo;
+	__u64 end_hi, end_lo;
+};
+_Static_assert(sizeof(struct bg_range6) * 2 == 64, "2 IPv6 ranges an element");
+#define BG_RANGE4_PER_ELEM 8
+#define BG_RANGE6_PER_ELEM 2
+/* Binary-search steps bound: ranges per table < 2^BG_RANGE_STEPS. */
+#define BG_RANGE_STEPS 28
 
 struct bg_block {
 	__u64 w[BG_BLOCK_WORDS];
@@ -90,15 +131,16 @@ _Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
 	X(IPV6, "ipv6")               /* IPv6 packets */                      \
 	X(NON_IP, "non_ip")           /* neither IPv4 nor IPv6, passed */      \
 	X(FRAGMENTS, "fragments")     /* IP fragments, judged by address */    \
-	X(PROBES, "probes")           /* Bloom probes made */                 \
-	X(NEGATIVES, "negatives")     /* probes answering "not listed" */     \
-	X(POSITIVES, "positives")     /* probes answering "maybe listed" */   \
+	X(PROBES, "probes")           /* Bloom, bitmap and range lookups */   \
+	X(NEGATIVES, "negatives")     /* addresses judged "not listed" */     \
+	X(POSITIVES, "positives")     /* addresses judged "maybe listed" */   \
 	X(DROPPED, "dropped")         /* packets dropped on a positive */     \
 	X(FLAGGED, "flagged")         /* packets passed and flagged */        \
 	X(PASSED, "passed")           /* packets passed (all reasons) */      \
 	X(NO_FILTER, "no_filter")     /* no filter loaded: passed */          \
 	X(EVENTS_LOST, "events_lost") /* ring buffer full: event not sent */   \
-	X(MALFORMED, "malformed")     /* sum of the malformed reasons below */
+	X(MALFORMED, "malformed")     /* sum of the malformed reasons below */ \
+	X(ALLOWLISTED, "allowlisted") /* positives passed by the allowlist */
 
 #define BG_MALFORMED_REASONS(X)                                               \
 	X(TRUNC_ETH, "trunc_eth")           /* shorter than an Ethernet header */ \

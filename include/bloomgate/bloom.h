@@ -107,4 +107,17 @@ BG_INLINE __u64 bg_key6_hash(const struct bg_key6 *key, __u64 seed)
 	return bg_hash64(key, sizeof(*key), seed);
 }
 
+/* 128-bit helpers for IPv6 ranges: (hi, lo) host-order halves. */
+BG_INLINE __u64 bg_be64_to_host(const __u8 *p)
+{
+	return (__u64)p[0] << 56 | (__u64)p[1] << 48 | (__u64)p[2] << 40 |
+	       (__u64)p[3] << 32 | (__u64)p[4] << 24 | (__u64)p[5] << 16 |
+	       (__u64)p[6] << 8 | (__u64)p[7];
+}
+
+BG_INLINE int bg_u128_gt(__u64 ahi, __u64 alo, __u64 bhi, __u64 blo)
+{
+	return ahi > bhi || (ahi == bhi && alo > blo);
+}
+
 #endif /* BLOOMGATE_BLOOM_H */

@@ -157,8 +157,8 @@ static void measure_filter(struct fpr_fx *f, int filters_fd, unsigned int idx,
 	assert_int_equal(l.n4, N_MEMBERS);
 	assert_int_equal(l.duplicates, 0);
 
-	assert_int_equal(bg_filter_size(N_MEMBERS, TARGET_FPR, p), 0);
-	fd = bg_filter_create(p, FILTER_SEED + idx, &l);
+	assert_int_equal(bg_filter_plan(&l, NULL, TARGET_FPR, p), 0);
+	fd = bg_filter_create(p, FILTER_SEED + idx, &l, NULL);
 	assert_true(fd >= 0);
 	assert_int_equal(bg_filter_publish(filters_fd, fd), 0);
 	close(fd);

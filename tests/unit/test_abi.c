@@ -85,9 +85,17 @@ static void test_btf_layouts(void **state)
 	CHECK(btf, bg_filter_header, M(bg_filter_header, magic),
 	      M(bg_filter_header, abi_version), M(bg_filter_header, layout),
 	      M(bg_filter_header, nblocks), M(bg_filter_header, k),
-	      M(bg_filter_header, flags), M(bg_filter_header, pad),
+	      M(bg_filter_header, flags),
+	      M(bg_filter_header, n4), M(bg_filter_header, n6),
 	      M(bg_filter_header, seed), M(bg_filter_header, entries),
-	      M(bg_filter_header, plen4), M(bg_filter_header, plen6));
+	      M(bg_filter_header, len4), M(bg_filter_header, len6),
+	      M(bg_filter_header, allow4_off), M(bg_filter_header, allow4_n),
+	      M(bg_filter_header, allow6_off), M(bg_filter_header, allow6_n),
+	      M(bg_filter_header, short6_off), M(bg_filter_header, short6_n),
+	      M(bg_filter_header, pad));
+	CHECK(btf, bg_range4, M(bg_range4, start), M(bg_range4, end));
+	CHECK(btf, bg_range6, M(bg_range6, start_hi), M(bg_range6, start_lo),
+	      M(bg_range6, end_hi), M(bg_range6, end_lo));
 	CHECK(btf, bg_block, M(bg_block, w));
 	CHECK(btf, bg_counters, M(bg_counters, cnt), M(bg_counters, malformed));
 	CHECK(btf, bg_event, M(bg_event, ts_ns), M(bg_event, ifindex),

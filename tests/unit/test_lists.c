@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Unit tests for user/lists.c: list parsing, reports, keys, de-duplication. */
+/*
+ * Unit tests for user/lists.c: list parsing, reports, keys, CIDR prefixes,
+ * de-duplication, overlap reduction, bg_list_find_covering().
+ */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* asprintf */
 #endif
@@ -544,28 +547,287 @@ static void test_several_lists(void **state)
 	run_done(&r);
 }
 
-/* ---- Rejected lines ------------------------------------------------------ */
+/* ---- CIDR prefixes ------------------------------------------------------- */
 
-static void test_reject_cidr(void **state)
+static void assert_pfx4(const struct bg_key4 *k, __u32 addr_host, __u8 plen)
 {
-	(void)state;
-	assert_rejected("192.0.2.0/24\n",
-			"t.txt:1: CIDR ranges are not supported yet: "
-			"'192.0.2.0/24'\n");
-	assert_rejected("192.0.2.1/32",
-			"t.txt:1: CIDR ranges are not supported yet: "
-			"'192.0.2.1/32'\n");
-	assert_rejected("2001:db8::/32 # net\n",
-			"t.txt:1: CIDR ranges are not supported yet: "
-			"'2001:db8::/32 # net'\n");
-	/* rejected as CIDR even when the length is out of range */
-	assert_rejected("192.0.2.0/99\n",
-			"t.txt:1: CIDR ranges are not supported yet: "
-			"'192.0.2.0/99'\n");
-	/* a slash after something that is no address is not CIDR */
-	assert_rejected("foo/24\n", "t.txt:1: not an IP address: 'foo/24'\n");
-	assert_rejected("/24\n", "t.txt:1: not an IP address: '/24'\n");
+	assert_int_equal(k->kind, BG_KEY_IPV4);
+	assert_int_equal(k->plen, plen);
+	assert_int_equal(k->pad, 0);
+	assert_int_equal(k->addr, htonl(addr_host));
 }
+
+static void assert_pfx6(const struct bg_key6 *k, const char *text, __u8 plen)
+{
+	__u8 want[16];
+
+	assert_int_equal(inet_pton(AF_INET6, text, want), 1);
+	assert_int_equal(k->kind, BG_KEY_IPV6);
+	assert_int_equal(k->plen, plen);
+	assert_int_equal(k->pad0, 0);
+	assert_int_equal(k->pad1, 0);
+	assert_memory_equal(k->addr, want, 16);
+}
+
+static void test_cidr4_forms(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN_STRICT(&r, "0.0.0.0/0\n"
+		       "128.0.0.0/1\n"
+		       "10.0.0.0/8\n"
+		       "192.0.2.0/24\n"
+		       "192.0.2.2/31\n"
+		       "192.0.2.1/32\n"
+		       "255.255.255.254/31\n"
+		       "255.255.255.255/32\n"
+		       "198.51.100.0/22 # comment\n"
+		       "203.0.113.128/25;x\n");
+	assert_int_equal(r.rc, 0);
+	assert_counts(&r.l, 10, 10, 0, 10, 0);
+	assert_int_equal(r.l.warnings, 0);
+	assert_string_equal(r.report, "");
+	/* the exact 8 bytes: kind, plen, pad, address in network order */
+	assert_memory_equal(&r.l.v4[0], "\x01\x00\x00\x00\x00\x00\x00\x00", 8);
+	assert_memory_equal(&r.l.v4[1], "\x01\x01\x00\x00\x80\x00\x00\x00", 8);
+	assert_memory_equal(&r.l.v4[2], "\x01\x08\x00\x00\x0a\x00\x00\x00", 8);
+	assert_memory_equal(&r.l.v4[3], "\x01\x18\x00\x00\xc0\x00\x02\x00", 8);
+	assert_memory_equal(&r.l.v4[4], "\x01\x1f\x00\x00\xc0\x00\x02\x02", 8);
+	assert_memory_equal(&r.l.v4[5], "\x01\x20\x00\x00\xc0\x00\x02\x01", 8);
+	assert_pfx4(&r.l.v4[6], 0xfffffffe, 31);
+	assert_pfx4(&r.l.v4[7], 0xffffffff, 32);
+	assert_pfx4(&r.l.v4[8], 0xc6336400, 22);
+	assert_pfx4(&r.l.v4[9], 0xcb007180, 25);
+	/* a /32 is the same key as the plain address */
+	assert_key4(&r.l.v4[5], 0xc0000201);
+	/* /0 covers everything else */
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.n4, 1);
+	assert_int_equal(r.l.covered, 9);
+	assert_int_equal(r.l.duplicates, 0);
+	assert_pfx4(&r.l.v4[0], 0, 0);
+	run_done(&r);
+
+	/* plain address and its /32: one key */
+	run_init(&r);
+	RUN(&r, "192.0.2.1\n192.0.2.1/32\n");
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.n4, 1);
+	assert_int_equal(r.l.duplicates, 1);
+	assert_int_equal(r.l.covered, 0);
+	assert_key4(&r.l.v4[0], 0xc0000201);
+	run_done(&r);
+}
+
+static void test_cidr6_forms(void **state)
+{
+	static const __u8 want32[24] = {
+		2, 32, 0, 0, 0, 0, 0, 0,
+		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	};
+	static const __u8 want0[24] = { 2 };
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN_STRICT(&r, "::/0\n"
+		       "2001:db8::/32\n"
+		       "::1/128\n"
+		       "2001:DB8:0:0:1::/80\n"
+		       "2001:0db8:0000:0000:0000:0000:0000:0000/64\n"
+		       "fe80::/10\n"
+		       "::ffff:192.0.2.0/120\n"
+		       "2001:db8:8000::/33 ; SBL1\n"
+		       "8000::/1\n"
+		       "1:2:3:4:5:6:7:8/128\n"
+		       "2001:db8::fffe/127\n"
+		       "64:ff9b::/96#x\n");
+	assert_int_equal(r.rc, 0);
+	assert_counts(&r.l, 12, 12, 0, 0, 12);
+	assert_int_equal(r.l.warnings, 0);
+	assert_string_equal(r.report, "");
+	assert_memory_equal(&r.l.v6[0], want0, sizeof(want0));
+	assert_memory_equal(&r.l.v6[1], want32, sizeof(want32));
+	assert_pfx6(&r.l.v6[0], "::", 0);
+	assert_pfx6(&r.l.v6[1], "2001:db8::", 32);
+	assert_pfx6(&r.l.v6[2], "::1", 128);
+	assert_key6(&r.l.v6[2], "::1");
+	assert_pfx6(&r.l.v6[3], "2001:db8:0:0:1::", 80);
+	assert_pfx6(&r.l.v6[4], "2001:db8::", 64);
+	assert_pfx6(&r.l.v6[5], "fe80::", 10);
+	assert_pfx6(&r.l.v6[6], "::ffff:c000:200", 120);
+	assert_pfx6(&r.l.v6[7], "2001:db8:8000::", 33);
+	assert_pfx6(&r.l.v6[8], "8000::", 1);
+	assert_pfx6(&r.l.v6[9], "1:2:3:4:5:6:7:8", 128);
+	assert_pfx6(&r.l.v6[10], "2001:db8::fffe", 127);
+	assert_pfx6(&r.l.v6[11], "64:ff9b::", 96);
+	run_done(&r);
+}
+
+/* A Spamhaus DROP file (documentation prefixes): "prefix ; SBLnnn". */
+static void test_spamhaus_drop(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN_STRICT(&r, "; Example DROP List 2025/01/15 - (c) nobody\r\n"
+		       "; https://www.example.org/drop/drop.txt\r\n"
+		       "; Last-Modified: Wed, 08 Jan 2025 22:38:36 GMT\r\n"
+		       ";Expires: Wed, 15 Jan 2025 18:37:54 GMT\r\n"
+		       "192.0.2.0/24 ; SBL123456\r\n"
+		       "198.51.100.0/22 ; SBL000002\r\n"
+		       "203.0.113.128/25;SBL3\r\n"
+		       "2001:db8::/32 ; SBL626637\r\n"
+		       "3fff:100::/24 ; SBL631364\r\n"
+		       "2001:db8:1234::/48\t;\tSBL9\r\n"
+		       "; end\r\n");
+	assert_int_equal(r.rc, 0);
+	assert_counts(&r.l, 11, 6, 0, 3, 3);
+	assert_int_equal(r.l.warnings, 0);
+	assert_string_equal(r.report, "");
+	assert_pfx4(&r.l.v4[0], 0xc0000200, 24);
+	assert_pfx4(&r.l.v4[1], 0xc6336400, 22);
+	assert_pfx4(&r.l.v4[2], 0xcb007180, 25);
+	assert_pfx6(&r.l.v6[0], "2001:db8::", 32);
+	assert_pfx6(&r.l.v6[1], "3fff:100::", 24);
+	assert_pfx6(&r.l.v6[2], "2001:db8:1234::", 48);
+	bg_list_finish(&r.l);
+	/* 2001:db8:1234::/48 lies inside 2001:db8::/32 */
+	assert_int_equal(r.l.covered, 1);
+	assert_int_equal(r.l.n4, 3);
+	assert_int_equal(r.l.n6, 2);
+	/* memcmp order: by prefix length first */
+	assert_pfx4(&r.l.v4[0], 0xc6336400, 22);
+	assert_pfx4(&r.l.v4[1], 0xc0000200, 24);
+	assert_pfx4(&r.l.v4[2], 0xcb007180, 25);
+	assert_pfx6(&r.l.v6[0], "3fff:100::", 24);
+	assert_pfx6(&r.l.v6[1], "2001:db8::", 32);
+	run_done(&r);
+}
+
+/* The head of a FireHOL .netset file: addresses and prefixes mixed. */
+static void test_firehol_netset(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN_STRICT(&r, "#\n"
+		       "# example_level1\n"
+		       "#\n"
+		       "# ipv4 hash:net ipset\n"
+		       "#\n"
+		       "# Entries         : 7 subnets, 285217032 unique IPs\n"
+		       "#\n"
+		       "0.0.0.0/8\n"
+		       "1.10.16.0/20\n"
+		       "1.93.0.224\n"
+		       "5.8.37.0/24\n"
+		       "100.64.0.0/10\n"
+		       "192.0.2.7\n"
+		       "224.0.0.0/3\n");
+	assert_int_equal(r.rc, 0);
+	assert_counts(&r.l, 14, 7, 0, 7, 0);
+	assert_pfx4(&r.l.v4[0], 0x00000000, 8);
+	assert_pfx4(&r.l.v4[1], 0x010a1000, 20);
+	assert_key4(&r.l.v4[2], 0x015d00e0);
+	assert_pfx4(&r.l.v4[3], 0x05082500, 24);
+	assert_pfx4(&r.l.v4[4], 0x64400000, 10);
+	assert_key4(&r.l.v4[5], 0xc0000207);
+	assert_pfx4(&r.l.v4[6], 0xe0000000, 3);
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.n4, 7);
+	assert_int_equal(r.l.covered, 0);
+	assert_int_equal(r.l.duplicates, 0);
+	assert_pfx4(&r.l.v4[0], 0xe0000000, 3);
+	assert_pfx4(&r.l.v4[6], 0xc0000207, 32);
+	run_done(&r);
+}
+
+/* Host bits set: accepted masked, reported as a warning, never an error. */
+static void test_host_bits(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN_STRICT(&r, "10.1.2.3/8\n"
+		       "  192.0.2.255/24 # c\r\n"
+		       "2001:db8::1/32\n"
+		       "0.0.0.1/0\n"
+		       "::1/0\n"
+		       "192.0.2.1/31\n"
+		       "10.0.0.0/8\n"
+		       "2001:db8:0:0:1:2:3:4/64 ; SBL1\n"
+		       "255.255.255.255/1\n"
+		       "2001:db8::1/128\n"
+		       "2001:db8::1/127\n");
+	assert_int_equal(r.rc, 0); /* strict, yet warnings do not fail */
+	assert_counts(&r.l, 11, 11, 0, 6, 5);
+	assert_int_equal(r.l.warnings, 9);
+	assert_string_equal(
+		r.report,
+		"t.txt:1: warning: host bits set, using 10.0.0.0/8: "
+		"'10.1.2.3/8'\n"
+		"t.txt:2: warning: host bits set, using 192.0.2.0/24: "
+		"'192.0.2.255/24 # c'\n"
+		"t.txt:3: warning: host bits set, using 2001:db8::/32: "
+		"'2001:db8::1/32'\n"
+		"t.txt:4: warning: host bits set, using 0.0.0.0/0: "
+		"'0.0.0.1/0'\n"
+		"t.txt:5: warning: host bits set, using ::/0: '::1/0'\n"
+		"t.txt:6: warning: host bits set, using 192.0.2.0/31: "
+		"'192.0.2.1/31'\n"
+		"t.txt:8: warning: host bits set, using 2001:db8::/64: "
+		"'2001:db8:0:0:1:2:3:4/64 ; SBL1'\n"
+		"t.txt:9: warning: host bits set, using 128.0.0.0/1: "
+		"'255.255.255.255/1'\n"
+		"t.txt:11: warning: host bits set, using 2001:db8::/127: "
+		"'2001:db8::1/127'\n");
+	assert_pfx4(&r.l.v4[0], 0x0a000000, 8);
+	assert_pfx4(&r.l.v4[1], 0xc0000200, 24);
+	assert_pfx6(&r.l.v6[0], "2001:db8::", 32);
+	assert_pfx4(&r.l.v4[2], 0, 0);
+	assert_pfx6(&r.l.v6[1], "::", 0);
+	assert_pfx4(&r.l.v4[3], 0xc0000200, 31);
+	assert_pfx4(&r.l.v4[4], 0x0a000000, 8);
+	assert_pfx6(&r.l.v6[2], "2001:db8::", 64);
+	assert_pfx4(&r.l.v4[5], 0x80000000, 1);
+	assert_pfx6(&r.l.v6[4], "2001:db8::", 127);
+	bg_list_finish(&r.l);
+	/* 10.1.2.3/8 and 10.0.0.0/8 are one key; /0 covers the rest */
+	assert_int_equal(r.l.duplicates, 1);
+	assert_int_equal(r.l.covered, 4 + 4);
+	assert_int_equal(r.l.n4, 1);
+	assert_int_equal(r.l.n6, 1);
+	run_done(&r);
+
+	/* warnings and rejections together: only the rejection fails strict */
+	run_init(&r);
+	RUN_STRICT(&r, "10.1.2.3/8\nbad\n");
+	assert_int_equal(r.rc, -EINVAL);
+	assert_counts(&r.l, 2, 1, 1, 1, 0);
+	assert_int_equal(r.l.warnings, 1);
+	assert_string_equal(r.report,
+			    "t.txt:1: warning: host bits set, using "
+			    "10.0.0.0/8: '10.1.2.3/8'\n"
+			    "t.txt:2: not an IP address: 'bad'\n");
+	run_done(&r);
+
+	/* counts add up over several lists */
+	run_init(&r);
+	RUN(&r, "10.1.2.3/8\n");
+	free(r.report);
+	RUN(&r, "10.1.2.3/16\n");
+	assert_int_equal(r.l.warnings, 2);
+	assert_int_equal(r.l.files, 2);
+	run_done(&r);
+}
+
+/* ---- Rejected lines ------------------------------------------------------ */
 
 static void test_reject_not_ip(void **state)
 {
@@ -655,6 +917,130 @@ static void test_reject_range(void **state)
 	assert_rejected("2001:db8::1-2001:db8::9\n",
 			"t.txt:1: address ranges are not supported: "
 			"'2001:db8::1-2001:db8::9'\n");
+}
+
+static void test_reject_prefix_length(void **state)
+{
+	static const struct {
+		const char *line, *reason;
+	} bad[] = {
+		{ "192.0.2.0/33", "bad prefix length (IPv4 allows 0..32)" },
+		{ "0.0.0.0/100", "bad prefix length (IPv4 allows 0..32)" },
+		{ "2001:db8::/129", "bad prefix length (IPv6 allows 0..128)" },
+		{ "::/1000", "bad prefix length (IPv6 allows 0..128)" },
+		{ "10.0.0.0/99999999999999999999",
+		  "bad prefix length (IPv4 allows 0..32)" },
+		{ "2001:db8::/99999999999999999999999999999999",
+		  "bad prefix length (IPv6 allows 0..128)" },
+		{ "10.0.0.0/4294967304", /* 2^32 + 8: no wrap to 8 */
+		  "bad prefix length (IPv4 allows 0..32)" },
+		{ "10.0.0.0/-1", "bad prefix length" },
+		{ "10.0.0.0/+8", "bad prefix length" },
+		{ "10.0.0.0/024", "bad prefix length" },
+		{ "10.0.0.0/08", "bad prefix length" },
+		{ "10.0.0.0/00", "bad prefix length" },
+		{ "2001:db8::/032", "bad prefix length" },
+		{ "10.0.0.0/", "bad prefix length" },
+		{ "2001:db8::/", "bad prefix length" },
+		{ "10.0.0.0/8/8", "bad prefix length" },
+		{ "10.0.0.0//8", "bad prefix length" },
+		{ "10.0.0.0/8x", "bad prefix length" },
+		{ "10.0.0.0/0x8", "bad prefix length" },
+		{ "10.0.0.0/8.0", "bad prefix length" },
+		{ "2001:db8::/64/", "bad prefix length" },
+		{ "2001:db8::/64%eth0", "bad prefix length" },
+		{ "10.0.0.0/\xd9\xa8", "bad prefix length" }, /* Arabic 8 */
+		{ "10.0.0.0/ 8", "bad prefix length (no blanks around '/')" },
+		{ "1.2.3.0 /24", "bad prefix length (no blanks around '/')" },
+		{ "1.2.3.0 / 24", "bad prefix length (no blanks around '/')" },
+		{ "2001:db8:: /32",
+		  "bad prefix length (no blanks around '/')" },
+		/* not an address before the '/' */
+		{ "/24", "not an IP address" },
+		{ "/", "not an IP address" },
+		{ "foo/24", "not an IP address" },
+		{ "1.2.3.256/24", "not an IP address" },
+		{ "01.2.3.0/24", "not an IP address" },
+		{ "1.2.3/24", "not an IP address" },
+		{ "1::2::3/64", "not an IP address" },
+		{ "[2001:db8::]/32", "not an IP address" },
+		{ "1.2.3.0-1.2.3.9/24", "not an IP address" },
+		{ "fe80::%eth0/64", "IPv6 zone index not allowed" },
+		/* a good prefix followed by more */
+		{ "192.0.2.0/24 extra", "trailing text after address" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[128], want[256];
+
+		snprintf(line, sizeof(line), "%s\n", bad[i].line);
+		snprintf(want, sizeof(want), "t.txt:1: %s: '%s'\n",
+			 bad[i].reason, bad[i].line);
+		assert_rejected(line, want);
+	}
+	assert_rejected("10.0.0.0/\t8\n",
+			"t.txt:1: bad prefix length (no blanks around '/'): "
+			"'10.0.0.0/\\x098'\n");
+	/* an empty length is just that, even before a comment */
+	assert_rejected("10.0.0.0/ # c\n",
+			"t.txt:1: bad prefix length: '10.0.0.0/ # c'\n");
+	/* no prefix length is accepted by the strict parser either */
+	{
+		struct run r;
+
+		run_init(&r);
+		RUN_STRICT(&r, "10.0.0.0/33\n");
+		assert_int_equal(r.rc, -EINVAL);
+		run_done(&r);
+	}
+}
+
+/* Every length in range is accepted, and every one just past it is not. */
+static void test_prefix_length_range(void **state)
+{
+	unsigned int p;
+
+	(void)state;
+	for (p = 0; p <= 129; p++) {
+		char t4[64], t6[64];
+		struct bg_key4 k4;
+		struct bg_key6 k6;
+		const char *why = NULL;
+
+		snprintf(t4, sizeof(t4), "255.255.255.255/%u", p);
+		snprintf(t6, sizeof(t6), "ffff:ffff:ffff:ffff:ffff:ffff:"
+					 "ffff:ffff/%u", p);
+		if (p <= 32) {
+			__u32 m = p ? 0xffffffffU << (32 - p) : 0;
+
+			assert_int_equal(bg_parse_prefix(t4, &k4, NULL, &why),
+					 BG_KEY_IPV4);
+			assert_pfx4(&k4, m, (__u8)p);
+		} else {
+			assert_int_equal(bg_parse_prefix(t4, &k4, NULL, &why),
+					 0);
+			assert_string_equal(why, "bad prefix length (IPv4 "
+						 "allows 0..32)");
+		}
+		if (p <= 128) {
+			__u8 want[16] = { 0 };
+			unsigned int b;
+
+			for (b = 0; b < p; b++)
+				want[b / 8] |= (__u8)(0x80 >> (b % 8));
+			assert_int_equal(bg_parse_prefix(t6, NULL, &k6, &why),
+					 BG_KEY_IPV6);
+			assert_int_equal(k6.plen, p);
+			assert_memory_equal(k6.addr, want, 16);
+		} else {
+			assert_int_equal(bg_parse_prefix(t6, NULL, &k6, &why),
+					 0);
+			assert_string_equal(why, "bad prefix length (IPv6 "
+						 "allows 0..128)");
+		}
+	}
 }
 
 static void test_reject_too_long(void **state)
@@ -768,7 +1154,7 @@ static void test_report_many(void **state)
 	run_init(&r);
 	RUN(&r, "# list\n"
 		"192.0.2.1\n"
-		"192.0.2.0/24\n"
+		"192.0.2.0/33\n"
 		"\n"
 		"1.2.3.256\n"
 		"2001:db8::1\n"
@@ -780,7 +1166,8 @@ static void test_report_many(void **state)
 	assert_counts(&r.l, 10, 3, 5, 2, 1);
 	assert_string_equal(
 		r.report,
-		"t.txt:3: CIDR ranges are not supported yet: '192.0.2.0/24'\n"
+		"t.txt:3: bad prefix length (IPv4 allows 0..32): "
+		"'192.0.2.0/33'\n"
 		"t.txt:5: not an IP address: '1.2.3.256'\n"
 		"t.txt:7: IPv6 zone index not allowed: 'fe80::1%eth0'\n"
 		"t.txt:8: trailing text after address: '1.2.3.4 5.6.7.8'\n"
@@ -797,7 +1184,7 @@ static void test_strict(void **state)
 	RUN_STRICT(&r, "192.0.2.1\n"
 		       "bad one\n"
 		       "192.0.2.2\n"
-		       "10.0.0.0/8\n"
+		       "10.0.0.0/08\n"
 		       "2001:db8::1\n");
 	assert_int_equal(r.rc, -EINVAL);
 	/* the whole list is parsed, so every bad line is reported */
@@ -805,7 +1192,7 @@ static void test_strict(void **state)
 	assert_string_equal(
 		r.report,
 		"t.txt:2: not an IP address: 'bad one'\n"
-		"t.txt:4: CIDR ranges are not supported yet: '10.0.0.0/8'\n");
+		"t.txt:4: bad prefix length: '10.0.0.0/08'\n");
 	run_done(&r);
 
 	/* a clean list passes in strict mode */
@@ -845,10 +1232,13 @@ static void test_report_stderr(void **state)
 	assert_int_equal(bg_list_parse_buf(&l, "e.txt", "nope\n", 5, NULL), 0);
 	assert_int_equal(bg_list_parse_buf(&l, "e.txt", "1.2.3.4/8\n", 10, &o),
 			 0);
+	assert_int_equal(bg_list_parse_buf(&l, "e.txt", "1.2.3.4/", 8, &o), 0);
 	fflush(stderr);
 	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
 	close(saved);
 	assert_int_equal(l.rejected, 2);
+	assert_int_equal(l.warnings, 1);
+	assert_int_equal(l.accepted, 1);
 	bg_list_free(&l);
 
 	fd = open(path, O_RDONLY);
@@ -859,8 +1249,9 @@ static void test_report_stderr(void **state)
 	close(fd);
 	assert_string_equal(got,
 			    "e.txt:1: not an IP address: 'nope'\n"
-			    "e.txt:1: CIDR ranges are not supported yet: "
-			    "'1.2.3.4/8'\n");
+			    "e.txt:1: warning: host bits set, using 1.0.0.0/8: "
+			    "'1.2.3.4/8'\n"
+			    "e.txt:1: bad prefix length: '1.2.3.4/'\n");
 	unlink(path);
 	free(path);
 }
@@ -889,8 +1280,22 @@ static void test_parse_addr(void **state)
 	assert_string_equal(reason, "not an IP address");
 	assert_int_equal(bg_parse_addr("1.2.3.4 ", &k4, &k6, &reason), 0);
 	assert_string_equal(reason, "not an IP address");
+	/* an address, so a prefix only when it is one address */
 	assert_int_equal(bg_parse_addr("10.0.0.0/8", &k4, &k6, &reason), 0);
-	assert_string_equal(reason, "CIDR ranges are not supported yet");
+	assert_string_equal(reason, "a prefix, not an address");
+	assert_int_equal(bg_parse_addr("2001:db8::/127", &k4, &k6, &reason),
+			 0);
+	assert_string_equal(reason, "a prefix, not an address");
+	assert_int_equal(bg_parse_addr("10.0.0.0/33", &k4, &k6, &reason), 0);
+	assert_string_equal(reason, "bad prefix length (IPv4 allows 0..32)");
+	reason = NULL;
+	assert_int_equal(bg_parse_addr("192.0.2.7/32", &k4, &k6, &reason),
+			 BG_KEY_IPV4);
+	assert_key4(&k4, 0xc0000207);
+	assert_int_equal(bg_parse_addr("2001:db8::7/128", &k4, &k6, &reason),
+			 BG_KEY_IPV6);
+	assert_key6(&k6, "2001:db8::7");
+	assert_null(reason);
 	assert_int_equal(bg_parse_addr("fe80::1%lo", &k4, &k6, &reason), 0);
 	assert_string_equal(reason, "IPv6 zone index not allowed");
 	assert_int_equal(bg_parse_addr("1.1.1.1-1.1.1.2", &k4, &k6, &reason),
@@ -939,7 +1344,7 @@ static void test_ipv4_matches_inet_pton(void **state)
 	}
 }
 
-/* ---- Files ---------------------------------------------------------------- */
+/* ---- Files --------------------------------------------------------------- */
 
 static void test_parse_file(void **state)
 {
@@ -1046,7 +1451,7 @@ static void test_parse_file_unreadable(void **state)
 	free(path);
 }
 
-/* ---- Volume --------------------------------------------------------------- */
+/* ---- Volume -------------------------------------------------------------- */
 
 /*
  * 200k lines: three IPv4 for every IPv6, with every entry written twice
@@ -1189,6 +1594,860 @@ static void test_finish_matches_qsort(void **state)
 	free(buf);
 }
 
+/* ---- Overlap reduction --------------------------------------------------- */
+
+static void test_reduce_nested(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN(&r, "10.1.2.3\n10.1.0.0/16\n10.0.0.0/8\n");
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.n4, 1);
+	assert_int_equal(r.l.covered, 2);
+	assert_int_equal(r.l.duplicates, 0);
+	assert_int_equal(r.l.accepted, 3);
+	assert_pfx4(&r.l.v4[0], 0x0a000000, 8);
+	/* finishing again changes nothing */
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.n4, 1);
+	assert_int_equal(r.l.covered, 2);
+	run_done(&r);
+
+	/* a chain with gaps: each level inside the one before */
+	run_init(&r);
+	RUN(&r, "192.0.2.129\n192.0.2.128/25\n192.0.2.128/26\n"
+		"192.0.2.0/24\n192.0.0.0/16\n192.0.2.130/31\n");
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.n4, 1);
+	assert_int_equal(r.l.covered, 5);
+	assert_pfx4(&r.l.v4[0], 0xc0000000, 16);
+	run_done(&r);
+}
+
+/* Next to a prefix, or just outside it, is not inside it. */
+static void test_reduce_adjacent(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN(&r, "10.0.0.0/16\n"
+		"10.1.0.0/16\n"       /* adjacent to 10.0.0.0/16: stays */
+		"10.0.255.255\n"      /* last address of 10.0.0.0/16: covered */
+		"10.0.0.0\n"          /* first address: covered */
+		"10.1.255.255\n"      /* last of 10.1.0.0/16: covered */
+		"10.2.0.0\n"          /* just after 10.1.0.0/16: stays */
+		"9.255.255.255\n"     /* just before 10.0.0.0/16: stays */
+		"192.0.2.0/25\n"
+		"192.0.2.128/25\n"    /* two halves, no whole: both stay */
+		"192.0.2.127\n"       /* covered by the first half */
+		"192.0.2.128\n"       /* covered by the second half */
+		"192.0.2.0/26\n"      /* covered by the first half */
+		"192.0.3.0\n");       /* outside both */
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.duplicates, 0);
+	assert_int_equal(r.l.covered, 6);
+	assert_int_equal(r.l.n4, 7);
+	assert_pfx4(&r.l.v4[0], 0x0a000000, 16);
+	assert_pfx4(&r.l.v4[1], 0x0a010000, 16);
+	assert_pfx4(&r.l.v4[2], 0xc0000200, 25);
+	assert_pfx4(&r.l.v4[3], 0xc0000280, 25);
+	assert_key4(&r.l.v4[4], 0x09ffffff);
+	assert_key4(&r.l.v4[5], 0x0a020000);
+	assert_key4(&r.l.v4[6], 0xc0000300);
+	run_done(&r);
+
+	/* then a /15 over both /16s, and a /15 next to it over 10.2.0.0 */
+	run_init(&r);
+	RUN(&r, "10.0.0.0/16\n10.1.0.0/16\n10.0.0.0/15\n10.2.0.0\n"
+		"10.2.0.0/15\n10.4.0.0\n");
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.covered, 3);
+	assert_int_equal(r.l.n4, 3);
+	assert_pfx4(&r.l.v4[0], 0x0a000000, 15);
+	assert_pfx4(&r.l.v4[1], 0x0a020000, 15);
+	assert_key4(&r.l.v4[2], 0x0a040000);
+	run_done(&r);
+}
+
+/* Equal after masking: a duplicate, not an overlap. */
+static void test_reduce_equal_after_mask(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN(&r, "10.1.2.3/8\n10.0.0.0/8\n10.255.255.255/8\n"
+		"2001:db8::1/64\n2001:db8::/64\n");
+	assert_int_equal(r.l.warnings, 3);
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.duplicates, 3);
+	assert_int_equal(r.l.covered, 0);
+	assert_int_equal(r.l.n4, 1);
+	assert_int_equal(r.l.n6, 1);
+	assert_pfx4(&r.l.v4[0], 0x0a000000, 8);
+	assert_pfx6(&r.l.v6[0], "2001:db8::", 64);
+	run_done(&r);
+}
+
+/* /0 covers its whole family, and only its family. */
+static void test_reduce_zero(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN(&r, "0.0.0.0/0\n0.0.0.0\n255.255.255.255\n128.0.0.0/1\n"
+		"10.0.0.0/8\n2001:db8::1\n2001:db8::/32\n");
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.covered, 4 + 1);
+	assert_int_equal(r.l.n4, 1);
+	assert_pfx4(&r.l.v4[0], 0, 0);
+	assert_int_equal(r.l.n6, 1); /* no IPv6 /0: IPv6 keeps its /32 */
+	assert_pfx6(&r.l.v6[0], "2001:db8::", 32);
+	run_done(&r);
+
+	run_init(&r);
+	RUN(&r, "::/0\n::\nffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\n"
+		"::ffff:10.0.0.0/104\n10.0.0.0/8\n10.1.2.3\n");
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.covered, 3 + 1);
+	assert_int_equal(r.l.n6, 1);
+	assert_pfx6(&r.l.v6[0], "::", 0);
+	/* IPv4-mapped IPv6 prefixes do not touch IPv4 keys */
+	assert_int_equal(r.l.n4, 1);
+	assert_pfx4(&r.l.v4[0], 0x0a000000, 8);
+	run_done(&r);
+}
+
+static void test_reduce_ipv6(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	RUN(&r, "2001:db8:1::1\n"
+		"2001:db8:1::/48\n"
+		"2001:db8::/32\n"
+		"2001:db8:ffff:ffff:ffff:ffff:ffff:ffff\n" /* last of the /32 */
+		"2001:db9::\n"                             /* just after */
+		"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff\n" /* just before */
+		"2001:db9::/64\n"
+		"2001:db9::8000:0:0:0/65\n"  /* inside 2001:db9::/64 */
+		"2001:db9:0:0:8000::/66\n"    /* inside too */
+		"2001:db9:0:1::/64\n"         /* adjacent: stays */
+		"2001:db9:0:1:ffff::/80\n"    /* inside it */
+		"::1\n"
+		"::/127\n"                    /* covers ::1 */
+		"::2\n");                     /* outside ::/127 */
+	bg_list_finish(&r.l);
+	assert_int_equal(r.l.duplicates, 0);
+	/* 2001:db9:: is inside 2001:db9::/64 as well */
+	assert_int_equal(r.l.covered, 8);
+	assert_int_equal(r.l.n6, 6);
+	assert_pfx6(&r.l.v6[0], "2001:db8::", 32);
+	assert_pfx6(&r.l.v6[1], "2001:db9::", 64);
+	assert_pfx6(&r.l.v6[2], "2001:db9:0:1::", 64);
+	assert_pfx6(&r.l.v6[3], "::", 127);
+	assert_key6(&r.l.v6[4], "::2");
+	assert_key6(&r.l.v6[5], "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff");
+	run_done(&r);
+}
+
+/* ---- Reduction against a naive model ------------------------------------- */
+
+/* Bit b (0 = most significant) of a big-endian address. */
+static int bit_at(const __u8 *a, unsigned int b)
+{
+	return a[b / 8] >> (7 - b % 8) & 1;
+}
+
+/* Naive: p contains e, bit by bit over whole bytes first. */
+static int naive_contains(const __u8 *pa, unsigned int pl, const __u8 *ea)
+{
+	unsigned int b;
+
+	if (memcmp(pa, ea, pl / 8))
+		return 0;
+	for (b = pl / 8 * 8; b < pl; b++)
+		if (bit_at(pa, b) != bit_at(ea, b))
+			return 0;
+	return 1;
+}
+
+/* Clears bits plen.. of an address of n bytes, one bit at a time. */
+static void naive_mask(__u8 *a, size_t n, unsigned int plen)
+{
+	unsigned int b;
+
+	for (b = plen; b < n * 8; b++)
+		a[b / 8] &= (__u8)~(0x80 >> (b % 8));
+}
+
+struct rng {
+	unsigned long long s;
+};
+
+static unsigned int rnd(struct rng *g)
+{
+	g->s = g->s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned int)(g->s >> 33);
+}
+
+/*
+ * One random prefix of an nb-byte family into a[]/plen: fresh (a random
+ * address in the first byte's cluster, a long length), or made from an
+ * earlier one (prev[0..np), stride bytes apart, address at aoff): inside
+ * it, its neighbour of the same length, or a parent a few bits shorter.
+ * Lengths stay at least min, so that no prefix swallows everything; fresh
+ * addresses are in one cluster (10/8, 2000::/8) unless spread.
+ */
+static void gen_one(struct rng *g, size_t nb, __u8 *a, unsigned int *plen,
+		    const __u8 *prev, size_t np, size_t stride, size_t aoff,
+		    unsigned int min, int spread)
+{
+	unsigned int bits = (unsigned int)nb * 8, r = rnd(g) % 100, b;
+	size_t i;
+
+	if (np && r < 62) {
+		const __u8 *base = prev + (rnd(g) % np) * stride;
+		unsigned int bp = base[1];
+
+		memcpy(a, base + aoff, nb);
+		if (r < 40) { /* inside: random bits below a longer length */
+			for (b = bp; b < bits; b++)
+				if (rnd(g) & 1)
+					a[b / 8] ^= (__u8)(0x80 >> (b % 8));
+			*plen = bp + (bp < bits ? 1 + rnd(g) % (bits - bp) : 0);
+		} else if (r < 55) { /* neighbour */
+			if (bp)
+				a[(bp - 1) / 8] ^=
+					(__u8)(0x80 >> ((bp - 1) % 8));
+			*plen = bp;
+		} else { /* parent, at most 8 bits shorter, not below min */
+			*plen = bp - rnd(g) % 9;
+			if (*plen > bp || *plen < min)
+				*plen = bp < min ? bp : min;
+		}
+		return;
+	}
+	for (i = 0; i < nb; i++)
+		a[i] = (__u8)rnd(g);
+	if (!spread)
+		a[0] = nb == 4 ? 10 : 0x20;
+	/* IPv4 /24../32; IPv6 /56../128, across the 64-bit middle */
+	*plen = bits - rnd(g) % (nb == 4 ? 9 : 73);
+}
+
+/*
+ * n random IPv4 and IPv6 prefixes (two IPv4 for each IPv6) with plenty of
+ * nesting, half written with host bits set: the text into *buf, the masked
+ * keys into w4/w6 (the model's input). Returns the text length. With
+ * coarse, IPv6 lengths are multiples of 8 (17 lengths at most, so finish
+ * takes its pairwise way; otherwise there are more than 32, and it sweeps).
+ */
+static size_t gen_prefixes(struct rng *g, size_t n, char **buf,
+			   struct bg_key4 *w4, size_t *n4, struct bg_key6 *w6,
+			   size_t *n6, size_t *host_bits, int coarse)
+{
+	size_t i, len = 0, cap = n * 64;
+	char *b = malloc(cap);
+
+	assert_non_null(b);
+	*n4 = *n6 = *host_bits = 0;
+	for (i = 0; i < n; i++) {
+		char text[INET6_ADDRSTRLEN];
+		unsigned int plen;
+		__u8 a[16];
+
+		if (i % 3 != 2) {
+			struct bg_key4 *k = &w4[*n4];
+
+			gen_one(g, 4, a, &plen, (const __u8 *)w4, *n4,
+				sizeof(*w4), offsetof(struct bg_key4, addr), 10,
+				0);
+			memset(k, 0, sizeof(*k));
+			k->kind = BG_KEY_IPV4;
+			k->plen = (__u8)plen;
+			memcpy(&k->addr, a, 4);
+			naive_mask((__u8 *)&k->addr, 4, plen);
+			if (i % 2)
+				memcpy(a, &k->addr, 4);
+			*host_bits += memcmp(a, &k->addr, 4) != 0;
+			(*n4)++;
+			inet_ntop(AF_INET, a, text, sizeof(text));
+		} else {
+			struct bg_key6 *k = &w6[*n6];
+
+			gen_one(g, 16, a, &plen, (const __u8 *)w6, *n6,
+				sizeof(*w6), offsetof(struct bg_key6, addr), 40,
+				0);
+			if (coarse)
+				plen &= ~7U;
+			memset(k, 0, sizeof(*k));
+			k->kind = BG_KEY_IPV6;
+			k->plen = (__u8)plen;
+			memcpy(k->addr, a, 16);
+			naive_mask(k->addr, 16, plen);
+			if (i % 2)
+				memcpy(a, k->addr, 16);
+			*host_bits += memcmp(a, k->addr, 16) != 0;
+			(*n6)++;
+			inet_ntop(AF_INET6, a, text, sizeof(text));
+		}
+		len += (size_t)snprintf(b + len, cap - len, "%s/%u\n", text,
+					plen);
+		assert_true(len < cap);
+	}
+	*buf = b;
+	return len;
+}
+
+static int cmp4(const void *a, const void *b);
+static int cmp6(const void *a, const void *b);
+static size_t qsort_unique(void *v, size_t n, size_t size,
+			   int (*cmp)(const void *, const void *));
+
+/* Drops from sorted unique keys every one inside another: O(n^2). */
+static size_t naive_reduce(void *v, size_t n, size_t size, size_t aoff)
+{
+	char *c = v;
+	char *gone = calloc(n ? n : 1, 1);
+	size_t i, j, out = 0;
+
+	assert_non_null(gone);
+	for (i = 0; i < n; i++) {
+		const __u8 *e = (const __u8 *)c + i * size;
+
+		for (j = 0; j < n && !gone[i]; j++) {
+			const __u8 *p = (const __u8 *)c + j * size;
+
+			if (p[1] < e[1] && naive_contains(p + aoff, p[1],
+							  e + aoff))
+				gone[i] = 1;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (!gone[i])
+			memmove(c + out++ * size, c + i * size, size);
+	free(gone);
+	return out;
+}
+
+static void test_reduce_matches_naive(void **state)
+{
+	const size_t n = 4500; /* 3000 IPv4, 1500 IPv6 */
+	struct bg_key4 *w4 = malloc(n * sizeof(*w4));
+	struct bg_key6 *w6 = malloc(n * sizeof(*w6));
+	size_t n4, n6, u4, u6, f4, f6, hb, len, seed, i, lens;
+	char *buf;
+	struct run r;
+
+	(void)state;
+	assert_true(w4 && w6);
+	for (seed = 1; seed <= 6; seed++) {
+		struct rng g = { seed * 0x9e3779b97f4a7c15ULL };
+		int coarse = seed % 2;
+		char seen[129] = { 0 };
+
+		len = gen_prefixes(&g, n, &buf, w4, &n4, w6, &n6, &hb, coarse);
+		assert_int_equal(n4, 3000);
+		assert_int_equal(n6, 1500);
+		u4 = qsort_unique(w4, n4, sizeof(*w4), cmp4);
+		u6 = qsort_unique(w6, n6, sizeof(*w6), cmp6);
+		for (i = 0, lens = 0; i < u6; i++)
+			if (!seen[w6[i].plen]++)
+				lens++;
+		if (coarse)
+			assert_true(lens <= 17);
+		else
+			assert_true(lens > 32);
+		f4 = naive_reduce(w4, u4, sizeof(*w4),
+				  offsetof(struct bg_key4, addr));
+		f6 = naive_reduce(w6, u6, sizeof(*w6),
+				  offsetof(struct bg_key6, addr));
+		/* the data is interesting: plenty of nesting, plenty not */
+		assert_true(f4 > u4 / 10 && f4 < u4 * 9 / 10);
+		assert_true(f6 > u6 / 10 && f6 < u6 * 9 / 10);
+
+		run_init(&r);
+		run_n(&r, buf, len, 1);
+		assert_int_equal(r.rc, 0);
+		assert_int_equal(r.l.warnings, hb);
+		assert_true(hb > 0);
+		bg_list_finish(&r.l);
+		assert_int_equal(r.l.duplicates, n - u4 - u6);
+		assert_int_equal(r.l.covered, u4 - f4 + u6 - f6);
+		assert_int_equal(r.l.n4, f4);
+		assert_int_equal(r.l.n6, f6);
+		assert_memory_equal(r.l.v4, w4, f4 * sizeof(*w4));
+		assert_memory_equal(r.l.v6, w6, f6 * sizeof(*w6));
+		run_done(&r);
+		free(buf);
+	}
+	free(w4);
+	free(w6);
+}
+
+/*
+ * Larger: 200k IPv4 keys, straight into the list (no text), checked by a
+ * model that looks every masked shorter prefix up by binary search.
+ */
+static void test_reduce_large(void **state)
+{
+	const size_t n = 200000;
+	struct bg_key4 *w = malloc(n * sizeof(*w));
+	struct rng g = { 42 };
+	struct bg_list l;
+	size_t i, u, out = 0;
+	unsigned int q;
+
+	(void)state;
+	assert_non_null(w);
+	bg_list_init(&l);
+	l.v4 = malloc(n * sizeof(*l.v4));
+	assert_non_null(l.v4);
+	l.cap4 = l.n4 = n;
+	for (i = 0; i < n; i++) {
+		unsigned int plen;
+		__u32 a;
+
+		gen_one(&g, 4, (__u8 *)&a, &plen, (const __u8 *)w, i,
+			sizeof(*w), offsetof(struct bg_key4, addr), 16, 1);
+		bg_key4_init(&w[i], a, (__u8)plen);
+		l.v4[i] = w[i];
+	}
+	u = qsort_unique(w, n, sizeof(*w), cmp4);
+	for (i = 0; i < u; i++) {
+		int covered = 0;
+
+		for (q = 0; q < w[i].plen && !covered; q++) {
+			struct bg_key4 s = w[i];
+
+			naive_mask((__u8 *)&s.addr, 4, q);
+			s.plen = (__u8)q;
+			covered = bsearch(&s, w, u, sizeof(*w), cmp4) != NULL;
+		}
+		if (!covered)
+			w[out++] = w[i];
+	}
+	assert_true(out > u / 5 && out < u * 4 / 5);
+	bg_list_finish(&l);
+	assert_int_equal(l.duplicates, n - u);
+	assert_int_equal(l.covered, u - out);
+	assert_int_equal(l.n4, out);
+	assert_memory_equal(l.v4, w, out * sizeof(*w));
+	bg_list_free(&l);
+	free(w);
+}
+
+/* ---- bg_prefix_covers4/6 ------------------------------------------------- */
+
+static int covers4(const char *prefix, const char *addr)
+{
+	struct bg_key4 p, a;
+
+	assert_int_equal(bg_parse_prefix(prefix, &p, NULL, NULL), BG_KEY_IPV4);
+	assert_int_equal(bg_parse_addr(addr, &a, NULL, NULL), BG_KEY_IPV4);
+	return bg_prefix_covers4(&p, a.addr);
+}
+
+static int covers6(const char *prefix, const char *addr)
+{
+	struct bg_key6 p;
+	__u8 a[16];
+
+	assert_int_equal(bg_parse_prefix(prefix, NULL, &p, NULL), BG_KEY_IPV6);
+	assert_int_equal(inet_pton(AF_INET6, addr, a), 1);
+	return bg_prefix_covers6(&p, a);
+}
+
+static void test_prefix_covers(void **state)
+{
+	(void)state;
+	assert_true(covers4("0.0.0.0/0", "0.0.0.0"));
+	assert_true(covers4("0.0.0.0/0", "255.255.255.255"));
+	assert_true(covers4("128.0.0.0/1", "128.0.0.0"));
+	assert_true(covers4("128.0.0.0/1", "255.255.255.255"));
+	assert_false(covers4("128.0.0.0/1", "127.255.255.255"));
+	assert_true(covers4("10.0.0.0/8", "10.0.0.0"));
+	assert_true(covers4("10.0.0.0/8", "10.255.255.255"));
+	assert_false(covers4("10.0.0.0/8", "9.255.255.255"));
+	assert_false(covers4("10.0.0.0/8", "11.0.0.0"));
+	assert_true(covers4("192.0.2.0/24", "192.0.2.0"));
+	assert_true(covers4("192.0.2.0/24", "192.0.2.255"));
+	assert_false(covers4("192.0.2.0/24", "192.0.1.255"));
+	assert_false(covers4("192.0.2.0/24", "192.0.3.0"));
+	assert_true(covers4("192.0.2.2/31", "192.0.2.2"));
+	assert_true(covers4("192.0.2.2/31", "192.0.2.3"));
+	assert_false(covers4("192.0.2.2/31", "192.0.2.1"));
+	assert_false(covers4("192.0.2.2/31", "192.0.2.4"));
+	assert_true(covers4("192.0.2.1/32", "192.0.2.1"));
+	assert_false(covers4("192.0.2.1/32", "192.0.2.0"));
+	assert_false(covers4("192.0.2.1/32", "192.0.2.2"));
+	assert_true(covers4("255.255.255.255/32", "255.255.255.255"));
+	assert_false(covers4("255.255.255.255/32", "255.255.255.254"));
+
+	assert_true(covers6("::/0", "::"));
+	assert_true(covers6("::/0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
+	assert_true(covers6("::1/128", "::1"));
+	assert_false(covers6("::1/128", "::"));
+	assert_false(covers6("::1/128", "::2"));
+	assert_false(covers6("::1/128", "8000::1"));
+	assert_true(covers6("2001:db8::/32", "2001:db8::"));
+	assert_true(covers6("2001:db8::/32",
+			    "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"));
+	assert_false(covers6("2001:db8::/32",
+			     "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff"));
+	assert_false(covers6("2001:db8::/32", "2001:db9::"));
+	assert_true(covers6("2001:db8::/33",
+			    "2001:db8:7fff:ffff:ffff:ffff:ffff:ffff"));
+	assert_false(covers6("2001:db8::/33", "2001:db8:8000::"));
+	assert_true(covers6("2001:db8::8000:0:0:0/65", "2001:db8::8000:0:0:0"));
+	assert_true(covers6("2001:db8::8000:0:0:0/65",
+			    "2001:db8::ffff:ffff:ffff:ffff"));
+	assert_false(covers6("2001:db8::8000:0:0:0/65",
+			     "2001:db8::7fff:ffff:ffff:ffff"));
+	assert_false(covers6("2001:db8::8000:0:0:0/65", "2001:db8:0:1::"));
+	assert_true(covers6("2001:db8::fffe/127", "2001:db8::ffff"));
+	assert_false(covers6("2001:db8::fffe/127", "2001:db8::fffd"));
+	assert_false(covers6("2001:db8::fffe/127", "2001:db8::1:0"));
+	assert_true(covers6("8000::/1", "ffff::"));
+	assert_false(covers6("8000::/1",
+			     "7fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
+}
+
+/* ---- bg_list_find_covering ----------------------------------------------- */
+
+struct hits {
+	size_t n;
+	size_t line[16];
+	char *text[16];
+	struct bg_key4 k4[16];
+	struct bg_key6 k6[16];
+	int fam[16];
+	const char *path;
+};
+
+static void hit_cb(void *ctx, const char *path, size_t line, const char *text,
+		   const struct bg_key4 *k4, const struct bg_key6 *k6)
+{
+	struct hits *h = ctx;
+
+	assert_true(h->n < 16);
+	assert_string_equal(path, h->path);
+	assert_true((k4 == NULL) != (k6 == NULL));
+	h->line[h->n] = line;
+	h->text[h->n] = strdup(text);
+	assert_non_null(h->text[h->n]);
+	h->fam[h->n] = k4 ? BG_KEY_IPV4 : BG_KEY_IPV6;
+	if (k4)
+		h->k4[h->n] = *k4;
+	else
+		h->k6[h->n] = *k6;
+	h->n++;
+}
+
+static void hits_free(struct hits *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++)
+		free(h->text[i]);
+	h->n = 0;
+}
+
+/* Looks addr up in path; checks count, then lines and texts in order. */
+static void assert_covering(const char *path, const char *addr, int want,
+			    const size_t *lines, const char *const *texts,
+			    struct hits *h)
+{
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+	int kind = bg_parse_addr(addr, &k4, &k6, NULL), i;
+
+	assert_true(kind);
+	memset(h, 0, sizeof(*h));
+	h->path = path;
+	assert_int_equal(bg_list_find_covering(path,
+					       kind == BG_KEY_IPV4 ? &k4 : NULL,
+					       kind == BG_KEY_IPV6 ? &k6 : NULL,
+					       hit_cb, h),
+			 want);
+	assert_int_equal(h->n, want);
+	for (i = 0; i < want; i++) {
+		assert_int_equal(h->line[i], lines[i]);
+		assert_string_equal(h->text[i], texts[i]);
+		assert_int_equal(h->fam[i], kind);
+	}
+}
+
+static void test_find_covering(void **state)
+{
+	static const char text[] =
+		"\xef\xbb\xbf# test list\r\n"         /* 1 */
+		"10.0.0.0/8 ; big\r\n"                /* 2 */
+		"  10.1.0.0/16\t\r\n"                 /* 3 */
+		"bad line\n"                          /* 4 */
+		"10.1.2.3\n"                          /* 5 */
+		"10.1.2.3/8\n"                        /* 6: host bits */
+		"192.0.2.0/24\n"                      /* 7 */
+		"2001:db8::/32 # v6\n"                /* 8 */
+		"10.1.2.0/33\n"                       /* 9: rejected */
+		"0.0.0.0/0\n"                         /* 10 */
+		"\n"                                  /* 11 */
+		"10.1.2.4\n"                          /* 12 */
+		"::/0\n"                              /* 13 */
+		"2001:db8::1 x\n"                     /* 14: rejected */
+		"2001:db8::/64";                      /* 15, no newline */
+	char *path = write_temp(text, sizeof(text) - 1);
+	struct hits h;
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+
+	(void)state;
+	{
+		static const size_t l[] = { 2, 3, 5, 6, 10 };
+		static const char *const t[] = { "10.0.0.0/8 ; big",
+						 "10.1.0.0/16", "10.1.2.3",
+						 "10.1.2.3/8", "0.0.0.0/0" };
+
+		assert_covering(path, "10.1.2.3", 5, l, t, &h);
+		assert_pfx4(&h.k4[0], 0x0a000000, 8);
+		assert_pfx4(&h.k4[1], 0x0a010000, 16);
+		assert_pfx4(&h.k4[2], 0x0a010203, 32);
+		assert_pfx4(&h.k4[3], 0x0a000000, 8); /* masked */
+		assert_pfx4(&h.k4[4], 0, 0);
+		hits_free(&h);
+	}
+	{
+		static const size_t l[] = { 2, 3, 6, 10, 12 };
+		static const char *const t[] = { "10.0.0.0/8 ; big",
+						 "10.1.0.0/16", "10.1.2.3/8",
+						 "0.0.0.0/0", "10.1.2.4" };
+
+		assert_covering(path, "10.1.2.4", 5, l, t, &h);
+		hits_free(&h);
+	}
+	{
+		static const size_t l[] = { 7, 10 };
+		static const char *const t[] = { "192.0.2.0/24", "0.0.0.0/0" };
+
+		assert_covering(path, "192.0.2.255", 2, l, t, &h);
+		hits_free(&h);
+		assert_covering(path, "192.0.2.0", 2, l, t, &h);
+		hits_free(&h);
+		assert_covering(path, "192.0.3.0", 1, l + 1, t + 1, &h);
+		hits_free(&h);
+	}
+	{
+		static const size_t l[] = { 8, 13, 15 };
+		static const char *const t[] = { "2001:db8::/32 # v6", "::/0",
+						 "2001:db8::/64" };
+
+		assert_covering(path, "2001:db8::1", 3, l, t, &h);
+		assert_pfx6(&h.k6[0], "2001:db8::", 32);
+		assert_pfx6(&h.k6[1], "::", 0);
+		assert_pfx6(&h.k6[2], "2001:db8::", 64);
+		hits_free(&h);
+		assert_covering(path, "2001:db8:0:1::", 2, l, t, &h);
+		hits_free(&h);
+		assert_covering(path, "2001:db9::", 1, l + 1, t + 1, &h);
+		hits_free(&h);
+	}
+
+	/* both keys: both families; no callback: just the count */
+	assert_int_equal(bg_parse_addr("10.1.2.3", &k4, NULL, NULL),
+			 BG_KEY_IPV4);
+	assert_int_equal(bg_parse_addr("2001:db8::1", NULL, &k6, NULL),
+			 BG_KEY_IPV6);
+	assert_int_equal(bg_list_find_covering(path, &k4, &k6, NULL, NULL), 8);
+	assert_int_equal(bg_list_find_covering(path, &k4, NULL, NULL, NULL), 5);
+	assert_int_equal(bg_list_find_covering(path, NULL, NULL, NULL, NULL),
+			 -EINVAL);
+	assert_int_equal(bg_list_find_covering("/nonexistent/bloomgate/x", &k4,
+					       NULL, NULL, NULL),
+			 -ENOENT);
+	assert_int_equal(bg_list_find_covering("/tmp", &k4, NULL, NULL, NULL),
+			 -EISDIR);
+	/* an empty file covers nothing */
+	assert_int_equal(bg_list_find_covering("/dev/null", &k4, &k6, NULL,
+					       NULL), 0);
+	unlink(path);
+	free(path);
+}
+
+/* Line numbers of find_covering and of parse reports agree. */
+static void test_find_covering_lines_agree(void **state)
+{
+	static const char text[] = "\xef\xbb\xbf"
+				   "x\r\n\n10.0.0.0/9\0\n10.0.0.1/9\r\n"
+				   "10.0.0.0/8\n";
+	char *path = write_temp(text, sizeof(text) - 1), *report = NULL;
+	char want[512];
+	size_t size;
+	struct bg_list l;
+	struct bg_key4 k4;
+	struct hits h;
+	FILE *f = open_memstream(&report, &size);
+	struct bg_list_opts o = { .report = f };
+
+	(void)state;
+	assert_non_null(f);
+	bg_list_init(&l);
+	assert_int_equal(bg_list_parse_file(&l, path, &o), 0);
+	fclose(f);
+	snprintf(want, sizeof(want),
+		 "%s:1: not an IP address: 'x'\n"
+		 "%s:3: binary data: '10.0.0.0/9\\x00'\n"
+		 "%s:4: warning: host bits set, using 10.0.0.0/9: "
+		 "'10.0.0.1/9'\n",
+		 path, path, path);
+	assert_string_equal(report, want);
+	bg_list_free(&l);
+	free(report);
+
+	assert_int_equal(bg_parse_addr("10.0.0.1", &k4, NULL, NULL),
+			 BG_KEY_IPV4);
+	memset(&h, 0, sizeof(h));
+	h.path = path;
+	assert_int_equal(bg_list_find_covering(path, &k4, NULL, hit_cb, &h), 2);
+	assert_int_equal(h.line[0], 4);
+	assert_string_equal(h.text[0], "10.0.0.1/9");
+	assert_int_equal(h.line[1], 5);
+	assert_string_equal(h.text[1], "10.0.0.0/8");
+	hits_free(&h);
+	unlink(path);
+	free(path);
+}
+
+/* ---- Real lists (../shared/data, when present) --------------------------- */
+
+#define SHARED_DATA "../shared/data/"
+
+/* 1 if path can be read; else prints why the test is skipped. */
+static int have_file(const char *path)
+{
+	if (access(path, R_OK) == 0)
+		return 1;
+	print_message("skipping: %s not found (run from the repository "
+		      "root with the shared data next to it)\n", path);
+	return 0;
+}
+
+static void parse_real(struct bg_list *l, const char *path)
+{
+	char *report = NULL;
+	size_t size;
+	FILE *f = open_memstream(&report, &size);
+	struct bg_list_opts o = { .strict = 1, .report = f };
+
+	assert_non_null(f);
+	assert_int_equal(bg_list_parse_file(l, path, &o), 0);
+	fclose(f);
+	assert_string_equal(report, "");
+	free(report);
+}
+
+static void test_real_firehol(void **state)
+{
+	const char *path = SHARED_DATA "firehol_level1.netset";
+	struct bg_list l;
+	size_t i, hosts = 0;
+	unsigned long long ips = 0;
+
+	(void)state;
+	if (!have_file(path))
+		skip();
+	bg_list_init(&l);
+	parse_real(&l, path);
+	assert_int_equal(l.rejected, 0);
+	assert_int_equal(l.warnings, 0);
+	assert_int_equal(l.accepted, 17200);
+	assert_int_equal(l.lines, 17234);
+	assert_int_equal(l.n4, 17200);
+	assert_int_equal(l.n6, 0);
+	for (i = 0; i < l.n4; i++)
+		hosts += l.v4[i].plen == 32;
+	assert_int_equal(hosts, 12515);
+	assert_int_equal(l.n4 - hosts, 4685);
+	bg_list_finish(&l);
+	/* "sorted, no overlaps": nothing to drop */
+	assert_int_equal(l.duplicates, 0);
+	assert_int_equal(l.covered, 0);
+	assert_int_equal(l.n4, 17200);
+	/* the header says "662616961 unique IPs" */
+	for (i = 0; i < l.n4; i++)
+		ips += 1ULL << (32 - l.v4[i].plen);
+	assert_int_equal(ips, 662616961ULL);
+	assert_pfx4(&l.v4[0], 0xe0000000, 3);
+	bg_list_free(&l);
+}
+
+static void test_real_spamhaus_v6(void **state)
+{
+	const char *path = SHARED_DATA "spamhaus_dropv6.txt";
+	static const size_t l5[] = { 5 };
+	static const char *const t5[] = { "2001:678:6c4::/48 ; SBL626637" };
+	struct bg_list l;
+	struct hits h;
+	size_t i;
+
+	(void)state;
+	if (!have_file(path))
+		skip();
+	bg_list_init(&l);
+	parse_real(&l, path);
+	assert_int_equal(l.rejected, 0);
+	assert_int_equal(l.warnings, 0);
+	assert_int_equal(l.accepted, 78);
+	assert_int_equal(l.lines, 83);
+	assert_int_equal(l.n4, 0);
+	assert_int_equal(l.n6, 78);
+	bg_list_finish(&l);
+	assert_int_equal(l.duplicates, 0);
+	assert_int_equal(l.covered, 0);
+	assert_int_equal(l.n6, 78);
+	for (i = 0; i < l.n6; i++)
+		assert_true(l.v6[i].plen >= 28 && l.v6[i].plen <= 48);
+	bg_list_free(&l);
+
+	assert_covering(path, "2001:678:6c4:ffff::1", 1, l5, t5, &h);
+	assert_pfx6(&h.k6[0], "2001:678:6c4::", 48);
+	hits_free(&h);
+}
+
+/* FireHOL level 1 with three .ipset lists: overlaps across files go. */
+static void test_real_combined(void **state)
+{
+	static const char *const paths[] = {
+		SHARED_DATA "firehol_level1.netset",
+		SHARED_DATA "greensnow.ipset",
+		SHARED_DATA "feodo.ipset",
+		SHARED_DATA "bambenek_c2.ipset",
+	};
+	struct bg_list l;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		if (!have_file(paths[i]))
+			skip();
+	bg_list_init(&l);
+	for (i = 0; i < 4; i++)
+		parse_real(&l, paths[i]);
+	assert_int_equal(l.files, 4);
+	assert_int_equal(l.rejected, 0);
+	assert_int_equal(l.accepted, 18927);
+	bg_list_finish(&l);
+	assert_int_equal(l.duplicates, 301);
+	assert_int_equal(l.covered, 30);
+	assert_int_equal(l.n4, 18596);
+	bg_list_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1209,12 +2468,18 @@ int main(void)
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_finish_sorts),
 		cmocka_unit_test(test_several_lists),
+		cmocka_unit_test(test_cidr4_forms),
+		cmocka_unit_test(test_cidr6_forms),
+		cmocka_unit_test(test_spamhaus_drop),
+		cmocka_unit_test(test_firehol_netset),
+		cmocka_unit_test(test_host_bits),
 		cmocka_unit_test(test_finish_matches_qsort),
-		cmocka_unit_test(test_reject_cidr),
 		cmocka_unit_test(test_reject_not_ip),
 		cmocka_unit_test(test_reject_trailing),
 		cmocka_unit_test(test_reject_zone),
 		cmocka_unit_test(test_reject_range),
+		cmocka_unit_test(test_reject_prefix_length),
+		cmocka_unit_test(test_prefix_length_range),
 		cmocka_unit_test(test_reject_too_long),
 		cmocka_unit_test(test_reject_binary),
 		cmocka_unit_test(test_report_quote),
@@ -1229,6 +2494,19 @@ int main(void)
 		cmocka_unit_test(test_parse_file_directory),
 		cmocka_unit_test(test_parse_file_unreadable),
 		cmocka_unit_test(test_large),
+		cmocka_unit_test(test_reduce_nested),
+		cmocka_unit_test(test_reduce_adjacent),
+		cmocka_unit_test(test_reduce_equal_after_mask),
+		cmocka_unit_test(test_reduce_zero),
+		cmocka_unit_test(test_reduce_ipv6),
+		cmocka_unit_test(test_reduce_matches_naive),
+		cmocka_unit_test(test_reduce_large),
+		cmocka_unit_test(test_prefix_covers),
+		cmocka_unit_test(test_find_covering),
+		cmocka_unit_test(test_find_covering_lines_agree),
+		cmocka_unit_test(test_real_firehol),
+		cmocka_unit_test(test_real_spamhaus_v6),
+		cmocka_unit_test(test_real_combined),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

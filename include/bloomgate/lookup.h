@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The one lookup of an address in a filter, shared by the datapath and by
+ * `bloomgate check`. The includer defines how an element of the filter map
+ * is reached, before including this file:
+ *
+ *   static inline const void *bg_elem(const void *filter, __u32 idx);
+ *
+ * returning the 64-byte element idx or NULL (BPF: bpf_map_lookup_elem on
+ * the inner map; userspace: the mmapped map with a bounds check).
+ *
+ * An address is listed when the IPv4 /16 bitmap has its bit, or a Bloom
+ * probe at one of the header's prefix lengths is positive, or (IPv6) an
+ * exact short-prefix range holds it. Every loop is bounded by a named
+ * constant: at most BG_PROBES_MAX Bloom probes per address, plus one bitmap
+ * read (IPv4) or one range search (IPv6).
+ */
+#ifndef BLOOMGATE_LOOKUP_H
+#define BLOOMGATE_LOOKUP_H
+
+#include "bloom.h"
+
+BG_INLINE __u32 bg_bloom_base(const struct bg_filter_header *hdr)
+{
+	return 1 + ((hdr->flags & BG_FILTER_F_SHORT4) ? BG_SHORT4_ELEMS : 0);
+}
+
+/* One Bloom probe: 1 = maybe listed. */
+BG_INLINE int bg_probe_hash(const void *filter,
+			    const struct bg_filter_header *hdr, __u64 h)
+{
+	const struct bg_block *b =
+		bg_elem(filter, bg_bloom_base(hdr) + bg_bloom_block(h, hdr->nblocks));
+
+	return b && bg_bloom_test(b, h, hdr->k);
+}
+
+/*
+ * Binary search without data-dependent branches: every step computes
+ * "start > address" as a 0/1 word and moves lo or hi with masks. A
+ * branching search makes the verifier walk every path through all
+ * BG_RANGE_STEPS steps (2^steps states); this one is one straight path.
+ * The result is the number of ranges whose start <= the address.
+ */
+BG_INLINE __u64 bg_lt64(__u64 x, __u64 y) /* 1 if x < y, no branch */
+{
+	return ((~x & y) | (~(x ^ y) & (x - y))) >> 63;
+}
+
+BG_INLINE __u64 bg_ne64(__u64 x, __u64 y) /* 1 if x != y, no branch */
+{
+	__u64 d = x ^ y;
+
+	return (d | (0 - d)) >> 63;
+}
+
+#define BG_RANGE_SEARCH(filter, off, n, per, type, GREATER, result)           \
+	do {                                                                   \
+		__u64 lo_ = 0, hi_ = (n);                                      \
+		__u32 i_;                                                      \
+		for (i_ = 0; i_ <= BG_RANGE_STEPS; i_++) {                     \
+			__u64 mid_ = (lo_ + hi_) >> 1, act_, gt_, mid_c_;      \
+			const type *r_;                                        \
+			/* past the end only when lo == hi == n: read the last \
+			 * element instead; the step is inactive anyway */     \
+			mid_c_ = mid_ - (bg_lt64(mid_, (n)) ^ 1);              \
+			r_ = bg_elem(filter, (__u32)((off) + mid_c_ / (per))); \
+			if (!r_)                                               \
+				break;                                         \
+			r_ += mid_c_ % (per);                                  \
+			act_ = 0 - bg_lt64(lo_, hi_);                          \
+			gt_ = 0 - (__u64)(GREATER(r_));                        \
+			hi_ -= act_ & gt_ & (hi_ - mid_);                      \
+			lo_ += act_ & ~gt_ & (mid_ + 1 - lo_);                 \
+		}                                                              \
+		(result) = (__u32)lo_;                                         \
+	} while (0)
+
+/* 1 if the host-order address a lies in one of n IPv4 ranges at off. */
+BG_INLINE int bg_range4_has(const void *filter, __u32 off, __u32 n, __u32 a)
+{
+	const struct bg_range4 *r;
+	__u32 pos;
+
+	if (!n)
+		return 0;
+#define BG_GT4(r) bg_lt64(a, (r)->start)
+	BG_RANGE_SEARCH(filter, off, n, BG_RANGE4_PER_ELEM, struct bg_range4,
+			BG_GT4, pos);
+#undef BG_GT4
+	if (!pos)
+		return 0;
+	pos--;
+	r = bg_elem(filter, off + pos / BG_RANGE4_PER_ELEM);
+	return r && a <= r[pos % BG_RANGE4_PER_ELEM].end;
+}
+
+/* 1 if the address (hi, lo: host order) lies in one of n IPv6 ranges. */
+BG_INLINE int bg_range6_has(const void *filter, __u32 off, __u32 n, __u64 hi,
+			    __u64 lo)
+{
+	const struct bg_range6 *r;
+	__u32 pos;
+
+	if (!n)
+		return 0;
+#define BG_GT6(r)                                                             \
+	(bg_lt64(hi, (r)->start_hi) |                                          \
+	 ((bg_ne64(hi, (r)->start_hi) ^ 1) & bg_lt64(lo, (r)->start_lo)))
+	BG_RANGE_SEARCH(filter, off, n, BG_RANGE6_PER_ELEM, struct bg_range6,
+			BG_GT6, pos);
+#undef BG_GT6
+	if (!pos)
+		return 0;
+	pos--;
+	r = bg_elem(filter, off + pos / BG_RANGE6_PER_ELEM);
+	if (!r)
+		return 0;
+	r += pos % BG_RANGE6_PER_ELEM;
+	return !bg_u128_gt(hi, lo, r->end_hi, r->end_lo);
+}
+
+/* 1 if the IPv4 address (network order) is maybe listed; *probes counts
+ * the lookups made. */
+BG_INLINE int bg_listed4(const void *filter, const struct bg_filter_header *hdr,
+			 __u32 addr_be, __u32 *probes)
+{
+	__u32 i;
+
+	if (hdr->flags & BG_FILTER_F_SHORT4) {
+		__u32 top = __builtin_bswap32(addr_be) >> 16;
+		const struct bg_block *b = bg_elem(filter, 1 + top / BG_BLOCK_BITS);
+
+		(*probes)++;
+		top %= BG_BLOCK_BITS;
+		if (b && (b->w[top / 64] >> (top % 64)) & 1)
+			return 1;
+	}
+	for (i = 0; i < BG_PROBES_MAX; i++) {
+		struct bg_key4 key;
+
+		if (i >= hdr->n4)
+			break;
+		bg_key4_init(&key, addr_be, hdr->len4[i]);
+		(*probes)++;
+		if (bg_probe_hash(filter, hdr, bg_key4_hash(&key, hdr->seed)))
+			return 1;
+	}
+	return 0;
+}
+
+BG_INLINE int bg_listed6(const void *filter, const struct bg_filter_header *hdr,
+			 const __u8 *addr, __u32 *probes)
+{
+	__u32 i;
+
+	if (hdr->short6_n) {
+		(*probes)++;
+		if (bg_range6_has(filter, hdr->short6_off, hdr->short6_n,
+				  bg_be64_to_host(addr), bg_be64_to_host(addr + 8)))
+			return 1;
+	}
+	for (i = 0; i < BG_PROBES_MAX; i++) {
+		struct bg_key6 key;
+
+		if (i >= hdr->n6)
+			break;
+		bg_key6_init(&key, addr, hdr->len6[i]);
+		(*probes)++;
+		if (bg_probe_hash(filter, hdr, bg_key6_hash(&key, hdr->seed)))
+			return 1;
+	}
+	return 0;
+}
+
+/* Exact allowlist checks (only made after a positive). */
+BG_INLINE int bg_allowed4(const void *filter, const struct bg_filter_header *hdr,
+			  __u32 addr_be)
+{
+	return bg_range4_has(filter, hdr->allow4_off, hdr->allow4_n,
+			     __builtin_bswap32(addr_be));
+}
+
+BG_INLINE int bg_allowed6(const void *filter, const struct bg_filter_header *hdr,
+			  const __u8 *addr)
+{
+	return bg_range6_has(filter, hdr->allow6_off, hdr->allow6_n,
+			     bg_be64_to_host(addr), bg_be64_to_host(addr + 8));
+}
+
+/* A header the builder would never write is no filter at all (k = 0 would
+ * match everything, offsets past the map would read nothing). */
+BG_INLINE int bg_header_ok(const struct bg_filter_header *hdr)
+{
+	return hdr->magic == BG_FILTER_MAGIC &&
+	       hdr->abi_version == BG_ABI_VERSION &&
+	       hdr->layout == BG_LAYOUT_BLOCKED512 && hdr->k &&
+	       hdr->k <= BG_K_MAX && hdr->n4 <= BG_PROBES_MAX &&
+	       hdr->n6 <= BG_PROBES_MAX && (hdr->nblocks || (!hdr->n4 && !hdr->n6));
+}
+
+#endif /* BLOOMGATE_LOOKUP_H */
