@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -396,8 +397,8 @@ static int cmd_load(int argc, char **argv)
 	       (unsigned long long)(fp.keys4 + fp.keys6), xmem);
 	printf("filter:           %u blocks of 512 bits, k=%u, %.2f bits/key\n",
 	       fp.nblocks, fp.k, fp.bits_per_entry);
-	printf("false positives:  %.6f predicted per probe (target %g)\n",
-	       fp.predicted, fpr);
+	printf("false positives:  %.6f predicted per address (target %g; %.6f per Bloom probe)\n",
+	       fp.predicted_addr, fpr, fp.predicted);
 	printf("memory:           %s\n", mem);
 	printf("time:             %.1f ms (parse %.1f, build %.1f, swap %.2f)\n",
 	       t3 - t0, t1 - t0, t2 - t1, t3 - t2);
@@ -632,12 +633,22 @@ static int cmd_status(int argc, char **argv)
 		const struct bg_filter_header *h = mem;
 		char b[32];
 
-		fmt_bytes(b, sizeof(b), ((double)h->nblocks + 1) * BG_FILTER_VALUE_SIZE);
-		printf("filter: %llu entries, %u blocks, k=%u, %.2f bits/entry, "
-		       "predicted false-positive rate %.6f, memory %s\n",
+		double pp = bg_filter_model_fpr(h->entries, h->nblocks, h->k);
+		int probes = h->n4 > h->n6 ? h->n4 : h->n6, i;
+
+		fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
+		printf("filter: %llu Bloom keys, %u blocks, k=%u, %.2f bits/key, "
+		       "predicted false-positive rate %.6f per address, memory %s\n",
 		       (unsigned long long)h->entries, h->nblocks, h->k,
 		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,
-		       bg_filter_model_fpr(h->entries, h->nblocks, h->k), b);
+		       1.0 - pow(1.0 - pp, probes ? probes : 1), b);
+		printf("probes: IPv4 %s", h->flags & BG_FILTER_F_SHORT4 ? "bitmap /0-/16" : "");
+		for (i = 0; i < h->n4; i++)
+			printf(" /%u", h->len4[i]);
+		printf("; IPv6 %s", h->short6_n ? "exact ranges" : "");
+		for (i = 0; i < h->n6; i++)
+			printf(" /%u", h->len6[i]);
+		printf("; allowlist %u IPv4 + %u IPv6 ranges\n", h->allow4_n, h->allow6_n);
 		bg_filter_unmap(mem, len);
 	} else {
 		puts("filter: none loaded (every packet passes)");

@@ -351,7 +351,7 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 	uint64_t c4[33] = { 0 }, c6[129] = { 0 };
 	double keys4 = 0.0, keys6 = CPE_INF;
 	size_t i;
-	int below, err;
+	int below, err, probes;
 
 	memset(p, 0, sizeof(*p));
 	if (!(target >= BG_FPR_MIN && target <= BG_FPR_MAX))
@@ -396,9 +396,14 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 	    p->allow6_n >> BG_RANGE_STEPS)
 		return -E2BIG;
 
-	err = bg_filter_size(p->keys4 + p->keys6, target, p);
+	/* The target is per address: an address not listed is probed at up
+	 * to max(n4, n6) lengths, each probe a chance of a false positive. */
+	probes = p->n4 > p->n6 ? p->n4 : p->n6;
+	err = bg_filter_size(p->keys4 + p->keys6, probes > 1 ? target / probes : target, p);
 	if (err)
 		return err;
+	p->target = target;
+	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, probes ? probes : 1);
 	p->bloom_off = 1 + (p->short4 ? BG_SHORT4_ELEMS : 0);
 	p->allow4_off = p->bloom_off + p->nblocks;
 	p->allow6_off = p->allow4_off + elems(p->allow4_n, BG_RANGE4_PER_ELEM);
