@@ -118,7 +118,7 @@ bg_stat() {
 
 # Prints "match" or "no match" for one address.
 bg_check() {
-	bg check "$1" 2>/dev/null | sed -n "s|^$1: \(no match\\|match\).*|\1|p"
+	bg check "$1" 2>/dev/null | sed -n "s#^$1: \(no match\\|match\).*#\1#p"
 }
 
 # Bounded wait for a condition (a command), polling every 20 ms.
