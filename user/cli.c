@@ -425,12 +425,22 @@ static void on_cover(void *ctx, const char *path, size_t line, const char *text,
 		     const struct bg_key4 *k4, const struct bg_key6 *k6)
 {
 	struct explain *e = ctx;
+	char a[INET6_ADDRSTRLEN] = "?", pfx[INET6_ADDRSTRLEN + 8];
 
-	(void)k4;
-	(void)k6;
+	/* The entry as it was read (masked), not the raw line with comments. */
+	(void)text;
+	if (k4) {
+		inet_ntop(AF_INET, &k4->addr, a, sizeof(a));
+		snprintf(pfx, sizeof(pfx), k4->plen == 32 ? "%s" : "%s/%u", a, k4->plen);
+	} else if (k6) {
+		inet_ntop(AF_INET6, k6->addr, a, sizeof(a));
+		snprintf(pfx, sizeof(pfx), k6->plen == 128 ? "%s" : "%s/%u", a, k6->plen);
+	} else {
+		snprintf(pfx, sizeof(pfx), "?");
+	}
 	if (e->len < sizeof(e->buf))
 		e->len += (size_t)snprintf(e->buf + e->len, sizeof(e->buf) - e->len,
-					   "%s%s at %s:%zu", e->n ? ", " : "", text,
+					   "%s%s at %s:%zu", e->n ? ", " : "", pfx,
 					   path, line);
 	e->n++;
 }
