@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Benchmark baselines for bloomgate, run through BPF_PROG_TEST_RUN by
- * bench/bench.c. Every program parses the packet with the datapath's own
+ * bench/bench.c (address lists: (a), (c)-(h); CIDR lists: (a), (i)). Every program parses the packet with the datapath's own
  * parser (bpf/parse.h), probes the IPv4 destination against one structure,
  * then steps the destination through the same full-period LCG as the
  * datapath's bg_bench_step(), so that the `repeat` iterations of one test
@@ -27,6 +27,7 @@ enum {
 	BP_BLOCKED,
 	BP_BLOCKED_INNER,
 	BP_BLOCKED_FIXED,
+	BP_LPM,
 	BP__COUNT,
 };
 
@@ -99,6 +100,22 @@ struct {
 	__type(key, __u32);
 	__array(values, struct blocked_map);
 } blocked_outer_fixed SEC(".maps");
+
+/* (i) Exact longest-prefix match: the kernel's LPM trie holding the listed
+ * IPv4 prefixes (CIDR benchmarks). Key as the kernel wants it: prefix
+ * length, then the address in network byte order. */
+struct lpm_key4 {
+	__u32 prefixlen;
+	__u32 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* required for LPM tries */
+	__type(key, struct lpm_key4);
+	__type(value, __u32);
+	__uint(max_entries, 1); /* prefixes, set before load */
+} lpm SEC(".maps");
 
 /* Same step as bg_bench_step() in bpf/bloomgate.bpf.c (IPv4 part). */
 static __always_inline void bench_step(struct bg_pkt *pkt)
@@ -258,6 +275,22 @@ int bench_blocked_fixed(struct xdp_md *ctx)
 	if (filter)
 		hit = blocked_probe(filter, pkt.ip4->daddr);
 	return bench_verdict(&pkt, hit, BP_BLOCKED_FIXED);
+}
+
+/* (i) LPM trie lookup of the destination (a /32 key: longest match). */
+SEC("xdp")
+int bench_lpm(struct xdp_md *ctx)
+{
+	struct lpm_key4 key;
+	struct bg_pkt pkt;
+
+	bg_parse(ctx, &pkt);
+	if (pkt.family != BG_KEY_IPV4)
+		return XDP_PASS;
+	key.prefixlen = 32;
+	key.addr = pkt.ip4->daddr;
+	return bench_verdict(&pkt, bpf_map_lookup_elem(&lpm, &key) != NULL,
+			     BP_LPM);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

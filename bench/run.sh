@@ -3,12 +3,15 @@
 # regenerates docs/BENCHMARKS.md from the template below plus the tables the
 # benchmark prints. Nothing in the tables is typed by hand.
 #
-#   ./bench/run.sh                 full run (about 100 s here), writes the doc
+#   ./bench/run.sh                 full run (about 3 minutes here), writes the doc
 #   ./bench/run.sh --quick         any bench options (see build/bench --help);
 #                                  the doc is left alone unless BENCH_DOC=1
 #   make bench BENCH_ARGS=--quick  the same through make
 #
-# BUILD selects the build directory (default build).
+# BUILD selects the build directory (default build). The CIDR part reads the
+# FireHOL level 1 list from ../shared/data/firehol_level1.netset (relative to
+# the repository root, where this script runs the benchmark); when it is
+# absent that part is skipped and the doc says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -136,7 +139,8 @@ the benchmark instead.
 - **Variants.**
   (a) parse with `bpf/parse.h` and step the key, no probe: the baseline;
   (b) bloomgate's real program (`build/bloomgate.skel.h`, `cfg_bench_vary=1`,
-  `cfg_action=DROP`), filter sized by `bg_filter_size(n, 0.001)`, built by
+  `cfg_action=DROP`), filter planned by `bg_filter_plan(list, NULL, 0.001)`
+  (plain addresses: one Bloom probe at /32, no bitmap), built by
   `bg_filter_create` and swapped in by `bg_filter_publish`;
   (c) a classic Bloom filter: m = -n ln p / (ln 2)^2 bits in a mmapable
   `ARRAY` of 64-bit words, k = round(m/n ln 2) positions over the whole
@@ -159,13 +163,42 @@ the benchmark instead.
 - **False-positive rate.** Userspace: random non-members through
   `bg_filter_test4` on the live filter mmapped read-only (the functions the
   datapath uses). Datapath: the positives of one long test run, members
-  removed. "predicted" is `p.predicted` from `bg_filter_size` for bloomgate
+  removed. "predicted" is `p.predicted` from `bg_filter_plan` for bloomgate
   and (1 - e^(-kn/m))^k for the others, with the kernel map's real bit count.
 - **Memory** is the kernel's `memlock` figure from `/proc/self/fdinfo`.
 - **"What the verifier left"** lists the calls that remain in each program
   after verification (`bpf_obj_get_info_by_fd`, xlated code): a map lookup
   the verifier inlined leaves no call behind. The counts are static (code
   paths for IPv6 included), not per packet.
+- **CIDR lists** (section "CIDR lists"). Two lists of IPv4 prefixes: the
+  FireHOL level 1 list (`../shared/data/firehol_level1.netset`; skipped with
+  a note when absent) and 1M generated prefixes (fixed seed, uniform random
+  positions, lengths in a fixed mix close to FireHOL's, printed with the
+  results). Each is written as a list file and loaded into a fresh
+  bloomgate program exactly as `bloomgate load` does it
+  (`bg_list_parse_file`, `bg_list_finish`, which also drops prefixes inside
+  a shorter listed one, `bg_filter_plan` at 0.001 per address,
+  `bg_filter_create`, `bg_filter_publish`; a fixed seed instead of a random
+  one), and the same kept prefixes into a `BPF_MAP_TYPE_LPM_TRIE`
+  (`BPF_F_NO_PREALLOC`, key {u32 prefixlen; u32 addr}), variant (i), probed
+  with the destination as a /32 key. (a), (b) and (i) run in the same
+  interleaved rounds as the variants above, on the same LCG-stepped
+  destinations: random addresses, of which the listed share is the share
+  of the IPv4 space the list covers (FireHOL includes 224.0.0.0/3 and the
+  private ranges).
+- **CIDR checks.** Exact membership comes from a 2^32-bit bitmap of the kept
+  prefixes. Every run: the LPM trie's positives equal the listed
+  destinations; bloomgate's `positives` and `probes` counters equal what
+  the datapath's own lookup code (`bloomgate/lookup.h`, run in userspace on
+  the live filter) gives for the same destinations, and `packets` equals
+  `repeat`; its positives are at least the listed ones. Its false-positive
+  rate over the non-listed destinations of the long run must stay below the
+  plan's per-address prediction plus 5 standard deviations; and the first,
+  last and one random address of every kept prefix must be positive.
+- **Probes** are bloomgate's `probes` counter over its `packets` counter:
+  the /16 bitmap read and each Bloom probe count one, and a lookup stops at
+  the first positive. The worst case is the plan's: the bitmap (when some
+  prefix is /16 or shorter) plus one probe per Bloom length.
 
 EOF
 	cat "$out"
