@@ -101,7 +101,8 @@ int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p)
 	uint64_t lo, hi, mid;
 	uint32_t k = 1;
 
-	if (!(target >= BG_FPR_MIN && target <= BG_FPR_MAX))
+	/* Per probe, the plan may ask for target / BG_PROBES_MAX. */
+	if (!(target >= BG_FPR_MIN / BG_PROBES_MAX && target <= BG_FPR_MAX))
 		return -EINVAL;
 	p->n = n;
 	p->target = target;
@@ -210,6 +211,17 @@ static double cpe_plan(const uint64_t *count, int lo, int hi, int maxbits,
 	}
 	if (best >= CPE_INF)
 		return CPE_INF;
+	/* Every probed length costs a probe on every packet; a key costs
+	 * ~2 bytes once. Take the fewest lengths whose key count stays within
+	 * BG_CPE_KEY_SLACK times the minimum (FireHOL level 1: 3 lookups
+	 * instead of 5 for about twice the keys of a 64 KiB filter). */
+	for (j = 1; j < bestj; j++) {
+		if (f[j][m - 1] <= best * BG_CPE_KEY_SLACK) {
+			best = f[j][m - 1];
+			bestj = j;
+			break;
+		}
+	}
 	/* Walk back: targets come out longest first. */
 	for (i = m - 1, j = bestj; j >= 1; j--) {
 		targets[(*ntargets)++] = (uint8_t)len[i];

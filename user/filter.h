@@ -15,6 +15,9 @@
 /* IPv6 prefixes are expanded by at most 2^BG_CPE_MAX_BITS keys each; the
  * lengths that would need more go to the exact short-prefix ranges. */
 #define BG_CPE_MAX_BITS 12
+/* Fewer probed lengths are preferred while they need at most this many
+ * times the minimum number of Bloom keys. */
+#define BG_CPE_KEY_SLACK 2.0
 
 struct bg_filter_params {
 	/* Bloom part */
