@@ -24,9 +24,8 @@
 #include "lists.h"
 
 /* Tight enough that a false positive in the model checks is a ~1e-9 event
- * (fixed seeds: every run is the same). See test_plan_fpr_min_many_lengths
- * for why not BG_FPR_MIN itself. */
-#define FPR_TIGHT (BG_FPR_MIN * BG_PROBES_MAX)
+ * (fixed seeds: every run is the same). */
+#define FPR_TIGHT BG_FPR_MIN
 
 typedef unsigned __int128 u128;
 
@@ -372,9 +371,9 @@ static void add_counted(struct pset *s, int v6, int l, uint64_t count)
 /*
  * --fpr is accepted down to BG_FPR_MIN; the planner splits it over the
  * probed lengths (target / max(n4, n6) per probe), which must not make a
- * valid target unplannable. Fails with -EINVAL while bg_filter_plan()
- * passes the split target to bg_filter_size(), which refuses anything
- * below BG_FPR_MIN.
+ * valid target unplannable (regression: bg_filter_size() refused the
+ * split target below BG_FPR_MIN, so `load --fpr 1e-9` of a /24 and a /32
+ * failed with "Invalid argument").
  */
 static void test_plan_fpr_min_many_lengths(void **state)
 {
