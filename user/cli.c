@@ -377,7 +377,7 @@ static int cmd_load(int argc, char **argv)
 	fmt_bytes(xmem, sizeof(xmem),
 		  ((double)(fp.keys4 + fp.keys6) -
 		   (double)(fp.prefixes4 - fp.short4_prefixes) -
-		   (double)(fp.prefixes6)) * fp.bits_per_entry / 8.0);
+		   (double)(fp.prefixes6 - fp.short6_prefixes)) * fp.bits_per_entry / 8.0);
 	printf("entries read:     %zu from %zu file%s (%zu IPv4, %zu IPv6 kept; "
 	       "%zu duplicate%s, %zu inside a shorter prefix, %zu warning%s)\n",
 	       list.accepted, list.files, list.files == 1 ? "" : "s", list.n4,
@@ -393,7 +393,7 @@ static int cmd_load(int argc, char **argv)
 		      "exact ranges for the shortest prefixes");
 	printf("expansion:        %llu IPv4 + %llu IPv6 prefixes -> %llu Bloom keys (%s more)\n",
 	       (unsigned long long)(fp.prefixes4 - fp.short4_prefixes),
-	       (unsigned long long)(fp.prefixes6 - (fp.short6_n ? 0 : 0)),
+	       (unsigned long long)(fp.prefixes6 - fp.short6_prefixes),
 	       (unsigned long long)(fp.keys4 + fp.keys6), xmem);
 	printf("filter:           %u blocks of 512 bits, k=%u, %.2f bits/key\n",
 	       fp.nblocks, fp.k, fp.bits_per_entry);

@@ -115,6 +115,7 @@
 #include <unistd.h>
 
 #include "domains.h"
+#include "lists.h"
 
 /* Longest line accepted, in bytes, without its "\n" or "\r\n". */
 #define BG_DOM_LINE_MAX 4096
@@ -1037,69 +1038,14 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 
 /* ---- Files -------------------------------------------------------------- */
 
-/* Whole file into a malloc'd buffer; 0, or -errno (as in lists.c). */
-static int read_all(int fd, char **bufp, size_t *lenp)
-{
-	struct stat st;
-	size_t cap, len = 0;
-	char *buf;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	/* Regular files: one read of the known size (+1 to see EOF). */
-	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1
-						     : 64 * 1024;
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2)
-						       : NULL;
-
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			int err = errno;
-
-			if (err == EINTR)
-				continue;
-			free(buf);
-			return -err;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-}
-
 int bg_names_parse_file(struct bg_names *l, const char *path,
 			const struct bg_dom_opts *o)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int fd, ret;
+	int ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-	} else {
-		ret = read_all(fd, &buf, &len);
-		close(fd);
-	}
+	ret = bg_read_file(path, &buf, &len);
 	if (ret < 0) {
 		fprintf(o && o->report ? o->report : stderr, "%s: %s\n", path,
 			strerror(-ret));

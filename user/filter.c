@@ -392,6 +392,8 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 			continue;
 	}
 	p->short6_below = (uint8_t)below;
+	for (i = 0; i < (size_t)below && i <= 128; i++)
+		p->short6_prefixes += c6[i];
 	if (keys4 + keys6 > (double)UINT32_MAX)
 		return -E2BIG;
 	p->keys4 = (uint64_t)keys4;

@@ -35,6 +35,7 @@ struct bg_filter_params {
 	uint8_t short6_below; /* IPv6 prefixes shorter than this: ranges */
 	uint64_t prefixes4, prefixes6; /* listed entries per family */
 	uint64_t short4_prefixes; /* IPv4 entries held by the bitmap */
+	uint64_t short6_prefixes; /* IPv6 entries held by the exact ranges */
 	uint64_t keys4, keys6; /* Bloom keys per family after expansion */
 	uint32_t short6_n, allow4_n, allow6_n; /* exact ranges */
 	/* Map layout */

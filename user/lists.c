@@ -619,20 +619,25 @@ static int read_all(int fd, char **bufp, size_t *lenp)
 	return 0;
 }
 
+int bg_read_file(const char *path, char **bufp, size_t *lenp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = read_all(fd, bufp, lenp);
+	close(fd);
+	return ret;
+}
+
 int bg_list_parse_file(struct bg_list *l, const char *path,
 		       const struct bg_list_opts *opts)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int fd, ret;
+	int ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-	} else {
-		ret = read_all(fd, &buf, &len);
-		close(fd);
-	}
+	ret = bg_read_file(path, &buf, &len);
 	if (ret < 0) {
 		fprintf(report_stream(opts), "%s: %s\n", path, strerror(-ret));
 		return ret;

@@ -30,6 +30,10 @@ struct bg_list_opts {
 	FILE *report; /* where "file:line: reason" goes; NULL: stderr */
 };
 
+/* Reads a whole file (regular, pipe or device) into a malloc'd buffer;
+ * 0 or -errno (-EISDIR for a directory). Shared by every list parser. */
+int bg_read_file(const char *path, char **bufp, size_t *lenp);
+
 void bg_list_init(struct bg_list *l);
 void bg_list_free(struct bg_list *l);
 
