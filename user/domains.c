@@ -9,7 +9,7 @@
  * are all fine. A line with a NUL byte ("binary data") or longer than
  * BG_DOM_LINE_MAX bytes ("line too long") is rejected. Every rejected entry
  * is reported as "name:line: reason: 'text'" (the line without surrounding
- * blanks, cut to BG_DOM_QUOTE_MAX bytes with "...", control bytes as \xNN)
+ * blanks, cut to 80 bytes (bg_report_line) with "...", control bytes as \xNN)
  * and counted in bg_names.rejected; the parse goes on without it, and fails
  * with -EINVAL at the end in strict mode.
  *
@@ -120,7 +120,6 @@
 /* Longest line accepted, in bytes, without its "\n" or "\r\n". */
 #define BG_DOM_LINE_MAX 4096
 /* Source bytes of a rejected line quoted in its report. */
-#define BG_DOM_QUOTE_MAX 80
 /* First allocation of the entry array, in entries. */
 #define BG_DOM_CAP_MIN 1024
 /* Meaningful lines bg_dom_detect() looks at. */
@@ -494,49 +493,6 @@ static int parse_hosts_addr(const char *s, size_t n, int *blocking)
 
 /* ---- Reports ------------------------------------------------------------ */
 
-/*
- * "name:line: reason: 'text'". The text is the line without surrounding
- * blanks, cut to BG_DOM_QUOTE_MAX bytes (on a UTF-8 boundary) with "...",
- * control bytes escaped as \xNN so the report stays one printable line.
- */
-static void report_line(FILE *out, const char *name, size_t lineno,
-			const char *reason, const char *s, size_t n)
-{
-	char quote[BG_DOM_QUOTE_MAX * 4 + 4];
-	size_t i, q = 0, cut;
-
-	while (n && is_space(*s))
-		s++, n--;
-	while (n && is_space(s[n - 1]))
-		n--;
-	cut = n;
-	if (cut > BG_DOM_QUOTE_MAX) {
-		cut = BG_DOM_QUOTE_MAX;
-		while (cut && ((unsigned char)s[cut] & 0xc0) == 0x80)
-			cut--;
-	}
-	for (i = 0; i < cut; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c == 0x7f) {
-			static const char hex[] = "0123456789abcdef";
-
-			quote[q++] = '\\';
-			quote[q++] = 'x';
-			quote[q++] = hex[c >> 4];
-			quote[q++] = hex[c & 15];
-		} else {
-			quote[q++] = (char)c;
-		}
-	}
-	if (cut < n) {
-		memcpy(quote + q, "...", 3);
-		q += 3;
-	}
-	quote[q] = '\0';
-	fprintf(out, "%s:%zu: %s: '%s'\n", name, lineno, reason, quote);
-}
-
 /* ---- Lines -------------------------------------------------------------- */
 
 /* The lines of a buffer, numbered from 1 (as in lists.c). */
@@ -632,7 +588,7 @@ struct pctx {
 static void reject(struct pctx *c, const char *reason)
 {
 	c->rejected++;
-	report_line(c->out, c->name, c->lineno, reason, c->ls,
+	bg_report_line(c->out, c->name, c->lineno, reason, c->ls,
 		    (size_t)(c->le - c->ls));
 }
 
@@ -682,7 +638,7 @@ static void add_name(struct pctx *c, const char *s, size_t n, int kind,
 	l->accepted++;
 	if (bare && labels == 1) {
 		c->warnings++;
-		report_line(c->out, c->name, c->lineno, W_SINGLE, c->ls,
+		bg_report_line(c->out, c->name, c->lineno, W_SINGLE, c->ls,
 			    (size_t)(c->le - c->ls));
 	}
 }

@@ -366,8 +366,8 @@ static FILE *report_stream(const struct bg_list_opts *opts)
  * blanks, cut to BG_LIST_QUOTE_MAX bytes (on a UTF-8 boundary) with "...",
  * control bytes escaped as \xNN so the report stays one printable line.
  */
-static void report_line(FILE *out, const char *name, size_t lineno,
-			const char *reason, const char *s, size_t n)
+void bg_report_line(FILE *out, const char *name, size_t lineno,
+		    const char *reason, const char *s, size_t n)
 {
 	char quote[BG_LIST_QUOTE_MAX * 4 + 4];
 	size_t i, q = 0, cut;
@@ -421,7 +421,7 @@ static void report_host_bits(FILE *out, const char *name, size_t lineno,
 	}
 	snprintf(why, sizeof(why), "warning: host bits set, using %s/%u", addr,
 		 plen);
-	report_line(out, name, lineno, why, s, n);
+	bg_report_line(out, name, lineno, why, s, n);
 }
 
 /*
@@ -544,7 +544,7 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 			continue;
 		if (kind == LINE_REJECT) {
 			rejected++;
-			report_line(report_stream(opts), name, it.lineno,
+			bg_report_line(report_stream(opts), name, it.lineno,
 				    reason, s, (size_t)(e - s));
 			continue;
 		}

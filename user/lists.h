@@ -30,6 +30,12 @@ struct bg_list_opts {
 	FILE *report; /* where "file:line: reason" goes; NULL: stderr */
 };
 
+/* Reports one list line as "name:line: reason: 'text'": the text without
+ * surrounding blanks, cut to 80 bytes on a UTF-8 boundary with "...",
+ * control bytes as \xNN. Shared by every list parser. */
+void bg_report_line(FILE *out, const char *name, size_t lineno,
+		    const char *reason, const char *s, size_t n);
+
 /* Reads a whole file (regular, pipe or device) into a malloc'd buffer;
  * 0 or -errno (-EISDIR for a directory). Shared by every list parser. */
 int bg_read_file(const char *path, char **bufp, size_t *lenp);
