@@ -27,7 +27,8 @@
 enum bg_key_kind {
 	BG_KEY_IPV4 = 1,
 	BG_KEY_IPV6 = 2,
-	/* 3, 4 reserved for domain names (exact, with subdomains) */
+	BG_KEY_NAME_EXACT = 3, /* a domain name itself (bloomgate/dns.h) */
+	BG_KEY_NAME_SUBS = 4, /* the proper subdomains of a domain name */
 };
 
 /*
@@ -140,7 +141,21 @@ _Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
 	X(NO_FILTER, "no_filter")     /* no filter loaded: passed */          \
 	X(EVENTS_LOST, "events_lost") /* ring buffer full: event not sent */   \
 	X(MALFORMED, "malformed")     /* sum of the malformed reasons below */ \
-	X(ALLOWLISTED, "allowlisted") /* positives passed by the allowlist */
+	X(ALLOWLISTED, "allowlisted") /* positives passed by the allowlist */ \
+	/* DNS (bloomgate_dns, bpf/dns.h). The reasons a packet to the DNS   \
+	 * port is not judged by name are counters, not malformed reasons:   \
+	 * a response or a NOTIFY is a well-formed packet, and "malformed"   \
+	 * stays the sum of the L2/L3 parser's reasons. */                   \
+	X(DNS_QUERIES, "dns_queries")     /* queries parsed to a name */      \
+	X(DNS_PROBES, "dns_probes")       /* name-key Bloom probes */         \
+	X(DNS_POSITIVES, "dns_positives") /* names judged "maybe listed" */   \
+	X(DNS_NEGATIVES, "dns_negatives") /* names judged "not listed" */     \
+	X(DNS_RESPONSE, "dns_response")   /* QR=1: not a query */             \
+	X(DNS_OPCODE, "dns_opcode")       /* OPCODE is not QUERY (0) */       \
+	X(DNS_QDCOUNT, "dns_qdcount")     /* QDCOUNT is not 1 */              \
+	X(DNS_NAME_TOO_LONG, "dns_name_too_long") /* QNAME over 255 bytes */  \
+	X(DNS_BAD_LABEL, "dns_bad_label") /* pointer or reserved label type */ \
+	X(DNS_TRUNCATED, "dns_truncated") /* UDP/DNS message cut short */
 
 #define BG_MALFORMED_REASONS(X)                                               \
 	X(TRUNC_ETH, "trunc_eth")           /* shorter than an Ethernet header */ \

@@ -126,11 +126,53 @@ static void test_map_sizes(void **state)
 	bloomgate__destroy(skel);
 }
 
+/* Counters and malformed reasons are append-only: every published index
+ * stays where it is (stats output, scripts and old pins rely on it), and
+ * the names `stats` prints are unique. The DNS reasons are counters, not
+ * malformed reasons (see abi.h). */
+#define BG__NAME(name, str) str,
+static const char *const cnt_names[] = { BG_COUNTERS(BG__NAME) };
+static const char *const mal_names[] = { BG_MALFORMED_REASONS(BG__NAME) };
+#undef BG__NAME
+
+static void test_counter_indices(void **state)
+{
+	size_t i, j;
+
+	(void)state;
+	assert_int_equal(BG_CNT_PACKETS, 0);
+	assert_int_equal(BG_CNT_MALFORMED, 13);
+	assert_int_equal(BG_CNT_ALLOWLISTED, 14);
+	assert_int_equal(BG_CNT_DNS_QUERIES, 15);
+	assert_int_equal(BG_CNT_DNS_PROBES, 16);
+	assert_int_equal(BG_CNT_DNS_POSITIVES, 17);
+	assert_int_equal(BG_CNT_DNS_NEGATIVES, 18);
+	assert_int_equal(BG_CNT_DNS_RESPONSE, 19);
+	assert_int_equal(BG_CNT_DNS_OPCODE, 20);
+	assert_int_equal(BG_CNT_DNS_QDCOUNT, 21);
+	assert_int_equal(BG_CNT_DNS_NAME_TOO_LONG, 22);
+	assert_int_equal(BG_CNT_DNS_BAD_LABEL, 23);
+	assert_int_equal(BG_CNT_DNS_TRUNCATED, 24);
+	assert_int_equal(BG_CNT__COUNT, 25);
+	assert_int_equal(BG_MAL_IPV6_EXT_TOO_LONG, 9);
+	assert_int_equal(BG_MAL__COUNT, 10);
+	assert_string_equal(cnt_names[BG_CNT_DNS_TRUNCATED], "dns_truncated");
+	for (i = 0; i < BG_CNT__COUNT; i++)
+		for (j = i + 1; j < BG_CNT__COUNT; j++)
+			assert_string_not_equal(cnt_names[i], cnt_names[j]);
+	for (i = 0; i < BG_MAL__COUNT; i++)
+		for (j = i + 1; j < BG_MAL__COUNT; j++)
+			assert_string_not_equal(mal_names[i], mal_names[j]);
+	assert_int_equal(BG_KEY_NAME_EXACT, 3);
+	assert_int_equal(BG_KEY_NAME_SUBS, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_btf_layouts),
 		cmocka_unit_test(test_map_sizes),
+		cmocka_unit_test(test_counter_indices),
 	};
 
 	return cmocka_run_group_tests_name("abi", tests, NULL, NULL);

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Domain-name keys (issue 4), one definition for the builder (userspace)
+ * and the datapath (bpf/dns.h).
+ *
+ * A name of labels l_1 . l_2 ... l_n (l_1 leftmost, "ads" in
+ * "ads.example.com") is hashed in one pass, label by label:
+ *
+ *   label hash  L_j     = XXH64(64-byte buffer: [len, bytes lowercased,
+ *                               zero padding], 64, seed)
+ *   suffix hash S_{n+1} = 0
+ *               S_j     = XXH64({L_j, S_{j+1}} as two little-endian u64,
+ *                               16, seed)
+ *   Bloom key   K       = XXH64({(u64)kind, S_j}, 16, seed)
+ *
+ * S_1 is the whole name, S_j the suffix from label j on. A query for an
+ * n-label name probes S_1 as BG_KEY_NAME_EXACT and each proper suffix S_j
+ * (j >= 2) of at most BG_DNS_SUFFIX_MAX labels as BG_KEY_NAME_SUBS. An
+ * "exact" entry is inserted as EXACT, a "subdomains only" entry (*.name) as
+ * SUBS, a "name and subdomains" entry as both. The constant-length label
+ * buffer lets the one hash unroll in BPF; lowercasing is ASCII A-Z only
+ * (DNS names compare case-insensitively in ASCII, RFC 4343).
+ */
+#ifndef BLOOMGATE_DNS_H
+#define BLOOMGATE_DNS_H
+
+#include "abi.h"
+#include "hash.h"
+
+#define BG_DNS_NAME_MAX 255 /* wire form: length bytes, labels, root byte */
+#define BG_DNS_LABEL_MAX 63
+/* Labels of a legal name: each takes at least 2 wire bytes, plus the root. */
+#define BG_DNS_LABELS_MAX ((BG_DNS_NAME_MAX - 1) / 2) /* 127 */
+/*
+ * Suffixes probed per query, and the most labels a subdomain entry may
+ * have (the loader must refuse longer ones). 10 covers every blocklist
+ * entry seen in practice (ad/tracker entries have 2 to 6 labels) and keeps
+ * a query at no more than 1 + 10 Bloom probes.
+ */
+#define BG_DNS_SUFFIX_MAX 10
+#define BG_DNS_LABEL_BUF 64 /* length byte + up to 63 label bytes */
+#define BG_DNS_PORT 53
+
+#define BG_DNS_INLINE static inline __attribute__((always_inline))
+
+struct bg_dns_pair {
+	__u64 a, b;
+};
+
+/* ASCII A-Z to a-z without a branch; any other byte is unchanged. */
+BG_DNS_INLINE __u32 bg_dns_lower(__u32 c)
+{
+	__u32 d = c - 'A'; /* wraps (top bit set) below 'A' */
+	__u32 upper = ((d - 26) >> 31) & ((~d) >> 31); /* 0 <= d < 26 */
+
+	return c + (upper << 5);
+}
+
+/* L_j of a 64-byte label buffer (wire form, lowercased, zero padded). */
+BG_DNS_INLINE __u64 bg_dns_label_hash(const __u8 *buf64, __u64 seed)
+{
+	return bg_hash64(buf64, BG_DNS_LABEL_BUF, seed);
+}
+
+/* S_j from L_j and S_{j+1}. */
+BG_DNS_INLINE __u64 bg_dns_suffix_hash(__u64 label_hash, __u64 next, __u64 seed)
+{
+	struct bg_dns_pair p = { label_hash, next };
+
+	return bg_hash64(&p, sizeof(p), seed);
+}
+
+/* The Bloom hash of a name key: kind is BG_KEY_NAME_EXACT or _SUBS. */
+BG_DNS_INLINE __u64 bg_name_key_hash(__u32 kind, __u64 suffix, __u64 seed)
+{
+	struct bg_dns_pair p = { kind, suffix };
+
+	return bg_hash64(&p, sizeof(p), seed);
+}
+
+#ifndef __bpf__
+/*
+ * Userspace: every suffix hash of a dotted name ("ads.example.com", no
+ * trailing dot; letters are lowercased here too). suffix_hashes must hold
+ * BG_DNS_LABELS_MAX + 1 values: [j] = S_{j+1} (the suffix from the j-th
+ * label, 0-based), [n] = 0. 0, or -1 when the name is not a legal
+ * non-root name (empty label, label over 63 bytes, wire form over 255).
+ */
+static inline int bg_name_hashes(const char *dotted, __u64 seed,
+				 __u64 *suffix_hashes, int *nlabels)
+{
+	__u64 lh[BG_DNS_LABELS_MAX];
+	const char *p = dotted;
+	__u32 wire = 1; /* the root byte */
+	int n = 0, j;
+
+	if (!*p)
+		return -1;
+	for (;;) {
+		__u8 buf[BG_DNS_LABEL_BUF] = { 0 };
+		__u32 len = 0;
+
+		while (p[len] && p[len] != '.')
+			len++;
+		if (!len || len > BG_DNS_LABEL_MAX || n >= BG_DNS_LABELS_MAX)
+			return -1;
+		wire += 1 + len;
+		if (wire > BG_DNS_NAME_MAX)
+			return -1;
+		buf[0] = (__u8)len;
+		for (j = 0; j < (int)len; j++)
+			buf[1 + j] = (__u8)bg_dns_lower((__u8)p[j]);
+		lh[n++] = bg_dns_label_hash(buf, seed);
+		p += len;
+		if (!*p)
+			break;
+		p++; /* the dot; a trailing one makes an empty label */
+	}
+	suffix_hashes[n] = 0;
+	for (j = n - 1; j >= 0; j--)
+		suffix_hashes[j] = bg_dns_suffix_hash(lh[j], suffix_hashes[j + 1],
+						      seed);
+	*nlabels = n;
+	return 0;
+}
+#endif
+
+#endif /* BLOOMGATE_DNS_H */
