@@ -316,7 +316,10 @@ int bloomgate_dns(struct xdp_md *ctx)
 	filter = bpf_map_lookup_elem(&BG_MAP_FILTERS, &zero);
 	if (filter) {
 		hdr = bpf_map_lookup_elem(filter, &zero);
-		if (hdr && (!bg_header_ok(hdr) || !hdr->nblocks))
+		/* A filter without name keys is not probed for names: its
+		 * bits would answer at its false-positive rate. */
+		if (hdr && (!bg_header_ok(hdr) || !hdr->nblocks ||
+			    !(hdr->flags & BG_FILTER_F_NAMES)))
 			hdr = NULL;
 	}
 	ret = bg_dns_parse(ctx, &pkt, BG_DNS_PORT, hdr ? hdr->seed : 0, s);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include "bloomgate/bloom.h"
+#include "bloomgate/dns.h"
+#include "domains.h"
 #include "filter.h"
 
 /* P(d distinct positions | k draws from BG_BLOCK_BITS), by recurrence. */
@@ -357,6 +359,65 @@ static uint32_t elems(uint32_t n, uint32_t per)
 	return (n + per - 1) / per;
 }
 
+static void insert(struct bg_block *blocks, const struct bg_filter_params *p,
+		   __u64 h);
+
+/* ---- Domain names --------------------------------------------------------
+ * An exact rule is one key (EXACT of the name), a subdomains rule one
+ * (SUBS), a name-and-subdomains rule both. The datapath probes SUBS keys
+ * only for suffixes of at most BG_DNS_SUFFIX_MAX labels, so a longer
+ * subdomain rule could never match: it is counted and left out.
+ */
+static int name_labels(const char *s)
+{
+	int n = 1;
+
+	for (; *s; s++)
+		n += *s == '.';
+	return n;
+}
+
+static void count_name_keys(const struct bg_names *names,
+			    struct bg_filter_params *p)
+{
+	size_t i;
+
+	for (i = 0; names && i < names->n; i++) {
+		const struct bg_name *e = &names->v[i];
+		int deep = name_labels(e->name) > BG_DNS_SUFFIX_MAX;
+
+		if (e->allow)
+			continue;
+		if (e->kind != BG_NAME_SUBS)
+			p->name_keys++;
+		if (e->kind != BG_NAME_EXACT) {
+			if (deep)
+				p->names_too_deep++;
+			else
+				p->name_keys++;
+		}
+	}
+}
+
+static void build_names(struct bg_block *blocks, const struct bg_filter_params *p,
+			uint64_t seed, const struct bg_names *names)
+{
+	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	size_t i;
+	int n;
+
+	for (i = 0; names && i < names->n; i++) {
+		const struct bg_name *e = &names->v[i];
+
+		if (e->allow || bg_name_hashes(e->name, seed, suf, &n))
+			continue;
+		if (e->kind != BG_NAME_SUBS)
+			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], seed));
+		if (e->kind != BG_NAME_EXACT && n <= BG_DNS_SUFFIX_MAX)
+			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed));
+	}
+}
+
 int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 		   double target, struct bg_filter_params *p)
 {
@@ -398,6 +459,7 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 		return -E2BIG;
 	p->keys4 = (uint64_t)keys4;
 	p->keys6 = (uint64_t)keys6;
+	count_name_keys(block->names, p);
 	p->short6_n = count_ranges6(block, below, NULL);
 	if (allow) {
 		p->allow4_n = count_ranges4(allow, 33, NULL);
@@ -413,7 +475,12 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 	/* The target is per address: an address not listed is probed at up
 	 * to max(n4, n6) lengths, each probe a chance of a false positive. */
 	probes = p->n4 > p->n6 ? p->n4 : p->n6;
-	err = bg_filter_size(p->keys4 + p->keys6, probes > 1 ? target / probes : target, p);
+	/* A query is probed as its full name and up to BG_DNS_SUFFIX_MAX
+	 * parent suffixes. */
+	if (p->name_keys && probes < 1 + BG_DNS_SUFFIX_MAX)
+		probes = 1 + BG_DNS_SUFFIX_MAX;
+	err = bg_filter_size(p->keys4 + p->keys6 + p->name_keys,
+			     probes > 1 ? target / probes : target, p);
 	if (err)
 		return err;
 	p->target = target;
@@ -447,7 +514,8 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 	hdr->layout = BG_LAYOUT_BLOCKED512;
 	hdr->nblocks = p->nblocks;
 	hdr->k = (__u8)p->k;
-	hdr->flags = p->short4 ? BG_FILTER_F_SHORT4 : 0;
+	hdr->flags = (p->short4 ? BG_FILTER_F_SHORT4 : 0) |
+		     (p->name_keys ? BG_FILTER_F_NAMES : 0);
 	hdr->n4 = p->n4;
 	hdr->n6 = p->n6;
 	memcpy(hdr->len4, p->len4, sizeof(hdr->len4));
@@ -510,6 +578,7 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 			insert(blocks, p, bg_key6_hash(&key, seed));
 		}
 	}
+	build_names(blocks, p, seed, block->names);
 	if (allow) {
 		count_ranges4(allow, 33, (struct bg_range4 *)(elem + p->allow4_off));
 		count_ranges6(allow, 129, (struct bg_range6 *)(elem + p->allow6_off));

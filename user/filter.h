@@ -38,6 +38,9 @@ struct bg_filter_params {
 	uint64_t short6_prefixes; /* IPv6 entries held by the exact ranges */
 	uint64_t keys4, keys6; /* Bloom keys per family after expansion */
 	uint32_t short6_n, allow4_n, allow6_n; /* exact ranges */
+	uint64_t name_keys; /* Bloom keys of domain names (l->names) */
+	uint64_t names_too_deep; /* subdomain rules over BG_DNS_SUFFIX_MAX
+				    labels: never matched, not loaded */
 	/* Map layout */
 	uint32_t bloom_off, allow4_off, allow6_off, short6_off, nelems;
 	size_t bytes; /* whole map: nelems * 64 */

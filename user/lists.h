@@ -10,6 +10,8 @@
 
 #include "bloomgate/abi.h"
 
+struct bg_names; /* user/domains.h */
+
 struct bg_list {
 	struct bg_key4 *v4; /* keys, built with bg_key4_init() */
 	size_t n4, cap4;
@@ -20,6 +22,9 @@ struct bg_list {
 	size_t accepted; /* entries accepted, before de-duplication */
 	size_t rejected; /* lines rejected (reported) */
 	size_t duplicates; /* accepted entries dropped by bg_list_finish() */
+	/* Domain names to block with these addresses (not owned; NULL: none).
+	 * Allow rules among them are not loaded yet. */
+	const struct bg_names *names;
 	size_t warnings; /* accepted lines reported with a warning */
 	size_t covered; /* distinct entries inside a shorter listed prefix,
 			 * dropped by bg_list_finish() */

@@ -95,6 +95,7 @@ struct bg_filter_header {
 _Static_assert(sizeof(struct bg_filter_header) == 64, "header is one block");
 
 #define BG_FILTER_F_SHORT4 0x01 /* the IPv4 /16 bitmap is present */
+#define BG_FILTER_F_NAMES 0x02 /* the Bloom part holds domain-name keys */
 
 /* Exact ranges (allowlists, short IPv6 prefixes): sorted, disjoint,
  * inclusive, host-order numbers so they compare as integers. */

@@ -32,7 +32,9 @@
 #include "bloomgate/abi.h"
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
+#include "domains.h"
 #include "filter.h"
+#include "lists.h"
 #include "state.h"
 
 #include "pktgen.h"
@@ -121,62 +123,56 @@ static size_t page_round(size_t n)
 	return (n + pg - 1) / pg * pg;
 }
 
-static void set_key(void *mem, const struct bg_filter_header *h, __u32 kind,
-		    __u64 s)
-{
-	__u64 k = bg_name_key_hash(kind, s, h->seed);
-	struct bg_block *b = (struct bg_block *)mem + 1 +
-			     bg_bloom_block(k, h->nblocks);
-
-	bg_bloom_set(b, k, h->k);
-}
-
-/* Builds, freezes and publishes a filter holding the name keys of
- * entries; keeps a read-only mapping in f for the model. */
+/* Builds the filter of entries' names with the loader's own builder
+ * (bg_filter_plan + bg_filter_create, as `bloomgate load` does), publishes
+ * it, and keeps a read-only mapping in f for the model. */
 static void publish_names(struct fx *f, const struct entry *e, size_t ne)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts,
-		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	static const __u8 kinds[] = { [E_EXACT] = BG_NAME_EXACT,
+				      [E_SUBS] = BG_NAME_SUBS,
+				      [E_TREE] = BG_NAME_TREE };
 	struct bg_filter_params p;
-	struct bg_filter_header *h;
-	__u64 suf[BG_DNS_LABELS_MAX + 1];
-	size_t i, nkeys = 0;
-	__u32 nelems;
-	void *mem;
-	int fd, n;
+	struct bg_names names;
+	struct bg_list l;
+	size_t i, nkeys = 0, deep = 0;
+	int fd;
 
-	for (i = 0; i < ne; i++)
-		nkeys += e[i].kind == E_TREE ? 2 : 1;
-	assert_int_equal(bg_filter_size(nkeys, FUNC_FPR, &p), 0);
-	nelems = 1 + p.nblocks;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),
-			    BG_FILTER_VALUE_SIZE, nelems, &opts);
-	assert_true(fd >= 0);
-	f->len = page_round((size_t)nelems * BG_FILTER_VALUE_SIZE);
-	mem = mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(mem != MAP_FAILED);
-	h = mem;
-	h->magic = BG_FILTER_MAGIC;
-	h->abi_version = BG_ABI_VERSION;
-	h->layout = BG_LAYOUT_BLOCKED512;
-	h->nblocks = p.nblocks;
-	h->k = (__u8)p.k;
-	h->seed = SEED;
-	h->entries = (__u32)nkeys;
+	memset(&names, 0, sizeof(names));
+	names.v = calloc(ne, sizeof(*names.v));
+	assert_non_null(names.v);
 	for (i = 0; i < ne; i++) {
-		assert_int_equal(bg_name_hashes(e[i].name, SEED, suf, &n), 0);
-		if (e[i].kind & E_EXACT)
-			set_key(mem, h, BG_KEY_NAME_EXACT, suf[0]);
-		if (e[i].kind & E_SUBS)
-			set_key(mem, h, BG_KEY_NAME_SUBS, suf[0]);
+		const char *c;
+		int labels = 1;
+
+		for (c = e[i].name; *c; c++)
+			labels += *c == '.';
+		names.v[i].name = (char *)e[i].name;
+		names.v[i].kind = kinds[e[i].kind];
+		/* subdomain keys deeper than the datapath probes are left out */
+		if (e[i].kind & E_SUBS && labels > BG_DNS_SUFFIX_MAX)
+			deep++;
+		else if (e[i].kind == E_TREE)
+			nkeys++;
+		if (e[i].kind & E_EXACT || !(labels > BG_DNS_SUFFIX_MAX))
+			nkeys++;
 	}
-	munmap(mem, f->len);
-	assert_int_equal(bpf_map_freeze(fd), 0);
+	names.n = ne;
+	bg_list_init(&l);
+	l.names = &names;
+	assert_int_equal(bg_filter_plan(&l, NULL, FUNC_FPR, &p), 0);
+	assert_int_equal(p.name_keys, nkeys);
+	assert_int_equal(p.names_too_deep, deep);
+	fd = bg_filter_create(&p, SEED, &l, NULL);
+	assert_true(fd >= 0);
+	free(names.v);
 	assert_int_equal(bg_filter_publish(f->filters, fd), 0);
 	close(fd);
+	f->len = page_round(p.bytes);
 	f->mem = mmap(NULL, f->len, PROT_READ, MAP_SHARED,
 		      bpf_map_get_fd_by_id(bg_filter_current_id(f->filters)), 0);
 	assert_true(f->mem != MAP_FAILED);
+	assert_true(((const struct bg_filter_header *)f->mem)->flags & BG_FILTER_F_NAMES);
+	assert_int_equal(((const struct bg_filter_header *)f->mem)->entries, nkeys);
 }
 
 static int fx_setup(void **state)
@@ -1024,6 +1020,33 @@ static void test_fuzz(void **state)
 			fail_msg("fuzz never produced %s", CNT_NAMES[i]);
 }
 
+/* A filter without name keys (addresses only) is not probed for names:
+ * its bits would answer at its false-positive rate. Then names again. */
+static void test_address_only_filter(void **state)
+{
+	struct fx *f = *state;
+	struct bg_filter_params p;
+	struct bg_list l;
+	struct dnsq q = Q("ads.example.com");
+	struct exp e = e_pass();
+	struct pkt pk;
+	int fd;
+
+	bg_list_init(&l);
+	assert_int_equal(bg_list_parse_buf(&l, "t", "198.51.100.7\n", 13, NULL), 0);
+	bg_list_finish(&l);
+	assert_int_equal(bg_filter_plan(&l, NULL, FUNC_FPR, &p), 0);
+	assert_int_equal(p.name_keys, 0);
+	fd = bg_filter_create(&p, SEED, &l, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bg_filter_publish(f->filters, fd), 0);
+	close(fd);
+	bg_list_free(&l);
+	e.cnt[BG_CNT_DNS_QUERIES] = 1;
+	build_dns(&pk, &NETS[0], 53, &q);
+	run(f, pk.buf, pk.len, &e, "address-only filter");
+}
+
 #define T(fn, cfg) cmocka_unit_test_prestate_setup_teardown(fn, fx_setup, fx_teardown, &cfg)
 
 int main(void)
@@ -1044,6 +1067,7 @@ int main(void)
 		T(test_not_dns, CFG_DST),
 		T(test_root_query, CFG_DST),
 		T(test_fuzz, CFG_BOTH),
+		T(test_address_only_filter, CFG_DST),
 		cmocka_unit_test_setup_teardown(test_no_filter, fx_setup_nofilter,
 						fx_teardown),
 	};
