@@ -272,18 +272,6 @@ static const unsigned char name_char[256] = {
 #undef U
 };
 
-/* IPv6 through inet_pton(); the token is copied to be NUL-terminated. */
-static int parse_ip6(const char *s, size_t n, uint8_t addr[16])
-{
-	char tmp[INET6_ADDRSTRLEN];
-
-	if (n == 0 || n >= sizeof(tmp))
-		return -1;
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	return inet_pton(AF_INET6, tmp, addr) == 1 ? 0 : -1;
-}
-
 /* Why a name holding a byte outside name_char[] is refused. */
 static __attribute__((noinline, cold)) const char *
 explain_char(const char *s, size_t n)
@@ -296,7 +284,7 @@ explain_char(const char *s, size_t n)
 			return R_NON_ASCII;
 	if (memmem(s, n, "://", 3))
 		return R_URL;
-	if (memchr(s, ':', n) && parse_ip6(s, n, a6) == 0)
+	if (memchr(s, ':', n) && bg_parse_ip6(s, n, a6) == 0)
 		return R_IP;
 	if (memchr(s, '/', n))
 		return R_PATH;
@@ -429,44 +417,6 @@ static int is_zero_name(const char *s, size_t n)
 /* ---- Addresses ---------------------------------------------------------- */
 
 /*
- * Dotted-quad IPv4, the inet_pton(AF_INET) grammar: exactly four decimal
- * octets of 0..255, no leading zeros. Returns 0 and the address in host
- * order, or -1.
- */
-static int parse_ip4(const char *s, size_t n, uint32_t *addr)
-{
-	uint32_t a = 0, oct = 0;
-	unsigned int dots = 0, digits = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned int c = (unsigned char)s[i];
-
-		if (c - '0' <= 9) {
-			if (digits && !oct)
-				return -1;
-			oct = oct * 10 + (c - '0');
-			if (oct > 255)
-				return -1;
-			digits++;
-		} else if (c == '.') {
-			if (!digits || dots == 3)
-				return -1;
-			a = a << 8 | oct;
-			oct = 0;
-			digits = 0;
-			dots++;
-		} else {
-			return -1;
-		}
-	}
-	if (!digits || dots != 3)
-		return -1;
-	*addr = a << 8 | oct;
-	return 0;
-}
-
-/*
  * The address field of a hosts line: 0 if it is an address at all (an
  * IPv6 zone index, "fe80::1%lo0", allowed), and *blocking set when a name
  * mapped to it is blocked: 0.0.0.0, 127.0.0.0/8, ::, ::1. Else -1.
@@ -478,14 +428,15 @@ static int parse_hosts_addr(const char *s, size_t n, int *blocking)
 	uint8_t a6[16];
 	uint32_t a4;
 
-	if (parse_ip4(s, n, &a4) == 0) {
+	if (bg_parse_ip4(s, n, &a4) == 0) {
+		a4 = ntohl(a4);
 		*blocking = a4 == 0 || (a4 >> 24) == 127;
 		return 0;
 	}
 	if (!memchr(s, ':', n))
 		return -1;
 	pct = memchr(s, '%', n);
-	if (parse_ip6(s, pct ? (size_t)(pct - s) : n, a6))
+	if (bg_parse_ip6(s, pct ? (size_t)(pct - s) : n, a6))
 		return -1;
 	*blocking = !pct && (!memcmp(a6, any6, 16) || !memcmp(a6, loop6, 16));
 	return 0;

@@ -75,7 +75,7 @@ void bg_list_free(struct bg_list *l)
  * octets of 0..255, no leading zeros ("0" alone is fine), nothing else.
  * Returns 0 and the address in network byte order, or -1.
  */
-static int parse_ip4(const char *s, size_t n, __u32 *addr_be)
+int bg_parse_ip4(const char *s, size_t n, __u32 *addr_be)
 {
 	__u32 addr = 0, oct = 0;
 	unsigned int dots = 0, digits = 0;
@@ -109,7 +109,7 @@ static int parse_ip4(const char *s, size_t n, __u32 *addr_be)
 }
 
 /* IPv6 through inet_pton(); the token is copied to be NUL-terminated. */
-static int parse_ip6(const char *s, size_t n, __u8 addr[16])
+int bg_parse_ip6(const char *s, size_t n, __u8 addr[16])
 {
 	char tmp[INET6_ADDRSTRLEN];
 
@@ -127,11 +127,11 @@ static int parse_plain(const char *s, size_t n, struct bg_key4 *k4,
 	__u32 a4;
 	__u8 a6[16];
 
-	if (parse_ip4(s, n, &a4) == 0) {
+	if (bg_parse_ip4(s, n, &a4) == 0) {
 		bg_key4_init(k4, a4, 32);
 		return BG_KEY_IPV4;
 	}
-	if (memchr(s, ':', n) && parse_ip6(s, n, a6) == 0) {
+	if (memchr(s, ':', n) && bg_parse_ip6(s, n, a6) == 0) {
 		bg_key6_init(k6, a6, 128);
 		return BG_KEY_IPV6;
 	}
@@ -186,14 +186,14 @@ static int parse_cidr(const char *s, size_t m, const char *l, size_t ln,
 	__u8 a6[16];
 	int hb;
 
-	if (parse_ip4(s, m, &a4) == 0) {
+	if (bg_parse_ip4(s, m, &a4) == 0) {
 		if (parse_plen(l, ln, 32, &plen, reason))
 			return 0;
 		bg_key4_init(k4, a4, (__u8)plen);
 		*host_bits = k4->addr != a4;
 		return BG_KEY_IPV4;
 	}
-	if (memchr(s, ':', m) && parse_ip6(s, m, a6) == 0) {
+	if (memchr(s, ':', m) && bg_parse_ip6(s, m, a6) == 0) {
 		if (parse_plen(l, ln, 128, &plen, reason))
 			return 0;
 		bg_key6_init(k6, a6, (__u8)plen);

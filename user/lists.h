@@ -41,6 +41,11 @@ struct bg_list_opts {
 void bg_report_line(FILE *out, const char *name, size_t lineno,
 		    const char *reason, const char *s, size_t n);
 
+/* Address tokens of n bytes: dotted-quad IPv4 with the inet_pton grammar
+ * (network byte order out), IPv6 through inet_pton. 0, or -1. */
+int bg_parse_ip4(const char *s, size_t n, __u32 *addr_be);
+int bg_parse_ip6(const char *s, size_t n, __u8 addr[16]);
+
 /* Reads a whole file (regular, pipe or device) into a malloc'd buffer;
  * 0 or -errno (-EISDIR for a directory). Shared by every list parser. */
 int bg_read_file(const char *path, char **bufp, size_t *lenp);
