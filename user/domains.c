@@ -115,6 +115,7 @@
 #include <unistd.h>
 
 #include "domains.h"
+#include "lines.h"
 #include "lists.h"
 
 /* Longest line accepted, in bytes, without its "\n" or "\r\n". */
@@ -446,43 +447,6 @@ static int parse_hosts_addr(const char *s, size_t n, int *blocking)
 
 /* ---- Lines -------------------------------------------------------------- */
 
-/* The lines of a buffer, numbered from 1 (as in lists.c). */
-struct line_iter {
-	const char *p, *end;
-	size_t lineno;
-	int has_nul;
-};
-
-static void lines_init(struct line_iter *it, const char *buf, size_t len)
-{
-	it->p = it->end = buf;
-	it->lineno = 0;
-	it->has_nul = 0;
-	if (!len)
-		return; /* buf may be NULL */
-	it->end = buf + len;
-	/* A UTF-8 byte-order mark, as some editors write, is not content. */
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		it->p += 3;
-	/* One scan for NUL bytes, so clean lists skip the check per line. */
-	it->has_nul = memchr(buf, '\0', len) != NULL;
-}
-
-/* The next line as [*s, *e), without its "\n"; 0 after the last. */
-static inline int lines_next(struct line_iter *it, const char **s,
-			     const char **e)
-{
-	const char *nl;
-
-	if (it->p >= it->end)
-		return 0;
-	nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
-	*s = it->p;
-	*e = nl ? nl : it->end;
-	it->p = nl ? nl + 1 : it->end;
-	it->lineno++;
-	return 1;
-}
 
 /* [*s, *e) without blanks at either end. */
 static inline void trim(const char **s, const char **e)
@@ -843,13 +807,13 @@ static void adblock_line(struct pctx *c, const char *s, const char *e)
 
 enum bg_dom_format bg_dom_detect(const char *buf, size_t len)
 {
-	struct line_iter it;
+	struct bg_line_iter it;
 	const char *s, *e, *t;
 	unsigned int seen = 0;
 	int hosts = 0, blocking;
 
-	lines_init(&it, buf, len);
-	while (seen < BG_DOM_DETECT_LINES && lines_next(&it, &s, &e)) {
+	bg_lines_init(&it, buf, len);
+	while (seen < BG_DOM_DETECT_LINES && bg_lines_next(&it, &s, &e)) {
 		trim(&s, &e);
 		if (s == e || *s == '#')
 			continue;
@@ -870,7 +834,7 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 		       size_t len, const struct bg_dom_opts *o)
 {
 	struct pctx c = { 0 };
-	struct line_iter it;
+	struct bg_line_iter it;
 	enum bg_dom_format fmt;
 	const char *s, *e;
 	char **files;
@@ -905,8 +869,8 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 	if (fmt == BG_DOM_AUTO)
 		fmt = bg_dom_detect(buf, len);
 
-	lines_init(&it, buf, len);
-	while (!c.err && lines_next(&it, &s, &e)) {
+	bg_lines_init(&it, buf, len);
+	while (!c.err && bg_lines_next(&it, &s, &e)) {
 		size_t n = (size_t)(e - s);
 
 		if (n && s[n - 1] == '\r')

@@ -36,6 +36,7 @@
 
 #include "bloomgate/bloom.h"
 #include "lists.h"
+#include "lines.h"
 
 /* Longest line accepted, in bytes, without its "\n" or "\r\n". */
 #define BG_LIST_LINE_MAX 4096
@@ -424,46 +425,6 @@ static void report_host_bits(FILE *out, const char *name, size_t lineno,
 	bg_report_line(out, name, lineno, why, s, n);
 }
 
-/*
- * The lines of a buffer, numbered from 1, for every reader of lists (parse
- * and find_covering), so that line numbers always agree.
- */
-struct line_iter {
-	const char *p, *end;
-	size_t lineno;
-	int has_nul;
-};
-
-static void lines_init(struct line_iter *it, const char *buf, size_t len)
-{
-	it->p = it->end = buf;
-	it->lineno = 0;
-	it->has_nul = 0;
-	if (!len)
-		return; /* buf may be NULL */
-	it->end = buf + len;
-	/* A UTF-8 byte-order mark, as some editors write, is not content. */
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		it->p += 3;
-	/* One scan for NUL bytes, so clean lists skip the check per line. */
-	it->has_nul = memchr(buf, '\0', len) != NULL;
-}
-
-/* The next line as [*s, *e), without its "\n"; 0 after the last. */
-static inline __attribute__((always_inline)) int
-lines_next(struct line_iter *it, const char **s, const char **e)
-{
-	const char *nl;
-
-	if (it->p >= it->end)
-		return 0;
-	nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
-	*s = it->p;
-	*e = nl ? nl : it->end;
-	it->p = nl ? nl + 1 : it->end;
-	it->lineno++;
-	return 1;
-}
 
 /* parse_line() outcomes besides an entry's kind (BG_KEY_IPV4/6). */
 #define LINE_SKIP 0 /* blank or comment */
@@ -527,7 +488,7 @@ parse_line(const char *p, const char *le, int has_nul, struct bg_key4 *k4,
 int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 		      size_t len, const struct bg_list_opts *opts)
 {
-	struct line_iter it;
+	struct bg_line_iter it;
 	const char *s, *e, *reason = NULL;
 	size_t rejected = 0, warnings = 0;
 	struct bg_key4 k4;
@@ -537,8 +498,8 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 	if (!name)
 		name = "-";
 	l->files++;
-	lines_init(&it, buf, len);
-	while (lines_next(&it, &s, &e)) {
+	bg_lines_init(&it, buf, len);
+	while (bg_lines_next(&it, &s, &e)) {
 		kind = parse_line(s, e, it.has_nul, &k4, &k6, &reason, &hb);
 		if (kind == LINE_SKIP)
 			continue;
@@ -657,7 +618,7 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 {
 	char text[BG_LIST_LINE_MAX + 1], *buf = NULL;
 	const char *s, *e, *reason;
-	struct line_iter it;
+	struct bg_line_iter it;
 	struct bg_key4 e4;
 	struct bg_key6 e6;
 	size_t len = 0, count = 0;
@@ -672,8 +633,8 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 	close(fd);
 	if (ret < 0)
 		return ret;
-	lines_init(&it, buf, len);
-	while (lines_next(&it, &s, &e)) {
+	bg_lines_init(&it, buf, len);
+	while (bg_lines_next(&it, &s, &e)) {
 		kind = parse_line(s, e, it.has_nul, &e4, &e6, &reason, &hb);
 		if (kind == BG_KEY_IPV4) {
 			if (!k4 || !bg_prefix_covers4(&e4, k4->addr))
