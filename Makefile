@@ -35,6 +35,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BPFT_SRCS := $(wildcard tests/bpf/test_*.c)
 BPFT_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(BPFT_SRCS))
+TEST_HEADERS := $(wildcard tests/*.h)
 TEST_HELPERS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
 BENCH_BPF := $(BUILD)/bench.bpf.o
@@ -75,12 +76,12 @@ $(BUILD)/bloomgate: $(BUILD)/user/cli.o $(BUILD)/libbloomgate.a
 
 # Tests are built with the sanitizers.
 TEST_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_SRCS) $(HEADERS) $(SKEL)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(TEST_HEADERS) $(LIB_SRCS) $(HEADERS) $(SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -Itests $< $(LIB_SRCS) $(LDLIBS) -lcmocka -lxxhash -o $@
 
-$(BUILD)/tests/test_%: tests/bpf/test_%.c tests/pktgen.h $(LIB_SRCS) $(HEADERS) $(SKEL)
+$(BUILD)/tests/test_%: tests/bpf/test_%.c $(TEST_HEADERS) $(LIB_SRCS) $(HEADERS) $(SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -Itests $< $(LIB_SRCS) $(LDLIBS) -lcmocka -o $@

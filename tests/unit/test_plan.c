@@ -27,125 +27,7 @@
  * (fixed seeds: every run is the same). */
 #define FPR_TIGHT BG_FPR_MIN
 
-typedef unsigned __int128 u128;
-
-/* ---- Random numbers ------------------------------------------------------ */
-
-static uint64_t rng;
-
-static uint64_t rnd64(void)
-{
-	uint64_t z = (rng += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd64() % n : 0;
-}
-
-static u128 rnd128(void)
-{
-	u128 hi = rnd64();
-
-	return hi << 64 | rnd64();
-}
-
-/* ---- Model ---------------------------------------------------------------- */
-
-struct pfx {
-	int v6, plen;
-	u128 a; /* first address, host order */
-};
-
-struct pset {
-	struct pfx *v;
-	size_t n, cap;
-};
-
-static int width(int v6)
-{
-	return v6 ? 128 : 32;
-}
-
-static u128 ones(int v6)
-{
-	return v6 ? ~(u128)0 : (u128)0xffffffffU;
-}
-
-static u128 hostmask(int v6, int plen)
-{
-	int h = width(v6) - plen;
-
-	return h <= 0 ? 0 : h >= 128 ? ~(u128)0 : ((u128)1 << h) - 1;
-}
-
-static struct pfx mkpfx(int v6, u128 a, int plen)
-{
-	struct pfx p = { v6, plen, a & ones(v6) & ~hostmask(v6, plen) };
-
-	return p;
-}
-
-static u128 pfx_last(const struct pfx *p)
-{
-	return p->a | hostmask(p->v6, p->plen);
-}
-
-static int pset_has(const struct pset *s, int v6, u128 x)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		if (s->v[i].v6 == v6 && x >= s->v[i].a && x <= pfx_last(&s->v[i]))
-			return 1;
-	return 0;
-}
-
-static void pset_add(struct pset *s, struct pfx p)
-{
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 64;
-		s->v = realloc(s->v, s->cap * sizeof(*s->v));
-		assert_non_null(s->v);
-	}
-	s->v[s->n++] = p;
-}
-
-static void pset_free(struct pset *s)
-{
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
-static void to_bytes(u128 x, __u8 b[16])
-{
-	int i;
-
-	for (i = 0; i < 16; i++)
-		b[i] = (__u8)(x >> (8 * (15 - i)));
-}
-
-static struct pfx P(const char *text)
-{
-	char tmp[INET6_ADDRSTRLEN + 8], *slash;
-	__u8 b[16];
-	int v6 = strchr(text, ':') != NULL, plen, i;
-	u128 a = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s", text);
-	slash = strchr(tmp, '/');
-	plen = slash ? atoi(slash + 1) : width(v6);
-	if (slash)
-		*slash = 0;
-	assert_int_equal(inet_pton(v6 ? AF_INET6 : AF_INET, tmp, b), 1);
-	for (i = 0; i < (v6 ? 16 : 4); i++)
-		a = a << 8 | b[i];
-	return mkpfx(v6, a, plen);
-}
+#include "prefix_model.h"
 
 /* A bg_list of the prefixes; finished (as `load` does) when finish. */
 static void list_from(struct bg_list *l, const struct pset *s, int finish)
@@ -240,21 +122,6 @@ static int allowed(const void *mem, int v6, u128 x)
 		return bg_filter_allowed6(mem, b);
 	}
 	return bg_filter_allowed4(mem, htonl((uint32_t)x));
-}
-
-static const char *fmt(int v6, u128 x, char *buf)
-{
-	__u8 b[16];
-
-	if (v6) {
-		to_bytes(x, b);
-		inet_ntop(AF_INET6, b, buf, INET6_ADDRSTRLEN);
-	} else {
-		__u32 be = htonl((uint32_t)x);
-
-		inet_ntop(AF_INET, &be, buf, INET6_ADDRSTRLEN);
-	}
-	return buf;
 }
 
 /* ---- CPE cost model -------------------------------------------------------- */
