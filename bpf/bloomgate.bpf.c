@@ -72,6 +72,7 @@ struct bg_btf_types {
 	struct bg_block block;
 	struct bg_counters counters;
 	struct bg_event event;
+	struct bg_name_event name_event;
 	struct bg_attach_rec attach;
 	struct bg_range4 range4;
 	struct bg_range6 range6;

@@ -591,7 +591,9 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 
 __u32 bg_filter_nelems(const struct bg_filter_header *h)
 {
-	return h->short6_off + elems(h->short6_n, BG_RANGE6_PER_ELEM);
+	/* bg_allown_off(h) (bloomgate/lookup.h, included below) */
+	return h->short6_off + elems(h->short6_n, BG_RANGE6_PER_ELEM) +
+	       elems(h->allown_n, BG_NAMEKEY_PER_ELEM);
 }
 
 static inline const void *bg_elem(const void *filter, __u32 idx)

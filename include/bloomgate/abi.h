@@ -11,7 +11,9 @@
 
 #include <linux/types.h>
 
-#define BG_ABI_VERSION 1
+/* 2: name allowlist (allown_n), DNS counters, actions, name events and the
+ * 32-byte attachment record (issue 4). */
+#define BG_ABI_VERSION 2
 #define BG_FILTER_MAGIC 0x46474c42U /* "BLGF" little endian */
 
 /* Layout identifiers stored in the filter header. */
@@ -73,6 +75,10 @@ _Static_assert(sizeof(struct bg_key6) == 24, "bg_key6 size");
  *   [allow6_off ..)          IPv6 allow ranges, 2 per element
  *   [short6_off ..)          IPv6 listed ranges too short to expand, 2 per
  *                            element
+ *   [bg_allown_off() ..)     allowed domain-name keys: the sorted, distinct
+ *                            64-bit Bloom hashes of the allow entries'
+ *                            name keys (bloomgate/dns.h), 8 per element,
+ *                            right after the short6 table
  */
 struct bg_filter_header {
 	__u32 magic; /* BG_FILTER_MAGIC */
@@ -90,7 +96,7 @@ struct bg_filter_header {
 	__u32 allow4_off, allow4_n; /* element index, number of ranges */
 	__u32 allow6_off, allow6_n;
 	__u32 short6_off, short6_n;
-	__u32 pad;
+	__u32 allown_n; /* allowed name keys, at bg_allown_off() */
 };
 _Static_assert(sizeof(struct bg_filter_header) == 64, "header is one block");
 
@@ -112,6 +118,7 @@ struct bg_range6 {
 _Static_assert(sizeof(struct bg_range6) * 2 == 64, "2 IPv6 ranges an element");
 #define BG_RANGE4_PER_ELEM 8
 #define BG_RANGE6_PER_ELEM 2
+#define BG_NAMEKEY_PER_ELEM 8 /* allowed name keys (__u64) an element */
 /* Binary-search steps bound: ranges per table < 2^BG_RANGE_STEPS. */
 #define BG_RANGE_STEPS 28
 
@@ -156,7 +163,11 @@ _Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
 	X(DNS_QDCOUNT, "dns_qdcount")     /* QDCOUNT is not 1 */              \
 	X(DNS_NAME_TOO_LONG, "dns_name_too_long") /* QNAME over 255 bytes */  \
 	X(DNS_BAD_LABEL, "dns_bad_label") /* pointer or reserved label type */ \
-	X(DNS_TRUNCATED, "dns_truncated") /* UDP/DNS message cut short */
+	X(DNS_TRUNCATED, "dns_truncated") /* UDP/DNS message cut short */ \
+	X(ANSWERED, "answered")           /* queries answered (XDP_TX) */     \
+	X(DNS_ALLOWLISTED, "dns_allowlisted") /* name positives allowed */    \
+	X(DNS_NO_PROG, "dns_no_prog")     /* tail call to bloomgate_dns     \
+					     failed: judged by address only */
 
 #define BG_MALFORMED_REASONS(X)                                               \
 	X(TRUNC_ETH, "trunc_eth")           /* shorter than an Ethernet header */ \
@@ -207,7 +218,21 @@ enum bg_verdict {
 	BG_VERDICT_PASS = 0,
 	BG_VERDICT_DROP = 1,
 	BG_VERDICT_FLAG = 2,
+	BG_VERDICT_ANSWER = 3, /* a DNS query answered with XDP_TX */
 };
+
+/* What bloomgate_dns does with a query whose name is listed (and not
+ * allowed), chosen at attach time (`attach --dns-action`). */
+enum bg_dns_action {
+	BG_DNS_ACTION_DROP = 1,
+	BG_DNS_ACTION_FLAG = 2, /* pass, count, event with the name */
+	BG_DNS_ACTION_NXDOMAIN = 3, /* answer RCODE 3 in place, XDP_TX */
+	BG_DNS_ACTION_REFUSED = 4, /* answer RCODE 5 in place, XDP_TX */
+};
+
+/* UDP destination ports judged as DNS: at most this many, set at attach
+ * time (`attach --dns-port`, default 53). */
+#define BG_DNS_PORTS_MAX 4
 
 /* Event sent through the ring buffer for every flagged packet (drops send
  * none: at line rate they would flood the ring; they are counted). */
@@ -222,17 +247,32 @@ struct bg_event {
 };
 _Static_assert(sizeof(struct bg_event) == 32, "event size");
 
+/* bg_event.which of a flagged DNS query: the record is a bg_name_event. */
+#define BG_EVENT_NAME 4
+
+/* Event for a flagged DNS query: ev.which = BG_EVENT_NAME, ev.addr the
+ * client (source) address, name the QNAME in wire form (length-prefixed
+ * labels, lowercased, ending with the root byte; zero padded). */
+struct bg_name_event {
+	struct bg_event ev;
+	__u8 name[256];
+};
+_Static_assert(sizeof(struct bg_name_event) == 32 + 256, "name event size");
+
 /* Attachment record, one per interface, kept in a pinned array for `status`. */
 struct bg_attach_rec {
 	__u32 ifindex; /* 0: free slot */
 	__u8 mode; /* 1 native, 2 skb */
 	__u8 match; /* enum bg_match */
 	__u8 action; /* enum bg_action */
-	__u8 pad;
+	__u8 dns_action; /* enum bg_dns_action */
 	__u32 prog_id; /* id of the bloomgate program on that interface */
 	__u32 netns_ino; /* network namespace of ifindex (nsfs inode) */
+	__u32 dns_prog_id; /* id of its bloomgate_dns (tail-called) */
+	__u16 dns_ports[BG_DNS_PORTS_MAX]; /* host order, 0 = unused */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct bg_attach_rec) == 16, "attach record size");
+_Static_assert(sizeof(struct bg_attach_rec) == 32, "attach record size");
 #define BG_ATTACH_MAX 64
 
 /* Parser bounds (named constants, one definition). */
@@ -245,6 +285,11 @@ _Static_assert(sizeof(struct bg_attach_rec) == 16, "attach record size");
 #define BG_MAP_COUNTERS bg_stats
 #define BG_MAP_EVENTS bg_events
 #define BG_MAP_ATTACH bg_attach
+/* PROG_ARRAY of one program (bloomgate_dns at BG_PROG_DNS), private to one
+ * attachment and pinned with it: the kernel empties a prog array when its
+ * last user reference closes, which would silently stop the tail call. */
+#define BG_MAP_PROGS bg_progs
+#define BG_PROG_DNS 0
 #define BG__STR(x) #x
 #define BG_TEXTIFY(x) BG__STR(x)
 

@@ -188,6 +188,33 @@ BG_INLINE int bg_allowed6(const void *filter, const struct bg_filter_header *hdr
 			     bg_be64_to_host(addr), bg_be64_to_host(addr + 8));
 }
 
+/* The allowed name keys follow the short6 table (bloomgate/abi.h). */
+BG_INLINE __u32 bg_allown_off(const struct bg_filter_header *hdr)
+{
+	return hdr->short6_off +
+	       (hdr->short6_n + BG_RANGE6_PER_ELEM - 1) / BG_RANGE6_PER_ELEM;
+}
+
+/* 1 if the name key with Bloom hash h is one of the allowed name keys
+ * (exact: a sorted table of 64-bit hashes, searched without branches). */
+BG_INLINE int bg_name_allowed(const void *filter,
+			      const struct bg_filter_header *hdr, __u64 h)
+{
+	__u32 off = bg_allown_off(hdr), n = hdr->allown_n, pos;
+	const __u64 *r;
+
+	if (!n)
+		return 0;
+#define BG_GTN(r) bg_lt64(h, *(r))
+	BG_RANGE_SEARCH(filter, off, n, BG_NAMEKEY_PER_ELEM, __u64, BG_GTN, pos);
+#undef BG_GTN
+	if (!pos)
+		return 0;
+	pos--;
+	r = bg_elem(filter, off + pos / BG_NAMEKEY_PER_ELEM);
+	return r && r[pos % BG_NAMEKEY_PER_ELEM] == h;
+}
+
 /* A header the builder would never write is no filter at all (k = 0 would
  * match everything, offsets past the map would read nothing). */
 BG_INLINE int bg_header_ok(const struct bg_filter_header *hdr)

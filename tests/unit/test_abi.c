@@ -92,7 +92,7 @@ static void test_btf_layouts(void **state)
 	      M(bg_filter_header, allow4_off), M(bg_filter_header, allow4_n),
 	      M(bg_filter_header, allow6_off), M(bg_filter_header, allow6_n),
 	      M(bg_filter_header, short6_off), M(bg_filter_header, short6_n),
-	      M(bg_filter_header, pad));
+	      M(bg_filter_header, allown_n));
 	CHECK(btf, bg_range4, M(bg_range4, start), M(bg_range4, end));
 	CHECK(btf, bg_range6, M(bg_range6, start_hi), M(bg_range6, start_lo),
 	      M(bg_range6, end_hi), M(bg_range6, end_lo));
@@ -101,10 +101,12 @@ static void test_btf_layouts(void **state)
 	CHECK(btf, bg_event, M(bg_event, ts_ns), M(bg_event, ifindex),
 	      M(bg_event, family), M(bg_event, which), M(bg_event, verdict),
 	      M(bg_event, pad), M(bg_event, addr));
+	CHECK(btf, bg_name_event, M(bg_name_event, ev), M(bg_name_event, name));
 	CHECK(btf, bg_attach_rec, M(bg_attach_rec, ifindex), M(bg_attach_rec, mode),
 	      M(bg_attach_rec, match), M(bg_attach_rec, action),
-	      M(bg_attach_rec, pad), M(bg_attach_rec, prog_id),
-	      M(bg_attach_rec, netns_ino));
+	      M(bg_attach_rec, dns_action), M(bg_attach_rec, prog_id),
+	      M(bg_attach_rec, netns_ino), M(bg_attach_rec, dns_prog_id),
+	      M(bg_attach_rec, dns_ports), M(bg_attach_rec, pad));
 	bloomgate__destroy(skel);
 }
 
@@ -153,7 +155,10 @@ static void test_counter_indices(void **state)
 	assert_int_equal(BG_CNT_DNS_NAME_TOO_LONG, 22);
 	assert_int_equal(BG_CNT_DNS_BAD_LABEL, 23);
 	assert_int_equal(BG_CNT_DNS_TRUNCATED, 24);
-	assert_int_equal(BG_CNT__COUNT, 25);
+	assert_int_equal(BG_CNT_ANSWERED, 25);
+	assert_int_equal(BG_CNT_DNS_ALLOWLISTED, 26);
+	assert_int_equal(BG_CNT_DNS_NO_PROG, 27);
+	assert_int_equal(BG_CNT__COUNT, 28);
 	assert_int_equal(BG_MAL_IPV6_EXT_TOO_LONG, 9);
 	assert_int_equal(BG_MAL__COUNT, 10);
 	assert_string_equal(cnt_names[BG_CNT_DNS_TRUNCATED], "dns_truncated");
