@@ -22,6 +22,10 @@ const volatile __u8 cfg_action = BG_ACTION_DROP;
 /* Benchmarks only: rewrite the destination after each run so that repeated
  * BPF_PROG_TEST_RUN iterations probe different keys (see bench/). */
 const volatile __u8 cfg_bench_vary = 0;
+/* DNS (issue 4): what to do with a listed query, and the UDP destination
+ * ports judged as DNS (host order, 0 = unused). */
+const volatile __u8 cfg_dns_action = BG_DNS_ACTION_NXDOMAIN;
+const volatile __u16 cfg_dns_ports[BG_DNS_PORTS_MAX] = { BG_DNS_PORT };
 
 struct bg_filter_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -60,6 +64,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct bg_attach_rec);
 } BG_MAP_ATTACH SEC(".maps");
+
+/* bloomgate_dns at BG_PROG_DNS, tail-called for UDP to a DNS port. One
+ * array per attachment, pinned with it (bloomgate/abi.h says why). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} BG_MAP_PROGS SEC(".maps");
 
 /*
  * Never called, so never loaded: it only puts the shared layouts into this
