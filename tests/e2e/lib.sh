@@ -221,6 +221,134 @@ traffic_anomalies() { # TAG
 		grep -E '^(error|drops|bad) ' | tr '\n' ' '
 }
 
+# ---- DNS: dnsmasq in the server, dig in the client ---------------------------
+# dnsmasq runs with no system configuration (no /etc/dnsmasq.conf, resolv.conf
+# or hosts file): its records come from the caller (--host-record=NAME,V4,V6,
+# --address=/NAME/ADDR) and it logs every query it receives to a file, so a
+# test can show that a query never reached it (dns_sync, then dns_seen).
+# dig runs in the client with one try and a short wait ($DIG_TIME seconds).
+
+DIG_TIME=${DIG_TIME:-1}
+DNS_SYNCS=0
+
+# Starts dnsmasq in the server on $S_IP4 and $S_IP6, port PORT, logging the
+# queries to LOG, and returns once it answers on both addresses. Sets
+# DNS_PID; the process is killed by the cleanup handler like every spawn.
+# shellcheck disable=SC2034 # DNS_PID is for the scripts that source this
+dns_server_start() { # PORT LOG RECORD-OPTS...
+	local port=$1 log=$2
+	shift 2
+	: >"$log"
+	spawn_in "$NS_S" dnsmasq --keep-in-foreground --conf-file=/dev/null \
+		--no-resolv --no-hosts --pid-file= --user=root --group=root \
+		--port="$port" --bind-interfaces \
+		--listen-address="$S_IP4" --listen-address="$S_IP6" \
+		--log-queries --log-facility="$log" "$@" 2>"$log.err"
+	DNS_PID=$E2E_LAST_PID
+	if ! wait_until 5 _dns_up "$port"; then
+		echo "dnsmasq (port $port) does not answer: $(cat "$log.err" "$log")" >&2
+		return 1
+	fi
+}
+
+# Whether the server answers (anything) on both addresses; asked from the
+# server itself, so the gateway is not involved.
+_dns_up() { # PORT
+	local a
+	for a in "$S_IP4" "$S_IP6"; do
+		in_ns "$NS_S" dig @"$a" -p "$1" +tries=1 +time=1 +short up.probe.invalid \
+			>/dev/null 2>&1 || return 1
+	done
+}
+
+# Barrier: a query from the server to itself, on both addresses, answered and
+# logged. dnsmasq handles and logs queries one at a time in arrival order, so
+# afterwards any query that reached it before is in LOG: "not in the log"
+# means "never got there", without waiting for an arbitrary time.
+dns_sync() { # PORT LOG
+	local a n
+	for a in "$S_IP4" "$S_IP6"; do
+		n=sync-$((++DNS_SYNCS)).probe.invalid
+		in_ns "$NS_S" dig @"$a" -p "$1" +tries=1 +time=1 "$n" >/dev/null 2>&1 ||
+			return 1
+		wait_until 2 _dns_logged "$2" "$n" || return 1
+	done
+}
+_dns_logged() { grep -qF " $2 from " "$1"; }
+
+# Marks the end of LOG: dns_seen counts what the server logs after it.
+declare -A DNS_MARK
+dns_mark() { # LOG
+	DNS_MARK[$1]=$(wc -l <"$1")
+}
+
+# The server's log lines (since dns_mark LOG) of queries for NAME, exactly
+# as sent (dnsmasq logs the name in the case it got), of TYPE, from FROM.
+dns_logged() { # LOG NAME TYPE FROM
+	awk -v n="$2" -v t="query[$3]" -v f="$4" -v m="${DNS_MARK[$1]:-0}" '
+		NR > m { for (i = 1; i + 3 <= NF; i++)
+			if ($i == t && $(i + 1) == n && $(i + 2) == "from" && $(i + 3) == f) {
+				print
+				break
+			} }' "$1"
+}
+dns_seen() { dns_logged "$@" | wc -l; } # how many of them
+
+# One query from the client: dig's output in DIG_OUT, its exit status in
+# DIG_RC (0 a reply, 9 no reply), the wall time in DIG_MS.
+# shellcheck disable=SC2034 # used by the scripts that source this
+dig_client() { # SERVER NAME TYPE [DIG-OPTS...]
+	local s=$1 n=$2 t=$3 t0
+	shift 3
+	t0=$(date +%s%N)
+	DIG_OUT=$(in_ns "$NS_C" dig @"$s" +tries=1 +time="$DIG_TIME" "$@" "$n" "$t" 2>&1)
+	DIG_RC=$?
+	DIG_MS=$((($(date +%s%N) - t0) / 1000000))
+}
+# Fields of the reply in DIG_OUT.
+dig_status() { sed -n 's/^;; ->>HEADER<<- .*status: \([A-Z]*\),.*/\1/p' <<<"$DIG_OUT"; }
+dig_flags() { sed -n 's/^;; flags: \([^;]*\);.*/\1/p' <<<"$DIG_OUT"; }
+dig_count() { # QUERY|ANSWER|AUTHORITY|ADDITIONAL
+	sed -n "/^;; flags: /s/.*[;,] $1: \([0-9]*\).*/\1/p" <<<"$DIG_OUT"
+}
+# The question section, one line, fields separated by one space.
+dig_question() {
+	awk '/^;; QUESTION SECTION:/ { q = 1; next } q && NF { print $1, $2, $3; exit }' <<<"$DIG_OUT"
+}
+# The data of the answer records of TYPE.
+dig_answers() { # TYPE
+	awk -v t="$1" '/^;; ANSWER SECTION:/ { a = 1; next } !NF { a = 0 }
+		a && $4 == t { print $5 }' <<<"$DIG_OUT"
+}
+dig_edns() { grep -c '^; EDNS: version: 0' <<<"$DIG_OUT"; }
+dig_qtime() { sed -n 's/^;; Query time: \([0-9]*\) msec.*/\1/p' <<<"$DIG_OUT"; }
+# dig's complaints about a reply (a mismatched question, a bad ID, ...).
+dig_warnings() { grep -Ei '^;; (warning|.*mismatch|.*bad|.*malformed|.*not set)' <<<"$DIG_OUT"; }
+
+# ---- XDP on the client's veth ---------------------------------------------------
+# A frame that an XDP program in native (driver) mode sends back with XDP_TX
+# on a veth reaches the peer only when the peer has an XDP program of its
+# own: veth's XDP_TX path puts the frame into the peer's ring and wakes the
+# peer's NAPI only if the peer has an XDP program. GRO alone (which also gives
+# the peer a NAPI instance) is not enough on 6.18: the frame is queued but the
+# NAPI is not scheduled, so it waits until other traffic to the peer comes
+# along; with neither, it is dropped (the gateway side's rx_queue_0_
+# xdp_tx_errors counts it). Generic (skb) mode needs nothing: the frame goes
+# out through the normal transmit path. Hence this pass-everything program
+# for the client's veth when bloomgate answers in native mode.
+client_xdp_pass() { # on|off
+	local obj=$E2E_TMP/xdp_pass.o
+	if [ "$1" = off ]; then
+		ip -n "$NS_C" link set dev "$IF_C" xdp off
+		return
+	fi
+	if [ ! -e "$obj" ]; then
+		${CLANG:-clang} -O2 -target bpf -Wall -Wextra -Werror \
+			-c "$E2E_ROOT/tests/fixtures/xdp_pass.bpf.c" -o "$obj" || return 1
+	fi
+	ip -n "$NS_C" link set dev "$IF_C" xdpdrv obj "$obj" sec xdp
+}
+
 # ---- topology ---------------------------------------------------------------
 
 _ns_sysctl() { # NS KEY=VALUE...
@@ -319,7 +447,8 @@ _cleanup_gw() {
 
 _cleanup_pins() {
 	[ -d "$BG_PIN" ] || return 0
-	rm -f "$BG_PIN"/bg_filters "$BG_PIN"/bg_stats "$BG_PIN"/bg_events "$BG_PIN"/bg_attach
+	# The shared maps and any per-attachment pin (the DNS prog array).
+	rm -f "$BG_PIN"/bg_*
 	rmdir "$BG_PIN" 2>/dev/null
 }
 
