@@ -124,22 +124,30 @@ for a in "${LISTED_DSTS[@]}" "${OTHER_DSTS[@]}"; do
 done
 
 step "DNS lookups from the client (dig, to dnsmasq on the server)"
-lookup() { # SERVER NAME TYPE NOTE
-	printf '  %s# dig @%s %s %s%s   %s\n' "$B" "$1" "$2" "$3" "$N" "$4"
-	in_ns "$NS_C" dig @"$1" +tries=1 +time=2 "$2" "$3" 2>&1 |
-		grep -E '^;; (->>HEADER|flags|Query time|SERVER|communications)|^;?[A-Za-z0-9.-]+\.[[:space:]]' |
+unexpected_dns=0
+lookup() { # SERVER NAME TYPE EXPECTED-STATUS NOTE
+	local out st
+	printf '  %s# dig @%s %s %s%s   %s\n' "$B" "$1" "$2" "$3" "$N" "$5"
+	out=$(in_ns "$NS_C" dig @"$1" +tries=1 +time=2 "$2" "$3" 2>&1)
+	grep -E '^;; (->>HEADER|flags|Query time|SERVER|communications)|^;?[A-Za-z0-9.-]+\.[[:space:]]' <<<"$out" |
 		indent
+	st=$(sed -n 's/^;; ->>HEADER<<- .*status: \([A-Z]*\),.*/\1/p' <<<"$out")
+	if [ "$st" != "$4" ]; then
+		echo "    ${Y}UNEXPECTED: expected $4${N}"
+		unexpected_dns=1
+	fi
 }
 dns_mark "$DNS_LOG"
-lookup "$S_IP4" pixel.ads.example.com A "(listed: ||ads.example.com^)"
-lookup "$S_IP6" cdn.tracker.example.net AAAA "(listed: ||tracker.example.net^)"
-lookup "$S_IP4" www.example.com A "(not listed)"
-lookup "$S_IP4" static.ads.example.com A "(allowed: @@||static.ads.example.com^)"
+lookup "$S_IP4" pixel.ads.example.com A NXDOMAIN "(listed: ||ads.example.com^)"
+lookup "$S_IP6" cdn.tracker.example.net AAAA NXDOMAIN "(listed: ||tracker.example.net^)"
+echo "  ${R}NXDOMAIN at once, from XDP on the gateway${N} (no aa flag: not the server's answer)"
+lookup "$S_IP4" www.example.com A NOERROR "(not listed)"
+lookup "$S_IP4" static.ads.example.com A NOERROR "(allowed: @@||static.ads.example.com^)"
+echo "  ${G}answered by the server${N} (aa: dnsmasq's own record)"
 dns_sync 53 "$DNS_LOG" >/dev/null 2>&1
 echo "  What reached the DNS server (its query log):"
 awk -v m="${DNS_MARK[$DNS_LOG]}" 'NR > m && / query\[/ && !/probe\.invalid/' "$DNS_LOG" |
 	sed 's/^.*\(query\[\)/\1/' | indent
-unexpected_dns=0
 for n in pixel.ads.example.com cdn.tracker.example.net; do
 	[ -z "$(dns_logged "$DNS_LOG" "$n" A "$C_IP4")$(dns_logged "$DNS_LOG" "$n" AAAA "$C_IP6")" ] || {
 		echo "    ${Y}UNEXPECTED: the server got the query for $n${N}"

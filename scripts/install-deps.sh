@@ -4,10 +4,11 @@
 set -eu
 
 # dnsutils (dig) and dnsmasq-base (the dnsmasq binary, without the system
-# service) are the DNS client and server of the DNS end-to-end test and demo.
+# service) are the DNS client and server of the DNS end-to-end test and demo;
+# ethtool reads the veth XDP counters it reports.
 PKGS="make gcc clang llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev
 zlib1g-dev libcmocka-dev libxxhash-dev pkg-config iproute2 iputils-ping
-linux-libc-dev libc6-dev gcc-multilib dnsutils dnsmasq-base"
+linux-libc-dev libc6-dev gcc-multilib dnsutils dnsmasq-base ethtool"
 
 missing=""
 for p in $PKGS; do
