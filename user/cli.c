@@ -315,10 +315,10 @@ static int usage_load(FILE *f)
 	      "             the names point, never loaded as blocked addresses\n"
 	      "    adblock  ||name^ (name and subdomains), ||*.name^ (subdomains),\n"
 	      "             |name^ (the name only), @@ before any: allow\n"
-	      "  Each file's format is detected: addresses when most of its first\n"
-	      "  " BG_TEXTIFY(BG_SRC_DETECT_LINES) " entries are addresses or prefixes, else Adblock when a line\n"
-	      "  starts with |, !, [ or @@, hosts when a line is an address and a\n"
-	      "  name, plain otherwise.\n"
+	      "  Each file's format is detected: addresses when more than half of its\n"
+	      "  first " BG_TEXTIFY(BG_SRC_DETECT_LINES) " lines that are not blank or comments are addresses\n"
+	      "  or prefixes; else Adblock when one starts with |, !, [ or @@; else\n"
+	      "  hosts when one is an address and a name; else plain.\n"
 	      "  --fpr P           target false-positive rate per address or query\n"
 	      "                    (default 0.001)\n"
 	      "  --strict          fail on any rejected line, and on any subdomain rule\n"
@@ -332,9 +332,10 @@ static int usage_load(FILE *f)
 	      "  --subdomains      plain domain entries in the lists after this option\n"
 	      "                    cover their subdomains too (as HaGeZi's lists mean)\n"
 	      "  --no-subdomains   back to the default: a plain entry is the name only\n"
-	      "  --format, --subdomains and --no-subdomains apply to every list after\n"
-	      "  them on the command line, blocked and --allow alike, until the next\n"
-	      "  one (like gcc's -x); given after the last list they are an error.\n"
+	      "  --format applies to every list after it on the command line, blocked\n"
+	      "  and --allow alike, up to the next --format (like gcc's -x);\n"
+	      "  --subdomains likewise, up to --no-subdomains. Given after the last\n"
+	      "  list, they would apply to none: an error.\n"
 	      "  Every rejected line is reported as FILE:LINE: reason: 'text'.\n",
 	      f);
 	return f == stdout ? 0 : EXIT_USAGE;
@@ -477,12 +478,19 @@ static int cmd_load(int argc, char **argv)
 		struct bg_source *src = &srcs.v[i];
 		int used = BG_SRC_AUTO;
 
-		ret = bg_source_parse(src, src->allow ? &allow : &list,
-				      src->allow ? &anames : &bnames, &lo, &used);
+		struct bg_names *nl = src->allow ? &anames : &bnames;
+		size_t deep = nl->too_deep, rej = nl->rejected + list.rejected +
+						  allow.rejected;
+
+		ret = bg_source_parse(src, src->allow ? &allow : &list, nl, &lo, &used);
 		if (ret == -EINVAL) {
-			ret = fail(EXIT_LIST, "%s: %s with --strict; the running filter is unchanged",
-				   src->path, used == BG_SRC_ADDR ? "rejected lines" :
-				   "rejected lines or subdomain rules never matched");
+			int r = nl->rejected + list.rejected + allow.rejected > rej;
+			int d = nl->too_deep > deep;
+
+			ret = fail(EXIT_LIST, "%s: %s%s%s with --strict; the running filter "
+				   "is unchanged", src->path, r ? "rejected lines" : "",
+				   r && d ? " and " : "",
+				   d ? "subdomain rules never matched (too deep)" : "");
 			goto out;
 		}
 		if (ret) {
@@ -584,9 +592,10 @@ static int cmd_load(int argc, char **argv)
 		       bnames.skipped + anames.skipped, warn + deep, plural(warn + deep));
 		printf("names rejected:   %zu\n", bnames.rejected + anames.rejected);
 		printf("names allowed:    %zu (%zu from --allow lists, %zu allow rule%s in "
-		       "block lists); allow beats block\n",
+		       "block lists)%s\n",
 		       allow_names + allow_rules, allow_names, allow_rules,
-		       plural(allow_rules));
+		       plural(allow_rules),
+		       allow_names + allow_rules ? "; allow beats block" : "");
 		if (deep)
 			printf("names too deep:   %zu subdomain rule%s deeper than %d labels, "
 			       "never matched below the name (reported above)\n",
@@ -1040,10 +1049,13 @@ static int cmd_status(int argc, char **argv)
 
 		fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
 		printf("filter: %llu Bloom keys, %u blocks, k=%u, %.2f bits/key, "
-		       "predicted false-positive rate %.6f per address, memory %s\n",
+		       "predicted false-positive rate %.6f per address",
 		       (unsigned long long)h->entries, h->nblocks, h->k,
 		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,
-		       1.0 - pow(1.0 - pp, probes ? probes : 1), b);
+		       1.0 - pow(1.0 - pp, probes ? probes : 1));
+		if (h->flags & BG_FILTER_F_NAMES)
+			printf(", %.6f per query", 1.0 - pow(1.0 - pp, 1 + BG_DNS_SUFFIX_MAX));
+		printf(", memory %s\n", b);
 		printf("probes: IPv4 %s", h->flags & BG_FILTER_F_SHORT4 ? "bitmap /0-/16" : "");
 		for (i = 0; i < h->n4; i++)
 			printf(" /%u", h->len4[i]);
