@@ -76,17 +76,17 @@
  * in bg_names.warnings: bare, they are more often a mistake than a choice,
  * and with opts->subdomains one would block a whole top-level domain.
  * Written as "||com^" or "*.com" they are deliberate and go quietly.
- * Warnings never fail a parse, strict or not, but one:
+ * Warnings never fail a parse, strict or not.
  *
  * A rule covering subdomains (BG_NAME_TREE or BG_NAME_SUBS) of a name of
  * more than BG_DNS_SUFFIX_MAX labels is kept but reported,
  * "name:line: warning: subdomain rule deeper than 10 labels, never
  * matched: 'text'" (for a name-and-subdomains rule: "name deeper than 10
  * labels, its subdomains are never matched (the name itself is)"), and
- * counted in bg_names.too_deep: the datapath probes parent names of at
- * most BG_DNS_SUFFIX_MAX labels (bloomgate/dns.h), so such a rule can
- * never match a subdomain. In strict mode it fails the parse (-EINVAL) like
- * a rejected line: the list does not do what it says.
+ * counted in bg_names.too_deep, not in warnings: the datapath probes
+ * parent names of at most BG_DNS_SUFFIX_MAX labels (bloomgate/dns.h), so
+ * such a rule never matches a subdomain. `load --strict` fails on it
+ * (bg_source_parse()); this parser does not.
  *
  * Skipped, counted in bg_names.skipped and not reported, wherever they
  * appear as a name: the entries a hosts file carries for the machine
@@ -930,7 +930,7 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 	l->too_deep += c.too_deep;
 	if (c.err)
 		return c.err;
-	return (c.rejected || c.too_deep) && o && o->strict ? -EINVAL : 0;
+	return c.rejected && o && o->strict ? -EINVAL : 0;
 }
 
 /* ---- Files -------------------------------------------------------------- */

@@ -48,8 +48,7 @@ struct bg_dom_opts {
 	enum bg_dom_format format; /* BG_DOM_AUTO: detect */
 	int subdomains; /* plain entries cover subdomains (BG_NAME_TREE) */
 	int allow; /* every entry of this file is an allow rule */
-	int strict; /* a rejected line (or a too-deep subdomain rule) fails
-		     * the parse with -EINVAL */
+	int strict; /* a rejected line fails the parse with -EINVAL */
 	FILE *report; /* "file:line: reason: 'text'"; NULL: stderr */
 };
 

@@ -1054,13 +1054,36 @@ int bg_src_format_parse(const char *s)
 	return -1;
 }
 
+/* A plain domain list's entry: one name of two labels or more, or
+ * "*.name", and maybe a '#' comment. */
+static int plain_name_line(const char *s, const char *e)
+{
+	char out[256];
+	const char *h = memchr(s, '#', (size_t)(e - s)), *r;
+
+	if (h)
+		e = h;
+	while (s < e && is_space(*s))
+		s++;
+	while (e > s && is_space(e[-1]))
+		e--;
+	if (e - s >= 2 && s[0] == '*' && s[1] == '.')
+		s += 2;
+	for (r = s; r < e; r++)
+		if (is_space(*r))
+			return 0;
+	if (e - s > 254 || bg_name_normalise(s, (size_t)(e - s), out, &r))
+		return 0;
+	return strchr(out, '.') != NULL;
+}
+
 enum bg_src_format bg_src_detect(const char *buf, size_t len)
 {
 	struct bg_line_iter it;
 	const char *s, *e, *reason;
 	struct bg_key4 k4;
 	struct bg_key6 k6;
-	unsigned int seen = 0, addrs = 0;
+	unsigned int seen = 0, addrs = 0, names = 0;
 	int kind, hb;
 
 	bg_lines_init(&it, buf, len);
@@ -1079,8 +1102,20 @@ enum bg_src_format bg_src_detect(const char *buf, size_t len)
 	case BG_DOM_ADBLOCK:
 		return BG_SRC_ADBLOCK;
 	default:
-		return BG_SRC_PLAIN;
+		break;
 	}
+	/* plain only when most lines are names of a plain list: text that is
+	 * neither stays an address list, rejected line by line as before */
+	bg_lines_init(&it, buf, len);
+	seen = 0;
+	while (seen < BG_SRC_DETECT_LINES && bg_lines_next(&it, &s, &e)) {
+		if (parse_line(s, e, it.has_nul, &k4, &k6, &reason, &hb) ==
+		    LINE_SKIP)
+			continue;
+		seen++;
+		names += plain_name_line(s, e);
+	}
+	return 2 * names > seen ? BG_SRC_PLAIN : BG_SRC_ADDR;
 }
 
 void bg_sources_init(struct bg_sources *s)
@@ -1162,7 +1197,7 @@ int bg_source_parse(const struct bg_source *src, struct bg_list *addrs,
 {
 	struct bg_dom_opts o = { 0 };
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, deep;
 	int ret, fmt = src->format;
 
 	ret = bg_read_file(src->path, &buf, &len);
@@ -1185,7 +1220,11 @@ int bg_source_parse(const struct bg_source *src, struct bg_list *addrs,
 		o.allow = src->allow;
 		o.strict = opts && opts->strict;
 		o.report = report_stream(opts);
+		deep = names->too_deep;
 		ret = bg_names_parse_buf(names, src->path, buf, len, &o);
+		/* strict: a rule that never matches what it says fails too */
+		if (!ret && o.strict && names->too_deep > deep)
+			ret = -EINVAL;
 	}
 	free(buf);
 	return ret;

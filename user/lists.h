@@ -143,12 +143,15 @@ int bg_src_format_parse(const char *s);
 #define BG_SRC_DETECT_LINES 100
 
 /*
- * The kind of a list: addresses (BG_SRC_ADDR) when more than half of its
- * first BG_SRC_DETECT_LINES meaningful lines (not blank, not a '#' or ';'
- * comment) are address or CIDR-prefix entries, or when it has no
- * meaningful line at all; otherwise the domain format bg_dom_detect()
- * finds (BG_SRC_PLAIN, BG_SRC_HOSTS or BG_SRC_ADBLOCK). A hosts file is
- * never an address list: "0.0.0.0 name" is not an address entry.
+ * The kind of a list, from its first BG_SRC_DETECT_LINES meaningful lines
+ * (not blank, not a '#' or ';' comment): addresses (BG_SRC_ADDR) when more
+ * than half of them are address or CIDR-prefix entries, or when there are
+ * none; else Adblock or hosts when bg_dom_detect() finds either; else
+ * plain when more than half of them are names of two labels or more (or
+ * "*.name"); else addresses again: text that is neither is read as the
+ * address list it was before domains, every line rejected as not an
+ * address ("--format plain" says otherwise). A hosts file is never an
+ * address list: "0.0.0.0 name" is not an address entry.
  */
 enum bg_src_format bg_src_detect(const char *buf, size_t len);
 
@@ -185,8 +188,9 @@ int bg_sources_done(const struct bg_sources *s);
  * list into names (every entry an allow rule when src->allow), with
  * opts->strict and opts->report. The format used (src->format, or the one
  * detected) goes to *used. 0, or -errno as bg_list_parse_file() /
- * bg_names_parse_file() (-EINVAL: strict and a line was rejected, or a
- * subdomain rule is too deep).
+ * bg_names_parse_file() (-EINVAL: strict and a line was rejected, or, in
+ * a domain list, a subdomain rule deeper than BG_DNS_SUFFIX_MAX labels was
+ * reported: it would never match).
  */
 int bg_source_parse(const struct bg_source *src, struct bg_list *addrs,
 		    struct bg_names *names, const struct bg_list_opts *opts,

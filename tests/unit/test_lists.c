@@ -2479,11 +2479,21 @@ static void test_src_detect(void **state)
 	assert_int_equal(DETECT("[Adblock Plus]\n||ads.example^\n"), BG_SRC_ADBLOCK);
 	assert_int_equal(DETECT("! comment\n||ads.example^\n"), BG_SRC_ADBLOCK);
 	assert_int_equal(DETECT("@@||ok.example^\n"), BG_SRC_ADBLOCK);
+	/* text that is neither: read as addresses, so every line is rejected
+	 * as not an address (and a load of it fails) rather than taken as
+	 * single-label names */
+	assert_int_equal(DETECT("garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n"),
+			 BG_SRC_ADDR);
+	assert_int_equal(DETECT("router\nnas\nads.example\n"), BG_SRC_ADDR);
+	assert_int_equal(DETECT("this line is bad\nads.example\nb.example\n"),
+			 BG_SRC_PLAIN);
+	assert_int_equal(DETECT("ads.example # why\n*.cdn.example\nEVIL.EXAMPLE.\n"),
+			 BG_SRC_PLAIN);
 	/* majority: a stray name in an address list, a stray address in a
-	 * domain list; a tie is not a majority */
+	 * domain list; a tie is no majority either way: addresses */
 	assert_int_equal(DETECT("192.0.2.1\n192.0.2.2\nads.example\n"), BG_SRC_ADDR);
 	assert_int_equal(DETECT("a.example\nb.example\n192.0.2.1\n"), BG_SRC_PLAIN);
-	assert_int_equal(DETECT("192.0.2.1\nads.example\n"), BG_SRC_PLAIN);
+	assert_int_equal(DETECT("192.0.2.1\nads.example\n"), BG_SRC_ADDR);
 	/* only the first BG_SRC_DETECT_LINES meaningful lines count */
 	big = malloc(64 * 1000);
 	assert_non_null(big);
@@ -2737,6 +2747,18 @@ static void test_source_formats(void **state)
 		BG_SRC_AUTO, 0, 0, 0);
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(r.names.n, 2);
+	src_done(&r);
+	/* plain with --subdomains: the name is kept, its subdomains are not
+	 * matched; strict fails, also for an --allow list */
+	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", BG_SRC_PLAIN, 1, 1, 1);
+	assert_int_equal(r.rc, -EINVAL);
+	assert_string_equal(r.report,
+		"L:2: warning: name deeper than 10 labels, its subdomains are never "
+		"matched (the name itself is): 'a.b.c.d.e.f.g.h.i.j.example'\n");
+	src_done(&r);
+	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", BG_SRC_PLAIN, 0, 0, 1);
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.report, "");
 	src_done(&r);
 }
 
