@@ -648,6 +648,7 @@ struct explain {
 	int n;
 	const char *query; /* names: the normalised query */
 	int want_allow; /* names: collect allow (1) or block (0) rules */
+	const char *unreadable; /* a list of the record that cannot be read */
 };
 
 /* Entries named per reason; the rest are counted ("and N more"). */
@@ -709,8 +710,10 @@ static int explain_addr(struct explain *e, const struct bg_record *rec, int allo
 
 	explain_init(e);
 	for (i = 0; i < rec->n; i++)
-		if (rec->src[i].format == BG_SRC_ADDR && rec->src[i].allow == allow)
-			bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, e);
+		if (rec->src[i].format == BG_SRC_ADDR && rec->src[i].allow == allow &&
+		    bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, e) < 0 &&
+		    !e->unreadable)
+			e->unreadable = rec->src[i].path;
 	return e->n;
 }
 
@@ -778,7 +781,8 @@ static int explain_name(struct explain *e, const struct bg_record *rec,
 			   src->format == BG_SRC_ADBLOCK ? BG_DOM_ADBLOCK : BG_DOM_PLAIN;
 		o.subdomains = src->subdomains;
 		o.allow = src->allow;
-		bg_names_find(src->path, &o, name, on_name, e);
+		if (bg_names_find(src->path, &o, name, on_name, e) < 0 && !e->unreadable)
+			e->unreadable = src->path;
 	}
 	explain_done(e);
 	return e->n;
@@ -795,6 +799,18 @@ static const char *bad_arg_reason(const char *arg, const char *addr_why,
 	    strspn(arg, "0123456789.") == n)
 		return addr_why;
 	return name_why;
+}
+
+/* A match no entry of the lists explains: a false positive, unless a list
+ * could not be read again. */
+static void print_unexplained(const char *arg, const struct explain *blk)
+{
+	if (blk->unreadable)
+		printf("%s: match (maybe listed: %s cannot be read now)\n", arg,
+		       blk->unreadable);
+	else
+		printf("%s: match (probable false positive: no listed entry covers it)\n",
+		       arg);
 }
 
 static void check_addr(const char *arg, const void *mem, int kind,
@@ -828,8 +844,7 @@ static void check_addr(const char *arg, const void *mem, int kind,
 	} else if (blk.n) {
 		printf("%s: match (listed by %s)\n", arg, blk.buf);
 	} else {
-		printf("%s: match (probable false positive: no listed entry covers it)\n",
-		       arg);
+		print_unexplained(arg, &blk);
 	}
 }
 
@@ -867,8 +882,7 @@ static int check_name(const char *arg, const char *name, const void *mem,
 	} else if (blk.n) {
 		printf("%s: match (listed by %s)\n", arg, blk.buf);
 	} else {
-		printf("%s: match (probable false positive: no listed entry covers it)\n",
-		       arg);
+		print_unexplained(arg, &blk);
 	}
 	return 0;
 }
