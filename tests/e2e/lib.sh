@@ -447,8 +447,8 @@ _cleanup_gw() {
 
 _cleanup_pins() {
 	[ -d "$BG_PIN" ] || return 0
-	# The shared maps and any per-attachment pin (the DNS prog array).
-	rm -f "$BG_PIN"/bg_*
+	rm -f "$BG_PIN"/bg_filters "$BG_PIN"/bg_stats "$BG_PIN"/bg_events "$BG_PIN"/bg_attach \
+		"$BG_PIN"/bg_progs_*
 	rmdir "$BG_PIN" 2>/dev/null
 }
 
