@@ -167,32 +167,20 @@ static __always_inline int bg_judge6(const void *filter,
 }
 
 /*
- * bloomgate_xdp's DNS step after the address judge, for a packet not
- * listed by address and a filter with names: bg_dns_udp of the packet, from
- * what bloomgate_xdp kept in the scratch value before the judge; if it
- * holds, tail-call bloomgate_dns, and count dns_no_prog when that fails.
- * A global function: the verifier checks it once, not once per state the
- * address judge leaves (that was ~20k instructions). Returns 0.
+ * bg_dns_udp of the packet, from what bloomgate_xdp kept in the scratch
+ * value before the address judge: 1 if it goes to bloomgate_dns.
  */
-__attribute__((noinline)) int bg_dns_tail(struct xdp_md *ctx)
+static __always_inline int bg_dns_tail_ok(struct xdp_md *ctx,
+					  const struct bg_dns_scratch *s)
 {
-	struct bg_dns_scratch *s;
-	struct bg_counters *c;
 	struct udphdr udp;
-	__u32 zero = 0;
 
-	s = bpf_map_lookup_elem(&bg_dns_scratch, &zero);
-	if (!s || s->tail != IPPROTO_UDP || s->frag)
+	if (s->tail != IPPROTO_UDP || s->frag)
 		return 0;
 	/* fails unless the whole UDP header is in the frame */
-	if (bpf_xdp_load_bytes(ctx, s->l4off, &udp, sizeof(udp)) ||
-	    !bg_dns_port_in(udp.dest, cfg_dns_ports))
+	if (bpf_xdp_load_bytes(ctx, s->l4off, &udp, sizeof(udp)))
 		return 0;
-	bpf_tail_call(ctx, &BG_MAP_PROGS, BG_PROG_DNS);
-	c = bpf_map_lookup_elem(&BG_MAP_COUNTERS, &zero);
-	if (c)
-		bg_count(c, BG_CNT_DNS_NO_PROG);
-	return 0;
+	return bg_dns_port_in(udp.dest, cfg_dns_ports);
 }
 
 static __always_inline void bg_emit(struct xdp_md *ctx, struct bg_pkt *pkt,
@@ -277,14 +265,14 @@ int bloomgate_xdp(struct xdp_md *ctx)
 	if (pkt.frag)
 		bg_count(c, BG_CNT_FRAGMENTS);
 	/*
-	 * For the DNS step after the address judge (bg_dns_tail), kept in the
-	 * scratch map value as scalars instead of testing the packet here or
-	 * there: a packet pointer, or a 0/1 register tested after the judge
-	 * (known on every path, so marked precise), carried through the judge
-	 * splits the verifier's states; it took bloomgate_xdp from ~195k
-	 * verified instructions to ~360k (over the 1M limit with --match
-	 * both). A value read back from a map is unknown to the verifier, and
-	 * bpf_xdp_load_bytes() needs no packet pointer.
+	 * For the DNS test after the address judge (bg_dns_tail_ok): kept in
+	 * the scratch map value as scalars. Testing the packet there keeps
+	 * packet pointers live through the judge, and a 0/1 register decided
+	 * here is known on every path, so the verifier marks it precise where
+	 * it is tested and walks the judge once per value: either took
+	 * bloomgate_xdp from ~195k verified instructions to ~360k (over the
+	 * 1M limit with --match both). A value read back from a map is unknown
+	 * to the verifier, and bpf_xdp_load_bytes() needs no packet pointer.
 	 */
 	s->tail = pkt.l4proto;
 	s->frag = pkt.frag;
@@ -317,8 +305,12 @@ int bloomgate_xdp(struct xdp_md *ctx)
 	if (!which) {
 		/* Not listed by address: a DNS query is judged by name in
 		 * bloomgate_dns, which counts the verdict from here on. */
-		if (hdr->flags & BG_FILTER_F_NAMES)
-			bg_dns_tail(ctx);
+		if ((hdr->flags & BG_FILTER_F_NAMES) && bg_dns_tail_ok(ctx, s)) {
+			/* In the program's body, not in a subprogram: a tail
+			 * call from a subprogram returns to its caller. */
+			bpf_tail_call(ctx, &BG_MAP_PROGS, BG_PROG_DNS);
+			bg_count(c, BG_CNT_DNS_NO_PROG);
+		}
 		goto pass;
 	}
 

@@ -118,7 +118,7 @@ static __always_inline int bg_dns_l4_ok(const struct bg_pkt *pkt)
 /*
  * The UDP header of a packet judged as DNS: bg_dns_l4_ok, the whole UDP
  * header in the frame, destination port one of ports. NULL otherwise.
- * bloomgate_xdp makes the same test from scalars (bg_dns_tail).
+ * bloomgate_xdp makes the same test from scalars (bg_dns_tail_ok).
  */
 static __always_inline struct udphdr *bg_dns_udp(struct xdp_md *ctx,
 						 const struct bg_pkt *pkt,
