@@ -399,6 +399,83 @@ static void count_name_keys(const struct bg_names *names,
 	}
 }
 
+/*
+ * Allowed name keys: the same keys as a block rule of the same kind, kept
+ * exactly (sorted 64-bit hashes) instead of in the Bloom part. Every entry
+ * of the allow list's names is an allow rule; in the block list's names
+ * only the entries marked allow (@@||name^) are. Writes the keys to out
+ * (when not NULL) and returns how many, duplicates included; too-deep
+ * subdomain rules are counted in *deep (when not NULL) and left out.
+ */
+static size_t allow_name_keys(const struct bg_names *names, int all,
+			      uint64_t seed, __u64 *out, uint64_t *deep)
+{
+	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	size_t i, w = 0;
+	int n;
+
+	for (i = 0; names && i < names->n; i++) {
+		const struct bg_name *e = &names->v[i];
+
+		if (!all && !e->allow)
+			continue;
+		if (bg_name_hashes(e->name, seed, suf, &n))
+			continue;
+		if (e->kind != BG_NAME_SUBS) {
+			if (out)
+				out[w] = bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], seed);
+			w++;
+		}
+		if (e->kind != BG_NAME_EXACT) {
+			if (n > BG_DNS_SUFFIX_MAX) {
+				if (deep)
+					(*deep)++;
+				continue;
+			}
+			if (out)
+				out[w] = bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed);
+			w++;
+		}
+	}
+	return w;
+}
+
+static const struct bg_names *allow_names_of(const struct bg_list *block,
+					     const struct bg_list *allow)
+{
+	/* one bg_names shared by both lists: only its allow rules count */
+	if (!allow || !allow->names || allow->names == block->names)
+		return NULL;
+	return allow->names;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Writes the sorted distinct allowed name keys to out (room for the
+ * planned p->allown_n); returns how many. */
+static uint32_t build_allow_names(__u64 *out, const struct bg_filter_params *p,
+				  uint64_t seed, const struct bg_list *block,
+				  const struct bg_list *allow)
+{
+	size_t n = 0, i, w = 0;
+
+	if (!p->allown_n)
+		return 0;
+	n += allow_name_keys(block->names, 0, seed, out, NULL);
+	n += allow_name_keys(allow_names_of(block, allow), 1, seed, out + n, NULL);
+	qsort(out, n, sizeof(*out), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (!w || out[w - 1] != out[i])
+			out[w++] = out[i];
+	memset(out + w, 0, (n - w) * sizeof(*out));
+	return (uint32_t)w;
+}
+
 static void build_names(struct bg_block *blocks, const struct bg_filter_params *p,
 			uint64_t seed, const struct bg_names *names)
 {
@@ -460,6 +537,10 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 	p->keys4 = (uint64_t)keys4;
 	p->keys6 = (uint64_t)keys6;
 	count_name_keys(block->names, p);
+	p->allown_n = (uint32_t)(allow_name_keys(block->names, 0, 0, NULL,
+						 &p->names_too_deep) +
+				 allow_name_keys(allow_names_of(block, allow), 1, 0,
+						 NULL, &p->names_too_deep));
 	p->short6_n = count_ranges6(block, below, NULL);
 	if (allow) {
 		p->allow4_n = count_ranges4(allow, 33, NULL);
@@ -469,7 +550,7 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 	    p->allow6_n == UINT32_MAX)
 		return -ENOMEM;
 	if (p->short6_n >> BG_RANGE_STEPS || p->allow4_n >> BG_RANGE_STEPS ||
-	    p->allow6_n >> BG_RANGE_STEPS)
+	    p->allow6_n >> BG_RANGE_STEPS || p->allown_n >> BG_RANGE_STEPS)
 		return -E2BIG;
 
 	/* The target is per address: an address not listed is probed at up
@@ -489,7 +570,8 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 	p->allow4_off = p->bloom_off + p->nblocks;
 	p->allow6_off = p->allow4_off + elems(p->allow4_n, BG_RANGE4_PER_ELEM);
 	p->short6_off = p->allow6_off + elems(p->allow6_n, BG_RANGE6_PER_ELEM);
-	p->nelems = p->short6_off + elems(p->short6_n, BG_RANGE6_PER_ELEM);
+	p->allown_off = p->short6_off + elems(p->short6_n, BG_RANGE6_PER_ELEM);
+	p->nelems = p->allown_off + elems(p->allown_n, BG_NAMEKEY_PER_ELEM);
 	p->bytes = (size_t)p->nelems * BG_FILTER_VALUE_SIZE;
 	return 0;
 }
@@ -585,6 +667,9 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 	}
 	count_ranges6(block, p->short6_below,
 		      (struct bg_range6 *)(elem + p->short6_off));
+	/* at bg_allown_off(hdr) == p->allown_off; sorted, distinct */
+	hdr->allown_n = build_allow_names((__u64 *)(elem + p->allown_off), p,
+					  seed, block, allow);
 }
 
 /* ---- Userspace lookups (same code as the datapath) --------------------- */
@@ -627,4 +712,46 @@ int bg_filter_allowed4(const void *mem, __u32 addr_be)
 int bg_filter_allowed6(const void *mem, const __u8 addr[16])
 {
 	return bg_header_ok(mem) && bg_allowed6(mem, mem, addr);
+}
+
+/*
+ * Names: the probes bloomgate_dns makes, in its order -- the whole name as
+ * an exact key, then each proper suffix of at most BG_DNS_SUFFIX_MAX
+ * labels, shortest first, as a subdomains key. `allowed` selects the exact
+ * allow table instead of the Bloom part.
+ */
+static int name_lookup(const void *mem, const char *name, int allowed,
+		       int *label)
+{
+	const struct bg_filter_header *h = mem;
+	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	int n, i;
+
+	if (bg_name_hashes(name, h->seed, suf, &n))
+		return -1;
+	if (!bg_header_ok(h) || !(h->flags & BG_FILTER_F_NAMES) || !h->nblocks)
+		return 0;
+	for (i = 0; i <= BG_DNS_SUFFIX_MAX && i < n; i++) {
+		/* i = 0: the name; i >= 1: the suffix of i labels */
+		__u32 kind = i ? BG_KEY_NAME_SUBS : BG_KEY_NAME_EXACT;
+		int at = i ? n - i : 0;
+		__u64 k = bg_name_key_hash(kind, suf[at], h->seed);
+
+		if (allowed ? bg_name_allowed(mem, h, k) : bg_probe_hash(mem, h, k)) {
+			if (label)
+				*label = at;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int bg_filter_test_name(const void *mem, const char *name, int *label)
+{
+	return name_lookup(mem, name, 0, label);
+}
+
+int bg_filter_name_allowed(const void *mem, const char *name, int *label)
+{
+	return name_lookup(mem, name, 1, label);
 }

@@ -38,11 +38,15 @@ struct bg_filter_params {
 	uint64_t short6_prefixes; /* IPv6 entries held by the exact ranges */
 	uint64_t keys4, keys6; /* Bloom keys per family after expansion */
 	uint32_t short6_n, allow4_n, allow6_n; /* exact ranges */
+	uint32_t allown_n; /* allowed name keys (planned: an upper bound, the
+			      header has the distinct count) */
 	uint64_t name_keys; /* Bloom keys of domain names (l->names) */
-	uint64_t names_too_deep; /* subdomain rules over BG_DNS_SUFFIX_MAX
-				    labels: never matched, not loaded */
+	uint64_t names_too_deep; /* subdomain rules (block or allow) over
+				    BG_DNS_SUFFIX_MAX labels: never matched,
+				    not loaded */
 	/* Map layout */
-	uint32_t bloom_off, allow4_off, allow6_off, short6_off, nelems;
+	uint32_t bloom_off, allow4_off, allow6_off, short6_off, allown_off;
+	uint32_t nelems;
 	size_t bytes; /* whole map: nelems * 64 */
 };
 
@@ -83,5 +87,16 @@ int bg_filter_test6(const void *mem, const __u8 addr[16]);
 /* 1 = the exact allowlist holds the address. */
 int bg_filter_allowed4(const void *mem, __u32 addr_be);
 int bg_filter_allowed6(const void *mem, const __u8 addr[16]);
+
+/*
+ * Names, as bloomgate_dns judges a query for the dotted name (no trailing
+ * dot; letters are lowercased): 1 = maybe listed (Bloom part) / allowed
+ * (exact allow table), 0 = not, -1 = not a legal name. *label (may be
+ * NULL) is set on a match: 0 when the whole name matched as an exact key,
+ * j >= 1 when the suffix from the j-th label (0-based) matched as a
+ * subdomains key. A filter without BG_FILTER_F_NAMES matches no name.
+ */
+int bg_filter_test_name(const void *mem, const char *name, int *label);
+int bg_filter_name_allowed(const void *mem, const char *name, int *label);
 
 #endif

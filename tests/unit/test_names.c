@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Domain names in the filter builder and the userspace name lookups
+ * (user/filter.c): exact, name-and-subdomains and subdomains-only rules,
+ * the exact allow table (layout, sorting, de-duplication) and the
+ * precedence of allow over block.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bloomgate/dns.h"
+
+/* bg_allown_off() only; the lookups themselves go through user/filter.c */
+static inline const void *bg_elem(const void *filter, __u32 idx)
+{
+	return (const struct bg_block *)filter + idx;
+}
+#include "bloomgate/lookup.h"
+#include "domains.h"
+#include "filter.h"
+#include "lists.h"
+
+/* A tiny target: with a handful of keys no probe below is a false
+ * positive, so every "not listed" assertion is exact for this seed. */
+#define TARGET 1e-6
+#define SEED 0x5eed
+
+struct fx {
+	struct bg_names bnames, anames;
+	struct bg_list block, allow;
+	struct bg_filter_params p;
+	void *mem;
+};
+
+static void parse(struct bg_names *n, const char *text, enum bg_dom_format fmt,
+		  int allow)
+{
+	struct bg_dom_opts o = { .format = fmt, .allow = allow, .strict = 1 };
+
+	assert_int_equal(bg_names_parse_buf(n, "t", text, strlen(text), &o), 0);
+}
+
+static void fx_build(struct fx *f, const char *block, enum bg_dom_format bf,
+		     const char *allow, enum bg_dom_format af)
+{
+	memset(f, 0, sizeof(*f));
+	bg_names_init(&f->bnames);
+	bg_names_init(&f->anames);
+	bg_list_init(&f->block);
+	bg_list_init(&f->allow);
+	parse(&f->bnames, block, bf, 0);
+	bg_names_finish(&f->bnames);
+	f->block.names = &f->bnames;
+	if (allow) {
+		parse(&f->anames, allow, af, 1);
+		bg_names_finish(&f->anames);
+		f->allow.names = &f->anames;
+	}
+	assert_int_equal(bg_filter_plan(&f->block, allow ? &f->allow : NULL,
+					TARGET, &f->p), 0);
+	f->mem = calloc(1, f->p.bytes);
+	assert_non_null(f->mem);
+	bg_filter_build(f->mem, &f->p, SEED, &f->block, allow ? &f->allow : NULL);
+}
+
+static void fx_free(struct fx *f)
+{
+	free(f->mem);
+	bg_list_free(&f->block);
+	bg_list_free(&f->allow);
+	bg_names_free(&f->bnames);
+	bg_names_free(&f->anames);
+}
+
+/* listed? and at which label */
+static int listed(const struct fx *f, const char *name, int *label)
+{
+	*label = -7;
+	return bg_filter_test_name(f->mem, name, label);
+}
+
+static void test_rule_kinds(void **state)
+{
+	struct fx f;
+	int at;
+
+	(void)state;
+	fx_build(&f, "exact.test\n*.subs.test\n", BG_DOM_PLAIN, NULL, 0);
+	assert_true(((struct bg_filter_header *)f.mem)->flags & BG_FILTER_F_NAMES);
+	assert_int_equal(f.p.name_keys, 2);
+	assert_int_equal(listed(&f, "exact.test", &at), 1);
+	assert_int_equal(at, 0);
+	assert_int_equal(listed(&f, "EXACT.Test", &at), 1); /* case folded */
+	assert_int_equal(listed(&f, "a.exact.test", &at), 0); /* exact only */
+	assert_int_equal(listed(&f, "test", &at), 0);
+	assert_int_equal(listed(&f, "subs.test", &at), 0); /* *.x: not x */
+	assert_int_equal(listed(&f, "a.subs.test", &at), 1);
+	assert_int_equal(at, 1);
+	assert_int_equal(listed(&f, "x.y.z.subs.test", &at), 1);
+	assert_int_equal(at, 3);
+	assert_int_equal(listed(&f, "a.subs.tes", &at), 0);
+	assert_int_equal(listed(&f, "a..test", &at), -1);
+	assert_int_equal(listed(&f, "", &at), -1);
+	fx_free(&f);
+
+	fx_build(&f, "||tree.test^\n", BG_DOM_ADBLOCK, NULL, 0);
+	assert_int_equal(f.p.name_keys, 2); /* EXACT and SUBS */
+	assert_int_equal(listed(&f, "tree.test", &at), 1);
+	assert_int_equal(at, 0);
+	assert_int_equal(listed(&f, "www.tree.test", &at), 1);
+	assert_int_equal(at, 1);
+	assert_int_equal(listed(&f, "a.b.c.d.e.f.g.h.i.tree.test", &at), 1);
+	assert_int_equal(at, 9);
+	/* the suffix is 2 labels, probed as long as the name has at most
+	 * BG_DNS_SUFFIX_MAX + ... labels above it: any depth works */
+	assert_int_equal(listed(&f, "1.2.3.4.5.6.7.8.9.10.11.12.13.tree.test", &at), 1);
+	assert_int_equal(listed(&f, "tree.test.example", &at), 0);
+	assert_int_equal(listed(&f, "xtree.test", &at), 0);
+	fx_free(&f);
+}
+
+/* Pi-hole precedence: an allowed name passes under a blocked tree; its
+ * own subdomains only when the allow rule covers them. */
+static void test_allow_precedence(void **state)
+{
+	struct fx f;
+	int at;
+
+	(void)state;
+	fx_build(&f, "||example.com^\n@@||fine.example.com^\n", BG_DOM_ADBLOCK,
+		 "good.example.com\n*.wild.example.com\n", BG_DOM_PLAIN);
+	/* good: EXACT; fine: EXACT + SUBS; *.wild: SUBS */
+	assert_int_equal(((struct bg_filter_header *)f.mem)->allown_n, 4);
+	assert_int_equal(bg_filter_name_allowed(f.mem, "good.example.com", &at), 1);
+	assert_int_equal(at, 0);
+	assert_int_equal(listed(&f, "good.example.com", &at), 1); /* still in Bloom */
+	assert_int_equal(bg_filter_name_allowed(f.mem, "ads.good.example.com", &at), 0);
+	assert_int_equal(listed(&f, "ads.good.example.com", &at), 1);
+	assert_int_equal(at, 2);
+	assert_int_equal(bg_filter_name_allowed(f.mem, "fine.example.com", &at), 1);
+	assert_int_equal(at, 0);
+	assert_int_equal(bg_filter_name_allowed(f.mem, "a.b.fine.example.com", &at), 1);
+	assert_int_equal(at, 2);
+	assert_int_equal(bg_filter_name_allowed(f.mem, "wild.example.com", &at), 0);
+	assert_int_equal(bg_filter_name_allowed(f.mem, "x.wild.example.com", &at), 1);
+	assert_int_equal(at, 1);
+	assert_int_equal(bg_filter_name_allowed(f.mem, "example.com", &at), 0);
+	assert_int_equal(bg_filter_name_allowed(f.mem, "other.example.com", &at), 0);
+	assert_int_equal(bg_filter_name_allowed(f.mem, "Good.Example.COM", &at), 1);
+	fx_free(&f);
+}
+
+/* The allow table sits at bg_allown_off(), sorted and distinct; the
+ * planned count is an upper bound the map is sized for. */
+static void test_allow_table_layout(void **state)
+{
+	const struct bg_filter_header *h;
+	const __u64 *t;
+	struct fx f;
+	__u32 i;
+
+	(void)state;
+	/* good.example.com's EXACT key comes from three rules */
+	fx_build(&f, "||example.com^\n@@||good.example.com^\n", BG_DOM_ADBLOCK,
+		 "good.example.com\nother.example.com\n", BG_DOM_PLAIN);
+	h = f.mem;
+	assert_int_equal(f.p.allown_n, 4); /* EXACT+SUBS, EXACT, EXACT */
+	assert_int_equal(h->allown_n, 3);
+	assert_int_equal(f.p.allown_off, bg_allown_off(h));
+	assert_true(bg_filter_nelems(h) <= f.p.nelems);
+	assert_int_equal(f.p.nelems, f.p.allown_off + 1);
+	t = (const __u64 *)((const struct bg_block *)f.mem + f.p.allown_off);
+	for (i = 1; i < h->allown_n; i++)
+		assert_true(t[i - 1] < t[i]);
+	for (i = h->allown_n; i < BG_NAMEKEY_PER_ELEM; i++)
+		assert_int_equal(t[i], 0);
+	fx_free(&f);
+
+	/* no allow rules: no table, nothing allowed */
+	fx_build(&f, "||example.com^\n", BG_DOM_ADBLOCK, NULL, 0);
+	h = f.mem;
+	assert_int_equal(h->allown_n, 0);
+	assert_int_equal(f.p.nelems, bg_filter_nelems(h));
+	assert_int_equal(bg_filter_name_allowed(f.mem, "example.com", NULL), 0);
+	fx_free(&f);
+}
+
+/* Many allow keys: the branch-free search finds every one and no other. */
+static void test_allow_table_search(void **state)
+{
+	char *text = malloc(3000 * 24), *w = text;
+	char name[64];
+	struct fx f;
+	int i;
+
+	(void)state;
+	assert_non_null(text);
+	for (i = 0; i < 3000; i++)
+		w += sprintf(w, "h%d.allowed.test\n", i * 2);
+	fx_build(&f, "||test^\n", BG_DOM_ADBLOCK, text, BG_DOM_PLAIN);
+	assert_int_equal(((struct bg_filter_header *)f.mem)->allown_n, 3000);
+	for (i = 0; i < 6000; i++) {
+		snprintf(name, sizeof(name), "h%d.allowed.test", i);
+		assert_int_equal(bg_filter_name_allowed(f.mem, name, NULL), !(i & 1));
+		assert_int_equal(bg_filter_test_name(f.mem, name, NULL), 1);
+	}
+	fx_free(&f);
+	free(text);
+}
+
+/* Subdomain rules deeper than the probed suffixes are counted, not
+ * loaded; their exact part still is. */
+static void test_too_deep(void **state)
+{
+	const char *deep = "a.b.c.d.e.f.g.h.i.j.test"; /* 11 labels */
+	struct fx f;
+	int at;
+
+	(void)state;
+	fx_build(&f,
+		 "||a.b.c.d.e.f.g.h.i.j.test^\n" /* 11 labels */
+		 "||b.c.d.e.f.g.h.i.j.test^\n" /* 10 labels */
+		 "||q.w.e.r.t.y.u.i.o.p.test^\n", /* 11 labels */
+		 BG_DOM_ADBLOCK, "*.x.b.c.d.e.f.g.h.i.j.test\n", BG_DOM_PLAIN);
+	assert_int_equal(f.p.names_too_deep, 3); /* two block, one allow */
+	assert_int_equal(f.p.name_keys, 4); /* a, b, q: EXACT; b: SUBS */
+	assert_int_equal(f.p.allown_n, 0);
+	assert_int_equal(listed(&f, deep, &at), 1); /* its own exact key */
+	assert_int_equal(at, 0);
+	assert_int_equal(listed(&f, "z.a.b.c.d.e.f.g.h.i.j.test", &at), 1);
+	assert_int_equal(at, 2); /* through the 10-label rule's SUBS key */
+	assert_int_equal(listed(&f, "q.w.e.r.t.y.u.i.o.p.test", &at), 1);
+	assert_int_equal(listed(&f, "z.q.w.e.r.t.y.u.i.o.p.test", &at), 0);
+	fx_free(&f);
+}
+
+/* A filter without name keys answers no name, whatever its bits. */
+static void test_no_names_flag(void **state)
+{
+	struct bg_filter_params p;
+	struct bg_list l;
+	void *mem;
+
+	(void)state;
+	bg_list_init(&l);
+	assert_int_equal(bg_list_parse_buf(&l, "t", "192.0.2.1\n", 10, NULL), 0);
+	assert_int_equal(bg_filter_plan(&l, NULL, 0.4, &p), 0);
+	mem = calloc(1, p.bytes);
+	assert_non_null(mem);
+	bg_filter_build(mem, &p, 1, &l, NULL);
+	assert_false(((struct bg_filter_header *)mem)->flags & BG_FILTER_F_NAMES);
+	memset((char *)mem + 64 * p.bloom_off, 0xff, 64ULL * p.nblocks);
+	assert_int_equal(bg_filter_test_name(mem, "example.com", NULL), 0);
+	assert_int_equal(bg_filter_test_name(mem, "bad..name", NULL), -1);
+	free(mem);
+	bg_list_free(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rule_kinds),
+		cmocka_unit_test(test_allow_precedence),
+		cmocka_unit_test(test_allow_table_layout),
+		cmocka_unit_test(test_allow_table_search),
+		cmocka_unit_test(test_too_deep),
+		cmocka_unit_test(test_no_names_flag),
+	};
+
+	return cmocka_run_group_tests_name("names", tests, NULL, NULL);
+}
