@@ -3109,6 +3109,24 @@ static double dmed(const struct dvar *v)
 	return median(ns, r);
 }
 
+/* Interquartile range of the per-round ns (linear interpolation). */
+static double diqr(const struct dvar *v)
+{
+	double t[256], q[2];
+	int r, n = O.dns_rounds < 256 ? O.dns_rounds : 256, i;
+
+	for (r = 0; r < n; r++)
+		t[r] = v->timed[r].ns;
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	for (i = 0; i < 2; i++) {
+		double pos = (n - 1) * (i ? 0.75 : 0.25);
+		int lo = (int)pos;
+
+		q[i] = lo + 1 < n ? t[lo] + (pos - lo) * (t[lo + 1] - t[lo]) : t[lo];
+	}
+	return q[1] - q[0];
+}
+
 static double dmed_cpu(const struct dvar *v)
 {
 	double ns[256];
@@ -3296,7 +3314,8 @@ static void print_dns(void)
 
 	printf("#### Nanoseconds per query\n\n");
 	printf("Median over %d rounds (variants interleaved, order rotated) of "
-	       "the kernel's `duration` per iteration (ns), the same less the "
+	       "the kernel's `duration` per iteration (ns) with the "
+	       "interquartile range of the rounds (IQR), the same less the "
 	       "step (net ns), and the calling thread's CPU time per iteration "
 	       "(cpu ns, median, step included); repeat per run chosen for "
 	       "about %.0f ms a run. x and +ns compare net ns with row (a), "
@@ -3305,9 +3324,9 @@ static void print_dns(void)
 	       "/ `dns_queries` of one run.\n\n",
 	       O.dns_rounds, O.dns_run_ms);
 	printf("| variant | program | name length (wire bytes) | labels | "
-	       "probes per query | ns | net ns | x (a) | +ns over (a) | cpu ns | "
-	       "positives per run | repeat |\n");
-	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	       "probes per query | ns | IQR | net ns | x (a) | +ns over (a) | "
+	       "cpu ns | positives per run | repeat |\n");
+	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (i = 0; i < D.nv; i++) {
 		const struct dvar *v = &D.v[i];
 		double m = dnet(v);
@@ -3324,18 +3343,18 @@ static void print_dns(void)
 				 (unsigned long long)v->timed[0].d[BG_CNT_DNS_QUERIES]);
 		}
 		if (v->kind == DK_STEP || v->kind == DK_NOP_DIRECT) {
-			printf("| %s | %s | - | - | - | %.0f | %.0f | - | - | %.1f | "
-			       "- | %u |\n",
+			printf("| %s | %s | - | - | - | %.0f | %.0f | %.0f | - | - | "
+			       "%.1f | - | %u |\n",
 			       v->name,
 			       v->kind == DK_STEP ? "bench_dns, bench_nop" :
 						    DT_NAME[v->target],
-			       dmed(v), m, dmed_cpu(v), v->repeat);
+			       dmed(v), diqr(v), m, dmed_cpu(v), v->repeat);
 			continue;
 		}
-		printf("| %s | %s | %s | %s | %s | %.0f | %.0f | %.2f | %+.0f | %.1f "
-		       "| %s | %u |\n",
-		       v->name, DT_NAME[v->target], w, lb, pr, dmed(v), m, m / ma,
-		       m - ma, dmed_cpu(v), pos, v->repeat);
+		printf("| %s | %s | %s | %s | %s | %.0f | %.0f | %.0f | %.2f | %+.0f "
+		       "| %.1f | %s | %u |\n",
+		       v->name, DT_NAME[v->target], w, lb, pr, dmed(v), diqr(v), m,
+		       m / ma, m - ma, dmed_cpu(v), pos, v->repeat);
 	}
 	printf("\nThe listed rows' verdict (last iteration of a run): ");
 	{
@@ -3455,7 +3474,10 @@ static void print_dns(void)
 		       "alone (net ns). The difference is `bloomgate_xdp`'s own "
 		       "work on the packet plus the tail call; subtracting (a), "
 		       "that work on a non-DNS packet, leaves the tail call and "
-		       "the DNS port check (one run's noise is a few ns).\n\n");
+		       "the DNS port check. Compare with the IQR of the rows "
+		       "above: for long names the noise is larger than the "
+		       "difference, and the short rows are the better "
+		       "estimate.\n\n");
 		printf("| name length | via bloomgate_xdp | bloomgate_dns alone | "
 		       "difference | difference - (a) |\n");
 		printf("|---:|---:|---:|---:|---:|\n");
