@@ -2365,6 +2365,7 @@ struct dvar {
 	uint64_t ex[BG_CNT_SLOTS]; /* expected deltas for repeat */
 	uint8_t ex_frame[PKT_MAX]; /* frame of the last iteration, before the
 				      program ran */
+	uint32_t ex_verdict; /* verdict of the last iteration */
 	struct drun *timed; /* [rounds] */
 	int mismatches;
 };
@@ -2464,10 +2465,16 @@ static int dns_is_query53(const struct dvar *v)
 	return v->kind == DK_QUERY || v->kind == DK_LISTED;
 }
 
-/* Expected counter deltas over `repeat` iterations from DNS_X0, and the
- * frame of the last one. */
+/*
+ * Expected counter deltas over `repeat` iterations from DNS_X0, the frame
+ * of the last iteration and its verdict, as the contract of issue 4 says:
+ * bloomgate_xdp judges the address first (a positive is dropped,
+ * cfg_action=DROP), then tail-calls bloomgate_dns for UDP to port 53, which
+ * answers a listed name (cfg_dns_action=NXDOMAIN, XDP_TX) and passes the
+ * rest; packets = passed + dropped + answered.
+ */
 static void dns_model(struct dvar *v, uint32_t repeat, uint64_t *ex,
-		      uint8_t *last)
+		      uint8_t *last, uint32_t *verdict)
 {
 	const struct bg_filter_header *h = D.fmem;
 	uint8_t frame[PKT_MAX];
@@ -2477,6 +2484,7 @@ static void dns_model(struct dvar *v, uint32_t repeat, uint64_t *ex,
 
 	memset(ex, 0, BG_CNT_SLOTS * sizeof(*ex));
 	memcpy(frame, v->pkt.buf, v->pkt.len);
+	*verdict = XDP_PASS;
 	if (v->kind == DK_XDP_DIRECT) { /* bg_bench_step's LCG, host order */
 		uint32_t a, be;
 
@@ -2486,10 +2494,15 @@ static void dns_model(struct dvar *v, uint32_t repeat, uint64_t *ex,
 			uint32_t probes = 0;
 
 			ex[BG_CNT_PACKETS]++;
-			if (bg_listed4(D.fmem, h, htonl(a), &probes))
+			*verdict = XDP_PASS;
+			if (bg_listed4(D.fmem, h, htonl(a), &probes)) {
 				ex[BG_CNT_POSITIVES]++;
-			else
+				ex[BG_CNT_DROPPED]++;
+				*verdict = XDP_DROP;
+			} else {
 				ex[BG_CNT_NEGATIVES]++;
+				ex[BG_CNT_PASSED]++;
+			}
 			ex[BG_CNT_PROBES] += probes;
 			a = a * LCG_MUL + LCG_ADD;
 		}
@@ -2508,6 +2521,7 @@ static void dns_model(struct dvar *v, uint32_t repeat, uint64_t *ex,
 
 		x = dns_step(x);
 		dns_apply(v, frame, x);
+		*verdict = XDP_PASS;
 		if (v->target == DT_NOP)
 			continue;
 		if (v->target == DT_XDP) {
@@ -2516,6 +2530,8 @@ static void dns_model(struct dvar *v, uint32_t repeat, uint64_t *ex,
 			if (bg_listed4(D.fmem, h, daddr, &probes)) {
 				ex[BG_CNT_PROBES] += probes;
 				ex[BG_CNT_POSITIVES]++;
+				ex[BG_CNT_DROPPED]++;
+				*verdict = XDP_DROP;
 				continue; /* dropped by address */
 			}
 			ex[BG_CNT_PROBES] += probes;
@@ -2524,14 +2540,20 @@ static void dns_model(struct dvar *v, uint32_t repeat, uint64_t *ex,
 		} else {
 			dns = dns_is_query53(v);
 		}
-		if (!dns)
+		if (!dns) {
+			ex[BG_CNT_PASSED]++;
 			continue;
+		}
 		wire_to_dotted(frame + v->qname, dotted);
 		ex[BG_CNT_DNS_QUERIES]++;
-		if (dns_judge(D.fmem, dotted, &probes))
+		if (dns_judge(D.fmem, dotted, &probes)) {
 			ex[BG_CNT_DNS_POSITIVES]++;
-		else
+			ex[BG_CNT_ANSWERED]++;
+			*verdict = XDP_TX;
+		} else {
 			ex[BG_CNT_DNS_NEGATIVES]++;
+			ex[BG_CNT_PASSED]++;
+		}
 		ex[BG_CNT_DNS_PROBES] += probes;
 	}
 	memcpy(last, frame, v->pkt.len);
@@ -2587,7 +2609,8 @@ static const char *cnt_name(int i)
 }
 
 static void dns_check(struct dvar *v, uint32_t repeat, const struct drun *r,
-		      const uint64_t *ex, const uint8_t *last, const char *what)
+		      const uint64_t *ex, const uint8_t *last, uint32_t verdict,
+		      const char *what)
 {
 	size_t i, qend = v->qname + (size_t)v->wire;
 	uint32_t a = 0;
@@ -2597,9 +2620,16 @@ static void dns_check(struct dvar *v, uint32_t repeat, const struct drun *r,
 		     v->name, what);
 		v->mismatches++;
 	}
-	for (i = 0; i < DNS_NCHECKED; i++) {
-		int c = DNS_CHECKED[i];
+	for (i = 0; i < DNS_NCHECKED + 3; i++) {
+		/* the verdict counters: through bloomgate_xdp (the only path
+		 * whose verdicts the contract fixes in every tree) */
+		static const int VC[3] = { BG_CNT_PASSED, BG_CNT_DROPPED,
+					   BG_CNT_ANSWERED };
+		int c = i < DNS_NCHECKED ? DNS_CHECKED[i] : VC[i - DNS_NCHECKED];
 
+		if (i >= DNS_NCHECKED && v->target != DT_XDP &&
+		    v->target != DT_XDP_VARY)
+			continue;
 		if (r->d[c] != ex[c]) {
 			fail("DNS %s %s: %s +%llu, userspace expects +%llu (%u "
 			     "iterations)", v->name, what, cnt_name(c),
@@ -2607,6 +2637,14 @@ static void dns_check(struct dvar *v, uint32_t repeat, const struct drun *r,
 			     (unsigned long long)ex[c], repeat);
 			v->mismatches++;
 		}
+	}
+	/* The last iteration's verdict: through bloomgate_xdp always;
+	 * bloomgate_dns alone once it answers (the tail-call tree). */
+	if ((v->target != DT_DNS || D.tail) && v->target != DT_NOP &&
+	    r->retval != verdict) {
+		fail("DNS %s %s: the last iteration returned %u, expected %u",
+		     v->name, what, r->retval, verdict);
+		v->mismatches++;
 	}
 	/* The last iteration's name and address (a destination, or a source
 	 * after an answer swapped the addresses). */
@@ -3063,7 +3101,7 @@ static void dns_bench(void)
 	 * O.dns_run_ms per run, and the expected counters for it. */
 	for (i = 0; i < D.nv; i++) {
 		struct dvar *v = &D.v[i];
-		uint32_t n = 2000;
+		uint32_t n = 2000, verdict;
 		double rep;
 
 		dns_run(v, n, cal);
@@ -3071,12 +3109,12 @@ static void dns_bench(void)
 			n = (uint32_t)(DNS_CAL_NS / cal->ns) + 1;
 			dns_run(v, n, cal);
 		}
-		dns_model(v, n, ex, last);
-		dns_check(v, n, cal, ex, last, "calibration run");
+		dns_model(v, n, ex, last, &verdict);
+		dns_check(v, n, cal, ex, last, verdict, "calibration run");
 		rep = O.dns_run_ms * 1e6 / (cal->ns ? cal->ns : 1);
 		rep = rep < 1000 ? 1000 : rep > 4e6 ? 4e6 : rep;
 		v->repeat = (uint32_t)(rep / 1000) * 1000;
-		dns_model(v, v->repeat, v->ex, v->ex_frame);
+		dns_model(v, v->repeat, v->ex, v->ex_frame, &v->ex_verdict);
 		v->timed = calloc((size_t)O.dns_rounds, sizeof(struct drun));
 		if (!v->timed)
 			die("out of memory");
@@ -3088,7 +3126,7 @@ static void dns_bench(void)
 
 			dns_run(v, v->repeat, &v->timed[r]);
 			dns_check(v, v->repeat, &v->timed[r], v->ex, v->ex_frame,
-				  "timed run");
+				  v->ex_verdict, "timed run");
 		}
 	}
 	for (i = 0; i < D.nv; i++)
@@ -3502,11 +3540,12 @@ static void print_dns_checks(void)
 	printf("- DNS: %d variants, a calibration run and %d timed runs each: "
 	       "`dns_queries`, `dns_probes`, `dns_positives`, `dns_negatives` "
 	       "and (through `bloomgate_xdp`) `packets`, `probes`, `positives`, "
-	       "`negatives` moved exactly as userspace computes for the same "
-	       "names and addresses (builder's `bg_name_hashes`, "
-	       "bloomgate/lookup.h on the live filter); the last name and "
-	       "address of each run are the LCG's; every listed name matches: "
-	       "%s. Section time %.1f s.\n",
+	       "`negatives`, `passed`, `dropped`, `answered` moved exactly as "
+	       "userspace computes for the same names and addresses (builder's "
+	       "`bg_name_hashes`, bloomgate/lookup.h on the live filter; an "
+	       "address positive is dropped, a listed name answered); the last "
+	       "iteration's verdict, name and address are the expected ones; "
+	       "every listed name matches: %s. Section time %.1f s.\n",
 	       D.nv, O.dns_rounds,
 	       D.mismatches ? "**MISMATCH** (see stderr)" : "all held",
 	       D.t_section);
