@@ -17,6 +17,11 @@
  * the kernel's LPM trie holding the same prefixes, in the same rounds (see
  * "CIDR lists" below).
  *
+ * Then DNS queries (issue 4): ns per query through bloomgate_xdp and
+ * bloomgate_dns for names of 10 to 255 wire bytes against the address-only
+ * path, 1M listed domains and 1M listed addresses in one filter (see "DNS
+ * queries" below). `--only addr,cidr,dns` picks sections.
+ *
  * Every program steps the packet's destination through one full-period LCG
  * after probing, and XDP test runs reuse one packet buffer across `repeat`,
  * so one BPF_PROG_TEST_RUN probes `repeat` different (mostly non-member)
