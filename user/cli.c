@@ -22,6 +22,8 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "bloomgate/dns.h"
+#include "domains.h"
 #include "filter.h"
 #include "lists.h"
 #include "state.h"
@@ -103,6 +105,31 @@ static const char *action_name(int a)
 	return a == BG_ACTION_DROP ? "drop" : a == BG_ACTION_FLAG ? "flag" : "?";
 }
 
+static const char *const dns_action_names[] = {
+	[BG_DNS_ACTION_DROP] = "drop", [BG_DNS_ACTION_FLAG] = "flag",
+	[BG_DNS_ACTION_NXDOMAIN] = "nxdomain", [BG_DNS_ACTION_REFUSED] = "refused",
+};
+
+static const char *dns_action_name(int a)
+{
+	return a > 0 && a <= BG_DNS_ACTION_REFUSED ? dns_action_names[a] : "?";
+}
+
+/* "53" or "53,5353": the ports in use (0 = unused), into buf. */
+static void fmt_ports(char *buf, size_t len, const __u16 *ports)
+{
+	size_t o = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++)
+		if (ports[i] && o < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%u", o ? "," : "",
+					      ports[i]);
+	if (!o)
+		snprintf(buf, len, "none");
+}
+
 static void fmt_bytes(char *buf, size_t len, double b)
 {
 	if (b >= 1 << 20)
@@ -119,13 +146,22 @@ static int usage_attach(FILE *f)
 {
 	fputs("usage: bloomgate attach IFACE [--mode native|skb] "
 	      "[--match dst|src|both] [--action drop|flag]\n"
+	      "                        [--dns-action drop|flag|nxdomain|refused] "
+	      "[--dns-port N]...\n"
 	      "  Attaches the XDP filter to IFACE (through libxdp, so other XDP\n"
 	      "  programs can share the interface). Every attached interface\n"
 	      "  shares one filter, pinned under /sys/fs/bpf/bloomgate.\n"
-	      "  --mode    native (default) or skb (generic XDP)\n"
-	      "  --match   address probed: dst (default), src or both\n"
-	      "  --action  on a match: drop (default), or flag (pass, count,\n"
-	      "            and send an event; see bloomgate events)\n",
+	      "  --mode        native (default) or skb (generic XDP)\n"
+	      "  --match       address probed: dst (default), src or both\n"
+	      "  --action      on a listed address: drop (default), or flag (pass,\n"
+	      "                count, and send an event; see bloomgate events)\n"
+	      "  --dns-action  on a DNS query for a listed name (UDP to a DNS port):\n"
+	      "                nxdomain (default: answer NXDOMAIN from XDP),\n"
+	      "                refused (answer REFUSED), drop, or flag (pass,\n"
+	      "                count, and send an event with the name)\n"
+	      "  --dns-port N  UDP destination port judged as DNS; repeat for up to\n"
+	      "                " BG_TEXTIFY(BG_DNS_PORTS_MAX) " ports (default 53 alone; "
+	      "given ports replace it)\n",
 	      f);
 	return f == stdout ? 0 : EXIT_USAGE;
 }
@@ -134,16 +170,36 @@ static const struct option attach_opts[] = {
 	{ "mode", required_argument, NULL, 'm' },
 	{ "match", required_argument, NULL, 'M' },
 	{ "action", required_argument, NULL, 'a' },
+	{ "dns-action", required_argument, NULL, 'D' },
+	{ "dns-port", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
 
+/* A --dns-port value: decimal 1..65535. 0, or -1. */
+static int parse_port(const char *s, __u16 *port)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < 1 || v > 65535)
+		return -1;
+	*port = (__u16)v;
+	return 0;
+}
+
 static int cmd_attach(int argc, char **argv)
 {
 	struct bg_attach_opts o = { BG_MODE_NATIVE, BG_MATCH_DST,
-				    BG_ACTION_DROP };
-	char err[256] = "";
-	int c, ret;
+				    BG_ACTION_DROP, BG_DNS_ACTION_NXDOMAIN,
+				    { 0 } };
+	char err[256] = "", ports[64];
+	int c, ret, nports = 0, i;
+	__u16 port;
 
 	while ((c = getopt_long(argc, argv, "h", attach_opts, NULL)) != -1) {
 		switch (c) {
@@ -173,6 +229,25 @@ static int cmd_attach(int argc, char **argv)
 			else
 				return fail(EXIT_USAGE, "--action must be drop or flag, not '%s'", optarg);
 			break;
+		case 'D':
+			for (i = BG_DNS_ACTION_DROP; i <= BG_DNS_ACTION_REFUSED; i++)
+				if (!strcmp(optarg, dns_action_names[i]))
+					break;
+			if (i > BG_DNS_ACTION_REFUSED)
+				return fail(EXIT_USAGE, "--dns-action must be drop, flag, nxdomain or refused, not '%s'",
+					    optarg);
+			o.dns_action = (enum bg_dns_action)i;
+			break;
+		case 'P':
+			if (parse_port(optarg, &port))
+				return fail(EXIT_USAGE, "--dns-port must be a port number (1-65535), not '%s'", optarg);
+			for (i = 0; i < nports; i++)
+				if (o.dns_ports[i] == port)
+					return fail(EXIT_USAGE, "--dns-port %u given twice", port);
+			if (nports == BG_DNS_PORTS_MAX)
+				return fail(EXIT_USAGE, "at most %d --dns-port", BG_DNS_PORTS_MAX);
+			o.dns_ports[nports++] = port;
+			break;
 		case 'h':
 			return usage_attach(stdout);
 		default:
@@ -183,11 +258,15 @@ static int cmd_attach(int argc, char **argv)
 		return usage_attach(stderr);
 	if ((ret = need_root()))
 		return ret;
+	if (!nports)
+		o.dns_ports[0] = BG_DNS_PORT;
 	if (bg_attach(argv[optind], &o, err, sizeof(err)))
 		return fail(1, "%s", err);
-	printf("attached to %s (%s mode, match %s, action %s)\n", argv[optind],
-	       o.mode == BG_MODE_SKB ? "skb" : "native", match_name(o.match),
-	       action_name(o.action));
+	fmt_ports(ports, sizeof(ports), o.dns_ports);
+	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s)\n",
+	       argv[optind], o.mode == BG_MODE_SKB ? "skb" : "native",
+	       match_name(o.match), action_name(o.action),
+	       dns_action_name(o.dns_action), ports);
 	return 0;
 }
 
@@ -198,9 +277,10 @@ static int cmd_detach(int argc, char **argv)
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		puts("usage: bloomgate detach IFACE | --all\n"
-		     "  Removes bloomgate's XDP program from IFACE; after the last\n"
-		     "  interface, removes every pinned map too. --all detaches\n"
-		     "  from every interface, also ones that no longer exist.");
+		     "  Removes bloomgate's XDP program from IFACE, and the pin of\n"
+		     "  its DNS program array; after the last interface, removes\n"
+		     "  every pinned map too. --all detaches from every interface of\n"
+		     "  this network namespace, also ones that no longer exist.");
 		return 0;
 	}
 	if (argc != 2 || (argv[1][0] == '-' && strcmp(argv[1], "--all")))
@@ -221,15 +301,44 @@ static int cmd_detach(int argc, char **argv)
 
 static int usage_load(FILE *f)
 {
-	fputs("usage: bloomgate load [--fpr P] [--strict] [--allow LIST]... LIST...\n"
-	      "  Parses the lists (IPv4/IPv6 addresses and CIDR prefixes, one per\n"
-	      "  line; plain, FireHOL ipset/netset, Spamhaus DROP), builds a new\n"
-	      "  filter sized for the target false-positive rate and swaps it in\n"
-	      "  atomically. A load that fails leaves the running filter as it was.\n"
-	      "  --fpr P        target false-positive rate per probe (default 0.001)\n"
-	      "  --strict       fail on any rejected line instead of skipping it\n"
-	      "  --allow LIST   addresses and prefixes that always pass, also inside\n"
-	      "                 listed ranges (exact; may be given several times)\n",
+	fputs("usage: bloomgate load [--fpr P] [--strict] [--format F] [--subdomains]\n"
+	      "                      [--allow LIST]... LIST...\n"
+	      "  Parses the lists, builds a new filter sized for the target\n"
+	      "  false-positive rate and swaps it in atomically. A load that fails\n"
+	      "  leaves the running filter as it was.\n"
+	      "  Lists are address lists (IPv4/IPv6 addresses and CIDR prefixes, one\n"
+	      "  per line: plain, FireHOL ipset/netset, Spamhaus DROP) or domain\n"
+	      "  lists, in one load:\n"
+	      "    plain    one name a line; *.name for its subdomains only\n"
+	      "    hosts    0.0.0.0 name [name...] (also 127.0.0.1, ::, ::1, or a\n"
+	      "             bare name): each name exactly; the addresses are where\n"
+	      "             the names point, never loaded as blocked addresses\n"
+	      "    adblock  ||name^ (name and subdomains), ||*.name^ (subdomains),\n"
+	      "             |name^ (the name only), @@ before any: allow\n"
+	      "  Each file's format is detected from its first " BG_TEXTIFY(BG_SRC_DETECT_LINES) " lines that are\n"
+	      "  not blank or comments: addresses when more than half are addresses\n"
+	      "  or prefixes; else Adblock when one starts with |, !, [ or @@; else\n"
+	      "  hosts when one is an address and a name; else plain when more than\n"
+	      "  half are names of two labels or more; else addresses (each line is\n"
+	      "  then rejected as not an address: say --format plain if need be).\n"
+	      "  --fpr P           target false-positive rate per address or query\n"
+	      "                    (default 0.001)\n"
+	      "  --strict          fail on any rejected line, and on any subdomain rule\n"
+	      "                    deeper than " BG_TEXTIFY(BG_DNS_SUFFIX_MAX) " labels (never matched), instead\n"
+	      "                    of reporting and skipping it\n"
+	      "  --allow LIST      entries that always pass: addresses and prefixes,\n"
+	      "                    also inside listed ranges; names, which beat blocked\n"
+	      "                    parents (may be given several times)\n"
+	      "  --format F        read the lists after this option as F: addr, plain,\n"
+	      "                    hosts or adblock; auto (the default) detects\n"
+	      "  --subdomains      plain domain entries in the lists after this option\n"
+	      "                    cover their subdomains too (as HaGeZi's lists mean)\n"
+	      "  --no-subdomains   back to the default: a plain entry is the name only\n"
+	      "  --format applies to every list after it on the command line, blocked\n"
+	      "  and --allow alike, up to the next --format (like gcc's -x);\n"
+	      "  --subdomains likewise, up to --no-subdomains. Given after the last\n"
+	      "  list, they would apply to none: an error.\n"
+	      "  Every rejected line is reported as FILE:LINE: reason: 'text'.\n",
 	      f);
 	return f == stdout ? 0 : EXIT_USAGE;
 }
@@ -238,28 +347,12 @@ static const struct option load_opts[] = {
 	{ "fpr", required_argument, NULL, 'f' },
 	{ "strict", no_argument, NULL, 's' },
 	{ "allow", required_argument, NULL, 'A' },
+	{ "format", required_argument, NULL, 'F' },
+	{ "subdomains", no_argument, NULL, 'S' },
+	{ "no-subdomains", no_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
-
-/* Parses files into l; one clear message on failure. */
-static int parse_lists(struct bg_list *l, char *const *files, int n,
-		       const struct bg_list_opts *lo)
-{
-	int i, ret;
-
-	for (i = 0; i < n; i++) {
-		ret = bg_list_parse_file(l, files[i], lo);
-		if (ret == -EINVAL)
-			return fail(EXIT_LIST, "%s: rejected lines with --strict; "
-				    "the running filter is unchanged", files[i]);
-		if (ret)
-			return fail(EXIT_LIST, "%s: %s; the running filter is unchanged",
-				    files[i], strerror(-ret));
-	}
-	bg_list_finish(l);
-	return 0;
-}
 
 static void print_lengths(const char *fam, const uint8_t *len, int n, int extra,
 			  const char *extra_what)
@@ -276,69 +369,156 @@ static void print_lengths(const char *fam, const uint8_t *len, int n, int extra,
 	puts(")");
 }
 
+static const char *plural(size_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* The arguments of load into srcs (in order: --format and --subdomains
+ * apply to the lists after them), and the other options. */
+static int load_args(int argc, char **argv, struct bg_sources *srcs,
+		     struct bg_list_opts *lo, double *fpr)
+{
+	char *end;
+	int c, ret;
+
+	/* "-": lists come back as argument 1, in order with the options */
+	while ((c = getopt_long(argc, argv, "-h", load_opts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+		case 'A':
+			if (bg_sources_add(srcs, optarg, c == 'A'))
+				return fail(1, "out of memory");
+			break;
+		case 'f':
+			errno = 0;
+			*fpr = strtod(optarg, &end);
+			if (errno || *end || !(*fpr >= BG_FPR_MIN && *fpr <= BG_FPR_MAX))
+				return fail(EXIT_USAGE, "--fpr must be a number between %g and %g, not '%s'",
+					    BG_FPR_MIN, BG_FPR_MAX, optarg);
+			break;
+		case 's':
+			lo->strict = 1;
+			break;
+		case 'F':
+			if (bg_sources_set_format(srcs, optarg))
+				return fail(EXIT_USAGE, "--format must be addr, plain, hosts, adblock or auto, not '%s'",
+					    optarg);
+			break;
+		case 'S':
+		case 'N':
+			bg_sources_set_subdomains(srcs, c == 'S');
+			break;
+		case 'h':
+			return usage_load(stdout) - 1; /* -1: stop, exit 0 */
+		default:
+			return usage_load(stderr);
+		}
+	}
+	for (; optind < argc; optind++) /* after "--" */
+		if (bg_sources_add(srcs, argv[optind], 0))
+			return fail(1, "out of memory");
+	ret = bg_sources_done(srcs);
+	if (ret == -EINVAL)
+		return fail(EXIT_USAGE, "--format, --subdomains and --no-subdomains apply to the "
+			    "lists after them; none follows the last one");
+	if (ret)
+		return usage_load(stderr);
+	return 0;
+}
+
+/* Block (not allow) names of each kind, and allow rules, in l. */
+static void count_names(const struct bg_names *l, size_t *exact, size_t *subs,
+			size_t *allow)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->v[i].allow)
+			(*allow)++;
+		else if (l->v[i].kind == BG_NAME_EXACT)
+			(*exact)++;
+		else
+			(*subs)++;
+	}
+}
+
 static int cmd_load(int argc, char **argv)
 {
 	struct bg_list_opts lo = { 0 };
 	struct bg_filter_params fp;
 	double fpr = BG_FPR_DEFAULT, t0, t1, t2, t3;
 	struct bg_list list, allow;
+	struct bg_names bnames, anames;
+	struct bg_sources srcs;
 	struct bg_state st;
-	char **allow_files = NULL;
-	int n_allow = 0, c, ret, fd = -1;
+	size_t i, n_addr = 0, n_addr_allow = 0, n_dom = 0, n_allow = 0;
+	size_t exact = 0, subs = 0, allow_rules = 0, allow_names = 0, unused = 0;
+	int ret, fd = -1;
 	uint64_t seed;
-	char *end, mem[32], xmem[32];
+	char mem[32], xmem[32];
 	__u32 filter_id = 0;
 
-	while ((c = getopt_long(argc, argv, "h", load_opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			errno = 0;
-			fpr = strtod(optarg, &end);
-			if (errno || *end || !(fpr >= BG_FPR_MIN && fpr <= BG_FPR_MAX)) {
-				free(allow_files);
-				return fail(EXIT_USAGE, "--fpr must be a number between %g and %g, not '%s'",
-					    BG_FPR_MIN, BG_FPR_MAX, optarg);
-			}
-			break;
-		case 's':
-			lo.strict = 1;
-			break;
-		case 'A': {
-			char **nf = realloc(allow_files, sizeof(*nf) * (size_t)(n_allow + 1));
-
-			if (!nf) {
-				free(allow_files);
-				return fail(1, "out of memory");
-			}
-			allow_files = nf;
-			allow_files[n_allow++] = optarg;
-			break;
-		}
-		case 'h':
-			free(allow_files);
-			return usage_load(stdout);
-		default:
-			free(allow_files);
-			return usage_load(stderr);
-		}
-	}
-	if (optind >= argc) {
-		free(allow_files);
-		return usage_load(stderr);
+	bg_sources_init(&srcs);
+	ret = load_args(argc, argv, &srcs, &lo, &fpr);
+	if (ret) {
+		bg_sources_free(&srcs);
+		return ret < 0 ? 0 : ret;
 	}
 	if ((ret = need_root()) || (ret = open_state(&st, 1))) {
 		/* Lock first: concurrent loads are serialised from parse to swap. */
-		free(allow_files);
+		bg_sources_free(&srcs);
 		return ret;
 	}
 	bg_list_init(&list);
 	bg_list_init(&allow);
+	bg_names_init(&bnames);
+	bg_names_init(&anames);
 
 	t0 = now_ms();
-	if ((ret = parse_lists(&list, argv + optind, argc - optind, &lo)) ||
-	    (ret = parse_lists(&allow, allow_files, n_allow, &lo)))
-		goto out;
-	if (list.n4 + list.n6 == 0) {
+	for (i = 0; i < srcs.n; i++) {
+		struct bg_source *src = &srcs.v[i];
+		int used = BG_SRC_AUTO;
+
+		struct bg_names *nl = src->allow ? &anames : &bnames;
+		size_t deep = nl->too_deep, rej = nl->rejected + list.rejected +
+						  allow.rejected;
+
+		ret = bg_source_parse(src, src->allow ? &allow : &list, nl, &lo, &used);
+		if (ret == -EINVAL) {
+			int r = nl->rejected + list.rejected + allow.rejected > rej;
+			int d = nl->too_deep > deep;
+
+			ret = fail(EXIT_LIST, "%s: %s%s%s with --strict; the running filter "
+				   "is unchanged", src->path, r ? "rejected lines" : "",
+				   r && d ? " and " : "",
+				   d ? "subdomain rules never matched (too deep)" : "");
+			goto out;
+		}
+		if (ret) {
+			ret = fail(EXIT_LIST, "%s: %s; the running filter is unchanged",
+				   src->path, strerror(-ret));
+			goto out;
+		}
+		/* check re-reads the list as it was read here */
+		src->format = (uint8_t)used;
+		n_allow += src->allow;
+		if (used == BG_SRC_ADDR) {
+			n_addr++;
+			n_addr_allow += src->allow;
+		} else {
+			n_dom++;
+		}
+	}
+	bg_list_finish(&list);
+	bg_list_finish(&allow);
+	bg_names_finish(&bnames);
+	bg_names_finish(&anames);
+	count_names(&bnames, &exact, &subs, &allow_rules);
+	count_names(&anames, &unused, &unused, &allow_names);
+	list.names = bnames.n ? &bnames : NULL;
+	allow.names = anames.n ? &anames : NULL;
+	if (list.n4 + list.n6 + exact + subs == 0) {
 		ret = fail(EXIT_LIST, "no valid entries in the lists; the running "
 			   "filter is unchanged");
 		goto out;
@@ -347,7 +527,8 @@ static int cmd_load(int argc, char **argv)
 	ret = bg_filter_plan(&list, n_allow ? &allow : NULL, fpr, &fp);
 	if (ret) {
 		ret = fail(EXIT_LIST, "cannot plan a filter for %zu entries at fpr %g: %s; "
-			   "the running filter is unchanged", list.n4 + list.n6, fpr,
+			   "the running filter is unchanged",
+			   list.n4 + list.n6 + exact + subs, fpr,
 			   ret == -E2BIG ? "too large" : strerror(-ret));
 		goto out;
 	}
@@ -371,34 +552,78 @@ static int cmd_load(int argc, char **argv)
 		goto out;
 	}
 	/* What `check` needs to name the entry behind a match. */
-	bg_record_write(filter_id, argv + optind, argc - optind, allow_files, n_allow);
+	bg_record_write(filter_id, srcs.v, srcs.n);
 
 	fmt_bytes(mem, sizeof(mem), (double)fp.bytes);
 	fmt_bytes(xmem, sizeof(xmem),
 		  ((double)(fp.keys4 + fp.keys6) -
 		   (double)(fp.prefixes4 - fp.short4_prefixes) -
 		   (double)(fp.prefixes6 - fp.short6_prefixes)) * fp.bits_per_entry / 8.0);
-	printf("entries read:     %zu from %zu file%s (%zu IPv4, %zu IPv6 kept; "
-	       "%zu duplicate%s, %zu inside a shorter prefix, %zu warning%s)\n",
-	       list.accepted, list.files, list.files == 1 ? "" : "s", list.n4,
-	       list.n6, list.duplicates, list.duplicates == 1 ? "" : "s",
-	       list.covered, list.warnings, list.warnings == 1 ? "" : "s");
-	printf("entries rejected: %zu\n", list.rejected + allow.rejected);
-	if (n_allow)
+	if (n_dom) {
+		printf("lists:            ");
+		for (i = 0; i < srcs.n; i++)
+			printf("%s%s (%s%s%s)", i ? ", " : "", srcs.v[i].path,
+			       srcs.v[i].format == BG_SRC_ADDR ? "addresses" :
+			       bg_src_format_name(srcs.v[i].format),
+			       srcs.v[i].format == BG_SRC_PLAIN && srcs.v[i].subdomains ?
+				       ", subdomains" : "",
+			       srcs.v[i].allow ? ", allow" : "");
+		putchar('\n');
+	}
+	if (n_addr || !n_dom) {
+		printf("entries read:     %zu from %zu file%s (%zu IPv4, %zu IPv6 kept; "
+		       "%zu duplicate%s, %zu inside a shorter prefix, %zu warning%s)\n",
+		       list.accepted, list.files, plural(list.files), list.n4,
+		       list.n6, list.duplicates, plural(list.duplicates),
+		       list.covered, list.warnings, plural(list.warnings));
+		printf("entries rejected: %zu\n", list.rejected + allow.rejected);
+	}
+	if (n_addr_allow)
 		printf("allowlist:        %zu entries from %zu file%s -> %u IPv4, %u IPv6 exact ranges\n",
-		       allow.n4 + allow.n6, allow.files, allow.files == 1 ? "" : "s",
+		       allow.n4 + allow.n6, allow.files, plural(allow.files),
 		       fp.allow4_n, fp.allow6_n);
-	print_lengths("IPv4", fp.len4, fp.n4, fp.short4, "bitmap for /0-/16");
-	print_lengths("IPv6", fp.len6, fp.n6, fp.short6_n ? 1 : 0,
-		      "exact ranges for the shortest prefixes");
-	printf("expansion:        %llu IPv4 + %llu IPv6 prefixes -> %llu Bloom keys (%s more)\n",
-	       (unsigned long long)(fp.prefixes4 - fp.short4_prefixes),
-	       (unsigned long long)(fp.prefixes6 - fp.short6_prefixes),
-	       (unsigned long long)(fp.keys4 + fp.keys6), xmem);
-	printf("filter:           %u blocks of 512 bits, k=%u, %.2f bits/key\n",
+	if (n_dom) {
+		size_t acc = bnames.accepted + anames.accepted;
+		size_t dup = bnames.duplicates + anames.duplicates;
+		size_t warn = bnames.warnings + anames.warnings;
+		size_t deep = bnames.too_deep + anames.too_deep;
+
+		printf("names read:       %zu from %zu file%s (%zu exact, %zu with subdomains "
+		       "kept; %zu duplicate%s, %zu skipped, %zu warning%s)\n",
+		       acc, n_dom, plural(n_dom), exact, subs, dup, plural(dup),
+		       bnames.skipped + anames.skipped, warn + deep, plural(warn + deep));
+		printf("names rejected:   %zu\n", bnames.rejected + anames.rejected);
+		printf("names allowed:    %zu (%zu from --allow lists, %zu allow rule%s in "
+		       "block lists)%s\n",
+		       allow_names + allow_rules, allow_names, allow_rules,
+		       plural(allow_rules),
+		       allow_names + allow_rules ? "; allow beats block" : "");
+		if (deep)
+			printf("names too deep:   %zu subdomain rule%s deeper than %d labels, "
+			       "never matched below the name (reported above)\n",
+			       deep, plural(deep), BG_DNS_SUFFIX_MAX);
+		printf("probes per query: up to %d (the name, then its parent names of "
+		       "at most %d labels)\n", 1 + BG_DNS_SUFFIX_MAX, BG_DNS_SUFFIX_MAX);
+	}
+	if (n_addr || !n_dom) {
+		print_lengths("IPv4", fp.len4, fp.n4, fp.short4, "bitmap for /0-/16");
+		print_lengths("IPv6", fp.len6, fp.n6, fp.short6_n ? 1 : 0,
+			      "exact ranges for the shortest prefixes");
+		printf("expansion:        %llu IPv4 + %llu IPv6 prefixes -> %llu Bloom keys (%s more)\n",
+		       (unsigned long long)(fp.prefixes4 - fp.short4_prefixes),
+		       (unsigned long long)(fp.prefixes6 - fp.short6_prefixes),
+		       (unsigned long long)(fp.keys4 + fp.keys6), xmem);
+	}
+	printf("filter:           %u blocks of 512 bits, k=%u, %.2f bits/key",
 	       fp.nblocks, fp.k, fp.bits_per_entry);
-	printf("false positives:  %.6f predicted per address (target %g; %.6f per Bloom probe)\n",
-	       fp.predicted_addr, fpr, fp.predicted);
+	if (n_dom)
+		printf(" (%llu address, %llu name keys)",
+		       (unsigned long long)(fp.keys4 + fp.keys6),
+		       (unsigned long long)fp.name_keys);
+	putchar('\n');
+	printf("false positives:  %.6f predicted per %s (target %g; %.6f per Bloom probe)\n",
+	       fp.predicted_addr, !n_dom ? "address" : n_addr ? "address or query" : "query",
+	       fpr, fp.predicted);
 	printf("memory:           %s\n", mem);
 	printf("time:             %.1f ms (parse %.1f, build %.1f, swap %.2f)\n",
 	       t3 - t0, t1 - t0, t2 - t1, t3 - t2);
@@ -409,17 +634,52 @@ out:
 	bg_state_close(&st);
 	bg_list_free(&list);
 	bg_list_free(&allow);
-	free(allow_files);
+	bg_names_free(&bnames);
+	bg_names_free(&anames);
+	bg_sources_free(&srcs);
 	return ret;
 }
 
 /* ---- check -------------------------------------------------------------- */
 
 struct explain {
-	char buf[512];
+	char buf[1024];
 	size_t len;
 	int n;
+	const char *query; /* names: the normalised query */
+	int want_allow; /* names: collect allow (1) or block (0) rules */
+	const char *unreadable; /* a list of the record that cannot be read */
 };
+
+/* Entries named per reason; the rest are counted ("and N more"). */
+#define EXPLAIN_MAX 3
+
+static void explain_add(struct explain *e, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (e->len >= sizeof(e->buf))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(e->buf + e->len, sizeof(e->buf) - e->len, fmt, ap);
+	va_end(ap);
+	e->len += n > 0 ? (size_t)n : 0;
+	if (e->len >= sizeof(e->buf))
+		e->len = sizeof(e->buf) - 1;
+}
+
+static void explain_init(struct explain *e)
+{
+	memset(e, 0, sizeof(*e));
+}
+
+/* ", and N more" once all entries are in. */
+static void explain_done(struct explain *e)
+{
+	if (e->n > EXPLAIN_MAX)
+		explain_add(e, " and %d more", e->n - EXPLAIN_MAX);
+}
 
 static void on_cover(void *ctx, const char *path, size_t line, const char *text,
 		     const struct bg_key4 *k4, const struct bg_key6 *k6)
@@ -438,24 +698,193 @@ static void on_cover(void *ctx, const char *path, size_t line, const char *text,
 	} else {
 		snprintf(pfx, sizeof(pfx), "?");
 	}
-	if (e->len < sizeof(e->buf))
-		e->len += (size_t)snprintf(e->buf + e->len, sizeof(e->buf) - e->len,
-					   "%s%s at %s:%zu", e->n ? ", " : "", pfx,
-					   path, line);
+	explain_add(e, "%s%s at %s:%zu", e->n ? ", " : "", pfx, path, line);
 	e->n++;
 }
 
-static int explain_files(struct explain *e, char **files, int n,
-			 const struct bg_key4 *k4, const struct bg_key6 *k6)
+/* Address lists of the record (allow or block ones) covering the key. */
+static int explain_addr(struct explain *e, const struct bg_record *rec, int allow,
+			const struct bg_key4 *k4, const struct bg_key6 *k6)
 {
 	int i;
 
-	e->len = 0;
-	e->n = 0;
-	e->buf[0] = 0;
-	for (i = 0; i < n; i++)
-		bg_list_find_covering(files[i], k4, k6, on_cover, e);
+	explain_init(e);
+	for (i = 0; i < rec->n; i++)
+		if (rec->src[i].format == BG_SRC_ADDR && rec->src[i].allow == allow &&
+		    bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, e) < 0 &&
+		    !e->unreadable)
+			e->unreadable = rec->src[i].path;
 	return e->n;
+}
+
+/* A list line for a report: quoted, at most 80 bytes, control bytes as
+ * \xNN, so that check's answer stays one line. */
+static void quote_text(char *out, size_t outlen, const char *s)
+{
+	size_t o = 0, i;
+
+	for (i = 0; s[i] && o + 5 < outlen; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i == 80) {
+			o += (size_t)snprintf(out + o, outlen - o, "...");
+			break;
+		}
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = 0;
+}
+
+static void on_name(void *ctx, const char *path, size_t line, const char *text,
+		    const struct bg_name *ent, int label)
+{
+	struct explain *e = ctx;
+	char q[400];
+	const char *parent = e->query;
+	int j;
+
+	if (!!ent->allow != e->want_allow)
+		return;
+	if (e->n++ >= EXPLAIN_MAX)
+		return;
+	for (j = 0; j < label && parent; j++) {
+		parent = strchr(parent, '.');
+		parent = parent ? parent + 1 : NULL;
+	}
+	quote_text(q, sizeof(q), text);
+	explain_add(e, "%s'%s' at %s:%zu", e->n > 1 ? ", " : "", q, path, line);
+	if (label > 0 && parent)
+		explain_add(e, " as a subdomain of %s", parent);
+}
+
+/* Domain lists of the record: the allow (want_allow) or block rules that
+ * the datapath's probes for name find. Allow rules may sit in block lists
+ * (@@||name^); every entry of an --allow list is one. */
+static int explain_name(struct explain *e, const struct bg_record *rec,
+			const char *name, int want_allow)
+{
+	int i;
+
+	explain_init(e);
+	e->query = name;
+	e->want_allow = want_allow;
+	for (i = 0; i < rec->n; i++) {
+		const struct bg_source *src = &rec->src[i];
+		struct bg_dom_opts o = { 0 };
+
+		if (src->format == BG_SRC_ADDR || (src->allow && !want_allow))
+			continue;
+		o.format = src->format == BG_SRC_HOSTS ? BG_DOM_HOSTS :
+			   src->format == BG_SRC_ADBLOCK ? BG_DOM_ADBLOCK : BG_DOM_PLAIN;
+		o.subdomains = src->subdomains;
+		o.allow = src->allow;
+		if (bg_names_find(src->path, &o, name, on_name, e) < 0 && !e->unreadable)
+			e->unreadable = src->path;
+	}
+	explain_done(e);
+	return e->n;
+}
+
+/* An argument that is neither an address nor a name: say why, as an
+ * address when it looks like one. */
+static const char *bad_arg_reason(const char *arg, const char *addr_why,
+				  const char *name_why)
+{
+	size_t n = strlen(arg);
+
+	if (strchr(arg, ':') || strchr(arg, '/') ||
+	    strspn(arg, "0123456789.") == n)
+		return addr_why;
+	return name_why;
+}
+
+/* A match no entry of the lists explains: a false positive, unless a list
+ * could not be read again. */
+static void print_unexplained(const char *arg, const struct explain *blk)
+{
+	if (blk->unreadable)
+		printf("%s: match (maybe listed: %s cannot be read now)\n", arg,
+		       blk->unreadable);
+	else
+		printf("%s: match (probable false positive: no listed entry covers it)\n",
+		       arg);
+}
+
+static void check_addr(const char *arg, const void *mem, int kind,
+		       const struct bg_key4 *k4, const struct bg_key6 *k6,
+		       const struct bg_record *rec)
+{
+	const struct bg_key4 *p4 = kind == BG_KEY_IPV4 ? k4 : NULL;
+	const struct bg_key6 *p6 = kind == BG_KEY_IPV6 ? k6 : NULL;
+	struct explain blk, alw;
+	int listed, allowed;
+
+	listed = p4 ? bg_filter_test4(mem, k4->addr) : bg_filter_test6(mem, k6->addr);
+	allowed = p4 ? bg_filter_allowed4(mem, k4->addr) :
+		       bg_filter_allowed6(mem, k6->addr);
+	if (!listed) {
+		printf("%s: no match\n", arg);
+		return;
+	}
+	if (!rec) {
+		printf("%s: %s (%s; the lists behind this filter are not known)\n",
+		       arg, allowed ? "no match" : "match",
+		       allowed ? "allowlisted" : "maybe listed");
+		return;
+	}
+	explain_addr(&blk, rec, 0, p4, p6);
+	if (allowed) {
+		explain_addr(&alw, rec, 1, p4, p6);
+		printf("%s: no match (allowlisted by %s%s%s)\n", arg,
+		       alw.n ? alw.buf : "the allowlist",
+		       blk.n ? "; listed by " : "", blk.n ? blk.buf : "");
+	} else if (blk.n) {
+		printf("%s: match (listed by %s)\n", arg, blk.buf);
+	} else {
+		print_unexplained(arg, &blk);
+	}
+}
+
+/* name: normalised. 0, or -1 when the filter cannot judge it. */
+static int check_name(const char *arg, const char *name, const void *mem,
+		      const struct bg_record *rec)
+{
+	const struct bg_filter_header *h = mem;
+	struct explain blk, alw;
+	int listed, allowed, label = 0, alabel = 0;
+
+	listed = bg_filter_test_name(mem, name, &label);
+	if (listed < 0)
+		return -1;
+	if (!listed) {
+		printf("%s: no match%s\n", arg, h->flags & BG_FILTER_F_NAMES ? "" :
+		       " (the loaded filter holds no domain names)");
+		return 0;
+	}
+	/* The datapath asks the name allowlist only after a positive. */
+	allowed = bg_filter_name_allowed(mem, name, &alabel) == 1;
+	if (!rec) {
+		printf("%s: %s (%s; the lists behind this filter are not known)\n",
+		       arg, allowed ? "no match" : "match",
+		       allowed ? "allowlisted" : "maybe listed");
+		return 0;
+	}
+	explain_name(&blk, rec, name, 0);
+	if (allowed) {
+		explain_name(&alw, rec, name, 1);
+		printf("%s: no match (allowlisted by %s%s%s)\n", arg,
+		       alw.n ? alw.buf : "the allowlist",
+		       blk.n ? "; allow beats block: listed by " : "",
+		       blk.n ? blk.buf : "");
+	} else if (blk.n) {
+		printf("%s: match (listed by %s)\n", arg, blk.buf);
+	} else {
+		print_unexplained(arg, &blk);
+	}
+	return 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -467,15 +896,21 @@ static int cmd_check(int argc, char **argv)
 	int i, ret, bad = 0, have_rec;
 
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: bloomgate check ADDR...\n"
-		     "  For each address, says whether the live filter matches it\n"
-		     "  (\"match\") or not (\"no match\"), and why: the listed entry\n"
-		     "  (file:line) that covers it, the allowlist entry that passes\n"
-		     "  it, or that the match is a probable false positive.");
+		puts("usage: bloomgate check ADDR|NAME...\n"
+		     "  For each IP address or domain name, says whether the live\n"
+		     "  filter matches it (\"match\": dropped, or for a name, the\n"
+		     "  DNS action) or not (\"no match\"), and why: the listed entry\n"
+		     "  (file:line) that covers it -- for a name, the line's text, and\n"
+		     "  whether it lists the name itself or a parent with its\n"
+		     "  subdomains --, the allowlist entry that passes it (allow beats\n"
+		     "  block), or that the match is a probable false positive.\n"
+		     "  An argument that parses as an IP address is an address;\n"
+		     "  anything else must be a domain name (a trailing dot is fine,\n"
+		     "  case does not matter).");
 		return 0;
 	}
 	if (argc < 2)
-		return fail(EXIT_USAGE, "usage: bloomgate check ADDR...");
+		return fail(EXIT_USAGE, "usage: bloomgate check ADDR|NAME...");
 	if ((ret = need_root()))
 		return ret;
 	if ((ret = open_state(&st, 0)))
@@ -498,41 +933,20 @@ static int cmd_check(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		struct bg_key4 k4;
 		struct bg_key6 k6;
-		struct explain blk, alw;
-		const char *why = NULL;
-		int kind = bg_parse_addr(argv[i], &k4, &k6, &why), listed, allowed;
-		const struct bg_key4 *p4 = kind == BG_KEY_IPV4 ? &k4 : NULL;
-		const struct bg_key6 *p6 = kind == BG_KEY_IPV6 ? &k6 : NULL;
+		char name[BG_DNS_NAME_MAX];
+		const char *why = NULL, *name_why = NULL;
+		int kind = bg_parse_addr(argv[i], &k4, &k6, &why);
 
-		if (!kind) {
-			fprintf(stderr, "bloomgate: %s: %s\n", argv[i], why);
+		if (kind) {
+			check_addr(argv[i], mem, kind, &k4, &k6, have_rec ? &rec : NULL);
+			continue;
+		}
+		if (bg_name_normalise(argv[i], strlen(argv[i]), name, &name_why) ||
+		    check_name(argv[i], name, mem, have_rec ? &rec : NULL)) {
+			fprintf(stderr, "bloomgate: %s: %s\n", argv[i],
+				bad_arg_reason(argv[i], why, name_why ? name_why :
+					       "not a domain name"));
 			bad = 1;
-			continue;
-		}
-		listed = p4 ? bg_filter_test4(mem, k4.addr) : bg_filter_test6(mem, k6.addr);
-		allowed = p4 ? bg_filter_allowed4(mem, k4.addr) :
-			       bg_filter_allowed6(mem, k6.addr);
-		if (!listed) {
-			printf("%s: no match\n", argv[i]);
-			continue;
-		}
-		if (!have_rec) {
-			printf("%s: %s (%s; the lists behind this filter are not known)\n",
-			       argv[i], allowed ? "no match" : "match",
-			       allowed ? "allowlisted" : "maybe listed");
-			continue;
-		}
-		explain_files(&blk, rec.block, rec.n_block, p4, p6);
-		if (allowed) {
-			explain_files(&alw, rec.allow, rec.n_allow, p4, p6);
-			printf("%s: no match (allowlisted by %s%s%s)\n", argv[i],
-			       alw.n ? alw.buf : "the allowlist",
-			       blk.n ? "; listed by " : "", blk.n ? blk.buf : "");
-		} else if (blk.n) {
-			printf("%s: match (listed by %s)\n", argv[i], blk.buf);
-		} else {
-			printf("%s: match (probable false positive: no listed entry covers it)\n",
-			       argv[i]);
 		}
 	}
 	bg_filter_unmap(mem, len);
@@ -624,7 +1038,7 @@ static int cmd_status(int argc, char **argv)
 	n = bg_attach_list(&st, recs, BG_ATTACH_MAX);
 	printf("pinned state: %s\n", st.dir);
 	for (i = 0; i < n; i++) {
-		char name[IF_NAMESIZE] = "?";
+		char name[IF_NAMESIZE] = "?", ports[64];
 
 		if (recs[i].netns_ino != bg_netns_ino()) {
 			printf("attached: ifindex %u in another network namespace "
@@ -633,10 +1047,13 @@ static int cmd_status(int argc, char **argv)
 			continue;
 		}
 		if_indextoname(recs[i].ifindex, name);
-		printf("attached: %s (ifindex %u, %s mode, match %s, action %s, prog id %u)\n",
+		fmt_ports(ports, sizeof(ports), recs[i].dns_ports);
+		printf("attached: %s (ifindex %u, %s mode, match %s, action %s, "
+		       "dns-action %s, dns-ports %s, prog id %u, dns prog id %u)\n",
 		       name, recs[i].ifindex, recs[i].mode == BG_MODE_SKB ? "skb" : "native",
 		       match_name(recs[i].match), action_name(recs[i].action),
-		       recs[i].prog_id);
+		       dns_action_name(recs[i].dns_action), ports, recs[i].prog_id,
+		       recs[i].dns_prog_id);
 	}
 	ret = bg_filter_map_current(st.filters_fd, &mem, &len);
 	if (ret == 0) {
@@ -648,10 +1065,13 @@ static int cmd_status(int argc, char **argv)
 
 		fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
 		printf("filter: %llu Bloom keys, %u blocks, k=%u, %.2f bits/key, "
-		       "predicted false-positive rate %.6f per address, memory %s\n",
+		       "predicted false-positive rate %.6f per address",
 		       (unsigned long long)h->entries, h->nblocks, h->k,
 		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,
-		       1.0 - pow(1.0 - pp, probes ? probes : 1), b);
+		       1.0 - pow(1.0 - pp, probes ? probes : 1));
+		if (h->flags & BG_FILTER_F_NAMES)
+			printf(", %.6f per query", 1.0 - pow(1.0 - pp, 1 + BG_DNS_SUFFIX_MAX));
+		printf(", memory %s\n", b);
 		printf("probes: IPv4 %s", h->flags & BG_FILTER_F_SHORT4 ? "bitmap /0-/16" : "");
 		for (i = 0; i < h->n4; i++)
 			printf(" /%u", h->len4[i]);
@@ -659,6 +1079,12 @@ static int cmd_status(int argc, char **argv)
 		for (i = 0; i < h->n6; i++)
 			printf(" /%u", h->len6[i]);
 		printf("; allowlist %u IPv4 + %u IPv6 ranges\n", h->allow4_n, h->allow6_n);
+		if (h->flags & BG_FILTER_F_NAMES)
+			printf("names: up to %d probes per query (the name, then its parent "
+			       "names of at most %d labels); %u allowed name keys\n",
+			       1 + BG_DNS_SUFFIX_MAX, BG_DNS_SUFFIX_MAX, h->allown_n);
+		else
+			puts("names: none loaded (DNS queries pass)");
 		bg_filter_unmap(mem, len);
 	} else {
 		puts("filter: none loaded (every packet passes)");
@@ -676,6 +1102,25 @@ static void on_signal(int sig)
 	stop_events = 1;
 }
 
+/* Wall-clock time of a bpf_ktime_get_ns() stamp (CLOCK_MONOTONIC). */
+static void fmt_event_time(char *buf, size_t len, __u64 ts_ns)
+{
+	struct timespec mono, real;
+	long long ns;
+	time_t sec;
+	struct tm tm;
+	char t[32];
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	ns = (long long)real.tv_sec * 1000000000LL + real.tv_nsec -
+	     ((long long)mono.tv_sec * 1000000000LL + mono.tv_nsec - (long long)ts_ns);
+	sec = (time_t)(ns / 1000000000LL);
+	localtime_r(&sec, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03lld", t, (ns % 1000000000LL) / 1000000LL);
+}
+
 static int print_event(void *ctx, void *data, size_t size)
 {
 	const struct bg_event *e = data;
@@ -687,8 +1132,21 @@ static int print_event(void *ctx, void *data, size_t size)
 	inet_ntop(e->family == BG_KEY_IPV4 ? AF_INET : AF_INET6, e->addr, addr,
 		  sizeof(addr));
 	if_indextoname(e->ifindex, ifn);
-	printf("%s %s %s on %s\n", e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
-	       e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifn);
+	if (e->which == BG_EVENT_NAME) {
+		const struct bg_name_event *ne = data;
+		char name[BG_NAME_TEXT_MAX], when[48];
+
+		if (size < sizeof(*ne) ||
+		    bg_name_from_wire(ne->name, sizeof(ne->name), name, sizeof(name)) < 0)
+			snprintf(name, sizeof(name), "(malformed name)");
+		fmt_event_time(when, sizeof(when), e->ts_ns);
+		printf("%s name %s from %s on %s at %s\n",
+		       e->verdict == BG_VERDICT_FLAG ? "flag" : "drop", name, addr,
+		       ifn, when);
+	} else {
+		printf("%s %s %s on %s\n", e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
+		       e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifn);
+	}
 	fflush(stdout);
 	if (events_left > 0 && --events_left == 0)
 		stop_events = 1;
@@ -720,7 +1178,11 @@ static int cmd_events(int argc, char **argv)
 
 			fputs("usage: bloomgate events [--count N] [--timeout SEC]\n"
 			      "  Prints flagged packets as they happen, one line each:\n"
-			      "  \"flag dst|src ADDR on IFACE\".\n", help ? stdout : stderr);
+			      "  \"flag dst|src ADDR on IFACE\" for a listed address, and\n"
+			      "  \"flag name NAME from CLIENT on IFACE at TIME\" for a DNS\n"
+			      "  query for a listed name (attach --dns-action flag); NAME\n"
+			      "  as the query had it, lowercased, odd bytes as \\DDD.\n",
+			      help ? stdout : stderr);
 			return help ? 0 : EXIT_USAGE;
 		}
 	}
@@ -752,9 +1214,10 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
-	{ "attach", cmd_attach, "attach IFACE [--mode native|skb] [--match dst|src|both] [--action drop|flag]" },
-	{ "load", cmd_load, "load [--fpr P] [--strict] [--allow LIST]... LIST..." },
-	{ "check", cmd_check, "check ADDR..." },
+	{ "attach", cmd_attach, "attach IFACE [--mode native|skb] [--match dst|src|both] [--action drop|flag]\n"
+	  "                   [--dns-action drop|flag|nxdomain|refused] [--dns-port N]..." },
+	{ "load", cmd_load, "load [--fpr P] [--strict] [--format F] [--subdomains] [--allow LIST]... LIST..." },
+	{ "check", cmd_check, "check ADDR|NAME..." },
 	{ "stats", cmd_stats, "stats [--json]" },
 	{ "status", cmd_status, "status" },
 	{ "events", cmd_events, "events [--count N] [--timeout SEC]" },

@@ -78,6 +78,16 @@
  * Written as "||com^" or "*.com" they are deliberate and go quietly.
  * Warnings never fail a parse, strict or not.
  *
+ * A rule covering subdomains (BG_NAME_TREE or BG_NAME_SUBS) of a name of
+ * more than BG_DNS_SUFFIX_MAX labels is kept but reported,
+ * "name:line: warning: subdomain rule deeper than 10 labels, never
+ * matched: 'text'" (for a name-and-subdomains rule: "name deeper than 10
+ * labels, its subdomains are never matched (the name itself is)"), and
+ * counted in bg_names.too_deep, not in warnings: the datapath probes
+ * parent names of at most BG_DNS_SUFFIX_MAX labels (bloomgate/dns.h), so
+ * such a rule never matches a subdomain. `load --strict` fails on it
+ * (bg_source_parse()); this parser does not.
+ *
  * Skipped, counted in bg_names.skipped and not reported, wherever they
  * appear as a name: the entries a hosts file carries for the machine
  * itself (localhost, localhost.localdomain, local, broadcasthost,
@@ -114,6 +124,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "bloomgate/dns.h"
 #include "domains.h"
 #include "lines.h"
 #include "lists.h"
@@ -164,6 +175,12 @@ static const char R_UNANCHORED[] = "'^' without '||' or '|' before the name";
 static const char R_AFTER_CARET[] = "trailing text after '^'";
 static const char R_TRAILING_RULE[] = "trailing text after rule";
 static const char W_SINGLE[] = "warning: single-label name";
+static const char W_DEEP_SUBS[] =
+	"warning: subdomain rule deeper than " BG_TEXTIFY(BG_DNS_SUFFIX_MAX)
+	" labels, never matched";
+static const char W_DEEP_TREE[] =
+	"warning: name deeper than " BG_TEXTIFY(BG_DNS_SUFFIX_MAX)
+	" labels, its subdomains are never matched (the name itself is)";
 
 /* ---- Storage ------------------------------------------------------------ */
 
@@ -494,7 +511,7 @@ struct pctx {
 	const char *name; /* the list, for reports */
 	const char *ls, *le; /* the line, for reports */
 	size_t lineno;
-	size_t rejected, warnings;
+	size_t rejected, warnings, too_deep;
 	uint16_t file;
 	int allow, subdomains;
 	int err; /* -ENOMEM */
@@ -551,6 +568,14 @@ static void add_name(struct pctx *c, const char *s, size_t n, int kind,
 	}
 	arena_commit(l, (size_t)len + 1);
 	l->accepted++;
+	if (kind != BG_NAME_EXACT && labels > BG_DNS_SUFFIX_MAX) {
+		/* the datapath probes parents of at most BG_DNS_SUFFIX_MAX
+		 * labels: kept (the builder leaves its subdomain key out) */
+		c->too_deep++;
+		bg_report_line(c->out, c->name, c->lineno,
+			       kind == BG_NAME_SUBS ? W_DEEP_SUBS : W_DEEP_TREE,
+			       c->ls, (size_t)(c->le - c->ls));
+	}
 	if (bare && labels == 1) {
 		c->warnings++;
 		bg_report_line(c->out, c->name, c->lineno, W_SINGLE, c->ls,
@@ -902,6 +927,7 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 	l->lines += it.lineno;
 	l->rejected += c.rejected;
 	l->warnings += c.warnings;
+	l->too_deep += c.too_deep;
 	if (c.err)
 		return c.err;
 	return c.rejected && o && o->strict ? -EINVAL : 0;
@@ -1072,4 +1098,165 @@ void bg_names_finish(struct bg_names *l)
 	}
 	l->duplicates += n - out;
 	l->n = out;
+}
+
+/* ---- Explaining a match (check) ----------------------------------------- */
+
+struct find_hit {
+	size_t idx; /* into the entries parsed */
+	int label;
+};
+
+int bg_names_find(const char *path, const struct bg_dom_opts *o,
+		  const char *query,
+		  void (*cb)(void *ctx, const char *path, size_t line,
+			     const char *text, const struct bg_name *e,
+			     int label),
+		  void *ctx)
+{
+	/* suffix_at[len]: the label the suffix of that length starts at */
+	int suffix_at[BG_NAME_MAX + 1];
+	char q[BG_NAME_MAX + 1], text[BG_DOM_LINE_MAX + 1];
+	struct bg_dom_opts po = o ? *o : (struct bg_dom_opts){ 0 };
+	struct find_hit *hits = NULL;
+	size_t qlen, i, nhits = 0, cap = 0, h;
+	struct bg_line_iter it;
+	struct bg_names l;
+	const char *s, *e;
+	unsigned int nlabels;
+	char *buf = NULL;
+	size_t len = 0;
+	int ret, j;
+	FILE *devnull;
+
+	if (!query || normalise(query, strlen(query), q, &s, &nlabels) < 0)
+		return -EINVAL;
+	qlen = strlen(q);
+	for (i = 0; i <= BG_NAME_MAX; i++)
+		suffix_at[i] = -1;
+	suffix_at[qlen] = 0;
+	for (i = 0, j = 1; i < qlen; i++) {
+		if (q[i] != '.')
+			continue;
+		/* the suffix from label j holds nlabels - j labels */
+		if (nlabels - (unsigned int)j <= BG_DNS_SUFFIX_MAX)
+			suffix_at[qlen - i - 1] = j;
+		j++;
+	}
+	ret = bg_read_file(path, &buf, &len);
+	if (ret < 0)
+		return ret;
+	devnull = fopen("/dev/null", "w");
+	if (!devnull) {
+		ret = -errno;
+		free(buf);
+		return ret;
+	}
+	po.report = devnull;
+	po.strict = 0;
+	bg_names_init(&l);
+	ret = bg_names_parse_buf(&l, path, buf, len, &po);
+	fclose(devnull);
+	for (i = 0; ret == 0 && i < l.n; i++) {
+		const struct bg_name *n = &l.v[i];
+		size_t nl = strlen(n->name);
+		int at = nl <= BG_NAME_MAX ? suffix_at[nl] : -1;
+
+		if (at < 0 || memcmp(n->name, q + (qlen - nl), nl))
+			continue;
+		/* the name itself: exact and tree entries; a parent: tree and
+		 * subdomains-only entries (the datapath's probes) */
+		if (at == 0 ? n->kind == BG_NAME_SUBS : n->kind == BG_NAME_EXACT)
+			continue;
+		if (nhits == cap) {
+			struct find_hit *nh;
+
+			cap = cap ? cap * 2 : 16;
+			nh = realloc(hits, cap * sizeof(*nh));
+			if (!nh) {
+				ret = -ENOMEM;
+				break;
+			}
+			hits = nh;
+		}
+		hits[nhits].idx = i;
+		hits[nhits++].label = at;
+	}
+	/* entries come in line order: one pass over the lines for the text */
+	bg_lines_init(&it, buf, len);
+	for (h = 0; ret == 0 && h < nhits && bg_lines_next(&it, &s, &e);) {
+		const struct bg_name *n = &l.v[hits[h].idx];
+
+		if (it.lineno != n->line)
+			continue;
+		trim(&s, &e);
+		if ((size_t)(e - s) > BG_DOM_LINE_MAX)
+			e = s + BG_DOM_LINE_MAX;
+		memcpy(text, s, (size_t)(e - s));
+		text[e - s] = '\0';
+		for (; h < nhits && l.v[hits[h].idx].line == it.lineno; h++)
+			if (cb)
+				cb(ctx, path, it.lineno, text, &l.v[hits[h].idx],
+				   hits[h].label);
+	}
+	free(hits);
+	free(buf);
+	bg_names_free(&l);
+	if (ret)
+		return ret;
+	return nhits > INT_MAX ? INT_MAX : (int)nhits;
+}
+
+/* ---- Wire form to text (events) ----------------------------------------- */
+
+int bg_name_from_wire(const uint8_t *wire, size_t len, char *out,
+		      size_t outlen)
+{
+	size_t i = 0, o = 0, total = 0;
+
+	if (!wire || !out || outlen < 2)
+		return -1;
+	if (len > BG_DNS_NAME_MAX)
+		len = BG_DNS_NAME_MAX; /* a name is never longer */
+	for (;;) {
+		unsigned int l, k;
+
+		if (i >= len)
+			return -1; /* no root byte */
+		l = wire[i++];
+		if (l == 0)
+			break;
+		if (l > BG_DNS_LABEL_MAX)
+			return -1; /* a pointer (0xc0) or a reserved type */
+		if (l > len - i)
+			return -1; /* the label runs past the bytes */
+		total += 1 + l;
+		if (o) {
+			if (o + 1 >= outlen)
+				return -1;
+			out[o++] = '.';
+		}
+		for (k = 0; k < l; k++) {
+			unsigned char c = wire[i + k];
+
+			if ((c && name_char[c] == c) || (c >= 'A' && c <= 'Z')) {
+				if (o + 1 >= outlen)
+					return -1;
+				out[o++] = (char)c;
+			} else {
+				/* RFC 1035 5.1 presentation form: \DDD */
+				if (o + 4 >= outlen)
+					return -1;
+				snprintf(out + o, 5, "\\%03u", c);
+				o += 4;
+			}
+		}
+		i += l;
+	}
+	if (total + 1 > BG_DNS_NAME_MAX)
+		return -1;
+	if (!o)
+		out[o++] = '.'; /* the root */
+	out[o] = '\0';
+	return (int)o;
 }

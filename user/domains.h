@@ -38,6 +38,9 @@ struct bg_names {
 	char **files; /* file names, as given */
 	size_t nfiles;
 	size_t lines, accepted, rejected, skipped, duplicates, warnings;
+	/* rules covering subdomains of a name deeper than BG_DNS_SUFFIX_MAX
+	 * labels (reported; their subdomain part never matches) */
+	size_t too_deep;
 	void *arena; /* internal: the blocks the names point into */
 };
 
@@ -67,5 +70,45 @@ int bg_name_normalise(const char *in, size_t len, char *out, const char **reason
 
 /* Detects the format of a buffer from its first meaningful lines. */
 enum bg_dom_format bg_dom_detect(const char *buf, size_t len);
+
+/*
+ * Explains a name match (check): parses the list at path exactly as
+ * bg_names_parse_file() does with options o (format, subdomains, allow;
+ * reports and strict are ignored) and calls cb for every entry that the
+ * datapath's probes for query find, in line order: the entry naming query
+ * itself (an exact or name-and-subdomains rule; label 0), or one naming a
+ * parent of at most BG_DNS_SUFFIX_MAX labels and covering its subdomains
+ * (a name-and-subdomains or subdomains-only rule; label j >= 1: the parent
+ * starts at the j-th label of query, 0-based). Allow rules are found like
+ * block rules (e->allow says which). cb gets the 1-based line number and
+ * the line's text without surrounding blanks (NUL-terminated, valid during
+ * the call). query is normalised first (case, trailing dot). Returns the
+ * number of entries found, -EINVAL for a query that is not a name, or
+ * -errno when the file cannot be read.
+ */
+int bg_names_find(const char *path, const struct bg_dom_opts *o,
+		  const char *query,
+		  void (*cb)(void *ctx, const char *path, size_t line,
+			     const char *text, const struct bg_name *e,
+			     int label),
+		  void *ctx);
+
+/* Room for any name bg_name_from_wire() writes, NUL included. */
+#define BG_NAME_TEXT_MAX 1024
+
+/*
+ * A DNS name in wire form (length-prefixed labels ending with the root
+ * byte, as in struct bg_name_event) to text: labels joined by '.', letters,
+ * digits, '-' and '_' as they are, every other byte (a '.' or a blank
+ * inside a label, control bytes, bytes >= 0x80) as \DDD, the RFC 1035
+ * presentation form; the root alone is ".". Reads at most len bytes and
+ * never more than a name's 255; writes at most outlen bytes, NUL
+ * included. Returns the length written, or -1 when the bytes are not a
+ * name (a compression pointer or reserved label type, a label running past
+ * len, no root byte within len or 255 bytes) or out is too small
+ * (BG_NAME_TEXT_MAX is always enough).
+ */
+int bg_name_from_wire(const uint8_t *wire, size_t len, char *out,
+		      size_t outlen);
 
 #endif

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "bloomgate/bloom.h"
+#include "domains.h"
 #include "lists.h"
 #include "lines.h"
 
@@ -1025,4 +1026,206 @@ void bg_list_finish(struct bg_list *l)
 	m = reduce6(l->v6, n);
 	l->covered += n - m;
 	l->n6 = m;
+}
+
+/* ---- List files of any kind ---------------------------------------------- */
+
+static const char *const src_format_names[] = {
+	[BG_SRC_AUTO] = "auto", [BG_SRC_ADDR] = "addr",
+	[BG_SRC_PLAIN] = "plain", [BG_SRC_HOSTS] = "hosts",
+	[BG_SRC_ADBLOCK] = "adblock",
+};
+#define N_SRC_FORMATS (sizeof(src_format_names) / sizeof(src_format_names[0]))
+
+const char *bg_src_format_name(int format)
+{
+	return format >= 0 && (size_t)format < N_SRC_FORMATS
+		       ? src_format_names[format]
+		       : "?";
+}
+
+int bg_src_format_parse(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s && i < N_SRC_FORMATS; i++)
+		if (!strcmp(s, src_format_names[i]))
+			return (int)i;
+	return -1;
+}
+
+/* A plain domain list's entry: one name of two labels or more, or
+ * "*.name", and maybe a '#' comment. */
+static int plain_name_line(const char *s, const char *e)
+{
+	char out[256];
+	const char *h = memchr(s, '#', (size_t)(e - s)), *r;
+
+	if (h)
+		e = h;
+	while (s < e && is_space(*s))
+		s++;
+	while (e > s && is_space(e[-1]))
+		e--;
+	if (e - s >= 2 && s[0] == '*' && s[1] == '.')
+		s += 2;
+	for (r = s; r < e; r++)
+		if (is_space(*r))
+			return 0;
+	if (e - s > 254 || bg_name_normalise(s, (size_t)(e - s), out, &r))
+		return 0;
+	return strchr(out, '.') != NULL;
+}
+
+enum bg_src_format bg_src_detect(const char *buf, size_t len)
+{
+	struct bg_line_iter it;
+	const char *s, *e, *reason;
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+	unsigned int seen = 0, addrs = 0, names = 0;
+	int kind, hb;
+
+	bg_lines_init(&it, buf, len);
+	while (seen < BG_SRC_DETECT_LINES && bg_lines_next(&it, &s, &e)) {
+		kind = parse_line(s, e, it.has_nul, &k4, &k6, &reason, &hb);
+		if (kind == LINE_SKIP)
+			continue;
+		seen++;
+		addrs += kind > 0;
+	}
+	if (!seen || 2 * addrs > seen)
+		return BG_SRC_ADDR;
+	switch (bg_dom_detect(buf, len)) {
+	case BG_DOM_HOSTS:
+		return BG_SRC_HOSTS;
+	case BG_DOM_ADBLOCK:
+		return BG_SRC_ADBLOCK;
+	default:
+		break;
+	}
+	/* plain only when most lines are names of a plain list: text that is
+	 * neither stays an address list, rejected line by line as before */
+	bg_lines_init(&it, buf, len);
+	seen = 0;
+	while (seen < BG_SRC_DETECT_LINES && bg_lines_next(&it, &s, &e)) {
+		if (parse_line(s, e, it.has_nul, &k4, &k6, &reason, &hb) ==
+		    LINE_SKIP)
+			continue;
+		seen++;
+		names += plain_name_line(s, e);
+	}
+	return 2 * names > seen ? BG_SRC_PLAIN : BG_SRC_ADDR;
+}
+
+void bg_sources_init(struct bg_sources *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void bg_sources_free(struct bg_sources *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i].path);
+	free(s->v);
+	bg_sources_init(s);
+}
+
+int bg_sources_add(struct bg_sources *s, const char *path, int allow)
+{
+	struct bg_source *src;
+
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 8;
+		struct bg_source *v;
+
+		if (ncap > SIZE_MAX / sizeof(*v))
+			return -ENOMEM;
+		v = realloc(s->v, ncap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = ncap;
+	}
+	src = &s->v[s->n];
+	memset(src, 0, sizeof(*src));
+	src->path = strdup(path);
+	if (!src->path)
+		return -ENOMEM;
+	src->format = s->format;
+	src->subdomains = s->subdomains;
+	src->allow = !!allow;
+	s->n++;
+	s->pending = 0;
+	return 0;
+}
+
+int bg_sources_set_format(struct bg_sources *s, const char *name)
+{
+	int f = bg_src_format_parse(name);
+
+	if (f < 0)
+		return -EINVAL;
+	s->format = (uint8_t)f;
+	s->pending = 1;
+	return 0;
+}
+
+void bg_sources_set_subdomains(struct bg_sources *s, int on)
+{
+	s->subdomains = !!on;
+	s->pending = 1;
+}
+
+int bg_sources_done(const struct bg_sources *s)
+{
+	size_t i;
+
+	if (s->pending)
+		return -EINVAL;
+	for (i = 0; i < s->n; i++)
+		if (!s->v[i].allow)
+			return 0;
+	return -ENOENT;
+}
+
+int bg_source_parse(const struct bg_source *src, struct bg_list *addrs,
+		    struct bg_names *names, const struct bg_list_opts *opts,
+		    int *used)
+{
+	struct bg_dom_opts o = { 0 };
+	char *buf = NULL;
+	size_t len = 0, deep;
+	int ret, fmt = src->format;
+
+	ret = bg_read_file(src->path, &buf, &len);
+	if (ret < 0) {
+		fprintf(report_stream(opts), "%s: %s\n", src->path,
+			strerror(-ret));
+		return ret;
+	}
+	if (fmt == BG_SRC_AUTO)
+		fmt = bg_src_detect(buf, len);
+	if (used)
+		*used = fmt;
+	if (fmt == BG_SRC_ADDR) {
+		ret = bg_list_parse_buf(addrs, src->path, buf, len, opts);
+	} else {
+		o.format = fmt == BG_SRC_HOSTS	   ? BG_DOM_HOSTS :
+			   fmt == BG_SRC_ADBLOCK ? BG_DOM_ADBLOCK :
+						   BG_DOM_PLAIN;
+		o.subdomains = src->subdomains;
+		o.allow = src->allow;
+		o.strict = opts && opts->strict;
+		o.report = report_stream(opts);
+		deep = names->too_deep;
+		ret = bg_names_parse_buf(names, src->path, buf, len, &o);
+		/* strict: a rule that never matches what it says fails too */
+		if (!ret && o.strict && names->too_deep > deep)
+			ret = -EINVAL;
+	}
+	free(buf);
+	return ret;
 }

@@ -118,4 +118,82 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 				     const struct bg_key6 *k6),
 			  void *ctx);
 
+/* ---- List files of any kind (load, check) -------------------------------
+ * `load` takes address lists and domain lists together. Each file's kind
+ * is detected, or stated with --format, which applies to the list files
+ * (blocked and --allow alike) after it on the command line, up to the next
+ * --format ("auto" goes back to detecting); --subdomains and
+ * --no-subdomains work the same way for plain domain lists. bg_sources
+ * keeps that state while the arguments are read in order.
+ */
+enum bg_src_format {
+	BG_SRC_AUTO = 0, /* detect per file (bg_src_detect()) */
+	BG_SRC_ADDR, /* addresses and CIDR prefixes (this file) */
+	BG_SRC_PLAIN, /* domain lists: user/domains.h */
+	BG_SRC_HOSTS,
+	BG_SRC_ADBLOCK,
+};
+
+/* "auto", "addr", "plain", "hosts", "adblock"; "?" for anything else. */
+const char *bg_src_format_name(int format);
+/* The format named s (the names above), or -1. */
+int bg_src_format_parse(const char *s);
+
+/* Meaningful lines bg_src_detect() looks at. */
+#define BG_SRC_DETECT_LINES 100
+
+/*
+ * The kind of a list, from its first BG_SRC_DETECT_LINES meaningful lines
+ * (not blank, not a '#' or ';' comment): addresses (BG_SRC_ADDR) when more
+ * than half of them are address or CIDR-prefix entries, or when there are
+ * none; else Adblock or hosts when bg_dom_detect() finds either; else
+ * plain when more than half of them are names of two labels or more (or
+ * "*.name"); else addresses again: text that is neither is read as the
+ * address list it was before domains, every line rejected as not an
+ * address ("--format plain" says otherwise). A hosts file is never an
+ * address list: "0.0.0.0 name" is not an address entry.
+ */
+enum bg_src_format bg_src_detect(const char *buf, size_t len);
+
+struct bg_source {
+	char *path;
+	uint8_t format; /* enum bg_src_format; BG_SRC_AUTO: detect */
+	uint8_t subdomains; /* plain domain entries cover subdomains */
+	uint8_t allow; /* an --allow list */
+};
+
+struct bg_sources {
+	struct bg_source *v;
+	size_t n, cap;
+	/* what applies to the files added next */
+	uint8_t format, subdomains;
+	int pending; /* a --format or --(no-)subdomains since the last file */
+};
+
+void bg_sources_init(struct bg_sources *s);
+void bg_sources_free(struct bg_sources *s);
+/* Adds a file with the format and subdomains option in force; the path is
+ * copied. 0 or -ENOMEM. */
+int bg_sources_add(struct bg_sources *s, const char *path, int allow);
+/* Sets the format for the files added next; -EINVAL for an unknown name. */
+int bg_sources_set_format(struct bg_sources *s, const char *name);
+void bg_sources_set_subdomains(struct bg_sources *s, int on);
+/* After the last argument: -EINVAL when a --format or --(no-)subdomains
+ * came after the last file (it would apply to none), -ENOENT when no
+ * block list was given (only --allow lists, or nothing). */
+int bg_sources_done(const struct bg_sources *s);
+
+/*
+ * Reads one list file of any kind: an address list into addrs, a domain
+ * list into names (every entry an allow rule when src->allow), with
+ * opts->strict and opts->report. The format used (src->format, or the one
+ * detected) goes to *used. 0, or -errno as bg_list_parse_file() /
+ * bg_names_parse_file() (-EINVAL: strict and a line was rejected, or, in
+ * a domain list, a subdomain rule deeper than BG_DNS_SUFFIX_MAX labels was
+ * reported: it would never match).
+ */
+int bg_source_parse(const struct bg_source *src, struct bg_list *addrs,
+		    struct bg_names *names, const struct bg_list_opts *opts,
+		    int *used);
+
 #endif

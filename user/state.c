@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "bloomgate/dns.h"
 #include "state.h"
 #include "bloomgate.skel.h"
 
@@ -138,6 +140,15 @@ __u32 bg_map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+static __u32 prog_id_of(int fd)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
 __u32 bg_filter_current_id(int filters_fd)
 {
 	__u32 zero = 0, id = 0;
@@ -161,12 +172,11 @@ void bg_record_path(char *buf, size_t len)
 		buf[len - 1] = 0;
 }
 
-int bg_record_write(__u32 filter_id, char *const *block, int nb,
-		    char *const *allow, int na)
+int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8], abs[PATH_MAX];
 	FILE *f;
-	int i;
+	size_t i;
 
 	if (mkdir(BG_RECORD_DIR, 0700) && errno != EEXIST)
 		return -errno;
@@ -176,11 +186,14 @@ int bg_record_write(__u32 filter_id, char *const *block, int nb,
 	if (!f)
 		return -errno;
 	fprintf(f, "filter %u\n", filter_id);
-	for (i = 0; i < nb + na; i++) {
-		const char *p = i < nb ? block[i] : allow[i - nb];
+	for (i = 0; i < n; i++) {
+		const char *p = realpath(src[i].path, abs) ? abs : src[i].path;
 
-		fprintf(f, "%s %s\n", i < nb ? "block" : "allow",
-			realpath(p, abs) ? abs : p);
+		if (strchr(p, '\n'))
+			continue; /* cannot be one line: check won't name it */
+		fprintf(f, "source %s %s %d %s\n", src[i].allow ? "allow" : "block",
+			bg_src_format_name(src[i].format), src[i].subdomains ? 1 : 0,
+			p);
 	}
 	if (fclose(f) || rename(tmp, path)) {
 		unlink(tmp);
@@ -189,9 +202,40 @@ int bg_record_write(__u32 filter_id, char *const *block, int nb,
 	return 0;
 }
 
+/* One record line into a source; 0, 1 to skip it, or -ENOMEM. */
+static int record_line(char *line, struct bg_source *src)
+{
+	char role[8], fmt[16];
+	int sub, off = 0;
+
+	memset(src, 0, sizeof(*src));
+	if (!strncmp(line, "block ", 6) || !strncmp(line, "allow ", 6)) {
+		/* the first version: address lists only */
+		src->allow = line[0] == 'a';
+		src->format = BG_SRC_ADDR;
+		off = 6;
+	} else if (sscanf(line, "source %7s %15s %d %n", role, fmt, &sub,
+			  &off) == 3 && off > 0) {
+		int f = bg_src_format_parse(fmt);
+
+		if (f <= BG_SRC_AUTO || (strcmp(role, "block") &&
+					 strcmp(role, "allow")))
+			return 1;
+		src->allow = !strcmp(role, "allow");
+		src->format = (uint8_t)f;
+		src->subdomains = sub != 0;
+	} else {
+		return 1;
+	}
+	if (!line[off])
+		return 1;
+	src->path = strdup(line + off);
+	return src->path ? 0 : -ENOMEM;
+}
+
 int bg_record_read(struct bg_record *r)
 {
-	char path[PATH_MAX], line[PATH_MAX + 16];
+	char path[PATH_MAX], line[PATH_MAX + 64];
 	FILE *f;
 
 	memset(r, 0, sizeof(*r));
@@ -200,36 +244,26 @@ int bg_record_read(struct bg_record *r)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		char ***arr;
-		int *n;
-		char *v, **na;
+		struct bg_source src, *nv;
+		int ret;
 
 		line[strcspn(line, "\n")] = 0;
 		if (!strncmp(line, "filter ", 7)) {
 			r->filter_id = (__u32)strtoul(line + 7, NULL, 10);
 			continue;
 		}
-		if (!strncmp(line, "block ", 6)) {
-			arr = &r->block;
-			n = &r->n_block;
-			v = line + 6;
-		} else if (!strncmp(line, "allow ", 6)) {
-			arr = &r->allow;
-			n = &r->n_allow;
-			v = line + 6;
-		} else {
+		ret = record_line(line, &src);
+		if (ret == 1)
 			continue;
-		}
-		na = realloc(*arr, sizeof(*na) * (size_t)(*n + 1));
-		if (!na || !(na[*n] = strdup(v))) {
-			if (na)
-				*arr = na;
+		nv = ret ? NULL : realloc(r->src, sizeof(*nv) * (size_t)(r->n + 1));
+		if (!nv) {
+			free(src.path);
 			fclose(f);
 			bg_record_free(r);
 			return -ENOMEM;
 		}
-		*arr = na;
-		(*n)++;
+		r->src = nv;
+		r->src[r->n++] = src;
 	}
 	fclose(f);
 	return 0;
@@ -239,12 +273,9 @@ void bg_record_free(struct bg_record *r)
 {
 	int i;
 
-	for (i = 0; i < r->n_block; i++)
-		free(r->block[i]);
-	for (i = 0; i < r->n_allow; i++)
-		free(r->allow[i]);
-	free(r->block);
-	free(r->allow);
+	for (i = 0; i < r->n; i++)
+		free(r->src[i].path);
+	free(r->src);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -409,21 +440,50 @@ static int find_rec(int attach_fd, __u32 ifindex, __u32 *slot)
 	return 0;
 }
 
+void bg_progs_pin_path(char *buf, size_t len, const char *dir, __u32 ifindex,
+		       __u32 netns_ino)
+{
+	snprintf(buf, len, "%s/%s%u_%u", dir, BG_PROGS_PIN_PREFIX, ifindex,
+		 netns_ino);
+}
+
 /* Removes every pin and the directory once no interface is attached. */
 static void unpin_all(const char *dir)
 {
 	char path[PATH_MAX];
+	struct dirent *de;
 	size_t i;
+	DIR *d;
 
 	for (i = 0; i < N_MAPS; i++) {
 		pin_path(path, sizeof(path), dir, map_names[i]);
 		unlink(path);
 	}
+	/* the attachments' prog arrays, also ones a crash left behind */
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, BG_PROGS_PIN_PREFIX,
+			    strlen(BG_PROGS_PIN_PREFIX)))
+			continue;
+		pin_path(path, sizeof(path), dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
 	rmdir(dir);
 	bg_record_path(path, sizeof(path));
 	unlink(path);
 	/* libxdp's own pin directory, when it has nothing left in it. */
 	rmdir("/sys/fs/bpf/xdp");
+}
+
+/* Removes the prog array pin of one attachment (once it is detached). */
+static void unpin_progs(const char *dir, const struct bg_attach_rec *rec)
+{
+	char path[PATH_MAX];
+
+	bg_progs_pin_path(path, sizeof(path), dir, rec->ifindex, rec->netns_ino);
+	unlink(path);
 }
 
 static int ifindex_of(const char *ifname, char *err, size_t errlen)
@@ -446,8 +506,8 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	struct bpf_map *maps[N_MAPS];
 	struct bg_state st = { .lock_fd = -1 };
 	char path[PATH_MAX], ebuf[128];
-	int ifindex, ret, fresh;
-	__u32 slot;
+	int ifindex, ret, fresh, progs_fd, dns_fd, pinned = 0;
+	__u32 slot, key = BG_PROG_DNS, any_port = 0;
 	size_t i;
 
 	ifindex = ifindex_of(ifname, err, errlen);
@@ -481,6 +541,17 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	/* Load-time configuration: the verifier prunes the modes not used. */
 	skel->rodata->cfg_match = (__u8)o->match;
 	skel->rodata->cfg_action = (__u8)o->action;
+	skel->rodata->cfg_dns_action =
+		(__u8)(o->dns_action ? o->dns_action : BG_DNS_ACTION_NXDOMAIN);
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++) {
+		skel->rodata->cfg_dns_ports[i] = o->dns_ports[i];
+		any_port |= o->dns_ports[i];
+	}
+	if (!any_port) {
+		skel->rodata->cfg_dns_ports[0] = BG_DNS_PORT;
+		for (i = 1; i < BG_DNS_PORTS_MAX; i++)
+			skel->rodata->cfg_dns_ports[i] = 0;
+	}
 
 	/* Reuse the pinned maps when another interface is attached already,
 	 * so every interface shares one filter; otherwise pin new ones. */
@@ -542,13 +613,9 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		     o->mode == BG_MODE_SKB ? "" : " (try --mode skb)");
 		goto out;
 	}
-	/* libxdp loaded the object: the (pinned) maps have fds now. */
-	st.attach_fd = bpf_map__fd(skel->maps.BG_MAP_ATTACH);
-	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
-	if (ret < 0 || slot == BG_ATTACH_MAX)
-		ret = ret < 0 ? ret : -ENOSPC;
-	else
-		ret = 0;
+	/* libxdp loaded the object: the (pinned) maps have fds now. Until
+	 * bloomgate_dns is in this attachment's own prog array, the tail call
+	 * fails and DNS queries pass, counted in dns_no_prog. */
 	memset(&rec, 0, sizeof(rec));
 	rec.ifindex = (__u32)ifindex;
 	rec.mode = (__u8)o->mode;
@@ -556,18 +623,52 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	rec.action = (__u8)o->action;
 	rec.prog_id = xdp_program__id(prog);
 	rec.netns_ino = bg_netns_ino();
+	rec.dns_action = skel->rodata->cfg_dns_action;
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++)
+		rec.dns_ports[i] = skel->rodata->cfg_dns_ports[i];
+	progs_fd = bpf_map__fd(skel->maps.BG_MAP_PROGS);
+	dns_fd = bpf_program__fd(skel->progs.bloomgate_dns);
+	rec.dns_prog_id = dns_fd >= 0 ? prog_id_of(dns_fd) : 0;
+	if (progs_fd < 0 || dns_fd < 0 || !rec.dns_prog_id ||
+	    bpf_map_update_elem(progs_fd, &key, &dns_fd, BPF_ANY)) {
+		ret = progs_fd < 0 || dns_fd < 0 ? -ENOENT : -errno;
+		errf(err, errlen, "cannot set up the DNS program: %s",
+		     strerror(-ret));
+		goto undo;
+	}
+	/* The kernel empties a prog array when its last fd or pin goes: the
+	 * pin keeps it, and the tail call, alive after we exit. A pin left by
+	 * an attachment that is not recorded any more is stale. */
+	bg_progs_pin_path(path, sizeof(path), st.dir, rec.ifindex, rec.netns_ino);
+	unlink(path);
+	if (bpf_obj_pin(progs_fd, path)) {
+		ret = -errno;
+		errf(err, errlen, "cannot pin %s: %s", path, strerror(errno));
+		goto undo;
+	}
+	pinned = 1;
+	st.attach_fd = bpf_map__fd(skel->maps.BG_MAP_ATTACH);
+	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
+	if (ret < 0 || slot == BG_ATTACH_MAX)
+		ret = ret < 0 ? ret : -ENOSPC;
+	else
+		ret = 0;
 	if (ret || bpf_map_update_elem(st.attach_fd, &slot, &rec, BPF_ANY)) {
 		ret = ret ? ret : -errno;
-		xdp_program__detach(prog, ifindex,
-				    o->mode == BG_MODE_SKB ? XDP_MODE_SKB :
-							     XDP_MODE_NATIVE,
-				    0);
 		errf(err, errlen, "cannot record the attachment: %s",
 		     strerror(-ret));
-		goto out;
+		goto undo;
 	}
 	st.attach_fd = -1; /* owned by the skeleton */
 	ret = 0;
+	goto out;
+undo:
+	st.attach_fd = -1; /* owned by the skeleton */
+	xdp_program__detach(prog, ifindex,
+			    o->mode == BG_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE,
+			    0);
+	if (pinned)
+		unlink(path);
 out:
 	if (ret && fresh) {
 		/* Nothing of ours was attached before: leave no pins behind. */
@@ -659,6 +760,7 @@ int bg_detach(const char *ifname, char *err, size_t errlen)
 	}
 	/* -ENOENT: the program is gone already (e.g. the link was reset);
 	 * the record is stale, so clearing it is still right. */
+	unpin_progs(st.dir, &rec);
 	memset(&rec, 0, sizeof(rec));
 	bpf_map_update_elem(st.attach_fd, &slot, &rec, BPF_ANY);
 	if (bg_attach_list(&st, recs, 1) == 0) {
@@ -702,6 +804,7 @@ int bg_detach_all(char *err, size_t errlen)
 			failed = ret;
 			continue;
 		}
+		unpin_progs(st.dir, &rec);
 		memset(&rec, 0, sizeof(rec));
 		bpf_map_update_elem(st.attach_fd, &i, &rec, BPF_ANY);
 	}

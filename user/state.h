@@ -66,17 +66,22 @@ __u32 bg_filter_current_id(int filters_fd);
 /*
  * The load record: the list files that built the live filter, so `check`
  * can name the entry behind a match. Kept in BG_RECORD_DIR (bpffs holds no
- * plain files), one file per pin directory.
+ * plain files), one file per pin directory: "filter ID", then one line per
+ * list, "source block|allow FORMAT SUBDOMAINS PATH" with the format used
+ * (detected or stated: addr, plain, hosts, adblock) and 0 or 1, so domain
+ * lists are re-read the same way. Records of the first version ("block
+ * PATH", "allow PATH") are read as address lists.
  */
 #define BG_RECORD_DIR "/run/bloomgate"
 struct bg_record {
 	__u32 filter_id; /* map id of the filter these lists built */
-	char **block, **allow;
-	int n_block, n_allow;
+	struct bg_source *src; /* paths absolute where they could be made so */
+	int n;
 };
 void bg_record_path(char *buf, size_t len);
-int bg_record_write(__u32 filter_id, char *const *block, int nb,
-		    char *const *allow, int na);
+/* Writes the record of n sources; format of each: the one used (not
+ * BG_SRC_AUTO). */
+int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n);
 int bg_record_read(struct bg_record *r);
 void bg_record_free(struct bg_record *r);
 
@@ -87,7 +92,20 @@ struct bg_attach_opts {
 	enum bg_mode mode;
 	enum bg_match match;
 	enum bg_action action;
+	enum bg_dns_action dns_action; /* 0: BG_DNS_ACTION_NXDOMAIN */
+	__u16 dns_ports[BG_DNS_PORTS_MAX]; /* 0 = unused; all 0: BG_DNS_PORT */
 };
+
+/*
+ * Each attachment has its own bg_progs (the tail-call PROG_ARRAY holding
+ * its bloomgate_dns), pinned in the pin directory as
+ * "bg_progs_IFINDEX_NETNS" (netns: the nsfs inode of the interface's
+ * network namespace, as in bg_attach_rec), so attachments in two
+ * namespaces never share a name; it goes with the attachment on detach.
+ */
+#define BG_PROGS_PIN_PREFIX BG_TEXTIFY(BG_MAP_PROGS) "_"
+void bg_progs_pin_path(char *buf, size_t len, const char *dir, __u32 ifindex,
+		       __u32 netns_ino);
 
 /* Attaches to ifname; errors carry a one-line message in err. */
 int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,

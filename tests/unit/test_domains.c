@@ -1786,6 +1786,399 @@ static void test_real_combined(void **state)
 	bg_names_free(&l);
 }
 
+/* ---- Subdomain rules deeper than the datapath probes ------------------- */
+
+/* 10 labels: the deepest parent the datapath probes (BG_DNS_SUFFIX_MAX). */
+#define L10 "a.b.c.d.e.f.g.h.i.example"
+#define L11 "z." L10
+
+static void test_too_deep(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r);
+	/* 10 labels: fine in every kind; 11: reported unless exact */
+	RUN(&r, ADBLOCK,
+	    "||" L10 "^\n"
+	    "||*." L10 "^\n"
+	    "|" L11 "^\n"
+	    "||" L11 "^\n"
+	    "! comment\n"
+	    "||*." L11 "^\n"
+	    "@@||" L11 "^\n");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.report,
+		"t.txt:4: warning: name deeper than 10 labels, its subdomains are "
+		"never matched (the name itself is): '||" L11 "^'\n"
+		"t.txt:6: warning: subdomain rule deeper than 10 labels, never "
+		"matched: '||*." L11 "^'\n"
+		"t.txt:7: warning: name deeper than 10 labels, its subdomains are "
+		"never matched (the name itself is): '@@||" L11 "^'\n");
+	/* kept (the builder leaves the subdomain key out), not rejected, and
+	 * not counted as ordinary warnings */
+	assert_counts(&r.l, 7, 6, 0, 0, 0);
+	assert_int_equal(r.l.too_deep, 3);
+	run_done(&r);
+
+	/* plain: only with --subdomains, and *.name always */
+	run_init(&r);
+	RUN(&r, PLAIN, L11 "\n*." L11 "\n");
+	assert_string_equal(r.report,
+		"t.txt:2: warning: subdomain rule deeper than 10 labels, never "
+		"matched: '*." L11 "'\n");
+	assert_int_equal(r.l.too_deep, 1);
+	run_done(&r);
+	run_init(&r);
+	RUNF(&r, PLAIN, F_SUBS, "# x\n" L10 "\n" L11 " # deep\n");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.report,
+		"t.txt:3: warning: name deeper than 10 labels, its subdomains are "
+		"never matched (the name itself is): '" L11 " # deep'\n");
+	assert_int_equal(r.l.too_deep, 1);
+	assert_int_equal(r.l.n, 2);
+	run_done(&r);
+
+	/* hosts entries are exact: never too deep */
+	run_init(&r);
+	RUNF(&r, HOSTS, F_SUBS, "0.0.0.0 " L11 "\n");
+	assert_string_equal(r.report, "");
+	assert_int_equal(r.l.too_deep, 0);
+	run_done(&r);
+}
+
+static void test_too_deep_strict(void **state)
+{
+	struct run r;
+
+	(void)state;
+	/* the parser reports and counts; `load --strict` is what fails on it
+	 * (bg_source_parse(), test_lists.c) */
+	run_init(&r);
+	RUNF(&r, ADBLOCK, F_STRICT, "||ok.example^\n||*." L11 "^\n");
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.l.too_deep, 1);
+	assert_int_equal(r.l.rejected, 0);
+	assert_int_equal(r.l.warnings, 0);
+	run_done(&r);
+	/* a rejected line still fails strict, deep rule or not */
+	run_init(&r);
+	RUNF(&r, PLAIN, F_STRICT | F_SUBS, L11 "\nbad..name\n");
+	assert_int_equal(r.rc, -EINVAL);
+	assert_int_equal(r.l.too_deep, 1);
+	assert_int_equal(r.l.rejected, 1);
+	run_done(&r);
+}
+
+/* ---- bg_names_find(): what check says about a name --------------------- */
+
+struct found {
+	char buf[2048];
+	size_t len;
+	int n;
+};
+
+static void on_found(void *ctx, const char *path, size_t line, const char *text,
+		     const struct bg_name *e, int label)
+{
+	struct found *f = ctx;
+
+	(void)path;
+	f->len += (size_t)snprintf(f->buf + f->len, sizeof(f->buf) - f->len,
+				   "%zu:%s:%s:%s:%d|", line, text, e->name,
+				   e->allow ? "allow" : "block", label);
+	f->n++;
+}
+
+/* Entries bg_names_find() reports for query in file path, as
+ * "line:text:name:allow|block:label|..." */
+static const char *find(const char *path, enum bg_dom_format fmt, int flags,
+			const char *query, int *ret)
+{
+	static struct found f;
+	struct bg_dom_opts o = { .format = fmt,
+				 .subdomains = !!(flags & F_SUBS),
+				 .allow = !!(flags & F_ALLOW) };
+
+	memset(&f, 0, sizeof(f));
+	*ret = bg_names_find(path, &o, query, on_found, &f);
+	if (*ret >= 0)
+		assert_int_equal(*ret, f.n);
+	return f.buf;
+}
+
+static void test_find(void **state)
+{
+	static const char ab[] =
+		"[Adblock Plus]\n"
+		"! title\n"
+		"||example.org^\n"
+		"@@||good.example.org^\n"
+		"|exact.example.org^ # only this one\n"
+		"||*.wild.example^\n"
+		"||" L10 "^\n"
+		"||" L11 "^\n"
+		"||Example.ORG^\r\n"
+		"bare.example\n";
+	char *path = write_temp(ab, sizeof(ab) - 1);
+	int ret;
+
+	(void)state;
+	/* the name itself: a tree rule counts as its exact key */
+	assert_string_equal(find(path, ADBLOCK, 0, "example.org", &ret),
+			    "3:||example.org^:example.org:block:0|"
+			    "9:||Example.ORG^:example.org:block:0|");
+	/* a parent, case and trailing dot folded in the query */
+	assert_string_equal(find(path, ADBLOCK, 0, "A.B.Example.Org.", &ret),
+			    "3:||example.org^:example.org:block:2|"
+			    "9:||Example.ORG^:example.org:block:2|");
+	/* allow rules are reported too, with their flag and label */
+	assert_string_equal(find(path, ADBLOCK, 0, "x.good.example.org", &ret),
+			    "3:||example.org^:example.org:block:2|"
+			    "4:@@||good.example.org^:good.example.org:allow:1|"
+			    "9:||Example.ORG^:example.org:block:2|");
+	/* an exact rule covers no subdomain */
+	assert_string_equal(find(path, ADBLOCK, 0, "exact.example.org", &ret),
+			    "3:||example.org^:example.org:block:1|"
+			    "5:|exact.example.org^ # only this one:exact.example.org:block:0|"
+			    "9:||Example.ORG^:example.org:block:1|");
+	assert_string_equal(find(path, ADBLOCK, 0, "x.bare.example", &ret), "");
+	assert_int_equal(ret, 0);
+	assert_string_equal(find(path, ADBLOCK, 0, "bare.example", &ret),
+			    "10:bare.example:bare.example:block:0|");
+	/* subdomains only: not the name itself */
+	assert_string_equal(find(path, ADBLOCK, 0, "wild.example", &ret), "");
+	assert_string_equal(find(path, ADBLOCK, 0, "a.wild.example", &ret),
+			    "6:||*.wild.example^:wild.example:block:1|");
+	/* parents of at most 10 labels, as the datapath probes */
+	assert_string_equal(find(path, ADBLOCK, 0, "q." L10, &ret),
+			    "7:||" L10 "^:" L10 ":block:1|");
+	assert_string_equal(find(path, ADBLOCK, 0, L11, &ret),
+			    "7:||" L10 "^:" L10 ":block:1|"
+			    "8:||" L11 "^:" L11 ":block:0|");
+	/* 12 labels: the 10-label parent is probed, the 11-label one not */
+	assert_string_equal(find(path, ADBLOCK, 0, "q." L11, &ret),
+			    "7:||" L10 "^:" L10 ":block:2|");
+	assert_string_equal(find(path, ADBLOCK, 0, "nothing.example", &ret), "");
+	/* not a name */
+	find(path, ADBLOCK, 0, "bad..name", &ret);
+	assert_int_equal(ret, -EINVAL);
+	find(path, ADBLOCK, 0, "", &ret);
+	assert_int_equal(ret, -EINVAL);
+	unlink(path);
+	free(path);
+	find("/nonexistent/list.txt", ADBLOCK, 0, "example.org", &ret);
+	assert_int_equal(ret, -ENOENT);
+}
+
+static void test_find_options(void **state)
+{
+	static const char plain[] = "# list\nads.example\n*.cdn.example\n";
+	static const char hosts[] =
+		"127.0.0.1 localhost\n"
+		"0.0.0.0 a.example b.example #ad\n"
+		"0.0.0.0 a.example\n";
+	char *p = write_temp(plain, sizeof(plain) - 1);
+	char *h = write_temp(hosts, sizeof(hosts) - 1);
+	int ret;
+
+	(void)state;
+	/* the same options as the load: --subdomains makes a plain entry
+	 * cover its subdomains */
+	assert_string_equal(find(p, PLAIN, 0, "x.ads.example", &ret), "");
+	assert_string_equal(find(p, PLAIN, F_SUBS, "x.ads.example", &ret),
+			    "2:ads.example:ads.example:block:1|");
+	assert_string_equal(find(p, PLAIN, F_SUBS | F_ALLOW, "ads.example", &ret),
+			    "2:ads.example:ads.example:allow:0|");
+	assert_string_equal(find(p, PLAIN, 0, "x.cdn.example", &ret),
+			    "3:*.cdn.example:cdn.example:block:1|");
+	/* hosts: every name on a line, each exact; duplicates each reported */
+	assert_string_equal(find(h, HOSTS, F_SUBS, "b.example", &ret),
+			    "2:0.0.0.0 a.example b.example #ad:b.example:block:0|");
+	assert_string_equal(find(h, HOSTS, 0, "a.example", &ret),
+			    "2:0.0.0.0 a.example b.example #ad:a.example:block:0|"
+			    "3:0.0.0.0 a.example:a.example:block:0|");
+	assert_string_equal(find(h, HOSTS, 0, "x.a.example", &ret), "");
+	assert_string_equal(find(h, HOSTS, 0, "localhost", &ret), "");
+	/* detection when no format is given */
+	assert_string_equal(find(h, AUTO, 0, "b.example", &ret),
+			    "2:0.0.0.0 a.example b.example #ad:b.example:block:0|");
+	unlink(p);
+	unlink(h);
+	free(p);
+	free(h);
+}
+
+/* ---- bg_name_from_wire(): names in events ------------------------------ */
+
+/* Converts n wire bytes; returns the text, or NULL when refused. */
+static const char *wire(const void *bytes, size_t n, size_t outlen)
+{
+	static char out[BG_NAME_TEXT_MAX + 16];
+	int ret;
+
+	assert_true(outlen <= sizeof(out));
+	memset(out, 'X', sizeof(out));
+	ret = bg_name_from_wire(bytes, n, out, outlen);
+	if (ret < 0)
+		return NULL;
+	assert_int_equal((size_t)ret, strlen(out));
+	assert_true((size_t)ret < outlen);
+	return out;
+}
+
+#define WIRE(lit) wire((lit), sizeof(lit) - 1, BG_NAME_TEXT_MAX)
+/* assert_string_equal() with a NULL that fails instead of crashing */
+#define assert_text(got, want)                                         \
+	do {                                                           \
+		const char *g_ = (got);                                \
+		assert_non_null(g_);                                   \
+		assert_string_equal(g_, (want));                       \
+	} while (0)
+
+static void test_wire_to_text(void **state)
+{
+	uint8_t buf[512];
+	size_t i, o;
+
+	(void)state;
+	assert_text(WIRE("\3www\7example\3com\0"), "www.example.com");
+	assert_text(WIRE("\0"), ".");
+	assert_text(WIRE("\3ads\7example\0zzzz"), "ads.example"); /* padding */
+	assert_text(WIRE("\6_dmarc\2X-\0"), "_dmarc.X-");
+	/* bytes that are not name characters: \DDD */
+	assert_text(WIRE("\3a.b\2c \0"), "a\\046b.c\\032");
+	assert_text(WIRE("\4\x00\x01\xff\\\0"), "\\000\\001\\255\\092");
+	assert_text(WIRE("\2\n\x7f\0"), "\\010\\127");
+
+	/* hostile: no root, label past the end, pointer, reserved types */
+	assert_null(WIRE(""));
+	assert_null(WIRE("\3www"));
+	assert_null(WIRE("\3www\7example"));
+	assert_null(WIRE("\7exa"));
+	assert_null(WIRE("\xc0\x0c"));
+	assert_null(WIRE("\3www\xc0\x0c\0"));
+	assert_null(WIRE("\x40" "aaaa\0"));
+	assert_null(WIRE("\x80\0"));
+	assert_null(bg_name_from_wire(NULL, 4, (char[8]){ 0 }, 8) < 0 ? NULL : "");
+	/* the output never runs past outlen */
+	assert_null(wire("\3www\7example\0", 14, 11));
+	assert_text(wire("\3www\7example\0", 14, 12), "www.example");
+	assert_null(wire("\1\x01\0", 3, 4));
+	assert_text(wire("\1\x01\0", 3, 5), "\\001");
+	assert_null(wire("\0", 1, 1));
+
+	/* the longest name: 255 wire bytes, labels of 63, 63, 63 and 61 */
+	o = 0;
+	for (i = 0; i < 4; i++) {
+		size_t l = i < 3 ? 63 : 61;
+
+		buf[o++] = (uint8_t)l;
+		memset(buf + o, 'a' + (int)i, l);
+		o += l;
+	}
+	buf[o++] = 0;
+	assert_int_equal(o, 255);
+	assert_non_null(wire(buf, o, BG_NAME_TEXT_MAX));
+	assert_int_equal(strlen(wire(buf, o, BG_NAME_TEXT_MAX)), 250 + 3);
+	/* the same with every label byte escaped fits BG_NAME_TEXT_MAX */
+	for (i = 0, o = 0; i < 4; i++) {
+		memset(buf + o + 1, 0xff, buf[o]);
+		o += 1 + buf[o];
+	}
+	assert_non_null(wire(buf, 255, BG_NAME_TEXT_MAX));
+	assert_int_equal(strlen(wire(buf, 255, BG_NAME_TEXT_MAX)), 4 * 250 + 3);
+	/* a last label one byte longer makes 256 bytes: not a name */
+	buf[1 + 63 * 3 + 3] = 62;
+	memset(buf + 1 + 63 * 3 + 3 + 1, 'd', 62);
+	buf[256] = 0;
+	assert_null(wire(buf, 257, BG_NAME_TEXT_MAX));
+	assert_null(wire(buf, 300, BG_NAME_TEXT_MAX));
+	/* a long run of labels with no root within 255 bytes */
+	memset(buf, 1, sizeof(buf));
+	assert_null(wire(buf, sizeof(buf), BG_NAME_TEXT_MAX));
+}
+
+/* Every byte string of up to 2 bytes, and random longer ones: never read
+ * past len (ASan), never write past outlen, and the text names exactly
+ * the labels a careful reference walk finds. */
+static void test_wire_fuzz(void **state)
+{
+	char out[BG_NAME_TEXT_MAX];
+	unsigned int seed = 12345, iter;
+	size_t n;
+
+	(void)state;
+	for (n = 0; n <= 2; n++) {
+		uint32_t v, lim = 1U << (8 * n);
+
+		for (v = 0; v < lim; v++) {
+			uint8_t *b = malloc(n ? n : 1); /* exact size: ASan */
+
+			assert_non_null(b);
+			memcpy(b, &v, n);
+			(void)bg_name_from_wire(b, n, out, sizeof(out));
+			free(b);
+		}
+	}
+	for (iter = 0; iter < 200000; iter++) {
+		size_t len = (size_t)(rand_r(&seed) % 300), i, p = 0, labels = 0;
+		size_t outlen = 1 + (size_t)(rand_r(&seed) % 40);
+		uint8_t *b;
+		char small[48];
+		int ret, ok = 1, ret2;
+
+		b = malloc(len ? len : 1);
+		assert_non_null(b);
+		for (i = 0; i < len; i++) {
+			/* mostly plausible label lengths and letters */
+			unsigned int r = (unsigned int)rand_r(&seed);
+
+			b[i] = (uint8_t)(r % 4 == 0 ? r % 8 : r % 4 == 1 ? 'a' + r % 26 :
+					 r % 4 == 2 ? r >> 8 : 0);
+		}
+		/* reference: a name iff labels of 1..63 end with a root byte
+		 * within min(len, 255) bytes */
+		for (;;) {
+			if (p >= len || p >= 255) {
+				ok = 0;
+				break;
+			}
+			if (!b[p])
+				break;
+			if (b[p] > 63 || p + 1 + b[p] > (len < 255 ? len : 255)) {
+				ok = 0;
+				break;
+			}
+			labels++;
+			p += 1 + b[p];
+		}
+		ret = bg_name_from_wire(b, len, out, sizeof(out));
+		assert_int_equal(ret >= 0, ok);
+		if (ok) {
+			size_t dots = 0;
+
+			for (i = 0; out[i]; i++)
+				dots += out[i] == '.';
+			assert_int_equal(dots, labels ? labels - 1 : 1);
+			/* printable ASCII only */
+			for (i = 0; out[i]; i++)
+				assert_true(out[i] > 0x20 && out[i] < 0x7f);
+		}
+		/* a small output: refused or fits, never overflows */
+		memset(small, 'Z', sizeof(small));
+		ret2 = bg_name_from_wire(b, len, small, outlen);
+		if (ret2 >= 0) {
+			assert_true((size_t)ret2 < outlen);
+			assert_int_equal(ret2, ret);
+			assert_string_equal(small, out);
+		}
+		for (i = outlen; i < sizeof(small); i++)
+			assert_int_equal(small[i], 'Z');
+		free(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1830,6 +2223,12 @@ int main(void)
 		cmocka_unit_test(test_real_blocklistproject),
 		cmocka_unit_test(test_real_hagezi_adblock),
 		cmocka_unit_test(test_real_combined),
+		cmocka_unit_test(test_too_deep),
+		cmocka_unit_test(test_too_deep_strict),
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_find_options),
+		cmocka_unit_test(test_wire_to_text),
+		cmocka_unit_test(test_wire_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bloomgate/bloom.h"
+#include "domains.h"
 #include "lists.h"
 
 /* ---- Helpers ------------------------------------------------------------ */
@@ -2448,6 +2449,342 @@ static void test_real_combined(void **state)
 	bg_list_free(&l);
 }
 
+/* ---- Files of any kind: detection, --format, bg_source_parse() -------- */
+
+#define DETECT(lit) bg_src_detect((lit), sizeof(lit) - 1)
+
+static void test_src_detect(void **state)
+{
+	char *big;
+	size_t i, o;
+
+	(void)state;
+	/* address lists, with their comments */
+	assert_int_equal(DETECT("192.0.2.1\n2001:db8::/32\n"), BG_SRC_ADDR);
+	assert_int_equal(DETECT("#\n# FireHOL\n#\n1.2.3.0/24\n5.6.7.8\n"), BG_SRC_ADDR);
+	assert_int_equal(DETECT("; Spamhaus DROP\n1.10.16.0/20 ; SBL256894\n"),
+			 BG_SRC_ADDR);
+	/* nothing meaningful: addresses, as load always read such files */
+	assert_int_equal(DETECT(""), BG_SRC_ADDR);
+	assert_int_equal(DETECT("# only\n\n; comments\n"), BG_SRC_ADDR);
+	/* hosts files: the first column holds addresses, but a line is not an
+	 * address entry */
+	assert_int_equal(DETECT("127.0.0.1 localhost\n0.0.0.0 ads.example\n"),
+			 BG_SRC_HOSTS);
+	assert_int_equal(DETECT(":: ads.example\n::1 ip6-localhost\n"), BG_SRC_HOSTS);
+	assert_int_equal(DETECT("0.0.0.0\tads.example #ad\n"), BG_SRC_HOSTS);
+	/* domain lists */
+	assert_int_equal(DETECT("ads.example\ntracker.example\n"), BG_SRC_PLAIN);
+	assert_int_equal(DETECT("*.ads.example\n"), BG_SRC_PLAIN);
+	assert_int_equal(DETECT("[Adblock Plus]\n||ads.example^\n"), BG_SRC_ADBLOCK);
+	assert_int_equal(DETECT("! comment\n||ads.example^\n"), BG_SRC_ADBLOCK);
+	assert_int_equal(DETECT("@@||ok.example^\n"), BG_SRC_ADBLOCK);
+	/* text that is neither: read as addresses, so every line is rejected
+	 * as not an address (and a load of it fails) rather than taken as
+	 * single-label names */
+	assert_int_equal(DETECT("garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n"),
+			 BG_SRC_ADDR);
+	assert_int_equal(DETECT("router\nnas\nads.example\n"), BG_SRC_ADDR);
+	assert_int_equal(DETECT("this line is bad\nads.example\nb.example\n"),
+			 BG_SRC_PLAIN);
+	assert_int_equal(DETECT("ads.example # why\n*.cdn.example\nEVIL.EXAMPLE.\n"),
+			 BG_SRC_PLAIN);
+	/* majority: a stray name in an address list, a stray address in a
+	 * domain list; a tie is no majority either way: addresses */
+	assert_int_equal(DETECT("192.0.2.1\n192.0.2.2\nads.example\n"), BG_SRC_ADDR);
+	assert_int_equal(DETECT("a.example\nb.example\n192.0.2.1\n"), BG_SRC_PLAIN);
+	assert_int_equal(DETECT("192.0.2.1\nads.example\n"), BG_SRC_ADDR);
+	/* only the first BG_SRC_DETECT_LINES meaningful lines count */
+	big = malloc(64 * 1000);
+	assert_non_null(big);
+	for (i = 0, o = 0; i < BG_SRC_DETECT_LINES; i++)
+		o += (size_t)sprintf(big + o, "# c\n198.51.100.%zu\n", i % 250);
+	for (i = 0; i < 500; i++)
+		o += (size_t)sprintf(big + o, "n%zu.example\n", i);
+	assert_int_equal(bg_src_detect(big, o), BG_SRC_ADDR);
+	free(big);
+}
+
+static void test_src_format_names(void **state)
+{
+	int f;
+
+	(void)state;
+	for (f = BG_SRC_AUTO; f <= BG_SRC_ADBLOCK; f++)
+		assert_int_equal(bg_src_format_parse(bg_src_format_name(f)), f);
+	assert_string_equal(bg_src_format_name(BG_SRC_ADDR), "addr");
+	assert_string_equal(bg_src_format_name(BG_SRC_HOSTS), "hosts");
+	assert_string_equal(bg_src_format_name(99), "?");
+	assert_int_equal(bg_src_format_parse("Hosts"), -1);
+	assert_int_equal(bg_src_format_parse(""), -1);
+	assert_int_equal(bg_src_format_parse(NULL), -1);
+}
+
+/* The rule of load's arguments: --format and --subdomains apply to the
+ * lists after them, --allow lists included, until changed. */
+static void test_sources_rule(void **state)
+{
+	struct bg_sources s;
+
+	(void)state;
+	bg_sources_init(&s);
+	/* load a --subdomains b --allow c --format hosts d --no-subdomains
+	 *      --format auto --allow e f */
+	assert_int_equal(bg_sources_add(&s, "a", 0), 0);
+	bg_sources_set_subdomains(&s, 1);
+	assert_int_equal(bg_sources_add(&s, "b", 0), 0);
+	assert_int_equal(bg_sources_add(&s, "c", 1), 0);
+	assert_int_equal(bg_sources_set_format(&s, "hosts"), 0);
+	assert_int_equal(bg_sources_add(&s, "d", 0), 0);
+	bg_sources_set_subdomains(&s, 0);
+	assert_int_equal(bg_sources_set_format(&s, "auto"), 0);
+	assert_int_equal(bg_sources_add(&s, "e", 1), 0);
+	assert_int_equal(bg_sources_add(&s, "f", 0), 0);
+	assert_int_equal(bg_sources_done(&s), 0);
+	assert_int_equal(s.n, 6);
+	{
+		static const struct {
+			const char *path;
+			int format, subdomains, allow;
+		} want[] = {
+			{ "a", BG_SRC_AUTO, 0, 0 },  { "b", BG_SRC_AUTO, 1, 0 },
+			{ "c", BG_SRC_AUTO, 1, 1 },  { "d", BG_SRC_HOSTS, 1, 0 },
+			{ "e", BG_SRC_AUTO, 0, 1 },  { "f", BG_SRC_AUTO, 0, 0 },
+		};
+		size_t i;
+
+		for (i = 0; i < s.n; i++) {
+			assert_string_equal(s.v[i].path, want[i].path);
+			assert_int_equal(s.v[i].format, want[i].format);
+			assert_int_equal(s.v[i].subdomains, want[i].subdomains);
+			assert_int_equal(s.v[i].allow, want[i].allow);
+		}
+	}
+	/* an option after the last list applies to none */
+	bg_sources_set_subdomains(&s, 1);
+	assert_int_equal(bg_sources_done(&s), -EINVAL);
+	assert_int_equal(bg_sources_add(&s, "g", 0), 0);
+	assert_int_equal(bg_sources_done(&s), 0);
+	assert_int_equal(bg_sources_set_format(&s, "addr"), 0);
+	assert_int_equal(bg_sources_done(&s), -EINVAL);
+	/* an unknown format changes nothing */
+	assert_int_equal(bg_sources_set_format(&s, "csv"), -EINVAL);
+	assert_int_equal(s.format, BG_SRC_ADDR);
+	bg_sources_free(&s);
+
+	/* only --allow lists, or nothing: no block list */
+	bg_sources_init(&s);
+	assert_int_equal(bg_sources_done(&s), -ENOENT);
+	assert_int_equal(bg_sources_add(&s, "ok.txt", 1), 0);
+	assert_int_equal(bg_sources_done(&s), -ENOENT);
+	bg_sources_free(&s);
+}
+
+struct src_run {
+	struct bg_list addrs;
+	struct bg_names names;
+	char *report;
+	int rc, used;
+};
+
+/* Parses text as a list file with the given source options. */
+static void src_run(struct src_run *r, const char *text, int format,
+		    int subdomains, int allow, int strict)
+{
+	struct bg_list_opts lo = { .strict = strict };
+	struct bg_source src = { 0 };
+	size_t size = 0;
+	FILE *f;
+
+	memset(r, 0, sizeof(*r));
+	bg_list_init(&r->addrs);
+	bg_names_init(&r->names);
+	src.path = write_temp(text, strlen(text));
+	src.format = (uint8_t)format;
+	src.subdomains = (uint8_t)subdomains;
+	src.allow = (uint8_t)allow;
+	f = open_memstream(&r->report, &size);
+	assert_non_null(f);
+	lo.report = f;
+	r->used = -1;
+	r->rc = bg_source_parse(&src, &r->addrs, &r->names, &lo, &r->used);
+	assert_int_equal(fclose(f), 0);
+	/* reports name the file: replace its temporary name with "L" */
+	if (r->report) {
+		char *p;
+		size_t n = strlen(src.path);
+
+		while ((p = strstr(r->report, src.path))) {
+			*p = 'L';
+			memmove(p + 1, p + n, strlen(p + n) + 1);
+		}
+	}
+	unlink(src.path);
+	free(src.path);
+}
+
+static void src_done(struct src_run *r)
+{
+	bg_list_free(&r->addrs);
+	bg_names_free(&r->names);
+	free(r->report);
+}
+
+static const char hosts_text[] =
+	"# hosts\n"
+	"127.0.0.1 localhost\n"
+	"::1 ip6-localhost\n"
+	"0.0.0.0 ads.example tracker.example\n"
+	"127.0.0.1 evil.example # sinkhole\n"
+	":: v6.example\n";
+
+static void test_source_hosts_no_addresses(void **state)
+{
+	struct src_run r;
+	size_t i;
+
+	(void)state;
+	/* detected: the names only; 0.0.0.0, 127.0.0.1, ::1, :: are where the
+	 * names point, not blocked addresses */
+	src_run(&r, hosts_text, BG_SRC_AUTO, 0, 0, 1);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.used, BG_SRC_HOSTS);
+	assert_string_equal(r.report, "");
+	assert_int_equal(r.addrs.n4 + r.addrs.n6, 0);
+	assert_int_equal(r.addrs.accepted, 0);
+	assert_int_equal(r.names.n, 4);
+	assert_int_equal(r.names.skipped, 2);
+	for (i = 0; i < r.names.n; i++) {
+		assert_int_equal(r.names.v[i].kind, BG_NAME_EXACT);
+		assert_int_equal(r.names.v[i].allow, 0);
+	}
+	assert_string_equal(r.names.v[0].name, "ads.example");
+	assert_string_equal(r.names.v[3].name, "v6.example");
+	src_done(&r);
+	/* stated as hosts, with --subdomains: still exact, still no address */
+	src_run(&r, hosts_text, BG_SRC_HOSTS, 1, 0, 0);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.addrs.accepted, 0);
+	assert_int_equal(r.names.n, 4);
+	assert_int_equal(r.names.v[1].kind, BG_NAME_EXACT);
+	src_done(&r);
+	/* as an --allow list */
+	src_run(&r, hosts_text, BG_SRC_AUTO, 0, 1, 0);
+	assert_int_equal(r.addrs.accepted, 0);
+	assert_int_equal(r.names.n, 4);
+	assert_int_equal(r.names.v[0].allow, 1);
+	src_done(&r);
+	/* stated as addresses: every hosts line is rejected, file:line */
+	src_run(&r, hosts_text, BG_SRC_ADDR, 0, 0, 0);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.used, BG_SRC_ADDR);
+	assert_int_equal(r.addrs.n4 + r.addrs.n6, 0);
+	assert_int_equal(r.addrs.rejected, 5);
+	assert_int_equal(r.names.n, 0);
+	assert_non_null(strstr(r.report,
+		"L:4: trailing text after address: '0.0.0.0 ads.example tracker.example'\n"));
+	src_done(&r);
+	src_run(&r, hosts_text, BG_SRC_ADDR, 0, 0, 1);
+	assert_int_equal(r.rc, -EINVAL);
+	src_done(&r);
+}
+
+static void test_source_formats(void **state)
+{
+	struct src_run r;
+
+	(void)state;
+	/* addresses, detected */
+	src_run(&r, "# x\n192.0.2.0/24\n2001:db8::1\n", BG_SRC_AUTO, 1, 0, 0);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.used, BG_SRC_ADDR);
+	assert_int_equal(r.addrs.n4, 1);
+	assert_int_equal(r.addrs.n6, 1);
+	assert_int_equal(r.names.n, 0);
+	src_done(&r);
+	/* plain: exact, or name and subdomains with --subdomains */
+	src_run(&r, "ads.example\n*.cdn.example\n", BG_SRC_AUTO, 0, 0, 0);
+	assert_int_equal(r.used, BG_SRC_PLAIN);
+	assert_int_equal(r.names.n, 2);
+	assert_int_equal(r.names.v[0].kind, BG_NAME_EXACT);
+	assert_int_equal(r.names.v[1].kind, BG_NAME_SUBS);
+	src_done(&r);
+	src_run(&r, "ads.example\n*.cdn.example\n", BG_SRC_AUTO, 1, 0, 0);
+	assert_int_equal(r.names.v[0].kind, BG_NAME_TREE);
+	assert_int_equal(r.names.v[1].kind, BG_NAME_SUBS);
+	src_done(&r);
+	/* adblock, with allow rules and --subdomains ignored */
+	src_run(&r, "||ads.example^\n@@||ok.ads.example^\n|one.example^\n",
+		BG_SRC_AUTO, 1, 0, 0);
+	assert_int_equal(r.used, BG_SRC_ADBLOCK);
+	assert_int_equal(r.names.n, 3);
+	assert_int_equal(r.names.v[0].kind, BG_NAME_TREE);
+	assert_int_equal(r.names.v[1].allow, 1);
+	assert_int_equal(r.names.v[2].kind, BG_NAME_EXACT);
+	src_done(&r);
+	/* a stated format wins over detection: a plain list read as Adblock
+	 * keeps bare names exact */
+	src_run(&r, "ads.example\n", BG_SRC_ADBLOCK, 1, 0, 0);
+	assert_int_equal(r.used, BG_SRC_ADBLOCK);
+	assert_int_equal(r.names.v[0].kind, BG_NAME_EXACT);
+	src_done(&r);
+	/* an address list stated as plain: rejected names, file:line */
+	src_run(&r, "192.0.2.1\n", BG_SRC_PLAIN, 0, 0, 0);
+	assert_int_equal(r.addrs.accepted, 0);
+	assert_int_equal(r.names.rejected, 1);
+	assert_string_equal(r.report, "L:1: an IP address, not a name: '192.0.2.1'\n");
+	src_done(&r);
+	/* too deep: reported file:line, fails strict */
+	src_run(&r, "||ok.example^\n||*.a.b.c.d.e.f.g.h.i.j.example^\n",
+		BG_SRC_AUTO, 0, 0, 1);
+	assert_int_equal(r.rc, -EINVAL);
+	assert_int_equal(r.names.too_deep, 1);
+	assert_string_equal(r.report,
+		"L:2: warning: subdomain rule deeper than 10 labels, never matched: "
+		"'||*.a.b.c.d.e.f.g.h.i.j.example^'\n");
+	src_done(&r);
+	src_run(&r, "||ok.example^\n||*.a.b.c.d.e.f.g.h.i.j.example^\n",
+		BG_SRC_AUTO, 0, 0, 0);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.names.n, 2);
+	src_done(&r);
+	/* plain with --subdomains: the name is kept, its subdomains are not
+	 * matched; strict fails, also for an --allow list */
+	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", BG_SRC_PLAIN, 1, 1, 1);
+	assert_int_equal(r.rc, -EINVAL);
+	assert_string_equal(r.report,
+		"L:2: warning: name deeper than 10 labels, its subdomains are never "
+		"matched (the name itself is): 'a.b.c.d.e.f.g.h.i.j.example'\n");
+	src_done(&r);
+	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", BG_SRC_PLAIN, 0, 0, 1);
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.report, "");
+	src_done(&r);
+}
+
+static void test_source_unreadable(void **state)
+{
+	struct bg_list_opts lo = { 0 };
+	struct bg_source src = { .path = (char *)"/nonexistent/list.txt" };
+	struct bg_list a;
+	struct bg_names n;
+	char *report = NULL;
+	size_t size = 0;
+	int used = -1;
+
+	(void)state;
+	bg_list_init(&a);
+	bg_names_init(&n);
+	lo.report = open_memstream(&report, &size);
+	assert_non_null(lo.report);
+	assert_int_equal(bg_source_parse(&src, &a, &n, &lo, &used), -ENOENT);
+	assert_int_equal(fclose(lo.report), 0);
+	assert_string_equal(report, "/nonexistent/list.txt: No such file or directory\n");
+	free(report);
+	bg_list_free(&a);
+	bg_names_free(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2507,6 +2844,12 @@ int main(void)
 		cmocka_unit_test(test_real_firehol),
 		cmocka_unit_test(test_real_spamhaus_v6),
 		cmocka_unit_test(test_real_combined),
+		cmocka_unit_test(test_src_detect),
+		cmocka_unit_test(test_src_format_names),
+		cmocka_unit_test(test_sources_rule),
+		cmocka_unit_test(test_source_hosts_no_addresses),
+		cmocka_unit_test(test_source_formats),
+		cmocka_unit_test(test_source_unreadable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
