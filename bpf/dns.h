@@ -1,21 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * DNS query parser for XDP (issue 4), on top of the one packet parser
- * (bpf/parse.h): UDP to the DNS port, the 12-byte DNS header, then the
- * question's QNAME label by label, hashed as bloomgate/dns.h defines.
+ * (bpf/parse.h): UDP (not a fragment) to one of the configured DNS ports,
+ * the 12-byte DNS header, then the question's QNAME label by label, hashed
+ * as bloomgate/dns.h defines.
  *
  * A query is QR=0, OPCODE=0 (QUERY), QDCOUNT=1; ANCOUNT, NSCOUNT and
- * ARCOUNT are not looked at (ARCOUNT is 1 with EDNS). The message is the
- * UDP payload as the UDP length says; a UDP length over what the frame
- * holds, or under a DNS header, is a truncated message (the kernel's UDP
- * stack would drop it too), whichever byte is missing.
+ * ARCOUNT are not looked at here (ARCOUNT is 1 with EDNS; bpf/dns_reply.h
+ * reads them to find an OPT record). The message is the UDP payload as the
+ * UDP length says; a UDP length over what the frame holds, or under a DNS
+ * header, is a truncated message (the kernel's UDP stack would drop it
+ * too), whichever byte is missing.
  *
  * Verifier cost is kept flat:
- *  - the question (up to BG_DNS_Q_COPY bytes) is copied from the packet into
- *    a per-CPU scratch map value by one bpf_xdp_load_bytes() at a scalar
- *    offset, so no packet pointer is live afterwards and the verifier
- *    states of every parse path merge (a byte loop over packet pointers
- *    ran into the 1M limit: each exit carried a different packet range);
+ *  - the DNS header and the question (up to BG_DNS_Q_COPY bytes: the
+ *    longest question and an OPT record's fixed part after it) are copied
+ *    from the packet into a per-CPU scratch map value by one
+ *    bpf_xdp_load_bytes() at a scalar offset, so no packet pointer is live
+ *    afterwards and the verifier states of every parse path merge (a byte
+ *    loop over packet pointers ran into the 1M limit: each exit carried a
+ *    different packet range); what the answer needs later (offsets, UDP
+ *    length, family) is kept as scalars in the scratch value too;
  *  - the label walk runs in bpf_loop(): its state (position, labels) lives
  *    in the scratch value, so the callback is verified as one body, not
  *    unrolled 127 times;
@@ -35,8 +40,12 @@
 #include "parse.h"
 
 #define BG_DNS_HDR_LEN 12
-/* Question bytes ever needed: the longest name and QTYPE, QCLASS. */
-#define BG_DNS_Q_COPY (BG_DNS_NAME_MAX + 4)
+/* An OPT record without options: root name, TYPE, CLASS, TTL, RDLEN. */
+#define BG_DNS_OPT_LEN 11
+#define BG_DNS_TYPE_OPT 41
+/* Bytes after the DNS header ever needed: the longest name, QTYPE, QCLASS,
+ * and the fixed part of an OPT record right after the question. */
+#define BG_DNS_Q_COPY (BG_DNS_NAME_MAX + 4 + BG_DNS_OPT_LEN)
 #define BG_DNS_Q_SIZE 512 /* power of two >= BG_DNS_Q_COPY + 64 */
 #define BG_DNS_Q_MASK (BG_DNS_Q_SIZE - 1)
 #define BG_DNS_LH_SIZE 128 /* >= BG_DNS_LABELS_MAX + 1, power of two */
@@ -49,7 +58,11 @@
 
 /* Per-CPU scratch: the value of a PERCPU_ARRAY with one element. */
 struct bg_dns_scratch {
-	__u8 q[BG_DNS_Q_SIZE]; /* question bytes copied from the packet */
+	/* hdr and q are one DNS message buffer: the query's header and the
+	 * bytes after it as copied from the packet (case preserved); an
+	 * answer is then built in place (bpf/dns_reply.h). */
+	__u8 hdr[BG_DNS_HDR_LEN];
+	__u8 q[BG_DNS_Q_SIZE]; /* question bytes, then what follows */
 	__u8 lbuf[BG_DNS_LABEL_BUF]; /* one label: wire form, lowercased */
 	__u64 lh[BG_DNS_LH_SIZE]; /* label hashes L_1..L_n, left to right */
 	__u64 suf[BG_DNS_LH_SIZE]; /* suffix hashes S_1..S_n, suf[n] = 0 */
@@ -59,12 +72,67 @@ struct bg_dns_scratch {
 	__u32 n; /* labels */
 	__u32 status; /* BG_DNS_WALKING, BG_DNS_DONE or a reason + 2 */
 	__u16 qtype, qclass; /* host order */
-	__u32 pad;
+	__u32 qname_len; /* QNAME wire bytes, root byte included */
+	/* Where the query sits in the frame, for an answer (dns_reply.h). */
+	__u32 l3off, l4off; /* IP and UDP header offsets */
+	__u32 ulen; /* UDP length of the query (header included) */
+	__u8 family; /* BG_KEY_IPV4 / BG_KEY_IPV6 */
+	__u8 tail; /* bloomgate_xdp: pkt.l4proto, UDP header at l4off */
+	__u8 frag; /* bloomgate_xdp: pkt.frag */
+	__u8 pad;
+	/* Headers of an answer, built here before they are written back. */
+	__u8 eth[12]; /* destination and source MAC */
+	__u8 ip[80]; /* IPv4 header with options (<= 60), or IPv6 (40) */
+	__u8 udp[8];
 };
+_Static_assert(__builtin_offsetof(struct bg_dns_scratch, q) == BG_DNS_HDR_LEN,
+	       "the question follows the DNS header in the scratch");
 
 /* Parse results besides 0 (a query) and a BG_CNT_DNS_* reason (> 0). */
 #define BG_DNS_QUERY 0
 #define BG_DNS_NOT_DNS (-1) /* not UDP to the port: not ours */
+
+/* 1 if dest (network order) is one of ports (host order, 0 = unused). */
+static __always_inline int bg_dns_port_in(__be16 dest,
+					  const volatile __u16 *ports)
+{
+	__u32 i;
+
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++) {
+		__u16 p = ports[i];
+
+		if (p && dest == bpf_htons(p))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if pkt may be a DNS query by its headers: UDP, not an IP fragment (a
+ * first fragment included). The port is tested apart (bg_dns_port_in). */
+static __always_inline int bg_dns_l4_ok(const struct bg_pkt *pkt)
+{
+	return pkt->family && pkt->l4 && pkt->l4proto == IPPROTO_UDP &&
+	       !pkt->frag;
+}
+
+/*
+ * The UDP header of a packet judged as DNS: bg_dns_l4_ok, the whole UDP
+ * header in the frame, destination port one of ports. NULL otherwise.
+ * bloomgate_xdp makes the same test from scalars (bg_dns_tail_ok).
+ */
+static __always_inline struct udphdr *bg_dns_udp(struct xdp_md *ctx,
+						 const struct bg_pkt *pkt,
+						 const volatile __u16 *ports)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct udphdr *udp = pkt->l4;
+
+	if (!bg_dns_l4_ok(pkt))
+		return NULL;
+	if ((void *)(udp + 1) > data_end || !bg_dns_port_in(udp->dest, ports))
+		return NULL;
+	return udp;
+}
 
 struct bg_dns_walk_ctx {
 	struct bg_dns_scratch *s;
@@ -139,26 +207,26 @@ static long bg_dns_suffix_cb(__u32 idx, void *ctx)
 }
 
 /*
- * Parses pkt (from bg_parse of ctx) as a DNS query to UDP port `port` and
- * hashes its QNAME with seed into s: s->n labels, s->lh[] label hashes,
- * s->suf[] suffix hashes (s->suf[0] the whole name). Returns BG_DNS_QUERY,
- * BG_DNS_NOT_DNS (not UDP to the port, or the UDP header is not all there),
- * or the BG_CNT_DNS_* reason the packet is not judged by name.
+ * Parses pkt (from bg_parse of ctx) as a DNS query to one of ports (see
+ * bg_dns_udp) and hashes its QNAME with seed into s: s->n labels, s->lh[]
+ * label hashes, s->suf[] suffix hashes (s->suf[0] the whole name); s->hdr
+ * and s->q hold the message's first bytes, s->l3off/l4off/ulen/family where
+ * it is. Returns BG_DNS_QUERY, BG_DNS_NOT_DNS (see bg_dns_udp), or the
+ * BG_CNT_DNS_* reason the packet is not judged by name.
  */
 static __always_inline int bg_dns_parse(struct xdp_md *ctx,
-					const struct bg_pkt *pkt, __u16 port,
-					__u64 seed, struct bg_dns_scratch *s)
+					const struct bg_pkt *pkt,
+					const volatile __u16 *ports, __u64 seed,
+					struct bg_dns_scratch *s)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct bg_dns_walk_ctx wctx = { .s = s };
-	struct udphdr *udp = pkt->l4;
-	__u32 ulen, qlen, qoff, i, flags;
+	struct udphdr *udp = bg_dns_udp(ctx, pkt, ports);
+	__u32 ulen, qlen, off, i, flags;
 	__u8 *dns;
 
-	if (!udp || pkt->l4proto != IPPROTO_UDP)
-		return BG_DNS_NOT_DNS;
-	if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(port))
+	if (!udp)
 		return BG_DNS_NOT_DNS;
 	ulen = bpf_ntohs(udp->len);
 	dns = (__u8 *)(udp + 1);
@@ -176,18 +244,26 @@ static __always_inline int bg_dns_parse(struct xdp_md *ctx,
 	if (dns[4] != 0 || dns[5] != 1)
 		return BG_CNT_DNS_QDCOUNT;
 
+	s->family = pkt->family;
+	/* from the tag count: the IP header pointers kept live this far cost
+	 * the verifier ~80k instructions */
+	s->l3off = ETH_HLEN + (__u32)pkt->vlans * sizeof(struct bg_vlan_hdr);
+	s->l4off = (__u32)((long)udp - (long)data);
+	s->ulen = ulen;
+
 	/*
-	 * The question, at most BG_DNS_Q_COPY bytes of it, into s->q by one
-	 * helper call at a scalar offset: from here on no packet pointer is
-	 * live, so the verifier states of every parse path (VLANs, IPv4
-	 * options, IPv6 extension headers) merge instead of each walking the
-	 * name on its own. The UDP length was checked against the frame.
+	 * The DNS header and at most BG_DNS_Q_COPY bytes after it, into
+	 * s->hdr/s->q by one helper call at a scalar offset: from here on no
+	 * packet pointer is live, so the verifier states of every parse path
+	 * (VLANs, IPv4 options, IPv6 extension headers) merge instead of each
+	 * walking the name on its own. The UDP length was checked against the
+	 * frame.
 	 */
 	qlen = ulen - sizeof(*udp) - BG_DNS_HDR_LEN;
 	if (qlen > BG_DNS_Q_COPY)
 		qlen = BG_DNS_Q_COPY;
-	qoff = (__u32)((long)(dns + BG_DNS_HDR_LEN) - (long)data);
-	if (qlen && bpf_xdp_load_bytes(ctx, qoff, s->q, qlen))
+	off = (__u32)((long)dns - (long)data);
+	if (bpf_xdp_load_bytes(ctx, off, s->hdr, BG_DNS_HDR_LEN + qlen))
 		return BG_CNT_DNS_TRUNCATED;
 	s->len = qlen;
 	s->pos = 0;
@@ -196,6 +272,7 @@ static __always_inline int bg_dns_parse(struct xdp_md *ctx,
 	s->seed = seed;
 	s->qtype = 0;
 	s->qclass = 0;
+	s->qname_len = 0;
 
 	bpf_loop(BG_DNS_LABELS_MAX + 1, bg_dns_label_cb, &wctx, 0);
 	if (s->status != BG_DNS_DONE) {
@@ -205,6 +282,7 @@ static __always_inline int bg_dns_parse(struct xdp_md *ctx,
 	}
 	/* QTYPE and QCLASS must follow the name. */
 	i = s->pos;
+	s->qname_len = i;
 	if (i + 4 > s->len || i + 4 > BG_DNS_Q_COPY)
 		return BG_CNT_DNS_TRUNCATED;
 	s->qtype = (__u16)(s->q[i & BG_DNS_Q_MASK] << 8 |

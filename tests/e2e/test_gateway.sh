@@ -23,7 +23,7 @@ count_maps() {
 }
 count_bg_maps() { # every map bloomgate creates
 	local n=0 m
-	for m in bg_filter bg_filters bg_stats bg_events bg_attach; do
+	for m in bg_filter bg_filters bg_stats bg_events bg_attach bg_progs; do
 		n=$((n + $(count_maps "$m")))
 	done
 	echo "$n"
@@ -427,7 +427,7 @@ E2E_NAME=detach_leaves_nothing
 t_begin
 IDX=$(ip -n "$NS_GW" -o link show dev "$IF_GWC" | cut -d: -f1)
 mapfile -t OURS < <(pinned_map_ids; current_filter_id)
-((${#OURS[@]} == 5)) || t_fail "expected 5 maps of ours before detach, found ${#OURS[@]}"
+((${#OURS[@]} == 6)) || t_fail "expected 6 maps of ours (4 shared pins, the attachment's bg_progs pin, the filter) before detach, found ${#OURS[@]}"
 bg_capture detach "$IF_GWC"
 [ "$BG_RC" -eq 0 ] || t_fail "detach failed: $BG_ERR"
 l=$(ip -n "$NS_GW" link show dev "$IF_GWC")
