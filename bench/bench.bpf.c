@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Benchmark baselines for bloomgate, run through BPF_PROG_TEST_RUN by
- * bench/bench.c (address lists: (a), (c)-(h); CIDR lists: (a), (i)). Every program parses the packet with the datapath's own
+ * bench/bench.c (address lists: (a), (c)-(h); CIDR lists: (a), (i); the
+ * DNS section's packet step, bench_dns, at the end). Every program parses the packet with the datapath's own
  * parser (bpf/parse.h), probes the IPv4 destination against one structure,
  * then steps the destination through the same full-period LCG as the
  * datapath's bg_bench_step(), so that the `repeat` iterations of one test
@@ -291,6 +292,87 @@ int bench_lpm(struct xdp_md *ctx)
 	key.addr = pkt.ip4->daddr;
 	return bench_verdict(&pkt, bpf_map_lookup_elem(&lpm, &key) != NULL,
 			     BP_LPM);
+}
+
+/* ---- DNS section: vary the query, then run the real program -------------
+ *
+ * bench_dns is the program BPF_PROG_TEST_RUN runs; it measures nothing of
+ * its own. Each iteration it
+ *   1. steps a 64-bit LCG (bd_x, MMIX constants: full period 2^64);
+ *   2. rewrites the first BD_RESTORE bytes of the frame from bd_tmpl, the
+ *      query as bench.c built it: a previous iteration answered with XDP_TX
+ *      swapped the headers and set QR=1 in place, and the next one must be
+ *      the query again;
+ *   3. writes the top 32 bits of the state as the IPv4 destination, and up to
+ *      BD_VARY_MAX name bytes at bd_vary_off[] as letters "a".."p", 4 bits
+ *      each from bits 32..63 of the state;
+ *   4. tail-calls bd_target[0]: bloomgate's own bloomgate_xdp (which
+ *      tail-calls bloomgate_dns through its bg_progs for UDP to port 53) or
+ *      bloomgate_dns itself, loaded from build/bloomgate.skel.h, or
+ *      bench_nop to measure steps 1-4 alone.
+ * bench.c repeats the same steps in userspace to know every name and
+ * address the datapath saw. The step is the same whatever the target and
+ * the packet, so it cancels out of every difference between variants.
+ */
+#define BD_RESTORE 64
+#define BD_VARY_MAX 8
+#define BD_LCG_MUL 6364136223846793005ULL
+#define BD_LCG_ADD 1442695040888963407ULL
+
+__u64 bd_x; /* LCG state: userspace sets the start before each run */
+__u64 bd_tmpl[BD_RESTORE / 8]; /* the frame's first BD_RESTORE bytes */
+__u32 bd_daddr_off; /* frame offset of the IPv4 destination */
+__u32 bd_vary_n; /* name bytes varied, <= BD_VARY_MAX */
+__u16 bd_vary_off[BD_VARY_MAX]; /* their frame offsets */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} bd_target SEC(".maps");
+
+
+SEC("xdp")
+int bench_dns(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u64 x = bd_x * BD_LCG_MUL + BD_LCG_ADD, v = x >> 32;
+	__u64 *w = data;
+	__u32 i, off;
+	__u8 *p;
+
+	bd_x = x;
+	if (data + BD_RESTORE > data_end)
+		return XDP_ABORTED;
+	for (i = 0; i < BD_RESTORE / 8; i++)
+		w[i] = bd_tmpl[i];
+	off = bd_daddr_off & 511;
+	p = data + off;
+	if ((void *)(p + 4) > data_end)
+		return XDP_ABORTED;
+	*(__u32 *)p = bpf_htonl((__u32)(x >> 32));
+	for (i = 0; i < BD_VARY_MAX; i++) {
+		if (i >= bd_vary_n)
+			break;
+		off = bd_vary_off[i] & 511;
+		p = data + off;
+		if ((void *)(p + 1) > data_end)
+			return XDP_ABORTED;
+		*p = (__u8)('a' + (v & 15)); /* no branch: one would mispredict */
+		v >>= 4;
+	}
+	bpf_tail_call(ctx, &bd_target, 0);
+	return XDP_ABORTED; /* empty slot: bench.c treats it as an error */
+}
+
+/* Tail-call target that does nothing: bench_dns's own cost. */
+SEC("xdp")
+int bench_nop(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_PASS;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

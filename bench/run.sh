@@ -6,6 +6,7 @@
 #   ./bench/run.sh                 full run (about 3 minutes here), writes the doc
 #   ./bench/run.sh --quick         any bench options (see build/bench --help);
 #                                  the doc is left alone unless BENCH_DOC=1
+#   ./bench/run.sh --only dns      one section (addr, cidr, dns; comma list)
 #   make bench BENCH_ARGS=--quick  the same through make
 #
 # BUILD selects the build directory (default build). The CIDR part reads the
@@ -199,6 +200,27 @@ the benchmark instead.
   the /16 bitmap read and each Bloom probe count one, and a lookup stops at
   the first positive. The worst case is the plan's: the bitmap (when some
   prefix is /16 or shorter) plus one probe per Bloom length.
+- **DNS queries** (section "DNS queries (issue 4)"). One filter holding 1M
+  listed domains (a generated Adblock-style list of exact, `||name^` and
+  `||*.name^` rules, parsed with `bg_names_parse_file` and built with
+  `bg_filter_plan`/`bg_filter_create`, as `bloomgate load` does) and 1M
+  listed IPv4 addresses, published into bloomgate's real program with its
+  own `bloomgate_dns` in `bg_progs`. Each test run goes through
+  `bench_dns` (bench/bench.bpf.c), which writes a new destination address
+  and new bytes into the query name from a 64-bit LCG every iteration (so
+  every name suffix but the TLD, and the address, is a new key: the Bloom
+  probes land in random blocks), rewrites the frame's first 64 bytes so
+  that an in-place answer does not carry over, and tail-calls the program
+  measured: `bloomgate_xdp` (which tail-calls `bloomgate_dns` for UDP to
+  port 53) when it does, else `bloomgate_dns` directly; the output says
+  which. The step's own cost is measured ((s) - (n)) and subtracted ("net
+  ns"); the address-only path run directly with `cfg_bench_vary=1` checks
+  the subtraction. Name length is the QNAME's wire length (10, 30, 60,
+  120, 255 bytes), with labels of at most 9 bytes, of up to 63 bytes, and
+  127 one-byte labels; per-byte and per-label costs are least-squares fits
+  over those rows. Every run's `dns_*` and address counters must equal what
+  userspace computes for the same names and addresses with the builder's
+  hashing and the datapath's lookup code.
 
 EOF
 	cat "$out"
