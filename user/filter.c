@@ -103,8 +103,11 @@ int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p)
 	uint64_t lo, hi, mid;
 	uint32_t k = 1;
 
-	/* Per probe, the plan may ask for target / BG_PROBES_MAX. */
-	if (!(target >= BG_FPR_MIN / BG_PROBES_MAX && target <= BG_FPR_MAX))
+	/* Per probe, the plan may ask for target / (1 + BG_DNS_SUFFIX_MAX):
+	 * a query makes that many probes, more than an address's
+	 * BG_PROBES_MAX. */
+	_Static_assert(1 + BG_DNS_SUFFIX_MAX >= BG_PROBES_MAX, "probe bound");
+	if (!(target >= BG_FPR_MIN / (1 + BG_DNS_SUFFIX_MAX) && target <= BG_FPR_MAX))
 		return -EINVAL;
 	p->n = n;
 	p->target = target;

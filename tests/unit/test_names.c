@@ -241,6 +241,26 @@ static void test_too_deep(void **state)
 	fx_free(&f);
 }
 
+/* The smallest target `load` accepts works with names too (a query makes
+ * 11 probes, so the per-probe target is below BG_FPR_MIN). */
+static void test_min_target(void **state)
+{
+	struct bg_filter_params p;
+	struct bg_names names;
+	struct bg_list l;
+
+	(void)state;
+	bg_names_init(&names);
+	bg_list_init(&l);
+	parse(&names, "||example.com^\n", BG_DOM_ADBLOCK, 0);
+	bg_names_finish(&names);
+	l.names = &names;
+	assert_int_equal(bg_filter_plan(&l, NULL, BG_FPR_MIN, &p), 0);
+	assert_true(p.predicted_addr <= BG_FPR_MIN);
+	bg_list_free(&l);
+	bg_names_free(&names);
+}
+
 /* A filter without name keys answers no name, whatever its bits. */
 static void test_no_names_flag(void **state)
 {
@@ -272,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_allow_table_search),
 		cmocka_unit_test(test_too_deep),
 		cmocka_unit_test(test_no_names_flag),
+		cmocka_unit_test(test_min_target),
 	};
 
 	return cmocka_run_group_tests_name("names", tests, NULL, NULL);
