@@ -111,6 +111,14 @@ bg_capture() {
 	BG_ERR=$(cat "$E2E_TMP/bg.err")
 }
 
+# bloomgate attach in the gateway, in the mode the test runs in.
+attach() { # IFACE [OPTS...] ; uses $ATTACH_MODE
+	local ifc=$1
+	shift
+	bg_capture attach "$ifc" --mode "$ATTACH_MODE" "$@"
+	return "$BG_RC"
+}
+
 # A counter from `bloomgate stats --json` (no jq needed).
 bg_stat() {
 	bg stats --json | grep -o "\"$1\":[0-9]*" | cut -d: -f2

@@ -27,13 +27,6 @@ CTRL6=2001:db8:101::1 # routed by this script (below), never listed
 
 # ---- helpers -----------------------------------------------------------------
 
-attach() { # IFACE [OPTS...] ; uses $ATTACH_MODE
-	local ifc=$1
-	shift
-	bg_capture attach "$ifc" --mode "$ATTACH_MODE" "$@"
-	return "$BG_RC"
-}
-
 sum_sent() { # TAG ADDR...
 	local tag=$1 a n=0
 	shift

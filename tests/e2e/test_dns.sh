@@ -114,13 +114,6 @@ records() {
 
 # ---- helpers ---------------------------------------------------------------------
 
-attach() { # IFACE [OPTS...] ; uses $ATTACH_MODE
-	local ifc=$1
-	shift
-	bg_capture attach "$ifc" --mode "$ATTACH_MODE" "$@"
-	return "$BG_RC"
-}
-
 # Re-attaches bloomgate to the client-side interface with OPTS and loads
 # the test lists (the filter survives the re-attach only while another
 # interface holds it, so it is loaded every time).

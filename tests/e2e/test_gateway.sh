@@ -78,13 +78,6 @@ pick_unmatched() { # N CANDIDATE...
 	done
 }
 
-attach() { # IFACE [OPTS...] ; uses $ATTACH_MODE
-	local ifc=$1
-	shift
-	bg_capture attach "$ifc" --mode "$ATTACH_MODE" "$@"
-	return "$BG_RC"
-}
-
 # Checks a traffic run: listed got nothing, unlisted got everything.
 # Uses the arrays LISTED and UNLISTED.
 expect_delivery() { # TAG
