@@ -351,6 +351,25 @@ info "check: $(check_name x.y.ads.example.net | head -n1)"
 info "check: $(check_name good.ads.example.net | head -n1)"
 t_end "$E2E_NAME"
 
+E2E_NAME=failed_load_keeps_filter
+# A domain list that fails validation leaves the running filter as it was.
+t_begin
+printf '||ok.example.test^\nbad..name.example\n' >"$T/bad-name.txt"
+printf '||a.b.c.d.e.f.g.h.i.j.k.example^\n' >"$T/too-deep.txt"
+for f in bad-name.txt too-deep.txt; do
+	bg_capture load --strict "$T/$f"
+	t_expect_eq "load --strict $f: exit status" 4 "$BG_RC"
+	grep -q "$T/$f:[12]: " <<<"$BG_ERR" || t_fail "load --strict $f: no file:line report in '$BG_ERR'"
+done
+bg_capture load "$T/block-plain.txt" "$T/no-such-list.txt"
+t_expect_eq "load of a missing list: exit status" 4 "$BG_RC"
+expect_check tracker.example.com "match (listed by 'tracker.example.com'" block-plain.txt:2
+expect_check good.ads.example.net "no match (allowlisted by 'good.ads.example.net'" allow.txt:2
+expect_check ok.example.test "no match"
+expect_xdp_answer 4 tracker.example.com NXDOMAIN noedns rd
+expect_xdp_answer 6 x.y.ads.example.net NXDOMAIN edns rd
+t_end "$E2E_NAME"
+
 QTIMES=()
 for v in 4 6; do
 	E2E_NAME=nxdomain_ipv$v
