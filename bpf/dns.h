@@ -21,11 +21,23 @@
  *    loop over packet pointers ran into the 1M limit: each exit carried a
  *    different packet range); what the answer needs later (offsets, UDP
  *    length, family) is kept as scalars in the scratch value too;
- *  - the label walk runs in bpf_loop(): its state (position, labels) lives
- *    in the scratch value, so the callback is verified as one body, not
- *    unrolled 127 times;
- *  - each label is copied into a zero-padded 64-byte buffer with branch-free
- *    lowercasing and masking, then hashed at the constant length 64.
+ *  - the label walk and the hashing run in bpf_loop(): their state lives in
+ *    the scratch value, so each callback is verified as one body, not
+ *    unrolled 127 times.
+ *
+ * Cost per label (a 127-label name is the worst case a client can send):
+ *  - the name is lowercased once, 8 bytes at a time (bg_dns_lower64), into
+ *    s->lq; lowercasing each label's 64-byte buffer would redo up to 64
+ *    bytes per label;
+ *  - a label's 64-byte buffer [len, bytes lowercased, zero padding] is never
+ *    built: it is the bytes of lq at the label's length byte with the bytes
+ *    past the label cleared, so its 8 words are read there (unaligned),
+ *    masked with a constant table (bg_dns_label_word) and hashed as words
+ *    (bg_hash64_words64, the same XXH64 as bg_hash64 of the buffer);
+ *  - the walk (left to right) only checks the labels and keeps their
+ *    positions; the hashing runs right to left, label hash and suffix link in
+ *    one round, and only for a name the walk accepted.
+ * Everything there is branch-free but the walk's checks.
  */
 #ifndef BLOOMGATE_BPF_DNS_H
 #define BLOOMGATE_BPF_DNS_H
@@ -48,6 +60,12 @@
 #define BG_DNS_Q_COPY (BG_DNS_NAME_MAX + 4 + BG_DNS_OPT_LEN)
 #define BG_DNS_Q_SIZE 512 /* power of two >= BG_DNS_Q_COPY + 64 */
 #define BG_DNS_Q_MASK (BG_DNS_Q_SIZE - 1)
+/* Lowercased: the first BG_DNS_LQ_WORDS words of q, all a name can use. A
+ * label's length byte is at pos, pos + l + 2 <= BG_DNS_NAME_MAX: its 64-byte
+ * window is read at lq + (pos & BG_DNS_LW_MASK), inside lq. */
+#define BG_DNS_LQ_WORDS 32
+#define BG_DNS_LW_MASK 255
+#define BG_DNS_LQ_SIZE (BG_DNS_LW_MASK + 1 + BG_DNS_LABEL_BUF)
 #define BG_DNS_LH_SIZE 128 /* >= BG_DNS_LABELS_MAX + 1, power of two */
 #define BG_DNS_LH_MASK (BG_DNS_LH_SIZE - 1)
 
@@ -63,8 +81,11 @@ struct bg_dns_scratch {
 	 * answer is then built in place (bpf/dns_reply.h). */
 	__u8 hdr[BG_DNS_HDR_LEN];
 	__u8 q[BG_DNS_Q_SIZE]; /* question bytes, then what follows */
-	__u8 lbuf[BG_DNS_LABEL_BUF]; /* one label: wire form, lowercased */
+	/* q's first bytes (the name) with A-Z lowercased, then room for the
+	 * 64-byte window of a label (bg_dns_label_word). */
+	__u8 lq[BG_DNS_LQ_SIZE] __attribute__((aligned(8)));
 	__u64 lh[BG_DNS_LH_SIZE]; /* label hashes L_1..L_n, left to right */
+	__u8 lpos[BG_DNS_LH_SIZE]; /* their length bytes' offsets in q (lq) */
 	__u64 suf[BG_DNS_LH_SIZE]; /* suffix hashes S_1..S_n, suf[n] = 0 */
 	__u64 seed;
 	__u32 len; /* question bytes in q */
@@ -87,6 +108,10 @@ struct bg_dns_scratch {
 };
 _Static_assert(__builtin_offsetof(struct bg_dns_scratch, q) == BG_DNS_HDR_LEN,
 	       "the question follows the DNS header in the scratch");
+_Static_assert(8 * BG_DNS_LQ_WORDS >= BG_DNS_NAME_MAX &&
+		       BG_DNS_LW_MASK + 1 >= BG_DNS_NAME_MAX &&
+		       8 * BG_DNS_LQ_WORDS <= BG_DNS_Q_SIZE,
+	       "lq holds every name byte, its windows stay inside lq");
 
 /* Parse results besides 0 (a query) and a BG_CNT_DNS_* reason (> 0). */
 #define BG_DNS_QUERY 0
@@ -134,15 +159,58 @@ static __always_inline struct udphdr *bg_dns_udp(struct xdp_md *ctx,
 	return udp;
 }
 
+/* 8 bytes of q, lq or bg_dns_keep read as one word, at any offset (see
+ * bg_dns_label_word about alignment). */
+typedef __u64 __attribute__((may_alias)) bg_dns_u64;
+
+/* bg_dns_lower on each byte of x (SWAR): ASCII A-Z to a-z, any other byte
+ * unchanged. With lo a byte's low 7 bits, bit 7 of lo + 0x3f is set when lo
+ * >= 'A', bit 7 of lo + 0x25 when lo > 'Z' (no carry crosses a byte: lo +
+ * 0x3f <= 0xbe); a byte with bit 7 set is never a letter. */
+static __always_inline __u64 bg_dns_lower64(__u64 x)
+{
+	__u64 lo = x & 0x7f7f7f7f7f7f7f7fULL;
+	__u64 upper = ((lo + 0x3f3f3f3f3f3f3f3fULL) ^ (lo + 0x2525252525252525ULL)) &
+		      ~x & 0x8080808080808080ULL;
+
+	return x | (upper >> 2); /* 0x80 >> 2 = 0x20 */
+}
+
+/* 64 bytes 0xff, then 64 zero bytes: the 8 bytes at 63 - l + 8k are the
+ * mask of word k of a label of l bytes (its l + 1 buffer bytes kept). */
+static const __u8 bg_dns_keep[2 * BG_DNS_LABEL_BUF] = {
+	[0 ... BG_DNS_LABEL_BUF - 1] = 0xff
+};
+
+/*
+ * Word k (0..7, little endian) of the label buffer of the label whose length
+ * byte l (1..63) is at p in lq: the buffer [l, label bytes lowercased, zero
+ * padding] is the bytes p[0..l] followed by zeros, so word k is the 8 bytes
+ * at p + 8k with the bytes past the label cleared (the next labels, or stale
+ * bytes past the copied question). keep is bg_dns_keep + 63 - l: its word k
+ * keeps the bytes of word k that belong to the buffer, without a branch.
+ *
+ * The 8-byte loads are unaligned (p is any byte of lq); the verifier allows
+ * that on a map value where the architecture has efficient unaligned access
+ * (x86-64, arm64) and the program is not loaded with BPF_F_STRICT_ALIGNMENT.
+ */
+static __always_inline __u64 bg_dns_label_word(const __u8 *p, const __u8 *keep,
+					       __u32 k)
+{
+	return *(const bg_dns_u64 *)(p + 8 * k) &
+	       *(const bg_dns_u64 *)(keep + 8 * k);
+}
+
 struct bg_dns_walk_ctx {
 	struct bg_dns_scratch *s;
 };
 
-/* One bpf_loop() round: one label (or the root byte). 1 stops the loop. */
+/* One bpf_loop() round of the walk: one label (or the root byte) checked,
+ * its position kept for bg_dns_hash_cb. 1 stops the loop. */
 static long bg_dns_label_cb(__u32 idx, void *ctx)
 {
 	struct bg_dns_scratch *s = ((struct bg_dns_walk_ctx *)ctx)->s;
-	__u32 pos = s->pos, len = s->len, l, lv, j, n;
+	__u32 pos = s->pos, len = s->len, l, n;
 
 	(void)idx;
 	if (pos >= len || pos >= BG_DNS_Q_COPY) {
@@ -173,36 +241,38 @@ static long bg_dns_label_cb(__u32 idx, void *ctx)
 		s->status = BG_CNT_DNS_NAME_TOO_LONG + 2;
 		return 1;
 	}
-	s->lbuf[0] = (__u8)l;
-	lv = l;
-	asm volatile("" : "+r"(lv)); /* see keep below */
-	for (j = 0; j < BG_DNS_LABEL_MAX; j++) {
-		__u32 c = s->q[(pos + 1 + j) & BG_DNS_Q_MASK];
-		__u32 keep = (j - lv) >> 31; /* 1 when j < l (both < 64) */
-
-		/* l and keep opaque to clang, or it turns the mask back into a
-		 * branch on l and the verifier walks O(63^2) paths a label. */
-		asm volatile("" : "+r"(keep));
-		s->lbuf[1 + j] = (__u8)(bg_dns_lower(c) & (0 - keep));
-	}
-	s->lh[n & BG_DNS_LH_MASK] = bg_dns_label_hash(s->lbuf, s->seed);
+	s->lpos[n & BG_DNS_LH_MASK] = (__u8)pos;
 	s->n = n + 1;
 	s->pos = pos + 1 + l;
 	return 0;
 }
 
-/* One bpf_loop() round of the suffix chain, right to left. */
-static long bg_dns_suffix_cb(__u32 idx, void *ctx)
+/*
+ * One bpf_loop() round of the hashing, right to left: label j = n - 1 - idx
+ * (checked by the walk), its hash L_j, and S_j from L_j and S_{j+1}, so the
+ * suffix chain needs no pass of its own and its links (each waits for the
+ * one after it) can overlap the next label's hash. 1 stops the loop.
+ */
+static long bg_dns_hash_cb(__u32 idx, void *ctx)
 {
 	struct bg_dns_scratch *s = ((struct bg_dns_walk_ctx *)ctx)->s;
-	__u32 n = s->n, j;
+	__u32 n = s->n, j, pos, l, k;
+	__u64 seed = s->seed, w[BG_DNS_LABEL_BUF / 8], lh;
+	const __u8 *p, *keep;
 
 	if (idx >= n)
 		return 1;
-	j = n - 1 - idx;
-	s->suf[j & BG_DNS_LH_MASK] =
-		bg_dns_suffix_hash(s->lh[j & BG_DNS_LH_MASK],
-				   s->suf[(j + 1) & BG_DNS_LH_MASK], s->seed);
+	j = (n - 1 - idx) & BG_DNS_LH_MASK;
+	pos = s->lpos[j] & BG_DNS_LW_MASK;
+	p = s->lq + pos;
+	l = p[0]; /* 1..63, as the walk found it (lq keeps length bytes) */
+	keep = bg_dns_keep + ((BG_DNS_LABEL_MAX - l) & BG_DNS_LABEL_MAX);
+#pragma clang loop unroll(full)
+	for (k = 0; k < BG_DNS_LABEL_BUF / 8; k++)
+		w[k] = bg_dns_label_word(p, keep, k);
+	lh = bg_hash64_words64(w, seed);
+	s->lh[j] = lh;
+	s->suf[j] = bg_dns_suffix_hash(lh, s->suf[(j + 1) & BG_DNS_LH_MASK], seed);
 	return 0;
 }
 
@@ -223,7 +293,7 @@ static __always_inline int bg_dns_parse(struct xdp_md *ctx,
 	void *data_end = (void *)(long)ctx->data_end;
 	struct bg_dns_walk_ctx wctx = { .s = s };
 	struct udphdr *udp = bg_dns_udp(ctx, pkt, ports);
-	__u32 ulen, qlen, off, i, flags;
+	__u32 ulen, qlen, off, i, nw, flags;
 	__u8 *dns;
 
 	if (!udp)
@@ -265,6 +335,13 @@ static __always_inline int bg_dns_parse(struct xdp_md *ctx,
 	off = (__u32)((long)dns - (long)data);
 	if (bpf_xdp_load_bytes(ctx, off, s->hdr, BG_DNS_HDR_LEN + qlen))
 		return BG_CNT_DNS_TRUNCATED;
+	/* The name lowercased once, a word at a time (the label windows
+	 * overlap: lowercasing each would redo up to 64 bytes a label). Bytes
+	 * past qlen in the last word are stale; no label reaches them. */
+	nw = (qlen + 7) / 8;
+	for (i = 0; i < BG_DNS_LQ_WORDS && i < nw; i++)
+		((bg_dns_u64 *)s->lq)[i] =
+			bg_dns_lower64(*(const bg_dns_u64 *)(s->q + 8 * i));
 	s->len = qlen;
 	s->pos = 0;
 	s->n = 0;
@@ -290,9 +367,9 @@ static __always_inline int bg_dns_parse(struct xdp_md *ctx,
 	s->qclass = (__u16)(s->q[(i + 2) & BG_DNS_Q_MASK] << 8 |
 			    s->q[(i + 3) & BG_DNS_Q_MASK]);
 
-	/* The suffix chain, right to left: suf[n] = 0. */
+	/* The label and suffix hashes, right to left: suf[n] = 0. */
 	s->suf[s->n & BG_DNS_LH_MASK] = 0;
-	bpf_loop(BG_DNS_LABELS_MAX, bg_dns_suffix_cb, &wctx, 0);
+	bpf_loop(BG_DNS_LABELS_MAX, bg_dns_hash_cb, &wctx, 0);
 	return BG_DNS_QUERY;
 }
 

@@ -56,26 +56,30 @@ BG_DNS_INLINE __u32 bg_dns_lower(__u32 c)
 	return c + (upper << 5);
 }
 
-/* L_j of a 64-byte label buffer (wire form, lowercased, zero padded). */
+/* L_j of a 64-byte label buffer (wire form, lowercased, zero padded). The
+ * datapath hashes the same 8 words without building the buffer
+ * (bpf/dns.h, bg_dns_label_cb). */
 BG_DNS_INLINE __u64 bg_dns_label_hash(const __u8 *buf64, __u64 seed)
 {
-	return bg_hash64(buf64, BG_DNS_LABEL_BUF, seed);
+	__u64 w[BG_DNS_LABEL_BUF / 8];
+	__u32 i;
+
+	for (i = 0; i < BG_DNS_LABEL_BUF / 8; i++)
+		w[i] = bg_load64(buf64 + 8 * i);
+	return bg_hash64_words64(w, seed);
 }
 
-/* S_j from L_j and S_{j+1}. */
+/* S_j from L_j and S_{j+1}: XXH64 of {L_j, S_{j+1}} (struct bg_dns_pair). */
 BG_DNS_INLINE __u64 bg_dns_suffix_hash(__u64 label_hash, __u64 next, __u64 seed)
 {
-	struct bg_dns_pair p = { label_hash, next };
-
-	return bg_hash64(&p, sizeof(p), seed);
+	return bg_hash64_words16(label_hash, next, seed);
 }
 
-/* The Bloom hash of a name key: kind is BG_KEY_NAME_EXACT or _SUBS. */
+/* The Bloom hash of a name key: kind is BG_KEY_NAME_EXACT or _SUBS; XXH64
+ * of {(u64)kind, suffix} (struct bg_dns_pair). */
 BG_DNS_INLINE __u64 bg_name_key_hash(__u32 kind, __u64 suffix, __u64 seed)
 {
-	struct bg_dns_pair p = { kind, suffix };
-
-	return bg_hash64(&p, sizeof(p), seed);
+	return bg_hash64_words16(kind, suffix, seed);
 }
 
 #ifndef __bpf__

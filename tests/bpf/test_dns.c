@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
@@ -1802,6 +1804,316 @@ static void test_fuzz(void **state)
 			fail_msg("fuzz never produced %s", CNT_NAMES[i]);
 }
 
+/* ---- Label words: the datapath's hashes read back from its scratch -------- */
+
+/* Offsets in struct bg_dns_scratch (bpf/dns.h), from the program's BTF. */
+struct scratch_layout {
+	size_t size, stride; /* value size; per-CPU stride in a lookup */
+	size_t hdr, n, seed, lh, suf;
+};
+
+static size_t btf_member_off(const struct btf *btf, const struct btf_type *t,
+			     const char *name)
+{
+	const struct btf_member *m = btf_members(t);
+	__u16 i;
+
+	for (i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), name))
+			return btf_member_bit_offset(t, i) / 8;
+	fail_msg("struct bg_dns_scratch has no member %s", name);
+	return 0;
+}
+
+static void scratch_layout(const struct fx *f, struct scratch_layout *L)
+{
+	const struct btf *btf = bpf_object__btf(f->skel->obj);
+	const struct btf_type *t;
+	int id;
+
+	assert_non_null(btf);
+	id = btf__find_by_name_kind(btf, "bg_dns_scratch", BTF_KIND_STRUCT);
+	assert_true(id > 0);
+	t = btf__type_by_id(btf, (__u32)id);
+	L->size = bpf_map__value_size(f->skel->maps.bg_dns_scratch);
+	assert_int_equal(L->size, t->size);
+	L->stride = (L->size + 7) & ~(size_t)7;
+	L->hdr = btf_member_off(btf, t, "hdr");
+	L->n = btf_member_off(btf, t, "n");
+	L->seed = btf_member_off(btf, t, "seed");
+	L->lh = btf_member_off(btf, t, "lh");
+	L->suf = btf_member_off(btf, t, "suf");
+}
+
+/* Byte values seen by check_label_hashes at each offset in a label buffer
+ * (1..63) and at each offset modulo 8 in the message (the word lanes). */
+static __u8 SEEN_OFF[256][BG_DNS_LABEL_BUF], SEEN_LANE[256][8];
+
+/* Reference label hashes of a well-formed wire name, from the definition
+ * (bloomgate/dns.h) with the byte interface of the hash only: the buffer
+ * [len, bytes with A-Z lowercased, zeros], then the suffix chain over the
+ * pair's bytes. Returns the number of labels. */
+static int ref_label_hashes(const __u8 *w, __u64 seed, __u64 *lh, __u64 *suf)
+{
+	size_t pos = 0;
+	int n = 0, j;
+
+	while (w[pos]) {
+		__u8 buf[BG_DNS_LABEL_BUF] = { 0 };
+		size_t l = w[pos], i;
+
+		assert_true(l <= BG_DNS_LABEL_MAX);
+		buf[0] = (__u8)l;
+		for (i = 0; i < l; i++) {
+			__u8 c = w[pos + 1 + i];
+
+			buf[1 + i] = c >= 'A' && c <= 'Z' ? (__u8)(c | 0x20) : c;
+			SEEN_OFF[c][1 + i] = 1;
+			SEEN_LANE[c][(pos + 1 + i) % 8] = 1;
+		}
+		lh[n++] = bg_hash64(buf, sizeof(buf), seed);
+		pos += 1 + l;
+	}
+	suf[n] = 0;
+	for (j = n - 1; j >= 0; j--) {
+		__u64 pair[2] = { lh[j], suf[j + 1] };
+
+		suf[j] = bg_hash64(pair, sizeof(pair), seed);
+	}
+	return n;
+}
+
+/* The dotted form of wire name w when it has one (no '.' or NUL in a
+ * label), for the builder's bg_name_hashes. */
+static int wire_dotted(const __u8 *w, char *out)
+{
+	size_t pos = 0, o = 0, i;
+
+	while (w[pos]) {
+		for (i = 0; i < w[pos]; i++) {
+			__u8 c = w[pos + 1 + i];
+
+			if (c == '.' || !c)
+				return 0;
+			out[o++] = (char)c;
+		}
+		pos += 1 + w[pos];
+		out[o++] = w[pos] ? '.' : 0;
+	}
+	return 1;
+}
+
+/* Fills n > 1 wire bytes with labels of label bytes from *next (cycling
+ * through all 256 values); returns the bytes written. */
+static size_t fill_labels(__u8 *w, size_t n, unsigned int *next, size_t maxl)
+{
+	size_t o = 0;
+
+	while (o < n) {
+		size_t t = n - o > maxl + 1 ? maxl + 1 : n - o, i;
+
+		if (n - o - t == 1) /* leave no single byte: a label takes 2 */
+			t--;
+		w[o++] = (__u8)(t - 1);
+		for (i = 1; i < t; i++)
+			w[o++] = (__u8)(*next)++;
+	}
+	return o;
+}
+
+/*
+ * Runs the query with wire name w (qlen bytes with the root) through
+ * bloomgate_dns after filling every CPU's scratch value with pattern, and
+ * checks the label and suffix hashes it left there against
+ * ref_label_hashes, and against the builder's bg_name_hashes when the
+ * name has a dotted form.
+ */
+static void check_label_hashes(struct fx *f, const struct scratch_layout *L,
+			       __u8 *pcpu, int ncpu, int cpu, const __u8 *w,
+			       size_t wl, int pattern, const struct dnsq *tmpl,
+			       const char *what)
+{
+	const struct bg_filter_header *h = f->mem;
+	__u64 lh[BG_DNS_LABELS_MAX + 1], suf[BG_DNS_LABELS_MAX + 1];
+	__u64 bsuf[BG_DNS_LABELS_MAX + 1], v;
+	static __u16 id = 0x4000;
+	char dotted[300];
+	struct dnsq q = *tmpl;
+	struct exp e = e_pass();
+	const __u8 *sv;
+	struct pkt p;
+	__u32 key = 0, sn;
+	int n, i, bn, probes, listed = 0;
+
+	q.wire = w;
+	q.wire_len = wl;
+	q.id = ++id;
+	n = ref_label_hashes(w, h->seed, lh, suf);
+	if (wire_dotted(w, dotted)) {
+		assert_int_equal(bg_name_hashes(dotted, h->seed, bsuf, &bn), 0);
+		assert_int_equal(bn, n);
+		for (i = 0; i <= n; i++)
+			if (bsuf[i] != suf[i])
+				fail_msg("%s: builder S_%d differs from the reference",
+					 what, i + 1);
+	}
+	/* the probe model over the reference hashes */
+	probes = 1;
+	listed = has_key(f, BG_KEY_NAME_EXACT, suf[0]);
+	for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < n && !listed; i++) {
+		probes++;
+		listed = has_key(f, BG_KEY_NAME_SUBS, suf[n - i]);
+	}
+	e.cnt[BG_CNT_DNS_QUERIES] = 1;
+	e.cnt[BG_CNT_DNS_PROBES] = (__u64)probes;
+	e.cnt[listed ? BG_CNT_DNS_POSITIVES : BG_CNT_DNS_NEGATIVES] = 1;
+	if (listed) {
+		e.verdict = XDP_TX;
+		e.cnt[BG_CNT_PASSED] = 0;
+		e.cnt[BG_CNT_ANSWERED] = 1;
+		e.rewritten = 1;
+	}
+	build_dns(&p, NET4, 53, &q);
+
+	if (pattern >= 0)
+		memset(pcpu, pattern, (size_t)ncpu * L->stride);
+	else
+		for (i = 0; i < ncpu * (int)L->stride; i++)
+			pcpu[i] = (__u8)rnd();
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(f->skel->maps.bg_dns_scratch),
+					     &key, pcpu, BPF_ANY), 0);
+	run(f, p.buf, p.len, &e, "%s", what);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.bg_dns_scratch),
+					     &key, pcpu), 0);
+	sv = pcpu + (size_t)cpu * L->stride;
+	if (get16(sv + L->hdr) != id)
+		fail_msg("%s: CPU %d's scratch does not hold the query", what, cpu);
+	memcpy(&sn, sv + L->n, sizeof(sn));
+	memcpy(&v, sv + L->seed, sizeof(v));
+	if ((int)sn != n || v != h->seed)
+		fail_msg("%s: %u labels, seed %#llx in the scratch; expected %d, %#llx",
+			 what, sn, (unsigned long long)v, n,
+			 (unsigned long long)h->seed);
+	for (i = 0; i < n; i++) {
+		memcpy(&v, sv + L->lh + 8 * (size_t)i, sizeof(v));
+		if (v != lh[i])
+			fail_msg("%s: label %d hash %#llx, expected %#llx", what, i + 1,
+				 (unsigned long long)v, (unsigned long long)lh[i]);
+	}
+	for (i = 0; i <= n; i++) {
+		memcpy(&v, sv + L->suf + 8 * (size_t)i, sizeof(v));
+		if (v != suf[i])
+			fail_msg("%s: S_%d %#llx, expected %#llx", what, i + 1,
+				 (unsigned long long)v, (unsigned long long)suf[i]);
+	}
+}
+
+/*
+ * The datapath reads each label's buffer as 8 words of the lowercased name
+ * at the label's offset, masked to the label: every label length 1..63,
+ * every byte value at every offset in a label and in a word (including
+ * '@' '[' '`' '{', 0x80-0xff, '.', NUL and length-like bytes; checked
+ * below), labels
+ * ending at the last byte of the longest name, the question at the end of
+ * the message or cut at the copy limit, and stale bytes of every kind in
+ * the scratch past the copied bytes: the hashes must be the definition's.
+ */
+static void test_label_words(void **state)
+{
+	static const __u8 edns_opts[48] = { 0, 10, 0, 44 }; /* a long cookie */
+	struct fx *f = *state;
+	static const int patterns[] = { 0, 0xff, 'A', 'Z', 0x3f, -1 };
+	struct dnsq plain = { .flags = 0x0100, .qd = 1 };
+	struct dnsq edns = plain;
+	struct scratch_layout L;
+	cpu_set_t old, one;
+	unsigned int next = 0;
+	int ncpu = libbpf_num_possible_cpus(), cpu, checks = 0;
+	size_t len, o;
+	__u8 *pcpu, w[300];
+	char what[128];
+
+	edns.edns = 1;
+	edns.edns_opts = edns_opts;
+	edns.edns_opts_len = sizeof(edns_opts);
+	assert_true(ncpu > 0);
+	scratch_layout(f, &L);
+	pcpu = calloc((size_t)ncpu, L.stride);
+	assert_non_null(pcpu);
+	/* stay on one CPU: the run uses that CPU's scratch value */
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	cpu = sched_getcpu();
+	assert_true(cpu >= 0 && cpu < ncpu);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+
+	/* one label of each length, alone and as the last label of a 255-byte
+	 * name (its window runs 61 bytes past the question's copy), with and
+	 * without a long EDNS record after the question (copy cut at 270) */
+	for (len = 1; len <= BG_DNS_LABEL_MAX; len++) {
+		const struct dnsq *t = len & 1 ? &edns : &plain;
+
+		w[0] = (__u8)len;
+		for (o = 0; o < len; o++)
+			w[1 + o] = (__u8)("AbCdEfGhIjKlMnOpQrStUvWxYz0-9_"[(len + o) % 30]);
+		w[1 + len] = 0;
+		snprintf(what, sizeof(what), "one %zu-byte label", len);
+		check_label_hashes(f, &L, pcpu, ncpu, cpu, w, len + 2,
+				   patterns[len % ARRAY_SIZE(patterns)], t, what);
+		o = fill_labels(w, BG_DNS_NAME_MAX - 2 - len, &next, BG_DNS_LABEL_MAX);
+		w[o++] = (__u8)len;
+		for (size_t i = 0; i < len; i++)
+			w[o++] = (__u8)(next++);
+		w[o++] = 0;
+		assert_int_equal(o, BG_DNS_NAME_MAX);
+		snprintf(what, sizeof(what), "255-byte name ending in a %zu-byte label",
+			 len);
+		check_label_hashes(f, &L, pcpu, ncpu, cpu, w, o,
+				   patterns[(len + 1) % ARRAY_SIZE(patterns)], t, what);
+		checks += 2;
+	}
+	/* every byte value at every offset: 4 names per start byte; in the
+	 * first 256 the first label has 63 bytes from the start byte, then
+	 * the label lengths and the name's length vary */
+	for (len = 0; len < 256 * 4; len++) {
+		size_t maxl = len < 256 ? BG_DNS_LABEL_MAX :
+					  1 + (len * 7) % BG_DNS_LABEL_MAX;
+
+		next = (unsigned int)len;
+		o = fill_labels(w, BG_DNS_NAME_MAX - 1 - (len % 5) * 40, &next, maxl);
+		w[o++] = 0;
+		snprintf(what, sizeof(what), "byte sweep %zu (labels <= %zu, %zu bytes)",
+			 len, maxl, o);
+		check_label_hashes(f, &L, pcpu, ncpu, cpu, w, o,
+				   patterns[len % ARRAY_SIZE(patterns)],
+				   len & 1 ? &edns : &plain, what);
+		checks++;
+	}
+	/* 127 one-byte labels of every value */
+	for (len = 0; len < 4; len++) {
+		next = (unsigned int)(len * 127);
+		o = fill_labels(w, BG_DNS_NAME_MAX - 1, &next, 1);
+		w[o++] = 0;
+		snprintf(what, sizeof(what), "127 one-byte labels from %zu", len * 127);
+		check_label_hashes(f, &L, pcpu, ncpu, cpu, w, o, patterns[len], &plain,
+				   what);
+		checks++;
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+	free(pcpu);
+	for (len = 0; len < 256; len++) {
+		for (o = 1; o < BG_DNS_LABEL_BUF; o++)
+			if (!SEEN_OFF[len][o])
+				fail_msg("byte %#zx never at label offset %zu", len, o);
+		for (o = 0; o < 8; o++)
+			if (!SEEN_LANE[len][o])
+				fail_msg("byte %#zx never in word lane %zu", len, o);
+	}
+	print_message("# label words: %d names checked against the definition\n",
+		      checks);
+}
+
 /* A filter without name keys (addresses only) is not probed for names:
  * its bits would answer at its false-positive rate; bloomgate_xdp does
  * not tail-call for it. */
@@ -2304,6 +2616,7 @@ int main(void)
 		T(test_not_dns, C_DST),
 		T(test_root_query, C_DST),
 		T(test_fuzz, C_BOTH),
+		T(test_label_words, C_DST),
 		T(test_address_only_filter, C_DST),
 		T(test_no_filter, C_NOFILTER),
 		T(test_no_filter_xdp, C_NOFILTER_XDP),

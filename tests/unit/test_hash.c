@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* bg_hash64 must be XXH64: compared with libxxhash on many inputs. */
+/* bg_hash64 and its word interface must be XXH64: compared with libxxhash on
+ * many inputs, and the DNS name keys built on them with the definition
+ * (bloomgate/dns.h) hashed by libxxhash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 #include <xxhash.h>
 
 #include "bloomgate/bloom.h"
+#include "bloomgate/dns.h"
+
+#define SEEDS { 0, 1, 0x9E3779B97F4A7C15ULL, 0xffffffffffffffffULL }
 
 /* Published XXH64 reference values (xxHash's sanity checks). */
 static void test_reference_vectors(void **state)
@@ -75,12 +82,227 @@ static void test_key_encoding(void **state)
 	assert_int_equal(bg_key6_hash(&k6, 9), XXH64(&k6, sizeof(k6), 9));
 }
 
+/* Little-endian bytes of n words (the words' memory order on x86 and BPF,
+ * written out so the test does not depend on it). */
+static void le_bytes(const __u64 *w, size_t n, uint8_t *b)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < 8; j++)
+			b[8 * i + j] = (uint8_t)(w[i] >> (8 * j));
+}
+
+static __u64 rnd64(void)
+{
+	__u64 x = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		x = x << 8 | (__u64)(rand() & 0xff);
+	return x;
+}
+
+/* bg_hash64_words is bg_hash64 of the words' bytes, for 0..32 words (every
+ * branch: stripes, 8-byte tail), several seeds; words64 and words16 too. */
+static void test_words_match_bytes(void **state)
+{
+	static const __u64 seeds[] = SEEDS;
+	__u64 w[32];
+	uint8_t b[256];
+	size_t n, s, r;
+
+	(void)state;
+	srand(11);
+	for (r = 0; r < 200; r++) {
+		for (n = 0; n < 32; n++)
+			/* sparse words too: zero padding, single bytes */
+			w[n] = r % 4 == 0 ? rnd64() & (0xffULL << (8 * (n % 8))) :
+			       r % 4 == 1 && n > r % 9 ? 0 : rnd64();
+		le_bytes(w, 32, b);
+		for (s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
+			for (n = 0; n <= 32; n++) {
+				__u64 x = XXH64(b, 8 * n, seeds[s]);
+
+				assert_int_equal(bg_hash64_words(w, (uint32_t)n, seeds[s]), x);
+				assert_int_equal(bg_hash64(b, (uint32_t)(8 * n), seeds[s]), x);
+			}
+			assert_int_equal(bg_hash64_words64(w, seeds[s]),
+					 XXH64(b, 64, seeds[s]));
+			assert_int_equal(bg_hash64_words16(w[0], w[1], seeds[s]),
+					 XXH64(b, 16, seeds[s]));
+		}
+	}
+}
+
+/* The definition written with libxxhash: label buffer [len, bytes with
+ * A-Z lowercased, zeros], S_j = XXH64({L_j, S_j+1}). */
+static __u64 ref_label(const char *p, size_t len, __u64 seed)
+{
+	uint8_t buf[BG_DNS_LABEL_BUF] = { 0 };
+	size_t i;
+
+	buf[0] = (uint8_t)len;
+	for (i = 0; i < len; i++) {
+		uint8_t c = (uint8_t)p[i];
+
+		buf[1 + i] = c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
+	}
+	return XXH64(buf, sizeof(buf), seed);
+}
+
+static __u64 ref_pair(__u64 a, __u64 b, __u64 seed)
+{
+	__u64 w[2] = { a, b };
+	uint8_t bytes[16];
+
+	le_bytes(w, 2, bytes);
+	return XXH64(bytes, sizeof(bytes), seed);
+}
+
+/* Every suffix hash of a dotted name by the definition. Returns n. */
+static int ref_name(const char *name, __u64 seed, __u64 *suf)
+{
+	__u64 lh[BG_DNS_LABELS_MAX];
+	int n = 0, j;
+
+	for (;;) {
+		size_t len = strcspn(name, ".");
+
+		lh[n++] = ref_label(name, len, seed);
+		if (!name[len])
+			break;
+		name += len + 1;
+	}
+	suf[n] = 0;
+	for (j = n - 1; j >= 0; j--)
+		suf[j] = ref_pair(lh[j], suf[j + 1], seed);
+	return n;
+}
+
+/* The DNS keys (bloomgate/dns.h), now hashed through the word interface,
+ * are the definition's: label buffers of every length and byte value,
+ * suffix and Bloom keys, whole names through bg_name_hashes; and three
+ * names keep the values the byte-buffer code gave before the word
+ * interface (the keys of every filter ever built must not move). */
+static void test_dns_keys(void **state)
+{
+	static const __u64 seeds[] = SEEDS;
+	static const char *const names[] = {
+		"ads.example.com", "Ads.Example.COM", "x@[`{.\x80\xc1\xda\xff.zZ",
+		"a", "AZaz@[`{09-_.\x7f\x01\xfe",
+	};
+	char name[300];
+	__u64 suf[BG_DNS_LABELS_MAX + 1], ref[BG_DNS_LABELS_MAX + 1];
+	uint8_t buf[BG_DNS_LABEL_BUF], raw[BG_DNS_LABEL_MAX];
+	size_t s, len, i, k;
+	int n, rn, j;
+
+	(void)state;
+	srand(13);
+	for (s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
+		const __u64 seed = seeds[s];
+
+		/* label buffers: every length, every byte value at every offset */
+		for (len = 1; len <= BG_DNS_LABEL_MAX; len++) {
+			for (k = 0; k < 256; k += 7) {
+				memset(buf, 0, sizeof(buf));
+				buf[0] = (uint8_t)len;
+				for (i = 0; i < len; i++) {
+					raw[i] = (char)(k + i * 13);
+					buf[1 + i] = (uint8_t)bg_dns_lower((uint8_t)raw[i]);
+				}
+				assert_int_equal(bg_dns_label_hash(buf, seed),
+						 XXH64(buf, sizeof(buf), seed));
+				assert_int_equal(bg_dns_label_hash(buf, seed),
+						 ref_label((const char *)raw, len, seed));
+			}
+		}
+		for (i = 0; i < 1000; i++) {
+			__u64 a = rnd64(), b = i % 3 ? rnd64() : 0;
+
+			assert_int_equal(bg_dns_suffix_hash(a, b, seed), ref_pair(a, b, seed));
+			assert_int_equal(bg_name_key_hash(BG_KEY_NAME_EXACT, a, seed),
+					 ref_pair(BG_KEY_NAME_EXACT, a, seed));
+			assert_int_equal(bg_name_key_hash(BG_KEY_NAME_SUBS, a, seed),
+					 ref_pair(BG_KEY_NAME_SUBS, a, seed));
+		}
+		/* whole names: fixed ones, 127 labels, 63-byte labels, random
+		 * bytes (no dot, no NUL) in random label lengths */
+		for (i = 0; i < sizeof(names) / sizeof(names[0]) + 300; i++) {
+			if (i < sizeof(names) / sizeof(names[0])) {
+				snprintf(name, sizeof(name), "%s", names[i]);
+			} else if (i % 100 == 0) {
+				for (k = 0; k < 127; k++) {
+					name[2 * k] = (char)('A' + k % 58);
+					name[2 * k + 1] = k == 126 ? 0 : '.';
+				}
+			} else {
+				size_t o = 0, wire = 1;
+
+				for (;;) {
+					size_t l = 1 + (size_t)rand() % (i % 2 ? 63 : 9);
+
+					if (wire + 1 + l > BG_DNS_NAME_MAX)
+						break;
+					if (o)
+						name[o++] = '.';
+					for (k = 0; k < l; k++) {
+						char c;
+
+						do
+							c = (char)rand();
+						while (c == '.' || !c);
+						name[o++] = c;
+					}
+					wire += 1 + l;
+				}
+				name[o] = 0;
+			}
+			assert_int_equal(bg_name_hashes(name, seed, suf, &n), 0);
+			rn = ref_name(name, seed, ref);
+			assert_int_equal(n, rn);
+			for (j = 0; j <= n; j++)
+				assert_int_equal(suf[j], ref[j]);
+		}
+	}
+	/* values from the byte-buffer code before the word interface */
+	{
+		static const struct {
+			const char *name;
+			__u64 s1, s2, exact, subs;
+		} gold[] = {
+			{ "ads.example.com", 0xe60a3cef77419445ULL, 0x92e74d0df22a9a91ULL,
+			  0x591b9de465f117a3ULL, 0xf4f71381c4ac8bfcULL },
+			{ "Ads.Example.COM", 0xe60a3cef77419445ULL, 0x92e74d0df22a9a91ULL,
+			  0x591b9de465f117a3ULL, 0xf4f71381c4ac8bfcULL },
+			{ "x@[`{.\x80\xc1\xda\xff.zZ", 0x5bc6fd7d1b20187eULL,
+			  0xbcc2b7dccc08027bULL, 0x36916744e1a91dd6ULL,
+			  0xa004bf0daae49c2fULL },
+		};
+		const __u64 seed = 0x5eed5eed12345678ULL;
+
+		for (i = 0; i < sizeof(gold) / sizeof(gold[0]); i++) {
+			assert_int_equal(bg_name_hashes(gold[i].name, seed, suf, &n), 0);
+			assert_int_equal(n, 3);
+			assert_int_equal(suf[0], gold[i].s1);
+			assert_int_equal(suf[1], gold[i].s2);
+			assert_int_equal(bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], seed),
+					 gold[i].exact);
+			assert_int_equal(bg_name_key_hash(BG_KEY_NAME_SUBS, suf[1], seed),
+					 gold[i].subs);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference_vectors),
 		cmocka_unit_test(test_matches_libxxhash),
 		cmocka_unit_test(test_key_encoding),
+		cmocka_unit_test(test_words_match_bytes),
+		cmocka_unit_test(test_dns_keys),
 	};
 
 	return cmocka_run_group_tests_name("hash", tests, NULL, NULL);
