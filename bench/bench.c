@@ -3408,9 +3408,11 @@ static void print_dns(void)
 	/* per byte, per label */
 	printf("#### Cost per byte and per label\n\n");
 	printf("From the medians above (kernel `duration`; thread CPU time in "
-	       "parentheses). Label hashing reads a zero-padded 64-byte buffer "
-	       "per label (bloomgate/dns.h), so the cost follows the number of "
-	       "labels and probes more than the bytes.\n\n");
+	       "parentheses). Each label is hashed as 8 words of 64 bits (its "
+	       "length byte, its bytes and zero padding: bloomgate/dns.h) read "
+	       "in place from the lowercased name (bpf/dns.h), so the cost "
+	       "follows the number of labels and probes more than the "
+	       "bytes.\n\n");
 	printf("| measure | how | ns (cpu ns) |\n|---|---|---:|\n");
 	for (s = 0; s < DS_WORST; s++) {
 		double x[DNS_NLEN][4], y[DNS_NLEN], yc[DNS_NLEN], c[5], cc[5];
