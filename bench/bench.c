@@ -2438,8 +2438,10 @@ static int wire_to_dotted(const uint8_t *q, char *out)
 /*
  * bloomgate_dns's judgement of a name, in userspace on the live filter: the
  * whole name as an exact key, then each proper suffix of at most
- * BG_DNS_SUFFIX_MAX labels, shortest first, as a subdomains key; the first
- * positive ends it. Returns 1 if listed; *probes counts the probes.
+ * BG_DNS_SUFFIX_MAX labels, shortest first, as a subdomains key, skipping
+ * the depths (label counts) no SUBS key of the filter has (the header's
+ * subs_depths); the first positive ends it. Returns 1 if listed; *probes
+ * counts the probes made.
  */
 static int dns_judge(const void *fmem, const char *dotted, uint32_t *probes)
 {
@@ -2455,6 +2457,8 @@ static int dns_judge(const void *fmem, const char *dotted, uint32_t *probes)
 						    h->seed)))
 		return 1;
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < n; i++) {
+		if (!bg_dns_depth_probed(h->subs_depths, (__u32)i))
+			continue;
 		(*probes)++;
 		if (bg_probe_hash(fmem, h, bg_name_key_hash(BG_KEY_NAME_SUBS,
 							    suf[n - i], h->seed)))
@@ -3263,7 +3267,17 @@ static void print_dns(void)
 	const struct dvar *nd = dfind(DK_NOP_DIRECT, -1, -1, -1);
 	const struct dvar *bd = dfind(DK_XDP_DIRECT, -1, -1, -1);
 	double ma = dnet(a), step = dstep();
+	char depths[48] = "";
 	int i, s;
+
+	/* the filter's SUBS depths, "1, 2, 3, 4" ("no") */
+	for (i = 1; i <= BG_DNS_SUFFIX_MAX; i++)
+		if (bg_dns_depth_probed(((const struct bg_filter_header *)D.fmem)->subs_depths,
+					(__u32)i))
+			snprintf(depths + strlen(depths), sizeof(depths) - strlen(depths),
+				 "%s%d", depths[0] ? ", " : "", i);
+	if (!depths[0])
+		strcpy(depths, "no");
 
 	printf("### DNS queries (issue 4)\n\n");
 	printf("Time per query through bloomgate's real programs "
@@ -3299,7 +3313,9 @@ static void print_dns(void)
 	       "(%.1f ms) at target %g per probe, `bg_filter_create` (%.2f s), "
 	       "`bg_filter_publish` (%.1f ms). Entries: %zu exact, %zu name and "
 	       "subdomains, %zu subdomains only; %llu name keys, %llu address "
-	       "keys; %u blocks, k=%u, %.2f bits/key, predicted FPR per probe "
+	       "keys; subdomain rules at %s labels (`subs_depths` %#x: the "
+	       "suffix depths a query probes); "
+	       "%u blocks, k=%u, %.2f bits/key, predicted FPR per probe "
 	       "%.2e; filter map %s (memlock). Every listed name matched "
 	       "through the datapath's lookup in userspace (%llu checked, %llu "
 	       "false negatives).%s\n\n",
@@ -3309,7 +3325,9 @@ static void print_dns(void)
 	       D.duplicates, D.t_plan * 1e3, O.target, D.t_create,
 	       D.t_publish * 1e3, D.kinds[BG_NAME_EXACT], D.kinds[BG_NAME_TREE],
 	       D.kinds[BG_NAME_SUBS], (unsigned long long)D.p.name_keys,
-	       (unsigned long long)D.p.keys4, D.p.nblocks, D.p.k,
+	       (unsigned long long)D.p.keys4, depths,
+	       ((const struct bg_filter_header *)D.fmem)->subs_depths,
+	       D.p.nblocks, D.p.k,
 	       D.p.bits_per_entry, D.p.predicted, human_bytes(D.memlock),
 	       (unsigned long long)D.fn_checked, (unsigned long long)D.fn_found,
 	       D.seed_tries > 1 ? " (filter seed: the first one under which "
@@ -3342,8 +3360,10 @@ static void print_dns(void)
 	       "steps its own destination) should match (a)'s net ns. "
 	       "Probes per query: `dns_probes` / "
 	       "`dns_queries` of the run: the exact name, then one suffix a "
-	       "label, shortest first, at most %d, until a positive.\n\n",
-	       step, BG_DNS_SUFFIX_MAX);
+	       "label, shortest first, at most %d labels, until a positive, "
+	       "skipping the depths (label counts) at which the list has no "
+	       "subdomain rule (the filter's `subs_depths`: %s here).\n\n",
+	       step, BG_DNS_SUFFIX_MAX, depths);
 
 	printf("#### Nanoseconds per query\n\n");
 	printf("Median over %d rounds (variants interleaved, order rotated) of "

@@ -437,7 +437,9 @@ static __always_inline void bg_dns_emit(struct xdp_md *ctx,
  * fragment) to one of cfg_dns_ports when the filter holds names, after the
  * address verdict. The full name is probed as an exact key, then each
  * proper suffix of at most BG_DNS_SUFFIX_MAX labels, shortest first, as a
- * "subdomains" key; a positive that the name allowlist holds passes
+ * "subdomains" key, skipping the depths (label counts) at which the filter
+ * has no SUBS key (hdr->subs_depths; dns_probes counts the probes made); a
+ * positive that the name allowlist holds passes
  * (dns_allowlisted); otherwise cfg_dns_action: drop, flag (pass, event),
  * or answer NXDOMAIN / REFUSED in place with XDP_TX (bpf/dns_reply.h; any
  * other value answers NXDOMAIN). An answer that cannot be built (IPv6
@@ -458,7 +460,7 @@ int bloomgate_dns(struct xdp_md *ctx)
 	struct bg_counters *c;
 	struct bg_pkt pkt;
 	void *filter = NULL;
-	__u32 zero = 0, probes = 0, i, n;
+	__u32 zero = 0, probes = 0, depths, i, n;
 	int ret, listed = 0;
 
 	c = bpf_map_lookup_elem(&BG_MAP_COUNTERS, &zero);
@@ -497,9 +499,12 @@ int bloomgate_dns(struct xdp_md *ctx)
 
 	probes++;
 	listed = bg_probe_name(filter, hdr, BG_KEY_NAME_EXACT, s->suf[0]);
+	depths = hdr->subs_depths;
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && !listed; i++) {
-		if (i >= n)
-			break;
+		if (i >= n || !(depths >> i))
+			break; /* no deeper suffix, or no SUBS key that deep */
+		if (!bg_dns_depth_probed(depths, i))
+			continue; /* no SUBS key of i labels: nothing to find */
 		probes++;
 		listed = bg_probe_name(filter, hdr, BG_KEY_NAME_SUBS,
 				       s->suf[(n - i) & BG_DNS_LH_MASK]);

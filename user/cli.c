@@ -369,6 +369,19 @@ static void print_lengths(const char *fam, const uint8_t *len, int n, int extra,
 	puts(")");
 }
 
+/* "2 3 4" for the subdomain depths of a subs_depths mask, "none" for 0. */
+static const char *depths_str(char *b, size_t sz, unsigned int mask)
+{
+	size_t o = 0;
+	int i;
+
+	b[0] = 0;
+	for (i = 1; i <= BG_DNS_SUFFIX_MAX; i++)
+		if ((mask >> i) & 1)
+			o += (size_t)snprintf(b + o, sz - o, "%s%d", o ? " " : "", i);
+	return o ? b : "none";
+}
+
 static const char *plural(size_t n)
 {
 	return n == 1 ? "" : "s";
@@ -587,6 +600,7 @@ static int cmd_load(int argc, char **argv)
 		size_t dup = bnames.duplicates + anames.duplicates;
 		size_t warn = bnames.warnings + anames.warnings;
 		size_t deep = bnames.too_deep + anames.too_deep;
+		char db[32];
 
 		printf("names read:       %zu from %zu file%s (%zu exact, %zu with subdomains "
 		       "kept; %zu duplicate%s, %zu skipped, %zu warning%s)\n",
@@ -603,7 +617,9 @@ static int cmd_load(int argc, char **argv)
 			       "never matched below the name (reported above)\n",
 			       deep, plural(deep), BG_DNS_SUFFIX_MAX);
 		printf("probes per query: up to %d (the name, then its parent names of "
-		       "at most %d labels)\n", 1 + BG_DNS_SUFFIX_MAX, BG_DNS_SUFFIX_MAX);
+		       "at most %d labels with a subdomain rule: depths %s)\n",
+		       1 + __builtin_popcount(fp.subs_depths), BG_DNS_SUFFIX_MAX,
+		       depths_str(db, sizeof(db), fp.subs_depths));
 	}
 	if (n_addr || !n_dom) {
 		print_lengths("IPv4", fp.len4, fp.n4, fp.short4, "bitmap for /0-/16");
@@ -1079,10 +1095,15 @@ static int cmd_status(int argc, char **argv)
 		for (i = 0; i < h->n6; i++)
 			printf(" /%u", h->len6[i]);
 		printf("; allowlist %u IPv4 + %u IPv6 ranges\n", h->allow4_n, h->allow6_n);
-		if (h->flags & BG_FILTER_F_NAMES)
+		if (h->flags & BG_FILTER_F_NAMES) {
+			char db[32];
+
 			printf("names: up to %d probes per query (the name, then its parent "
-			       "names of at most %d labels); %u allowed name keys\n",
-			       1 + BG_DNS_SUFFIX_MAX, BG_DNS_SUFFIX_MAX, h->allown_n);
+			       "names of at most %d labels with a subdomain rule: depths "
+			       "%s); %u allowed name keys\n",
+			       1 + __builtin_popcount(h->subs_depths), BG_DNS_SUFFIX_MAX,
+			       depths_str(db, sizeof(db), h->subs_depths), h->allown_n);
+		}
 		else
 			puts("names: none loaded (DNS queries pass)");
 		bg_filter_unmap(mem, len);

@@ -369,7 +369,9 @@ static void insert(struct bg_block *blocks, const struct bg_filter_params *p,
  * An exact rule is one key (EXACT of the name), a subdomains rule one
  * (SUBS), a name-and-subdomains rule both. The datapath probes SUBS keys
  * only for suffixes of at most BG_DNS_SUFFIX_MAX labels, so a longer
- * subdomain rule could never match: it is counted and left out.
+ * subdomain rule could never match: it is counted and left out. Every SUBS
+ * key inserted sets the bit of its name's label count in subs_depths: a
+ * query probes only those depths.
  */
 static int name_labels(const char *s)
 {
@@ -394,10 +396,12 @@ static void count_name_keys(const struct bg_names *names,
 		if (e->kind != BG_NAME_SUBS)
 			p->name_keys++;
 		if (e->kind != BG_NAME_EXACT) {
-			if (deep)
+			if (deep) {
 				p->names_too_deep++;
-			else
+			} else {
 				p->name_keys++;
+				p->subs_depths |= (uint16_t)(1U << name_labels(e->name));
+			}
 		}
 	}
 }
@@ -479,10 +483,13 @@ static uint32_t build_allow_names(__u64 *out, const struct bg_filter_params *p,
 	return (uint32_t)w;
 }
 
-static void build_names(struct bg_block *blocks, const struct bg_filter_params *p,
-			uint64_t seed, const struct bg_names *names)
+/* Inserts the block rules' name keys; returns the subs_depths mask of the
+ * SUBS keys inserted. */
+static __u16 build_names(struct bg_block *blocks, const struct bg_filter_params *p,
+			 uint64_t seed, const struct bg_names *names)
 {
 	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	__u16 depths = 0;
 	size_t i;
 	int n;
 
@@ -493,9 +500,12 @@ static void build_names(struct bg_block *blocks, const struct bg_filter_params *
 			continue;
 		if (e->kind != BG_NAME_SUBS)
 			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], seed));
-		if (e->kind != BG_NAME_EXACT && n <= BG_DNS_SUFFIX_MAX)
+		if (e->kind != BG_NAME_EXACT && n <= BG_DNS_SUFFIX_MAX) {
 			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed));
+			depths |= (__u16)(1U << n);
+		}
 	}
+	return depths;
 }
 
 int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
@@ -663,7 +673,7 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 			insert(blocks, p, bg_key6_hash(&key, seed));
 		}
 	}
-	build_names(blocks, p, seed, block->names);
+	hdr->subs_depths = build_names(blocks, p, seed, block->names);
 	if (allow) {
 		count_ranges4(allow, 33, (struct bg_range4 *)(elem + p->allow4_off));
 		count_ranges6(allow, 129, (struct bg_range6 *)(elem + p->allow6_off));
@@ -720,16 +730,22 @@ int bg_filter_allowed6(const void *mem, const __u8 addr[16])
 /*
  * Names: the probes bloomgate_dns makes, in its order -- the whole name as
  * an exact key, then each proper suffix of at most BG_DNS_SUFFIX_MAX
- * labels, shortest first, as a subdomains key. `allowed` selects the exact
- * allow table instead of the Bloom part.
+ * labels, shortest first, as a subdomains key, skipping the depths no SUBS
+ * key has (subs_depths). `allowed` selects the exact allow table instead of
+ * the Bloom part: it is searched at every depth, as the datapath does.
+ * *probes (not NULL) counts the Bloom probes.
  */
 static int name_lookup(const void *mem, const char *name, int allowed,
-		       int *label)
+		       int *label, __u32 *probes)
 {
 	const struct bg_filter_header *h = mem;
 	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	__u32 dummy;
 	int n, i;
 
+	if (!probes)
+		probes = &dummy;
+	*probes = 0;
 	if (bg_name_hashes(name, h->seed, suf, &n))
 		return -1;
 	if (!bg_header_ok(h) || !(h->flags & BG_FILTER_F_NAMES) || !h->nblocks)
@@ -740,6 +756,10 @@ static int name_lookup(const void *mem, const char *name, int allowed,
 		int at = i ? n - i : 0;
 		__u64 k = bg_name_key_hash(kind, suf[at], h->seed);
 
+		if (!allowed && i && !bg_dns_depth_probed(h->subs_depths, (__u32)i))
+			continue;
+		if (!allowed)
+			(*probes)++;
 		if (allowed ? bg_name_allowed(mem, h, k) : bg_probe_hash(mem, h, k)) {
 			if (label)
 				*label = at;
@@ -751,10 +771,16 @@ static int name_lookup(const void *mem, const char *name, int allowed,
 
 int bg_filter_test_name(const void *mem, const char *name, int *label)
 {
-	return name_lookup(mem, name, 0, label);
+	return name_lookup(mem, name, 0, label, NULL);
+}
+
+int bg_filter_test_name_probes(const void *mem, const char *name, int *label,
+			       __u32 *probes)
+{
+	return name_lookup(mem, name, 0, label, probes);
 }
 
 int bg_filter_name_allowed(const void *mem, const char *name, int *label)
 {
-	return name_lookup(mem, name, 1, label);
+	return name_lookup(mem, name, 1, label, NULL);
 }

@@ -41,6 +41,9 @@ struct bg_filter_params {
 	uint32_t allown_n; /* allowed name keys (planned: an upper bound, the
 			      header has the distinct count) */
 	uint64_t name_keys; /* Bloom keys of domain names (l->names) */
+	uint16_t subs_depths; /* bit i: a SUBS key of a name of i labels is in
+				 the Bloom part (bg_filter_header.subs_depths):
+				 the suffix depths a query probes */
 	uint64_t names_too_deep; /* subdomain rules (block or allow) over
 				    BG_DNS_SUFFIX_MAX labels: never matched,
 				    not loaded */
@@ -98,5 +101,11 @@ int bg_filter_allowed6(const void *mem, const __u8 addr[16]);
  */
 int bg_filter_test_name(const void *mem, const char *name, int *label);
 int bg_filter_name_allowed(const void *mem, const char *name, int *label);
+/* bg_filter_test_name, and *probes (not NULL) = the Bloom probes
+ * bloomgate_dns makes for the name (its dns_probes): the exact key, then
+ * the suffix depths in the header's subs_depths, up to the first positive;
+ * 0 for a filter without names or an illegal name. */
+int bg_filter_test_name_probes(const void *mem, const char *name, int *label,
+			       __u32 *probes);
 
 #endif

@@ -12,8 +12,10 @@
 #include <linux/types.h>
 
 /* 2: name allowlist (allown_n), DNS counters, actions, name events and the
- * 32-byte attachment record (issue 4). */
-#define BG_ABI_VERSION 2
+ * 32-byte attachment record (issue 4).
+ * 3: abi_version and layout are one byte each; the filter header's
+ * subs_depths mask (the suffix depths a query probes as SUBS keys). */
+#define BG_ABI_VERSION 3
 #define BG_FILTER_MAGIC 0x46474c42U /* "BLGF" little endian */
 
 /* Layout identifiers stored in the filter header. */
@@ -82,8 +84,13 @@ _Static_assert(sizeof(struct bg_key6) == 24, "bg_key6 size");
  */
 struct bg_filter_header {
 	__u32 magic; /* BG_FILTER_MAGIC */
-	__u16 abi_version; /* BG_ABI_VERSION */
-	__u16 layout; /* BG_LAYOUT_* */
+	__u8 abi_version; /* BG_ABI_VERSION */
+	__u8 layout; /* BG_LAYOUT_* */
+	/* bit i (1 <= i <= BG_DNS_SUFFIX_MAX, bloomgate/dns.h) set when the
+	 * Bloom part holds the SUBS key of at least one name of i labels: a
+	 * query probes only those suffix depths. Other bits are clear
+	 * (BG_SUBS_DEPTHS_ALL; bg_header_ok refuses a header without). */
+	__u16 subs_depths;
 	__u32 nblocks; /* Bloom blocks (may be 0 with no expandable prefix) */
 	__u8 k; /* bits per key, 1..BG_K_MAX */
 	__u8 flags; /* BG_FILTER_F_* */
@@ -102,6 +109,9 @@ _Static_assert(sizeof(struct bg_filter_header) == 64, "header is one block");
 
 #define BG_FILTER_F_SHORT4 0x01 /* the IPv4 /16 bitmap is present */
 #define BG_FILTER_F_NAMES 0x02 /* the Bloom part holds domain-name keys */
+/* The bits bg_filter_header.subs_depths may have: 1 .. BG_DNS_SUFFIX_MAX
+ * (checked against it in bloomgate/dns.h). */
+#define BG_SUBS_DEPTHS_ALL 0x07feU
 
 /* Exact ranges (allowlists, short IPv6 prefixes): sorted, disjoint,
  * inclusive, host-order numbers so they compare as integers. */

@@ -15,7 +15,9 @@
  *
  * S_1 is the whole name, S_j the suffix from label j on. A query for an
  * n-label name probes S_1 as BG_KEY_NAME_EXACT and each proper suffix S_j
- * (j >= 2) of at most BG_DNS_SUFFIX_MAX labels as BG_KEY_NAME_SUBS. An
+ * (j >= 2) of at most BG_DNS_SUFFIX_MAX labels as BG_KEY_NAME_SUBS, but
+ * only at the depths (suffix label counts) some SUBS key of the filter
+ * has (bg_filter_header.subs_depths, bg_dns_depth_probed). An
  * "exact" entry is inserted as EXACT, a "subdomains only" entry (*.name) as
  * SUBS, a "name and subdomains" entry as both. The constant-length label
  * buffer lets the one hash unroll in BPF; lowercasing is ASCII A-Z only
@@ -38,10 +40,21 @@
  * a query at no more than 1 + 10 Bloom probes.
  */
 #define BG_DNS_SUFFIX_MAX 10
+_Static_assert(BG_SUBS_DEPTHS_ALL == (1U << (BG_DNS_SUFFIX_MAX + 1)) - 2,
+	       "subs_depths: bits 1 .. BG_DNS_SUFFIX_MAX");
 #define BG_DNS_LABEL_BUF 64 /* length byte + up to 63 label bytes */
 #define BG_DNS_PORT 53
 
 #define BG_DNS_INLINE static inline __attribute__((always_inline))
+
+/* 1 when a query probes its suffix of i labels (1 <= i) as a SUBS key:
+ * the filter holds a SUBS key of that depth (bg_filter_header.subs_depths;
+ * never above BG_DNS_SUFFIX_MAX). The datapath and userspace both skip
+ * the depths this says no to. */
+BG_DNS_INLINE __u32 bg_dns_depth_probed(__u32 subs_depths, __u32 i)
+{
+	return (subs_depths >> (i & 15)) & 1;
+}
 
 struct bg_dns_pair {
 	__u64 a, b;

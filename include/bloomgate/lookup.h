@@ -223,7 +223,8 @@ BG_INLINE int bg_header_ok(const struct bg_filter_header *hdr)
 	       hdr->abi_version == BG_ABI_VERSION &&
 	       hdr->layout == BG_LAYOUT_BLOCKED512 && hdr->k &&
 	       hdr->k <= BG_K_MAX && hdr->n4 <= BG_PROBES_MAX &&
-	       hdr->n6 <= BG_PROBES_MAX && (hdr->nblocks || (!hdr->n4 && !hdr->n6));
+	       hdr->n6 <= BG_PROBES_MAX && !(hdr->subs_depths & ~BG_SUBS_DEPTHS_ALL) &&
+	       (hdr->nblocks || (!hdr->n4 && !hdr->n6));
 }
 
 #endif /* BLOOMGATE_LOOKUP_H */

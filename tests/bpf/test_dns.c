@@ -327,6 +327,18 @@ static void publish(struct fx *f, const struct entry *e, size_t ne,
 	assert_int_equal(bg_filter_map_current(f->filters, &f->mem, &f->len), 0);
 	h = f->mem;
 	assert_true(h->flags & BG_FILTER_F_NAMES);
+	/* subs_depths: one bit per label count of the block SUBS keys */
+	{
+		__u16 depths = 0;
+		size_t i;
+
+		for (i = 0; i < ne; i++)
+			if (!e[i].allow && (e[i].kind & E_SUBS) &&
+			    labels_of(e[i].name) <= BG_DNS_SUFFIX_MAX)
+				depths |= (__u16)(1U << labels_of(e[i].name));
+		assert_int_equal(h->subs_depths, depths);
+		assert_int_equal(p.subs_depths, depths);
+	}
 	/* the allow entries here are distinct names: distinct keys */
 	assert_int_equal(h->allown_n, akeys);
 	if (!addrs) { /* no address is probed at all: see add_xdp() */
@@ -435,6 +447,27 @@ static int has_key(const struct fx *f, __u32 kind, __u64 s)
 	return bg_bloom_test(b, k, h->k);
 }
 
+/* 1 if bloomgate_dns probes the suffix of i labels: the filter has a SUBS
+ * key of that depth (the header's subs_depths, checked against the
+ * entries in publish()). */
+static int depth_on(const struct fx *f, int i)
+{
+	const struct bg_filter_header *h = f->mem;
+
+	return i >= 1 && i <= BG_DNS_SUFFIX_MAX && ((h->subs_depths >> i) & 1);
+}
+
+/* dns_probes of a negative query of n labels: the exact key, then every
+ * depth below n the filter has SUBS keys at. */
+static int negative_probes(const struct fx *f, int n)
+{
+	int i, probes = 1;
+
+	for (i = 1; i < n && i <= BG_DNS_SUFFIX_MAX; i++)
+		probes += depth_on(f, i);
+	return probes;
+}
+
 /* 1 if the exact allow table (after the short6 table) holds key hash k:
  * a linear scan, not the datapath's search. */
 static int allow_has(const struct fx *f, __u32 kind, __u64 s)
@@ -462,6 +495,8 @@ static int model(const struct fx *f, const char *name, int *probes)
 	if (has_key(f, BG_KEY_NAME_EXACT, suf[0]))
 		return 1;
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < n; i++) {
+		if (!depth_on(f, i))
+			continue; /* no SUBS key of i labels: not probed */
 		(*probes)++;
 		if (has_key(f, BG_KEY_NAME_SUBS, suf[n - i]))
 			return 1;
@@ -1336,7 +1371,10 @@ static void test_bad_names(void **state)
 
 			e.cnt[BG_CNT_DNS_QUERIES] = 1;
 			e.cnt[BG_CNT_DNS_NEGATIVES] = 1;
-			e.cnt[BG_CNT_DNS_PROBES] = 4;
+			/* 4 labels: the exact key and the SUBS depths
+			 * below 4 (2 in ENTRIES) */
+			e.cnt[BG_CNT_DNS_PROBES] = (__u64)negative_probes(f, 4);
+			assert_int_equal(e.cnt[BG_CNT_DNS_PROBES], 2);
 			build_dns(&p, &NETS[0], 53, &q);
 			run(f, p.buf, p.len, &e, "254-byte name");
 		}
@@ -1765,6 +1803,8 @@ static void test_fuzz(void **state)
 				listed = has_key(f, BG_KEY_NAME_EXACT, suf[0]);
 				for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < nl && !listed;
 				     i++) {
+					if (!depth_on(f, i))
+						continue;
 					probes++;
 					listed = has_key(f, BG_KEY_NAME_SUBS,
 							 suf[nl - i]);
@@ -1961,6 +2001,8 @@ static void check_label_hashes(struct fx *f, const struct scratch_layout *L,
 	probes = 1;
 	listed = has_key(f, BG_KEY_NAME_EXACT, suf[0]);
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < n && !listed; i++) {
+		if (!depth_on(f, i))
+			continue;
 		probes++;
 		listed = has_key(f, BG_KEY_NAME_SUBS, suf[n - i]);
 	}
@@ -2151,6 +2193,177 @@ static void test_address_only_filter(void **state)
 	e.cnt[BG_CNT_NEGATIVES] = 1;
 	run(f, pk.buf, pk.len, &e, "address-only filter (bloomgate_xdp)");
 	f->use_xdp = 0;
+}
+
+/* ---- Tests: suffix depths (subs_depths) ------------------------------------ */
+
+/* Probes of name through bloomgate_dns (BPF_PROG_TEST_RUN, every network
+ * shape: expect_name checks dns_probes against the model) and in
+ * userspace (bg_filter_test_name_probes): both must be `probes`. */
+static void expect_probes(struct fx *f, const char *name, int listed, int probes)
+{
+	__u32 up = 0;
+	int m, mp;
+
+	m = model(f, name, &mp);
+	assert_int_equal(m, listed);
+	if (mp != probes)
+		fail_msg("%s: model makes %d probes, expected %d", name, mp, probes);
+	expect_name(f, name, listed);
+	assert_int_equal(bg_filter_test_name_probes(f->mem, name, NULL, &up), listed);
+	if ((int)up != probes)
+		fail_msg("%s: userspace makes %u probes, expected %d", name, up, probes);
+}
+
+static void republish(struct fx *f, const struct entry *e, size_t ne)
+{
+	if (f->mem)
+		bg_filter_unmap(f->mem, f->len);
+	f->mem = NULL;
+	publish(f, e, ne, NULL, 0, NULL);
+}
+
+static void test_depths(void **state)
+{
+	static struct entry depth2[] = {
+		{ "tracker.net", E_SUBS, 0 },
+		{ "evil.org", E_TREE, 0 },
+		{ "ads.example.com", E_EXACT, 0 }, /* exact: no depth */
+		{ "good.evil.org", E_TREE, 1 }, /* allow: no depth */
+	};
+	static struct entry depth10[] = { { NULL, E_SUBS, 0 } };
+	static struct entry none[] = { { "ads.example.com", E_EXACT, 0 },
+				       { "a.b.c.d.e.example.com", E_EXACT, 0 } };
+	const struct bg_filter_header *h;
+	struct fx *f = *state;
+	char buf[300];
+
+	/* SUBS rules at depth 2 only: a 6-label name makes 2 probes */
+	republish(f, depth2, ARRAY_SIZE(depth2));
+	h = f->mem;
+	assert_int_equal(h->subs_depths, 1U << 2);
+	expect_probes(f, "a.b.c.d.nothing.test", 0, 2);
+	expect_probes(f, "a.b.c.d.www.tracker.net", 1, 2);
+	expect_probes(f, "a.b.c.d.www.evil.org", 1, 2);
+	expect_probes(f, "a.b.c.ads.example.com", 0, 2);
+	expect_probes(f, "ads.example.com", 1, 1);
+	expect_probes(f, "x.evil.org", 1, 2);
+	expect_probes(f, "evil.org", 1, 1);
+	expect_probes(f, "org", 0, 1); /* no proper suffix */
+	expect_probes(f, "example.com", 0, 1); /* depth 2 is the name */
+	/* the allow table is still searched at every depth */
+	expect_name_allowed(f, "a.b.good.evil.org", 1, 1);
+
+	/* a rule of 10 labels (the deepest probed) matches an 11-label name */
+	depth10[0].name = B10;
+	republish(f, depth10, ARRAY_SIZE(depth10));
+	h = f->mem;
+	assert_int_equal(h->subs_depths, 1U << 10);
+	snprintf(buf, sizeof(buf), "x.%s", B10);
+	expect_probes(f, buf, 1, 2);
+	expect_probes(f, B127, 1, 2);
+	expect_probes(f, B10, 0, 1); /* itself: not a subdomain */
+	snprintf(buf, sizeof(buf), "x.%s", C11 + 2); /* 11 labels, not listed */
+	expect_probes(f, buf, 0, 2);
+	{
+		int at = -1;
+
+		snprintf(buf, sizeof(buf), "x.%s", B10);
+		assert_int_equal(bg_filter_test_name(f->mem, buf, &at), 1);
+		assert_int_equal(at, 1);
+	}
+
+	/* no SUBS key: the mask is 0, only the exact probe */
+	republish(f, none, ARRAY_SIZE(none));
+	h = f->mem;
+	assert_int_equal(h->subs_depths, 0);
+	expect_probes(f, "a.b.c.d.e.f.g.h.i.j.k.l", 0, 1);
+	expect_probes(f, "x.ads.example.com", 0, 1);
+	expect_probes(f, "ads.example.com", 1, 1);
+	expect_probes(f, "a.b.c.d.e.example.com", 1, 1);
+	expect_probes(f, "com", 0, 1);
+}
+
+/* A header with subs_depths bits the builder never sets (0, above
+ * BG_DNS_SUFFIX_MAX) is no filter: queries pass unjudged, bloomgate_xdp
+ * counts no_filter. */
+static void test_depths_bad_header(void **state)
+{
+	static const __u16 bad[] = { 1U << 11, 1U << 15, 1U << 0, 0xffff };
+	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct bg_list_opts lo = { .strict = 1 };
+	struct fx *f = *state;
+	struct bg_filter_params p;
+	struct bg_names names;
+	struct bg_list l;
+	struct dnsq q = Q("www.evil.org");
+	struct pkt pk;
+	size_t b, i;
+
+	fill_names(&names, ENTRIES, 3);
+	bg_list_init(&l);
+	assert_int_equal(bg_list_parse_buf(&l, "a", "198.51.100.7\n", 13, &lo), 0);
+	bg_list_finish(&l);
+	l.names = &names;
+	assert_int_equal(bg_filter_plan(&l, NULL, FUNC_FPR, &p), 0);
+	for (b = 0; b <= ARRAY_SIZE(bad); b++) {
+		struct bg_filter_header *h;
+		struct exp e = e_pass();
+		void *mem = calloc(p.nelems, BG_FILTER_VALUE_SIZE);
+		int fd;
+
+		assert_non_null(mem);
+		bg_filter_build(mem, &p, SEED, &l, NULL);
+		h = mem;
+		assert_int_equal(h->subs_depths, 1U << 2);
+		if (b < ARRAY_SIZE(bad))
+			h->subs_depths |= bad[b];
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),
+				    BG_FILTER_VALUE_SIZE, p.nelems, &opts);
+		assert_true(fd >= 0);
+		for (i = 0; i < p.nelems; i++) {
+			__u32 k = (__u32)i;
+
+			assert_int_equal(bpf_map_update_elem(fd, &k,
+							     (char *)mem + 64 * i,
+							     BPF_ANY), 0);
+		}
+		assert_int_equal(bg_filter_publish(f->filters, fd), 0);
+		close(fd);
+		/* userspace: the same check */
+		assert_int_equal(bg_filter_test_name(mem, "www.evil.org", NULL),
+				 b == ARRAY_SIZE(bad));
+		assert_int_equal(bg_filter_test4(mem, htonl(0xc6336407)),
+				 b == ARRAY_SIZE(bad));
+		free(mem);
+		/* bloomgate_dns: no filter, the query passes unjudged */
+		f->use_xdp = 0;
+		e.cnt[BG_CNT_DNS_QUERIES] = 1;
+		if (b == ARRAY_SIZE(bad)) { /* the good header: answered */
+			e.cnt[BG_CNT_DNS_PROBES] = 2;
+			e.cnt[BG_CNT_DNS_POSITIVES] = 1;
+			e.cnt[BG_CNT_PASSED] = 0;
+			e.cnt[BG_CNT_ANSWERED] = 1;
+			e.verdict = XDP_TX;
+			e.rewritten = 1;
+		}
+		build_dns(&pk, NET4, 53, &q);
+		run(f, pk.buf, pk.len, &e, "subs_depths %#x",
+		    b < ARRAY_SIZE(bad) ? bad[b] : 0);
+		if (b == ARRAY_SIZE(bad))
+			continue;
+		/* bloomgate_xdp: no_filter, no tail call */
+		f->use_xdp = 1;
+		e = e_pass();
+		e.cnt[BG_CNT_PACKETS] = 1;
+		e.cnt[BG_CNT_IPV4] = 1;
+		e.cnt[BG_CNT_NO_FILTER] = 1;
+		run(f, pk.buf, pk.len, &e, "subs_depths %#x (bloomgate_xdp)", bad[b]);
+	}
+	f->use_xdp = 0;
+	free(names.v);
+	bg_list_free(&l);
 }
 
 /* ---- Tests: answers --------------------------------------------------------- */
@@ -2618,6 +2831,9 @@ int main(void)
 		T(test_fuzz, C_BOTH),
 		T(test_label_words, C_DST),
 		T(test_address_only_filter, C_DST),
+		T(test_depths, C_DST),
+		T(test_depths, C_XDP),
+		T(test_depths_bad_header, C_DST),
 		T(test_no_filter, C_NOFILTER),
 		T(test_no_filter_xdp, C_NOFILTER_XDP),
 		T(test_reply_ip_fields, C_DST),

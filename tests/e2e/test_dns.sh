@@ -62,11 +62,21 @@ EXACT_KEYS=" tracker.example.com ads.example.net malware.example.org telemetry.e
 SUBS_KEYS=" ads.example.net malware.example.org "
 SUFFIX_MAX=10 # BG_DNS_SUFFIX_MAX
 
+# The suffix depths (label counts) of the SUBS keys: the filter header's
+# subs_depths. A query probes no other depth.
+SUBS_DEPTHS=" "
+for s in $SUBS_KEYS; do
+	d=$(awk -F. '{ print NF }' <<<"$s")
+	[[ $SUBS_DEPTHS == *" $d "* ]] || SUBS_DEPTHS+="$d "
+done
+unset s d
+
 # Probes bloomgate makes for NAME (the design, docs/DESIGN-NOTES.md): the
 # name as an exact key, then each proper suffix of at most SUFFIX_MAX
-# labels as a subdomains key, shortest first, up to the first hit.
+# labels as a subdomains key, shortest first, up to the first hit --
+# only at the depths in SUBS_DEPTHS.
 model_probes() { # NAME
-	local n l j s
+	local n l j s p=1
 	n=$(tr '[:upper:]' '[:lower:]' <<<"$1")
 	[[ $EXACT_KEYS == *" $n "* ]] && {
 		echo 1
@@ -74,13 +84,15 @@ model_probes() { # NAME
 	}
 	IFS=. read -r -a l <<<"$n"
 	for ((j = 1; j < ${#l[@]} && j <= SUFFIX_MAX; j++)); do
+		[[ $SUBS_DEPTHS == *" $j "* ]] || continue
+		p=$((p + 1))
 		s=$(IFS=.; echo "${l[*]: -j}")
 		[[ $SUBS_KEYS == *" $s "* ]] && {
-			echo $((1 + j))
+			echo "$p"
 			return
 		}
 	done
-	echo "$j"
+	echo "$p"
 }
 sum_probes() { # NAME...
 	local n t=0
@@ -315,6 +327,9 @@ E2E_NAME=attach_load
 t_begin
 reattach
 info "$(bg status | head -n3 | tr '\n' ' ')"
+# the SUBS depths in the header, as status reports them
+x=$(bg status | sed -n 's/.*subdomain rule: depths \([0-9 ]*\)).*/\1/p')
+t_expect_eq "status: subdomain depths" "$(echo $SUBS_DEPTHS)" "$x"
 t_end "$E2E_NAME"
 
 E2E_NAME=check_names

@@ -84,6 +84,7 @@ static void test_btf_layouts(void **state)
 	      M(bg_key6, pad1), M(bg_key6, addr));
 	CHECK(btf, bg_filter_header, M(bg_filter_header, magic),
 	      M(bg_filter_header, abi_version), M(bg_filter_header, layout),
+	      M(bg_filter_header, subs_depths),
 	      M(bg_filter_header, nblocks), M(bg_filter_header, k),
 	      M(bg_filter_header, flags),
 	      M(bg_filter_header, n4), M(bg_filter_header, n6),

@@ -126,6 +126,92 @@ static void test_rule_kinds(void **state)
 	fx_free(&f);
 }
 
+/* listed? and how many Bloom probes (bloomgate_dns's dns_probes) */
+static int probes_of(const struct fx *f, const char *name, int want_listed)
+{
+	__u32 probes = 99;
+	int at;
+
+	assert_int_equal(bg_filter_test_name_probes(f->mem, name, &at, &probes),
+			 want_listed);
+	return (int)probes;
+}
+
+/* subs_depths: one bit per label count of the block SUBS keys; a query
+ * probes the exact key and only those suffix depths. */
+static void test_subs_depths(void **state)
+{
+	const struct bg_filter_header *h;
+	struct fx f;
+	int at;
+
+	(void)state;
+	/* every SUBS rule at depth 2 (exact and allow rules set no bit) */
+	fx_build(&f, "||evil.org^\n*.tracker.net\nads.example.com\n",
+		 BG_DOM_ADBLOCK, "*.good.evil.org\n", BG_DOM_PLAIN);
+	h = f.mem;
+	assert_int_equal(h->subs_depths, 1U << 2);
+	assert_int_equal(f.p.subs_depths, 1U << 2);
+	assert_int_equal(probes_of(&f, "a.b.c.d.nothing.test", 0), 2);
+	assert_int_equal(probes_of(&f, "a.b.c.d.www.tracker.net", 1), 2);
+	assert_int_equal(probes_of(&f, "a.b.c.ads.example.com", 0), 2);
+	assert_int_equal(probes_of(&f, "ads.example.com", 1), 1);
+	assert_int_equal(probes_of(&f, "x.evil.org", 1), 2);
+	assert_int_equal(probes_of(&f, "org", 0), 1);
+	assert_int_equal(probes_of(&f, "example.com", 0), 1);
+	/* the allow table is searched at every depth */
+	assert_int_equal(bg_filter_name_allowed(f.mem, "a.b.c.good.evil.org", &at), 1);
+	assert_int_equal(at, 3);
+	fx_free(&f);
+
+	/* several depths: 2, 3 and 10; a 10-label rule matches 11 labels */
+	fx_build(&f, "||a.example^\n||b.c.example^\n"
+		 "||b.c.d.e.f.g.h.i.j.test^\n", BG_DOM_ADBLOCK, NULL, 0);
+	h = f.mem;
+	assert_int_equal(h->subs_depths, (1U << 2) | (1U << 3) | (1U << 10));
+	assert_int_equal(probes_of(&f, "1.2.3.4.5.6.7.8.9.10.11.nothing", 0), 4);
+	assert_int_equal(probes_of(&f, "1.2.3.4.nothing", 0), 3);
+	assert_int_equal(probes_of(&f, "x.b.c.example", 1), 3);
+	assert_int_equal(probes_of(&f, "z.b.c.d.e.f.g.h.i.j.test", 1), 4);
+	assert_int_equal(bg_filter_test_name(f.mem, "z.b.c.d.e.f.g.h.i.j.test", &at), 1);
+	assert_int_equal(at, 1);
+	fx_free(&f);
+
+	/* no SUBS key: mask 0, the exact probe only */
+	fx_build(&f, "ads.example.com\na.b.c.d.e.f.example\n", BG_DOM_PLAIN, NULL, 0);
+	h = f.mem;
+	assert_int_equal(h->subs_depths, 0);
+	assert_int_equal(probes_of(&f, "a.b.c.d.e.f.g.h.i.j.k.l", 0), 1);
+	assert_int_equal(probes_of(&f, "x.ads.example.com", 0), 1);
+	assert_int_equal(probes_of(&f, "a.b.c.d.e.f.example", 1), 1);
+	fx_free(&f);
+}
+
+/* A header with subs_depths bits the builder never writes (0, above
+ * BG_DNS_SUFFIX_MAX) is no filter. */
+static void test_subs_depths_bad(void **state)
+{
+	static const __u16 bad[] = { 1U << 0, 1U << 11, 1U << 12, 1U << 15 };
+	struct bg_filter_header *h;
+	struct fx f;
+	size_t i;
+
+	(void)state;
+	fx_build(&f, "||evil.org^\n", BG_DOM_ADBLOCK, NULL, 0);
+	h = f.mem;
+	assert_true(bg_header_ok(h));
+	assert_int_equal(bg_filter_test_name(f.mem, "www.evil.org", NULL), 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		h->subs_depths = (__u16)((1U << 2) | bad[i]);
+		assert_false(bg_header_ok(h));
+		assert_int_equal(bg_filter_test_name(f.mem, "www.evil.org", NULL), 0);
+		assert_int_equal(bg_filter_test_name(f.mem, "evil.org", NULL), 0);
+	}
+	h->subs_depths = BG_SUBS_DEPTHS_ALL; /* every legal bit: a filter */
+	assert_true(bg_header_ok(h));
+	fx_free(&f);
+}
+
 /* Pi-hole precedence: an allowed name passes under a blocked tree; its
  * own subdomains only when the allow rule covers them. */
 static void test_allow_precedence(void **state)
@@ -293,6 +379,8 @@ int main(void)
 		cmocka_unit_test(test_too_deep),
 		cmocka_unit_test(test_no_names_flag),
 		cmocka_unit_test(test_min_target),
+		cmocka_unit_test(test_subs_depths),
+		cmocka_unit_test(test_subs_depths_bad),
 	};
 
 	return cmocka_run_group_tests_name("names", tests, NULL, NULL);
