@@ -1086,7 +1086,8 @@ static int cmd_status(int argc, char **argv)
 		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,
 		       1.0 - pow(1.0 - pp, probes ? probes : 1));
 		if (h->flags & BG_FILTER_F_NAMES)
-			printf(", %.6f per query", 1.0 - pow(1.0 - pp, 1 + BG_DNS_SUFFIX_MAX));
+			printf(", %.6f per query",
+			       1.0 - pow(1.0 - pp, 1 + __builtin_popcount(h->subs_depths)));
 		printf(", memory %s\n", b);
 		printf("probes: IPv4 %s", h->flags & BG_FILTER_F_SHORT4 ? "bitmap /0-/16" : "");
 		for (i = 0; i < h->n4; i++)

@@ -569,10 +569,11 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 	/* The target is per address: an address not listed is probed at up
 	 * to max(n4, n6) lengths, each probe a chance of a false positive. */
 	probes = p->n4 > p->n6 ? p->n4 : p->n6;
-	/* A query is probed as its full name and up to BG_DNS_SUFFIX_MAX
-	 * parent suffixes. */
-	if (p->name_keys && probes < 1 + BG_DNS_SUFFIX_MAX)
-		probes = 1 + BG_DNS_SUFFIX_MAX;
+	/* A query is probed as its full name and its parent suffixes at the
+	 * depths that have a subdomain rule (subs_depths): at most
+	 * 1 + BG_DNS_SUFFIX_MAX probes. */
+	if (p->name_keys && probes < 1 + __builtin_popcount(p->subs_depths))
+		probes = 1 + __builtin_popcount(p->subs_depths);
 	err = bg_filter_size(p->keys4 + p->keys6 + p->name_keys,
 			     probes > 1 ? target / probes : target, p);
 	if (err)

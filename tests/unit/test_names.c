@@ -347,6 +347,47 @@ static void test_min_target(void **state)
 	bg_names_free(&names);
 }
 
+/* The Bloom part is sized for the probes a query can make with the loaded
+ * lists (1 + the depths holding a subdomain rule), not for the bound of
+ * 1 + BG_DNS_SUFFIX_MAX: fewer bits for the same per-query target. */
+static void test_sized_for_depths(void **state)
+{
+	char *one_text = malloc(64 * 2000), *all_text = malloc(64 * 2000);
+	char *w1 = one_text, *wa = all_text;
+	struct fx one, all;
+	int i, j, d;
+
+	(void)state;
+	assert_non_null(one_text);
+	assert_non_null(all_text);
+	/* 2000 subdomain rules: all at depth 2, or 200 at each depth 1..10 */
+	for (i = 0; i < 2000; i++) {
+		w1 += sprintf(w1, "||n%d.test^\n", i);
+		d = 1 + i % BG_DNS_SUFFIX_MAX;
+		wa += sprintf(wa, "||n%d", i);
+		for (j = 1; j < d; j++)
+			wa += sprintf(wa, ".l%d", j);
+		wa += sprintf(wa, "^\n");
+	}
+	fx_build(&one, one_text, BG_DOM_ADBLOCK, NULL, 0);
+	fx_build(&all, all_text, BG_DOM_ADBLOCK, NULL, 0);
+	assert_int_equal(one.p.subs_depths, 1U << 2);
+	assert_int_equal(all.p.subs_depths, BG_SUBS_DEPTHS_ALL);
+	assert_int_equal(one.p.name_keys, 4000);
+	assert_int_equal(all.p.name_keys, 4000);
+	/* per query: 1 + 1 probes vs 1 + 10 */
+	assert_true(one.p.predicted_addr <= TARGET);
+	assert_true(all.p.predicted_addr <= TARGET);
+	assert_true(one.p.predicted <= TARGET / 2);
+	assert_true(one.p.predicted > TARGET / (1 + BG_DNS_SUFFIX_MAX));
+	assert_true(all.p.predicted <= TARGET / (1 + BG_DNS_SUFFIX_MAX));
+	assert_true(one.p.nblocks < all.p.nblocks);
+	fx_free(&one);
+	fx_free(&all);
+	free(one_text);
+	free(all_text);
+}
+
 /* A filter without name keys answers no name, whatever its bits. */
 static void test_no_names_flag(void **state)
 {
@@ -379,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_too_deep),
 		cmocka_unit_test(test_no_names_flag),
 		cmocka_unit_test(test_min_target),
+		cmocka_unit_test(test_sized_for_depths),
 		cmocka_unit_test(test_subs_depths),
 		cmocka_unit_test(test_subs_depths_bad),
 	};
