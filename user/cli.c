@@ -26,6 +26,9 @@
 #include "domains.h"
 #include "filter.h"
 #include "lists.h"
+#include "explain.h"
+#include "load.h"
+#include "print.h"
 #include "state.h"
 
 #define EXIT_USAGE 2
@@ -63,14 +66,6 @@ static int quiet_xdp_print(enum libxdp_print_level level, const char *fmt,
 	if (!verbose)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int need_root(void)
@@ -128,16 +123,6 @@ static void fmt_ports(char *buf, size_t len, const __u16 *ports)
 					      ports[i]);
 	if (!o)
 		snprintf(buf, len, "none");
-}
-
-static void fmt_bytes(char *buf, size_t len, double b)
-{
-	if (b >= 1 << 20)
-		snprintf(buf, len, "%.2f MiB", b / (1 << 20));
-	else if (b >= 1 << 10)
-		snprintf(buf, len, "%.1f KiB", b / (1 << 10));
-	else
-		snprintf(buf, len, "%.0f B", b);
 }
 
 /* ---- attach / detach ---------------------------------------------------- */
@@ -315,7 +300,7 @@ static int usage_load(FILE *f)
 	      "             the names point, never loaded as blocked addresses\n"
 	      "    adblock  ||name^ (name and subdomains), ||*.name^ (subdomains),\n"
 	      "             |name^ (the name only), @@ before any: allow\n"
-	      "  Each file's format is detected from its first " BG_TEXTIFY(BG_SRC_DETECT_LINES) " lines that are\n"
+	      "  Each file's format is detected from its first " BG_TEXTIFY(BG_FMT_DETECT_LINES) " lines that are\n"
 	      "  not blank or comments: addresses when more than half are addresses\n"
 	      "  or prefixes; else Adblock when one starts with |, !, [ or @@; else\n"
 	      "  hosts when one is an address and a name; else plain when more than\n"
@@ -354,38 +339,6 @@ static const struct option load_opts[] = {
 	{ 0 },
 };
 
-static void print_lengths(const char *fam, const uint8_t *len, int n, int extra,
-			  const char *extra_what)
-{
-	int i;
-
-	printf("probes %s:      up to %d per address (", fam, n + extra);
-	if (extra)
-		printf("%s%s", extra_what, n ? ", " : "");
-	for (i = 0; i < n; i++)
-		printf("%s/%u", i ? " " : "Bloom at ", len[i]);
-	if (!n && !extra)
-		printf("none listed");
-	puts(")");
-}
-
-/* "2 3 4" for the subdomain depths of a subs_depths mask, "none" for 0. */
-static const char *depths_str(char *b, size_t sz, unsigned int mask)
-{
-	size_t o = 0;
-	int i;
-
-	b[0] = 0;
-	for (i = 1; i <= BG_DNS_SUFFIX_MAX; i++)
-		if ((mask >> i) & 1)
-			o += (size_t)snprintf(b + o, sz - o, "%s%d", o ? " " : "", i);
-	return o ? b : "none";
-}
-
-static const char *plural(size_t n)
-{
-	return n == 1 ? "" : "s";
-}
 
 /* The arguments of load into srcs (in order: --format and --subdomains
  * apply to the lists after them), and the other options. */
@@ -440,40 +393,24 @@ static int load_args(int argc, char **argv, struct bg_sources *srcs,
 	return 0;
 }
 
-/* Block (not allow) names of each kind, and allow rules, in l. */
-static void count_names(const struct bg_names *l, size_t *exact, size_t *subs,
-			size_t *allow)
+/* Diagnostics as they come: "file:line: reason: 'text'" on stderr. */
+static void print_diag(void *ctx, const struct bg_diag *d)
 {
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		if (l->v[i].allow)
-			(*allow)++;
-		else if (l->v[i].kind == BG_NAME_EXACT)
-			(*exact)++;
-		else
-			(*subs)++;
-	}
+	(void)ctx;
+	bg_diag_print(stderr, d);
 }
 
 static int cmd_load(int argc, char **argv)
 {
+	struct bg_load_opts o = { .fpr = BG_FPR_DEFAULT, .diag = print_diag };
 	struct bg_list_opts lo = { 0 };
-	struct bg_filter_params fp;
-	double fpr = BG_FPR_DEFAULT, t0, t1, t2, t3;
-	struct bg_list list, allow;
-	struct bg_names bnames, anames;
+	struct bg_load_report r;
 	struct bg_sources srcs;
 	struct bg_state st;
-	size_t i, n_addr = 0, n_addr_allow = 0, n_dom = 0, n_allow = 0;
-	size_t exact = 0, subs = 0, allow_rules = 0, allow_names = 0, unused = 0;
-	int ret, fd = -1;
-	uint64_t seed;
-	char mem[32], xmem[32];
-	__u32 filter_id = 0;
+	int ret;
 
 	bg_sources_init(&srcs);
-	ret = load_args(argc, argv, &srcs, &lo, &fpr);
+	ret = load_args(argc, argv, &srcs, &lo, &o.fpr);
 	if (ret) {
 		bg_sources_free(&srcs);
 		return ret < 0 ? 0 : ret;
@@ -483,425 +420,24 @@ static int cmd_load(int argc, char **argv)
 		bg_sources_free(&srcs);
 		return ret;
 	}
-	bg_list_init(&list);
-	bg_list_init(&allow);
-	bg_names_init(&bnames);
-	bg_names_init(&anames);
-
-	t0 = now_ms();
-	for (i = 0; i < srcs.n; i++) {
-		struct bg_source *src = &srcs.v[i];
-		int used = BG_SRC_AUTO;
-
-		struct bg_names *nl = src->allow ? &anames : &bnames;
-		size_t deep = nl->too_deep, rej = nl->rejected + list.rejected +
-						  allow.rejected;
-
-		ret = bg_source_parse(src, src->allow ? &allow : &list, nl, &lo, &used);
-		if (ret == -EINVAL) {
-			int r = nl->rejected + list.rejected + allow.rejected > rej;
-			int d = nl->too_deep > deep;
-
-			ret = fail(EXIT_LIST, "%s: %s%s%s with --strict; the running filter "
-				   "is unchanged", src->path, r ? "rejected lines" : "",
-				   r && d ? " and " : "",
-				   d ? "subdomain rules never matched (too deep)" : "");
-			goto out;
-		}
-		if (ret) {
-			ret = fail(EXIT_LIST, "%s: %s; the running filter is unchanged",
-				   src->path, strerror(-ret));
-			goto out;
-		}
-		/* check re-reads the list as it was read here */
-		src->format = (uint8_t)used;
-		n_allow += src->allow;
-		if (used == BG_SRC_ADDR) {
-			n_addr++;
-			n_addr_allow += src->allow;
-		} else {
-			n_dom++;
-		}
-	}
-	bg_list_finish(&list);
-	bg_list_finish(&allow);
-	bg_names_finish(&bnames);
-	bg_names_finish(&anames);
-	count_names(&bnames, &exact, &subs, &allow_rules);
-	count_names(&anames, &unused, &unused, &allow_names);
-	list.names = bnames.n ? &bnames : NULL;
-	allow.names = anames.n ? &anames : NULL;
-	if (list.n4 + list.n6 + exact + subs == 0) {
-		ret = fail(EXIT_LIST, "no valid entries in the lists; the running "
-			   "filter is unchanged");
-		goto out;
-	}
-	t1 = now_ms();
-	ret = bg_filter_plan(&list, n_allow ? &allow : NULL, fpr, &fp);
-	if (ret) {
-		ret = fail(EXIT_LIST, "cannot plan a filter for %zu entries at fpr %g: %s; "
-			   "the running filter is unchanged",
-			   list.n4 + list.n6 + exact + subs, fpr,
-			   ret == -E2BIG ? "too large" : strerror(-ret));
-		goto out;
-	}
-	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
-	fd = bg_filter_create(&fp, seed, &list, n_allow ? &allow : NULL);
-	t2 = now_ms();
-	if (fd < 0) {
-		ret = fail(1, "cannot build the filter (%zu bytes): %s; the running "
-			   "filter is unchanged", fp.bytes,
-			   fd == -ENOMEM || fd == -E2BIG || fd == -EPERM ?
-				   "not enough memory" : strerror(-fd));
-		goto out;
-	}
-	filter_id = bg_map_id(fd);
-	ret = bg_filter_publish(st.filters_fd, fd);
-	t3 = now_ms();
-	if (ret) {
-		ret = fail(1, "cannot swap the filter in: %s; the running filter is "
-			   "unchanged", strerror(-ret));
-		goto out;
-	}
-	/* What `check` needs to name the entry behind a match. */
-	bg_record_write(filter_id, srcs.v, srcs.n);
-
-	fmt_bytes(mem, sizeof(mem), (double)fp.bytes);
-	fmt_bytes(xmem, sizeof(xmem),
-		  ((double)(fp.keys4 + fp.keys6) -
-		   (double)(fp.prefixes4 - fp.short4_prefixes) -
-		   (double)(fp.prefixes6 - fp.short6_prefixes)) * fp.bits_per_entry / 8.0);
-	if (n_dom) {
-		printf("lists:            ");
-		for (i = 0; i < srcs.n; i++)
-			printf("%s%s (%s%s%s)", i ? ", " : "", srcs.v[i].path,
-			       srcs.v[i].format == BG_SRC_ADDR ? "addresses" :
-			       bg_src_format_name(srcs.v[i].format),
-			       srcs.v[i].format == BG_SRC_PLAIN && srcs.v[i].subdomains ?
-				       ", subdomains" : "",
-			       srcs.v[i].allow ? ", allow" : "");
-		putchar('\n');
-	}
-	if (n_addr || !n_dom) {
-		printf("entries read:     %zu from %zu file%s (%zu IPv4, %zu IPv6 kept; "
-		       "%zu duplicate%s, %zu inside a shorter prefix, %zu warning%s)\n",
-		       list.accepted, list.files, plural(list.files), list.n4,
-		       list.n6, list.duplicates, plural(list.duplicates),
-		       list.covered, list.warnings, plural(list.warnings));
-		printf("entries rejected: %zu\n", list.rejected + allow.rejected);
-	}
-	if (n_addr_allow)
-		printf("allowlist:        %zu entries from %zu file%s -> %u IPv4, %u IPv6 exact ranges\n",
-		       allow.n4 + allow.n6, allow.files, plural(allow.files),
-		       fp.allow4_n, fp.allow6_n);
-	if (n_dom) {
-		size_t acc = bnames.accepted + anames.accepted;
-		size_t dup = bnames.duplicates + anames.duplicates;
-		size_t warn = bnames.warnings + anames.warnings;
-		size_t deep = bnames.too_deep + anames.too_deep;
-		char db[32];
-
-		printf("names read:       %zu from %zu file%s (%zu exact, %zu with subdomains "
-		       "kept; %zu duplicate%s, %zu skipped, %zu warning%s)\n",
-		       acc, n_dom, plural(n_dom), exact, subs, dup, plural(dup),
-		       bnames.skipped + anames.skipped, warn + deep, plural(warn + deep));
-		printf("names rejected:   %zu\n", bnames.rejected + anames.rejected);
-		printf("names allowed:    %zu (%zu from --allow lists, %zu allow rule%s in "
-		       "block lists)%s\n",
-		       allow_names + allow_rules, allow_names, allow_rules,
-		       plural(allow_rules),
-		       allow_names + allow_rules ? "; allow beats block" : "");
-		if (deep)
-			printf("names too deep:   %zu subdomain rule%s deeper than %d labels, "
-			       "never matched below the name (reported above)\n",
-			       deep, plural(deep), BG_DNS_SUFFIX_MAX);
-		printf("probes per query: up to %d (the name, then its parent names of "
-		       "at most %d labels with a subdomain rule: depths %s)\n",
-		       1 + __builtin_popcount(fp.subs_depths), BG_DNS_SUFFIX_MAX,
-		       depths_str(db, sizeof(db), fp.subs_depths));
-	}
-	if (n_addr || !n_dom) {
-		print_lengths("IPv4", fp.len4, fp.n4, fp.short4, "bitmap for /0-/16");
-		print_lengths("IPv6", fp.len6, fp.n6, fp.short6_n ? 1 : 0,
-			      "exact ranges for the shortest prefixes");
-		printf("expansion:        %llu IPv4 + %llu IPv6 prefixes -> %llu Bloom keys (%s more)\n",
-		       (unsigned long long)(fp.prefixes4 - fp.short4_prefixes),
-		       (unsigned long long)(fp.prefixes6 - fp.short6_prefixes),
-		       (unsigned long long)(fp.keys4 + fp.keys6), xmem);
-	}
-	printf("filter:           %u blocks of 512 bits, k=%u, %.2f bits/key",
-	       fp.nblocks, fp.k, fp.bits_per_entry);
-	if (n_dom)
-		printf(" (%llu address, %llu name keys)",
-		       (unsigned long long)(fp.keys4 + fp.keys6),
-		       (unsigned long long)fp.name_keys);
-	putchar('\n');
-	printf("false positives:  %.6f predicted per %s (target %g; %.6f per Bloom probe)\n",
-	       fp.predicted_addr, !n_dom ? "address" : n_addr ? "address or query" : "query",
-	       fpr, fp.predicted);
-	printf("memory:           %s\n", mem);
-	printf("time:             %.1f ms (parse %.1f, build %.1f, swap %.2f)\n",
-	       t3 - t0, t1 - t0, t2 - t1, t3 - t2);
-	ret = 0;
-out:
-	if (fd >= 0)
-		close(fd);
+	o.sources = &srcs;
+	o.strict = lo.strict;
+	bg_load_report_init(&r);
+	ret = bg_load(&st, &o, &r);
 	bg_state_close(&st);
-	bg_list_free(&list);
-	bg_list_free(&allow);
-	bg_names_free(&bnames);
-	bg_names_free(&anames);
+	if (ret)
+		ret = fail(r.failed <= BG_STAGE_PLAN ? EXIT_LIST : 1,
+			   "%s; the running filter is unchanged", r.msg);
+	else if (r.failed == BG_STAGE_RECORD)
+		fail(0, "%s", r.msg);
+	if (!ret)
+		bg_print_load_report(stdout, &srcs, &r);
+	bg_load_report_free(&r);
 	bg_sources_free(&srcs);
 	return ret;
 }
 
 /* ---- check -------------------------------------------------------------- */
-
-struct explain {
-	char buf[1024];
-	size_t len;
-	int n;
-	const char *query; /* names: the normalised query */
-	int want_allow; /* names: collect allow (1) or block (0) rules */
-	const char *unreadable; /* a list of the record that cannot be read */
-};
-
-/* Entries named per reason; the rest are counted ("and N more"). */
-#define EXPLAIN_MAX 3
-
-static void explain_add(struct explain *e, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (e->len >= sizeof(e->buf))
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(e->buf + e->len, sizeof(e->buf) - e->len, fmt, ap);
-	va_end(ap);
-	e->len += n > 0 ? (size_t)n : 0;
-	if (e->len >= sizeof(e->buf))
-		e->len = sizeof(e->buf) - 1;
-}
-
-static void explain_init(struct explain *e)
-{
-	memset(e, 0, sizeof(*e));
-}
-
-/* ", and N more" once all entries are in. */
-static void explain_done(struct explain *e)
-{
-	if (e->n > EXPLAIN_MAX)
-		explain_add(e, " and %d more", e->n - EXPLAIN_MAX);
-}
-
-static void on_cover(void *ctx, const char *path, size_t line, const char *text,
-		     const struct bg_key4 *k4, const struct bg_key6 *k6)
-{
-	struct explain *e = ctx;
-	char a[INET6_ADDRSTRLEN] = "?", pfx[INET6_ADDRSTRLEN + 8];
-
-	/* The entry as it was read (masked), not the raw line with comments. */
-	(void)text;
-	if (k4) {
-		inet_ntop(AF_INET, &k4->addr, a, sizeof(a));
-		snprintf(pfx, sizeof(pfx), k4->plen == 32 ? "%s" : "%s/%u", a, k4->plen);
-	} else if (k6) {
-		inet_ntop(AF_INET6, k6->addr, a, sizeof(a));
-		snprintf(pfx, sizeof(pfx), k6->plen == 128 ? "%s" : "%s/%u", a, k6->plen);
-	} else {
-		snprintf(pfx, sizeof(pfx), "?");
-	}
-	explain_add(e, "%s%s at %s:%zu", e->n ? ", " : "", pfx, path, line);
-	e->n++;
-}
-
-/* Address lists of the record (allow or block ones) covering the key. */
-static int explain_addr(struct explain *e, const struct bg_record *rec, int allow,
-			const struct bg_key4 *k4, const struct bg_key6 *k6)
-{
-	int i;
-
-	explain_init(e);
-	for (i = 0; i < rec->n; i++)
-		if (rec->src[i].format == BG_SRC_ADDR && rec->src[i].allow == allow &&
-		    bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, e) < 0 &&
-		    !e->unreadable)
-			e->unreadable = rec->src[i].path;
-	return e->n;
-}
-
-/* A list line for a report: quoted, at most 80 bytes, control bytes as
- * \xNN, so that check's answer stays one line. */
-static void quote_text(char *out, size_t outlen, const char *s)
-{
-	size_t o = 0, i;
-
-	for (i = 0; s[i] && o + 5 < outlen; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (i == 80) {
-			o += (size_t)snprintf(out + o, outlen - o, "...");
-			break;
-		}
-		if (c < 0x20 || c == 0x7f)
-			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
-		else
-			out[o++] = (char)c;
-	}
-	out[o] = 0;
-}
-
-static void on_name(void *ctx, const char *path, size_t line, const char *text,
-		    const struct bg_name *ent, int label)
-{
-	struct explain *e = ctx;
-	char q[400];
-	const char *parent = e->query;
-	int j;
-
-	if (!!ent->allow != e->want_allow)
-		return;
-	if (e->n++ >= EXPLAIN_MAX)
-		return;
-	for (j = 0; j < label && parent; j++) {
-		parent = strchr(parent, '.');
-		parent = parent ? parent + 1 : NULL;
-	}
-	quote_text(q, sizeof(q), text);
-	explain_add(e, "%s'%s' at %s:%zu", e->n > 1 ? ", " : "", q, path, line);
-	if (label > 0 && parent)
-		explain_add(e, " as a subdomain of %s", parent);
-}
-
-/* Domain lists of the record: the allow (want_allow) or block rules that
- * the datapath's probes for name find. Allow rules may sit in block lists
- * (@@||name^); every entry of an --allow list is one. */
-static int explain_name(struct explain *e, const struct bg_record *rec,
-			const char *name, int want_allow)
-{
-	int i;
-
-	explain_init(e);
-	e->query = name;
-	e->want_allow = want_allow;
-	for (i = 0; i < rec->n; i++) {
-		const struct bg_source *src = &rec->src[i];
-		struct bg_dom_opts o = { 0 };
-
-		if (src->format == BG_SRC_ADDR || (src->allow && !want_allow))
-			continue;
-		o.format = src->format == BG_SRC_HOSTS ? BG_DOM_HOSTS :
-			   src->format == BG_SRC_ADBLOCK ? BG_DOM_ADBLOCK : BG_DOM_PLAIN;
-		o.subdomains = src->subdomains;
-		o.allow = src->allow;
-		if (bg_names_find(src->path, &o, name, on_name, e) < 0 && !e->unreadable)
-			e->unreadable = src->path;
-	}
-	explain_done(e);
-	return e->n;
-}
-
-/* An argument that is neither an address nor a name: say why, as an
- * address when it looks like one. */
-static const char *bad_arg_reason(const char *arg, const char *addr_why,
-				  const char *name_why)
-{
-	size_t n = strlen(arg);
-
-	if (strchr(arg, ':') || strchr(arg, '/') ||
-	    strspn(arg, "0123456789.") == n)
-		return addr_why;
-	return name_why;
-}
-
-/* A match no entry of the lists explains: a false positive, unless a list
- * could not be read again. */
-static void print_unexplained(const char *arg, const struct explain *blk)
-{
-	if (blk->unreadable)
-		printf("%s: match (maybe listed: %s cannot be read now)\n", arg,
-		       blk->unreadable);
-	else
-		printf("%s: match (probable false positive: no listed entry covers it)\n",
-		       arg);
-}
-
-static void check_addr(const char *arg, const void *mem, int kind,
-		       const struct bg_key4 *k4, const struct bg_key6 *k6,
-		       const struct bg_record *rec)
-{
-	const struct bg_key4 *p4 = kind == BG_KEY_IPV4 ? k4 : NULL;
-	const struct bg_key6 *p6 = kind == BG_KEY_IPV6 ? k6 : NULL;
-	struct explain blk, alw;
-	int listed, allowed;
-
-	listed = p4 ? bg_filter_test4(mem, k4->addr) : bg_filter_test6(mem, k6->addr);
-	allowed = p4 ? bg_filter_allowed4(mem, k4->addr) :
-		       bg_filter_allowed6(mem, k6->addr);
-	if (!listed) {
-		printf("%s: no match\n", arg);
-		return;
-	}
-	if (!rec) {
-		printf("%s: %s (%s; the lists behind this filter are not known)\n",
-		       arg, allowed ? "no match" : "match",
-		       allowed ? "allowlisted" : "maybe listed");
-		return;
-	}
-	explain_addr(&blk, rec, 0, p4, p6);
-	if (allowed) {
-		explain_addr(&alw, rec, 1, p4, p6);
-		printf("%s: no match (allowlisted by %s%s%s)\n", arg,
-		       alw.n ? alw.buf : "the allowlist",
-		       blk.n ? "; listed by " : "", blk.n ? blk.buf : "");
-	} else if (blk.n) {
-		printf("%s: match (listed by %s)\n", arg, blk.buf);
-	} else {
-		print_unexplained(arg, &blk);
-	}
-}
-
-/* name: normalised. 0, or -1 when the filter cannot judge it. */
-static int check_name(const char *arg, const char *name, const void *mem,
-		      const struct bg_record *rec)
-{
-	const struct bg_filter_header *h = mem;
-	struct explain blk, alw;
-	int listed, allowed, label = 0, alabel = 0;
-
-	listed = bg_filter_test_name(mem, name, &label);
-	if (listed < 0)
-		return -1;
-	if (!listed) {
-		printf("%s: no match%s\n", arg, h->flags & BG_FILTER_F_NAMES ? "" :
-		       " (the loaded filter holds no domain names)");
-		return 0;
-	}
-	/* The datapath asks the name allowlist only after a positive. */
-	allowed = bg_filter_name_allowed(mem, name, &alabel) == 1;
-	if (!rec) {
-		printf("%s: %s (%s; the lists behind this filter are not known)\n",
-		       arg, allowed ? "no match" : "match",
-		       allowed ? "allowlisted" : "maybe listed");
-		return 0;
-	}
-	explain_name(&blk, rec, name, 0);
-	if (allowed) {
-		explain_name(&alw, rec, name, 1);
-		printf("%s: no match (allowlisted by %s%s%s)\n", arg,
-		       alw.n ? alw.buf : "the allowlist",
-		       blk.n ? "; allow beats block: listed by " : "",
-		       blk.n ? blk.buf : "");
-	} else if (blk.n) {
-		printf("%s: match (listed by %s)\n", arg, blk.buf);
-	} else {
-		print_unexplained(arg, &blk);
-	}
-	return 0;
-}
 
 static int cmd_check(int argc, char **argv)
 {
@@ -947,28 +483,22 @@ static int cmd_check(int argc, char **argv)
 	if (ret)
 		return fail(1, "cannot read the live filter: %s", strerror(-ret));
 	for (i = 1; i < argc; i++) {
-		struct bg_key4 k4;
-		struct bg_key6 k6;
-		char name[BG_DNS_NAME_MAX];
-		const char *why = NULL, *name_why = NULL;
-		int kind = bg_parse_addr(argv[i], &k4, &k6, &why);
+		struct bg_explanation x;
 
-		if (kind) {
-			check_addr(argv[i], mem, kind, &k4, &k6, have_rec ? &rec : NULL);
-			continue;
+		if (bg_explain(mem, have_rec ? &rec : NULL, argv[i], &x)) {
+			bad = fail(1, "%s: out of memory", argv[i]);
+		} else if (x.kind == BG_EXPLAIN_INVALID) {
+			fprintf(stderr, "bloomgate: %s: %s\n", argv[i], x.why);
+			bad = bad ? bad : EXIT_USAGE;
+		} else {
+			bg_print_explanation(stdout, argv[i], &x);
 		}
-		if (bg_name_normalise(argv[i], strlen(argv[i]), name, &name_why) ||
-		    check_name(argv[i], name, mem, have_rec ? &rec : NULL)) {
-			fprintf(stderr, "bloomgate: %s: %s\n", argv[i],
-				bad_arg_reason(argv[i], why, name_why ? name_why :
-					       "not a domain name"));
-			bad = 1;
-		}
+		bg_explain_free(&x);
 	}
 	bg_filter_unmap(mem, len);
 	if (have_rec)
 		bg_record_free(&rec);
-	return bad ? EXIT_USAGE : 0;
+	return bad;
 }
 
 /* ---- stats / status / events ------------------------------------------- */
@@ -1079,7 +609,7 @@ static int cmd_status(int argc, char **argv)
 		double pp = bg_filter_model_fpr(h->entries, h->nblocks, h->k);
 		int probes = h->n4 > h->n6 ? h->n4 : h->n6, i;
 
-		fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
+		bg_fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
 		printf("filter: %llu Bloom keys, %u blocks, k=%u, %.2f bits/key, "
 		       "predicted false-positive rate %.6f per address",
 		       (unsigned long long)h->entries, h->nblocks, h->k,
@@ -1103,7 +633,7 @@ static int cmd_status(int argc, char **argv)
 			       "names of at most %d labels with a subdomain rule: depths "
 			       "%s); %u allowed name keys\n",
 			       1 + __builtin_popcount(h->subs_depths), BG_DNS_SUFFIX_MAX,
-			       depths_str(db, sizeof(db), h->subs_depths), h->allown_n);
+			       bg_fmt_depths(db, sizeof(db), h->subs_depths), h->allown_n);
 		}
 		else
 			puts("names: none loaded (DNS queries pass)");
@@ -1194,7 +724,7 @@ static int cmd_events(int argc, char **argv)
 
 			if (*end || !(t > 0))
 				return fail(EXIT_USAGE, "--timeout must be a positive number of seconds, not '%s'", argv[i]);
-			deadline = now_ms() + 1000.0 * t;
+			deadline = bg_now_ms() + 1000.0 * t;
 		} else {
 			int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
 
@@ -1219,7 +749,7 @@ static int cmd_events(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	while (!stop_events && (!deadline || now_ms() < deadline)) {
+	while (!stop_events && (!deadline || bg_now_ms() < deadline)) {
 		ret = ring_buffer__poll(rb, 100);
 		if (ret < 0 && ret != -EINTR)
 			break;

@@ -127,7 +127,8 @@
 #include "bloomgate/dns.h"
 #include "domains.h"
 #include "lines.h"
-#include "lists.h"
+#include "io.h"
+#include "ip.h"
 
 /* Longest line accepted, in bytes, without its "\n" or "\r\n". */
 #define BG_DOM_LINE_MAX 4096
@@ -504,10 +505,16 @@ static int adblock_start(const char *s, const char *e)
 	       (e - s >= 2 && s[0] == '@' && s[1] == '@');
 }
 
+static struct bg_reporter reporter_of(const struct bg_dom_opts *o)
+{
+	return o ? bg_reporter_make(o->report, o->diag, o->diag_ctx)
+		 : bg_reporter_make(NULL, NULL, NULL);
+}
+
 /* The state of one parse. */
 struct pctx {
 	struct bg_names *l;
-	FILE *out;
+	struct bg_reporter rep;
 	const char *name; /* the list, for reports */
 	const char *ls, *le; /* the line, for reports */
 	size_t lineno;
@@ -520,7 +527,7 @@ struct pctx {
 static void reject(struct pctx *c, const char *reason)
 {
 	c->rejected++;
-	bg_report_line(c->out, c->name, c->lineno, reason, c->ls,
+	bg_report_line(&c->rep, c->name, c->lineno, reason, c->ls,
 		    (size_t)(c->le - c->ls));
 }
 
@@ -572,13 +579,13 @@ static void add_name(struct pctx *c, const char *s, size_t n, int kind,
 		/* the datapath probes parents of at most BG_DNS_SUFFIX_MAX
 		 * labels: kept (the builder leaves its subdomain key out) */
 		c->too_deep++;
-		bg_report_line(c->out, c->name, c->lineno,
+		bg_report_line(&c->rep, c->name, c->lineno,
 			       kind == BG_NAME_SUBS ? W_DEEP_SUBS : W_DEEP_TREE,
 			       c->ls, (size_t)(c->le - c->ls));
 	}
 	if (bare && labels == 1) {
 		c->warnings++;
-		bg_report_line(c->out, c->name, c->lineno, W_SINGLE, c->ls,
+		bg_report_line(&c->rep, c->name, c->lineno, W_SINGLE, c->ls,
 			    (size_t)(c->le - c->ls));
 	}
 }
@@ -830,7 +837,7 @@ static void adblock_line(struct pctx *c, const char *s, const char *e)
 
 /* ---- Detection ---------------------------------------------------------- */
 
-enum bg_dom_format bg_dom_detect(const char *buf, size_t len)
+enum bg_format bg_dom_detect(const char *buf, size_t len)
 {
 	struct bg_line_iter it;
 	const char *s, *e, *t;
@@ -844,13 +851,13 @@ enum bg_dom_format bg_dom_detect(const char *buf, size_t len)
 			continue;
 		seen++;
 		if (adblock_start(s, e))
-			return BG_DOM_ADBLOCK;
+			return BG_FMT_ADBLOCK;
 		t = token_end(s, e);
 		if (t < e && parse_hosts_addr(s, (size_t)(t - s), &blocking) == 0 &&
 		    skip_blanks(t, e) < e && *skip_blanks(t, e) != '#')
 			hosts = 1;
 	}
-	return hosts ? BG_DOM_HOSTS : BG_DOM_PLAIN;
+	return hosts ? BG_FMT_HOSTS : BG_FMT_PLAIN;
 }
 
 /* ---- Parsing ------------------------------------------------------------ */
@@ -860,16 +867,18 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 {
 	struct pctx c = { 0 };
 	struct bg_line_iter it;
-	enum bg_dom_format fmt;
+	enum bg_format fmt;
+	char why[64];
 	const char *s, *e;
 	char **files;
 
 	if (!name)
 		name = "-";
-	c.out = o && o->report ? o->report : stderr;
+	c.rep = reporter_of(o);
 	if (l->nfiles >= BG_DOM_FILES_MAX) {
-		fprintf(c.out, "%s: too many lists (at most %zu)\n", name,
-			BG_DOM_FILES_MAX);
+		snprintf(why, sizeof(why), "too many lists (at most %zu)",
+			 BG_DOM_FILES_MAX);
+		bg_report_file(&c.rep, name, why);
 		return -E2BIG;
 	}
 	/* the array doubles: its size is the power of two at or above nfiles */
@@ -890,8 +899,10 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 	c.allow = o && o->allow;
 	c.subdomains = o && o->subdomains;
 
-	fmt = o ? o->format : BG_DOM_AUTO;
-	if (fmt == BG_DOM_AUTO)
+	fmt = o ? o->format : BG_FMT_AUTO;
+	if (fmt == BG_FMT_ADDR)
+		return -EINVAL; /* not a domain list: user/sources.c dispatches */
+	if (fmt == BG_FMT_AUTO)
 		fmt = bg_dom_detect(buf, len);
 
 	bg_lines_init(&it, buf, len);
@@ -912,10 +923,10 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 			continue;
 		}
 		switch (fmt) {
-		case BG_DOM_HOSTS:
+		case BG_FMT_HOSTS:
 			hosts_line(&c, s, s + n, 0);
 			break;
-		case BG_DOM_ADBLOCK:
+		case BG_FMT_ADBLOCK:
 			adblock_line(&c, s, s + n);
 			break;
 		default:
@@ -942,12 +953,11 @@ int bg_names_parse_file(struct bg_names *l, const char *path,
 	size_t len = 0;
 	int ret;
 
-	ret = bg_read_file(path, &buf, &len);
-	if (ret < 0) {
-		fprintf(o && o->report ? o->report : stderr, "%s: %s\n", path,
-			strerror(-ret));
+	struct bg_reporter rep = reporter_of(o);
+
+	ret = bg_read_list(path, &rep, &buf, &len);
+	if (ret < 0)
 		return ret;
-	}
 	ret = bg_names_parse_buf(l, path, buf, len, o);
 	free(buf);
 	return ret;
@@ -1107,6 +1117,12 @@ struct find_hit {
 	int label;
 };
 
+static void ignore_diag(void *ctx, const struct bg_diag *d)
+{
+	(void)ctx;
+	(void)d;
+}
+
 int bg_names_find(const char *path, const struct bg_dom_opts *o,
 		  const char *query,
 		  void (*cb)(void *ctx, const char *path, size_t line,
@@ -1127,7 +1143,6 @@ int bg_names_find(const char *path, const struct bg_dom_opts *o,
 	char *buf = NULL;
 	size_t len = 0;
 	int ret, j;
-	FILE *devnull;
 
 	if (!query || normalise(query, strlen(query), q, &s, &nlabels) < 0)
 		return -EINVAL;
@@ -1146,17 +1161,10 @@ int bg_names_find(const char *path, const struct bg_dom_opts *o,
 	ret = bg_read_file(path, &buf, &len);
 	if (ret < 0)
 		return ret;
-	devnull = fopen("/dev/null", "w");
-	if (!devnull) {
-		ret = -errno;
-		free(buf);
-		return ret;
-	}
-	po.report = devnull;
+	po.diag = ignore_diag; /* the load reported them */
 	po.strict = 0;
 	bg_names_init(&l);
 	ret = bg_names_parse_buf(&l, path, buf, len, &po);
-	fclose(devnull);
 	for (i = 0; ret == 0 && i < l.n; i++) {
 		const struct bg_name *n = &l.v[i];
 		size_t nl = strlen(n->name);
@@ -1259,4 +1267,24 @@ int bg_name_from_wire(const uint8_t *wire, size_t len, char *out,
 		out[o++] = '.'; /* the root */
 	out[o] = '\0';
 	return (int)o;
+}
+
+/* ---- Detection of plain lists (user/sources.c) --------------------------- */
+
+int bg_names_plain_line(const char *s, const char *e)
+{
+	char out[BG_NAME_MAX + 1];
+	const char *h = memchr(s, '#', (size_t)(e - s)), *r;
+
+	if (h)
+		e = h;
+	trim(&s, &e);
+	wildcard(&s, e);
+	for (r = s; r < e; r++)
+		if (is_space(*r))
+			return 0;
+	if (e - s > BG_NAME_MAX + 1 ||
+	    bg_name_normalise(s, (size_t)(e - s), out, &r))
+		return 0;
+	return strchr(out, '.') != NULL;
 }

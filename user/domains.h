@@ -11,17 +11,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "format.h"
+#include "io.h"
+
 enum bg_name_kind {
 	BG_NAME_EXACT = 1, /* the name only */
 	BG_NAME_TREE = 2, /* the name and all its subdomains */
 	BG_NAME_SUBS = 3, /* its subdomains only (*.name) */
-};
-
-enum bg_dom_format {
-	BG_DOM_AUTO = 0, /* detect per file */
-	BG_DOM_PLAIN, /* one domain per line */
-	BG_DOM_HOSTS, /* 0.0.0.0 name [name...] */
-	BG_DOM_ADBLOCK, /* ||name^, @@||name^ */
 };
 
 struct bg_name {
@@ -45,11 +41,15 @@ struct bg_names {
 };
 
 struct bg_dom_opts {
-	enum bg_dom_format format; /* BG_DOM_AUTO: detect */
+	/* BG_FMT_PLAIN, _HOSTS or _ADBLOCK; BG_FMT_AUTO: detect
+	 * (bg_dom_detect()); BG_FMT_ADDR: refused with -EINVAL */
+	enum bg_format format;
 	int subdomains; /* plain entries cover subdomains (BG_NAME_TREE) */
 	int allow; /* every entry of this file is an allow rule */
 	int strict; /* a rejected line fails the parse with -EINVAL */
 	FILE *report; /* "file:line: reason: 'text'"; NULL: stderr */
+	bg_diag_fn diag; /* when set, diagnostics go here instead (io.h) */
+	void *diag_ctx;
 };
 
 void bg_names_init(struct bg_names *l);
@@ -68,8 +68,13 @@ void bg_names_finish(struct bg_names *l);
  * out (at least 254 bytes). 0, or -1 with *reason set. */
 int bg_name_normalise(const char *in, size_t len, char *out, const char **reason);
 
-/* Detects the format of a buffer from its first meaningful lines. */
-enum bg_dom_format bg_dom_detect(const char *buf, size_t len);
+/* Detects the format of a domain list from its first meaningful lines:
+ * BG_FMT_ADBLOCK, BG_FMT_HOSTS or BG_FMT_PLAIN. */
+enum bg_format bg_dom_detect(const char *buf, size_t len);
+
+/* 1 if the line [s, e) is a plain domain list's entry: one name of two
+ * labels or more, or "*.name", and maybe a '#' comment. For detection. */
+int bg_names_plain_line(const char *s, const char *e);
 
 /*
  * Explains a name match (check): parses the list at path exactly as

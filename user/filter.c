@@ -408,14 +408,14 @@ static void count_name_keys(const struct bg_names *names,
 
 /*
  * Allowed name keys: the same keys as a block rule of the same kind, kept
- * exactly (sorted 64-bit hashes) instead of in the Bloom part. Every entry
- * of the allow list's names is an allow rule; in the block list's names
- * only the entries marked allow (@@||name^) are. Writes the keys to out
- * (when not NULL) and returns how many, duplicates included; too-deep
- * subdomain rules are counted in *deep (when not NULL) and left out.
+ * exactly (sorted 64-bit hashes) instead of in the Bloom part, for the
+ * entries marked allow (@@||name^, or an --allow list's). Writes the keys
+ * to out (when not NULL) and returns how many, duplicates included;
+ * too-deep subdomain rules are counted in *deep (when not NULL) and left
+ * out.
  */
-static size_t allow_name_keys(const struct bg_names *names, int all,
-			      uint64_t seed, __u64 *out, uint64_t *deep)
+static size_t allow_name_keys(const struct bg_names *names, uint64_t seed,
+			      __u64 *out, uint64_t *deep)
 {
 	__u64 suf[BG_DNS_LABELS_MAX + 1];
 	size_t i, w = 0;
@@ -424,7 +424,7 @@ static size_t allow_name_keys(const struct bg_names *names, int all,
 	for (i = 0; names && i < names->n; i++) {
 		const struct bg_name *e = &names->v[i];
 
-		if (!all && !e->allow)
+		if (!e->allow)
 			continue;
 		if (bg_name_hashes(e->name, seed, suf, &n))
 			continue;
@@ -447,15 +447,6 @@ static size_t allow_name_keys(const struct bg_names *names, int all,
 	return w;
 }
 
-static const struct bg_names *allow_names_of(const struct bg_list *block,
-					     const struct bg_list *allow)
-{
-	/* one bg_names shared by both lists: only its allow rules count */
-	if (!allow || !allow->names || allow->names == block->names)
-		return NULL;
-	return allow->names;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
@@ -466,15 +457,13 @@ static int cmp_u64(const void *a, const void *b)
 /* Writes the sorted distinct allowed name keys to out (room for the
  * planned p->allown_n); returns how many. */
 static uint32_t build_allow_names(__u64 *out, const struct bg_filter_params *p,
-				  uint64_t seed, const struct bg_list *block,
-				  const struct bg_list *allow)
+				  uint64_t seed, const struct bg_names *names)
 {
 	size_t n = 0, i, w = 0;
 
 	if (!p->allown_n)
 		return 0;
-	n += allow_name_keys(block->names, 0, seed, out, NULL);
-	n += allow_name_keys(allow_names_of(block, allow), 1, seed, out + n, NULL);
+	n = allow_name_keys(names, seed, out, NULL);
 	qsort(out, n, sizeof(*out), cmp_u64);
 	for (i = 0; i < n; i++)
 		if (!w || out[w - 1] != out[i])
@@ -508,9 +497,10 @@ static __u16 build_names(struct bg_block *blocks, const struct bg_filter_params 
 	return depths;
 }
 
-int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
-		   double target, struct bg_filter_params *p)
+int bg_filter_plan(const struct bg_blocklist *bl, double target,
+		   struct bg_filter_params *p)
 {
+	const struct bg_list *block = &bl->block, *allow = &bl->allow;
 	uint64_t c4[33] = { 0 }, c6[129] = { 0 };
 	double keys4 = 0.0, keys6 = CPE_INF;
 	size_t i;
@@ -549,16 +539,12 @@ int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
 		return -E2BIG;
 	p->keys4 = (uint64_t)keys4;
 	p->keys6 = (uint64_t)keys6;
-	count_name_keys(block->names, p);
-	p->allown_n = (uint32_t)(allow_name_keys(block->names, 0, 0, NULL,
-						 &p->names_too_deep) +
-				 allow_name_keys(allow_names_of(block, allow), 1, 0,
-						 NULL, &p->names_too_deep));
+	count_name_keys(&bl->names, p);
+	p->allown_n = (uint32_t)allow_name_keys(&bl->names, 0, NULL,
+						&p->names_too_deep);
 	p->short6_n = count_ranges6(block, below, NULL);
-	if (allow) {
-		p->allow4_n = count_ranges4(allow, 33, NULL);
-		p->allow6_n = count_ranges6(allow, 129, NULL);
-	}
+	p->allow4_n = count_ranges4(allow, 33, NULL);
+	p->allow6_n = count_ranges6(allow, 129, NULL);
 	if (p->short6_n == UINT32_MAX || p->allow4_n == UINT32_MAX ||
 	    p->allow6_n == UINT32_MAX)
 		return -ENOMEM;
@@ -597,9 +583,9 @@ static void insert(struct bg_block *blocks, const struct bg_filter_params *p,
 }
 
 void bg_filter_build(void *mem, const struct bg_filter_params *p,
-		     uint64_t seed, const struct bg_list *block,
-		     const struct bg_list *allow)
+		     uint64_t seed, const struct bg_blocklist *bl)
 {
+	const struct bg_list *block = &bl->block, *allow = &bl->allow;
 	struct bg_filter_header *hdr = mem;
 	struct bg_block *elem = mem;
 	struct bg_block *blocks = elem + p->bloom_off;
@@ -674,16 +660,14 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 			insert(blocks, p, bg_key6_hash(&key, seed));
 		}
 	}
-	hdr->subs_depths = build_names(blocks, p, seed, block->names);
-	if (allow) {
-		count_ranges4(allow, 33, (struct bg_range4 *)(elem + p->allow4_off));
-		count_ranges6(allow, 129, (struct bg_range6 *)(elem + p->allow6_off));
-	}
+	hdr->subs_depths = build_names(blocks, p, seed, &bl->names);
+	count_ranges4(allow, 33, (struct bg_range4 *)(elem + p->allow4_off));
+	count_ranges6(allow, 129, (struct bg_range6 *)(elem + p->allow6_off));
 	count_ranges6(block, p->short6_below,
 		      (struct bg_range6 *)(elem + p->short6_off));
 	/* at bg_allown_off(hdr) == p->allown_off; sorted, distinct */
 	hdr->allown_n = build_allow_names((__u64 *)(elem + p->allown_off), p,
-					  seed, block, allow);
+					  seed, &bl->names);
 }
 
 /* ---- Userspace lookups (same code as the datapath) --------------------- */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "bloomgate/abi.h"
-#include "lists.h"
+#include "sources.h"
 
 #define BG_FPR_DEFAULT 0.001
 #define BG_FPR_MIN 1e-9
@@ -40,7 +40,7 @@ struct bg_filter_params {
 	uint32_t short6_n, allow4_n, allow6_n; /* exact ranges */
 	uint32_t allown_n; /* allowed name keys (planned: an upper bound, the
 			      header has the distinct count) */
-	uint64_t name_keys; /* Bloom keys of domain names (l->names) */
+	uint64_t name_keys; /* Bloom keys of domain names (bl->names) */
 	uint16_t subs_depths; /* bit i: a SUBS key of a name of i labels is in
 				 the Bloom part (bg_filter_header.subs_depths):
 				 the suffix depths a query probes */
@@ -67,18 +67,17 @@ double bg_filter_model_fpr(uint64_t n, uint32_t nblocks, uint32_t k);
 int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p);
 
 /*
- * Plans a filter for the (finished) block list and optional allowlist:
- * prefix lengths to probe (controlled prefix expansion to at most
+ * Plans a filter for a finished blocklist (bg_blocklist_finish()): blocked
+ * addresses and names, allowed addresses and names; prefix lengths to probe (controlled prefix expansion to at most
  * BG_PROBES_MAX lengths per family), exact parts, Bloom size for target
  * (per probe), and the map layout. -EINVAL, -E2BIG.
  */
-int bg_filter_plan(const struct bg_list *block, const struct bg_list *allow,
-		   double target, struct bg_filter_params *p);
+int bg_filter_plan(const struct bg_blocklist *bl, double target,
+		   struct bg_filter_params *p);
 
 /* Fills a zeroed buffer of p->bytes as planned. */
 void bg_filter_build(void *mem, const struct bg_filter_params *p,
-		     uint64_t seed, const struct bg_list *block,
-		     const struct bg_list *allow);
+		     uint64_t seed, const struct bg_blocklist *bl);
 
 /* Elements a filter with this header spans (header included). */
 __u32 bg_filter_nelems(const struct bg_filter_header *h);

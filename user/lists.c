@@ -35,14 +35,13 @@
 #include <unistd.h>
 
 #include "bloomgate/bloom.h"
-#include "domains.h"
+#include "io.h"
+#include "ip.h"
 #include "lists.h"
 #include "lines.h"
 
 /* Longest line accepted, in bytes, without its "\n" or "\r\n". */
 #define BG_LIST_LINE_MAX 4096
-/* Source bytes of a rejected line quoted in its report. */
-#define BG_LIST_QUOTE_MAX 80
 /* First allocation of a key array, in keys. */
 #define BG_LIST_CAP_MIN 1024
 
@@ -71,56 +70,6 @@ void bg_list_free(struct bg_list *l)
 }
 
 /* ---- Address tokens ----------------------------------------------------- */
-
-/*
- * Dotted-quad IPv4, the inet_pton(AF_INET) grammar: exactly four decimal
- * octets of 0..255, no leading zeros ("0" alone is fine), nothing else.
- * Returns 0 and the address in network byte order, or -1.
- */
-int bg_parse_ip4(const char *s, size_t n, __u32 *addr_be)
-{
-	__u32 addr = 0, oct = 0;
-	unsigned int dots = 0, digits = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned int c = (unsigned char)s[i];
-
-		if (c - '0' <= 9) {
-			if (digits && !oct)
-				return -1; /* leading zero */
-			oct = oct * 10 + (c - '0');
-			if (oct > 255)
-				return -1;
-			digits++;
-		} else if (c == '.') {
-			if (!digits || dots == 3)
-				return -1;
-			addr = addr << 8 | oct;
-			oct = 0;
-			digits = 0;
-			dots++;
-		} else {
-			return -1;
-		}
-	}
-	if (!digits || dots != 3)
-		return -1;
-	*addr_be = htonl(addr << 8 | oct);
-	return 0;
-}
-
-/* IPv6 through inet_pton(); the token is copied to be NUL-terminated. */
-int bg_parse_ip6(const char *s, size_t n, __u8 addr[16])
-{
-	char tmp[INET6_ADDRSTRLEN];
-
-	if (n == 0 || n >= sizeof(tmp))
-		return -1;
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	return inet_pton(AF_INET6, tmp, addr) == 1 ? 0 : -1;
-}
 
 /* A plain address, either family: the kind, or 0. */
 static int parse_plain(const char *s, size_t n, struct bg_key4 *k4,
@@ -358,56 +307,9 @@ static inline int is_comment(char c)
 	return c == '#' || c == ';';
 }
 
-static FILE *report_stream(const struct bg_list_opts *opts)
-{
-	return opts && opts->report ? opts->report : stderr;
-}
-
-/*
- * "name:line: reason: 'text'". The text is the line without surrounding
- * blanks, cut to BG_LIST_QUOTE_MAX bytes (on a UTF-8 boundary) with "...",
- * control bytes escaped as \xNN so the report stays one printable line.
- */
-void bg_report_line(FILE *out, const char *name, size_t lineno,
-		    const char *reason, const char *s, size_t n)
-{
-	char quote[BG_LIST_QUOTE_MAX * 4 + 4];
-	size_t i, q = 0, cut;
-
-	while (n && is_space(*s))
-		s++, n--;
-	while (n && is_space(s[n - 1]))
-		n--;
-	cut = n;
-	if (cut > BG_LIST_QUOTE_MAX) {
-		cut = BG_LIST_QUOTE_MAX;
-		while (cut && ((unsigned char)s[cut] & 0xc0) == 0x80)
-			cut--;
-	}
-	for (i = 0; i < cut; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c == 0x7f) {
-			static const char hex[] = "0123456789abcdef";
-
-			quote[q++] = '\\';
-			quote[q++] = 'x';
-			quote[q++] = hex[c >> 4];
-			quote[q++] = hex[c & 15];
-		} else {
-			quote[q++] = (char)c;
-		}
-	}
-	if (cut < n) {
-		memcpy(quote + q, "...", 3);
-		q += 3;
-	}
-	quote[q] = '\0';
-	fprintf(out, "%s:%zu: %s: '%s'\n", name, lineno, reason, quote);
-}
 
 /* "name:line: warning: host bits set, using 10.0.0.0/8: 'text'". */
-static void report_host_bits(FILE *out, const char *name, size_t lineno,
+static void report_host_bits(const struct bg_reporter *out, const char *name, size_t lineno,
 			     int kind, const struct bg_key4 *k4,
 			     const struct bg_key6 *k6, const char *s, size_t n)
 {
@@ -494,6 +396,7 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 	size_t rejected = 0, warnings = 0;
 	struct bg_key4 k4;
 	struct bg_key6 k6;
+	struct bg_reporter rep = bg_reporter_of(opts);
 	int kind, hb = 0, ret = 0;
 
 	if (!name)
@@ -506,7 +409,7 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 			continue;
 		if (kind == LINE_REJECT) {
 			rejected++;
-			bg_report_line(report_stream(opts), name, it.lineno,
+			bg_report_line(&rep, name, it.lineno,
 				    reason, s, (size_t)(e - s));
 			continue;
 		}
@@ -517,7 +420,7 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 		l->accepted++;
 		if (hb) {
 			warnings++;
-			report_host_bits(report_stream(opts), name, it.lineno,
+			report_host_bits(&rep, name, it.lineno,
 					 kind, &k4, &k6, s, (size_t)(e - s));
 		}
 	}
@@ -532,66 +435,6 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 
 /* ---- Files -------------------------------------------------------------- */
 
-/* Whole file into a malloc'd buffer; 0, or -errno. */
-static int read_all(int fd, char **bufp, size_t *lenp)
-{
-	struct stat st;
-	size_t cap, len = 0;
-	char *buf;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	/* Regular files: one read of the known size (+1 to see EOF). */
-	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1
-						     : 64 * 1024;
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2)
-						       : NULL;
-
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			int err = errno;
-
-			if (err == EINTR)
-				continue;
-			free(buf);
-			return -err;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-}
-
-int bg_read_file(const char *path, char **bufp, size_t *lenp)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = read_all(fd, bufp, lenp);
-	close(fd);
-	return ret;
-}
-
 int bg_list_parse_file(struct bg_list *l, const char *path,
 		       const struct bg_list_opts *opts)
 {
@@ -599,11 +442,11 @@ int bg_list_parse_file(struct bg_list *l, const char *path,
 	size_t len = 0;
 	int ret;
 
-	ret = bg_read_file(path, &buf, &len);
-	if (ret < 0) {
-		fprintf(report_stream(opts), "%s: %s\n", path, strerror(-ret));
+	struct bg_reporter rep = bg_reporter_of(opts);
+
+	ret = bg_read_list(path, &rep, &buf, &len);
+	if (ret < 0)
 		return ret;
-	}
 	ret = bg_list_parse_buf(l, path, buf, len, opts);
 	free(buf);
 	return ret;
@@ -623,15 +466,11 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 	struct bg_key4 e4;
 	struct bg_key6 e6;
 	size_t len = 0, count = 0;
-	int fd, ret, kind, hb;
+	int ret, kind, hb;
 
 	if (!k4 && !k6)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = read_all(fd, &buf, &len);
-	close(fd);
+	ret = bg_read_file(path, &buf, &len);
 	if (ret < 0)
 		return ret;
 	bg_lines_init(&it, buf, len);
@@ -1028,204 +867,16 @@ void bg_list_finish(struct bg_list *l)
 	l->n6 = m;
 }
 
-/* ---- List files of any kind ---------------------------------------------- */
 
-static const char *const src_format_names[] = {
-	[BG_SRC_AUTO] = "auto", [BG_SRC_ADDR] = "addr",
-	[BG_SRC_PLAIN] = "plain", [BG_SRC_HOSTS] = "hosts",
-	[BG_SRC_ADBLOCK] = "adblock",
-};
-#define N_SRC_FORMATS (sizeof(src_format_names) / sizeof(src_format_names[0]))
+/* ---- Detection (user/sources.c) ------------------------------------------ */
 
-const char *bg_src_format_name(int format)
+int bg_list_line_kind(const char *s, const char *e, int has_nul)
 {
-	return format >= 0 && (size_t)format < N_SRC_FORMATS
-		       ? src_format_names[format]
-		       : "?";
-}
-
-int bg_src_format_parse(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s && i < N_SRC_FORMATS; i++)
-		if (!strcmp(s, src_format_names[i]))
-			return (int)i;
-	return -1;
-}
-
-/* A plain domain list's entry: one name of two labels or more, or
- * "*.name", and maybe a '#' comment. */
-static int plain_name_line(const char *s, const char *e)
-{
-	char out[256];
-	const char *h = memchr(s, '#', (size_t)(e - s)), *r;
-
-	if (h)
-		e = h;
-	while (s < e && is_space(*s))
-		s++;
-	while (e > s && is_space(e[-1]))
-		e--;
-	if (e - s >= 2 && s[0] == '*' && s[1] == '.')
-		s += 2;
-	for (r = s; r < e; r++)
-		if (is_space(*r))
-			return 0;
-	if (e - s > 254 || bg_name_normalise(s, (size_t)(e - s), out, &r))
-		return 0;
-	return strchr(out, '.') != NULL;
-}
-
-enum bg_src_format bg_src_detect(const char *buf, size_t len)
-{
-	struct bg_line_iter it;
-	const char *s, *e, *reason;
+	const char *reason;
 	struct bg_key4 k4;
 	struct bg_key6 k6;
-	unsigned int seen = 0, addrs = 0, names = 0;
 	int kind, hb;
 
-	bg_lines_init(&it, buf, len);
-	while (seen < BG_SRC_DETECT_LINES && bg_lines_next(&it, &s, &e)) {
-		kind = parse_line(s, e, it.has_nul, &k4, &k6, &reason, &hb);
-		if (kind == LINE_SKIP)
-			continue;
-		seen++;
-		addrs += kind > 0;
-	}
-	if (!seen || 2 * addrs > seen)
-		return BG_SRC_ADDR;
-	switch (bg_dom_detect(buf, len)) {
-	case BG_DOM_HOSTS:
-		return BG_SRC_HOSTS;
-	case BG_DOM_ADBLOCK:
-		return BG_SRC_ADBLOCK;
-	default:
-		break;
-	}
-	/* plain only when most lines are names of a plain list: text that is
-	 * neither stays an address list, rejected line by line as before */
-	bg_lines_init(&it, buf, len);
-	seen = 0;
-	while (seen < BG_SRC_DETECT_LINES && bg_lines_next(&it, &s, &e)) {
-		if (parse_line(s, e, it.has_nul, &k4, &k6, &reason, &hb) ==
-		    LINE_SKIP)
-			continue;
-		seen++;
-		names += plain_name_line(s, e);
-	}
-	return 2 * names > seen ? BG_SRC_PLAIN : BG_SRC_ADDR;
-}
-
-void bg_sources_init(struct bg_sources *s)
-{
-	memset(s, 0, sizeof(*s));
-}
-
-void bg_sources_free(struct bg_sources *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		free(s->v[i].path);
-	free(s->v);
-	bg_sources_init(s);
-}
-
-int bg_sources_add(struct bg_sources *s, const char *path, int allow)
-{
-	struct bg_source *src;
-
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 8;
-		struct bg_source *v;
-
-		if (ncap > SIZE_MAX / sizeof(*v))
-			return -ENOMEM;
-		v = realloc(s->v, ncap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = ncap;
-	}
-	src = &s->v[s->n];
-	memset(src, 0, sizeof(*src));
-	src->path = strdup(path);
-	if (!src->path)
-		return -ENOMEM;
-	src->format = s->format;
-	src->subdomains = s->subdomains;
-	src->allow = !!allow;
-	s->n++;
-	s->pending = 0;
-	return 0;
-}
-
-int bg_sources_set_format(struct bg_sources *s, const char *name)
-{
-	int f = bg_src_format_parse(name);
-
-	if (f < 0)
-		return -EINVAL;
-	s->format = (uint8_t)f;
-	s->pending = 1;
-	return 0;
-}
-
-void bg_sources_set_subdomains(struct bg_sources *s, int on)
-{
-	s->subdomains = !!on;
-	s->pending = 1;
-}
-
-int bg_sources_done(const struct bg_sources *s)
-{
-	size_t i;
-
-	if (s->pending)
-		return -EINVAL;
-	for (i = 0; i < s->n; i++)
-		if (!s->v[i].allow)
-			return 0;
-	return -ENOENT;
-}
-
-int bg_source_parse(const struct bg_source *src, struct bg_list *addrs,
-		    struct bg_names *names, const struct bg_list_opts *opts,
-		    int *used)
-{
-	struct bg_dom_opts o = { 0 };
-	char *buf = NULL;
-	size_t len = 0, deep;
-	int ret, fmt = src->format;
-
-	ret = bg_read_file(src->path, &buf, &len);
-	if (ret < 0) {
-		fprintf(report_stream(opts), "%s: %s\n", src->path,
-			strerror(-ret));
-		return ret;
-	}
-	if (fmt == BG_SRC_AUTO)
-		fmt = bg_src_detect(buf, len);
-	if (used)
-		*used = fmt;
-	if (fmt == BG_SRC_ADDR) {
-		ret = bg_list_parse_buf(addrs, src->path, buf, len, opts);
-	} else {
-		o.format = fmt == BG_SRC_HOSTS	   ? BG_DOM_HOSTS :
-			   fmt == BG_SRC_ADBLOCK ? BG_DOM_ADBLOCK :
-						   BG_DOM_PLAIN;
-		o.subdomains = src->subdomains;
-		o.allow = src->allow;
-		o.strict = opts && opts->strict;
-		o.report = report_stream(opts);
-		deep = names->too_deep;
-		ret = bg_names_parse_buf(names, src->path, buf, len, &o);
-		/* strict: a rule that never matches what it says fails too */
-		if (!ret && o.strict && names->too_deep > deep)
-			ret = -EINVAL;
-	}
-	free(buf);
-	return ret;
+	kind = parse_line(s, e, has_nul, &k4, &k6, &reason, &hb);
+	return kind == LINE_SKIP ? 0 : kind == LINE_REJECT ? -1 : 1;
 }

@@ -9,8 +9,7 @@
 #include <stdio.h>
 
 #include "bloomgate/abi.h"
-
-struct bg_names; /* user/domains.h */
+#include "io.h"
 
 struct bg_list {
 	struct bg_key4 *v4; /* keys, built with bg_key4_init() */
@@ -22,33 +21,25 @@ struct bg_list {
 	size_t accepted; /* entries accepted, before de-duplication */
 	size_t rejected; /* lines rejected (reported) */
 	size_t duplicates; /* accepted entries dropped by bg_list_finish() */
-	/* Domain names to block with these addresses (not owned; NULL: none).
-	 * Allow rules among them are not loaded yet. */
-	const struct bg_names *names;
 	size_t warnings; /* accepted lines reported with a warning */
 	size_t covered; /* distinct entries inside a shorter listed prefix,
 			 * dropped by bg_list_finish() */
 };
 
+/* Options of a parse, shared by every list parser. */
 struct bg_list_opts {
 	int strict; /* a rejected line makes the parse fail with -EINVAL */
 	FILE *report; /* where "file:line: reason" goes; NULL: stderr */
+	bg_diag_fn diag; /* when set, diagnostics go here instead (io.h) */
+	void *diag_ctx;
 };
 
-/* Reports one list line as "name:line: reason: 'text'": the text without
- * surrounding blanks, cut to 80 bytes on a UTF-8 boundary with "...",
- * control bytes as \xNN. Shared by every list parser. */
-void bg_report_line(FILE *out, const char *name, size_t lineno,
-		    const char *reason, const char *s, size_t n);
-
-/* Address tokens of n bytes: dotted-quad IPv4 with the inet_pton grammar
- * (network byte order out), IPv6 through inet_pton. 0, or -1. */
-int bg_parse_ip4(const char *s, size_t n, __u32 *addr_be);
-int bg_parse_ip6(const char *s, size_t n, __u8 addr[16]);
-
-/* Reads a whole file (regular, pipe or device) into a malloc'd buffer;
- * 0 or -errno (-EISDIR for a directory). Shared by every list parser. */
-int bg_read_file(const char *path, char **bufp, size_t *lenp);
+/* Where a parse with these options reports (NULL: stderr). */
+static inline struct bg_reporter bg_reporter_of(const struct bg_list_opts *o)
+{
+	return o ? bg_reporter_make(o->report, o->diag, o->diag_ctx)
+		 : bg_reporter_make(NULL, NULL, NULL);
+}
 
 void bg_list_init(struct bg_list *l);
 void bg_list_free(struct bg_list *l);
@@ -118,82 +109,11 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 				     const struct bg_key6 *k6),
 			  void *ctx);
 
-/* ---- List files of any kind (load, check) -------------------------------
- * `load` takes address lists and domain lists together. Each file's kind
- * is detected, or stated with --format, which applies to the list files
- * (blocked and --allow alike) after it on the command line, up to the next
- * --format ("auto" goes back to detecting); --subdomains and
- * --no-subdomains work the same way for plain domain lists. bg_sources
- * keeps that state while the arguments are read in order.
- */
-enum bg_src_format {
-	BG_SRC_AUTO = 0, /* detect per file (bg_src_detect()) */
-	BG_SRC_ADDR, /* addresses and CIDR prefixes (this file) */
-	BG_SRC_PLAIN, /* domain lists: user/domains.h */
-	BG_SRC_HOSTS,
-	BG_SRC_ADBLOCK,
-};
-
-/* "auto", "addr", "plain", "hosts", "adblock"; "?" for anything else. */
-const char *bg_src_format_name(int format);
-/* The format named s (the names above), or -1. */
-int bg_src_format_parse(const char *s);
-
-/* Meaningful lines bg_src_detect() looks at. */
-#define BG_SRC_DETECT_LINES 100
-
 /*
- * The kind of a list, from its first BG_SRC_DETECT_LINES meaningful lines
- * (not blank, not a '#' or ';' comment): addresses (BG_SRC_ADDR) when more
- * than half of them are address or CIDR-prefix entries, or when there are
- * none; else Adblock or hosts when bg_dom_detect() finds either; else
- * plain when more than half of them are names of two labels or more (or
- * "*.name"); else addresses again: text that is neither is read as the
- * address list it was before domains, every line rejected as not an
- * address ("--format plain" says otherwise). A hosts file is never an
- * address list: "0.0.0.0 name" is not an address entry.
+ * One line [s, e) of an address list, classified as the parser would
+ * (has_nul: the buffer holds a NUL byte somewhere, bg_line_iter.has_nul):
+ * 1 an entry, 0 blank or comment, -1 rejected. For format detection.
  */
-enum bg_src_format bg_src_detect(const char *buf, size_t len);
-
-struct bg_source {
-	char *path;
-	uint8_t format; /* enum bg_src_format; BG_SRC_AUTO: detect */
-	uint8_t subdomains; /* plain domain entries cover subdomains */
-	uint8_t allow; /* an --allow list */
-};
-
-struct bg_sources {
-	struct bg_source *v;
-	size_t n, cap;
-	/* what applies to the files added next */
-	uint8_t format, subdomains;
-	int pending; /* a --format or --(no-)subdomains since the last file */
-};
-
-void bg_sources_init(struct bg_sources *s);
-void bg_sources_free(struct bg_sources *s);
-/* Adds a file with the format and subdomains option in force; the path is
- * copied. 0 or -ENOMEM. */
-int bg_sources_add(struct bg_sources *s, const char *path, int allow);
-/* Sets the format for the files added next; -EINVAL for an unknown name. */
-int bg_sources_set_format(struct bg_sources *s, const char *name);
-void bg_sources_set_subdomains(struct bg_sources *s, int on);
-/* After the last argument: -EINVAL when a --format or --(no-)subdomains
- * came after the last file (it would apply to none), -ENOENT when no
- * block list was given (only --allow lists, or nothing). */
-int bg_sources_done(const struct bg_sources *s);
-
-/*
- * Reads one list file of any kind: an address list into addrs, a domain
- * list into names (every entry an allow rule when src->allow), with
- * opts->strict and opts->report. The format used (src->format, or the one
- * detected) goes to *used. 0, or -errno as bg_list_parse_file() /
- * bg_names_parse_file() (-EINVAL: strict and a line was rejected, or, in
- * a domain list, a subdomain rule deeper than BG_DNS_SUFFIX_MAX labels was
- * reported: it would never match).
- */
-int bg_source_parse(const struct bg_source *src, struct bg_list *addrs,
-		    struct bg_names *names, const struct bg_list_opts *opts,
-		    int *used);
+int bg_list_line_kind(const char *s, const char *e, int has_nul);
 
 #endif

@@ -192,7 +192,7 @@ int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
 		if (strchr(p, '\n'))
 			continue; /* cannot be one line: check won't name it */
 		fprintf(f, "source %s %s %d %s\n", src[i].allow ? "allow" : "block",
-			bg_src_format_name(src[i].format), src[i].subdomains ? 1 : 0,
+			bg_format_name(src[i].format), src[i].subdomains ? 1 : 0,
 			p);
 	}
 	if (fclose(f) || rename(tmp, path)) {
@@ -212,13 +212,13 @@ static int record_line(char *line, struct bg_source *src)
 	if (!strncmp(line, "block ", 6) || !strncmp(line, "allow ", 6)) {
 		/* the first version: address lists only */
 		src->allow = line[0] == 'a';
-		src->format = BG_SRC_ADDR;
+		src->format = BG_FMT_ADDR;
 		off = 6;
 	} else if (sscanf(line, "source %7s %15s %d %n", role, fmt, &sub,
 			  &off) == 3 && off > 0) {
-		int f = bg_src_format_parse(fmt);
+		int f = bg_format_parse(fmt);
 
-		if (f <= BG_SRC_AUTO || (strcmp(role, "block") &&
+		if (f <= BG_FMT_AUTO || (strcmp(role, "block") &&
 					 strcmp(role, "allow")))
 			return 1;
 		src->allow = !strcmp(role, "allow");
@@ -287,7 +287,7 @@ static size_t page_round(size_t n)
 }
 
 int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
-		     const struct bg_list *l, const struct bg_list *allow)
+		     const struct bg_blocklist *bl)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
@@ -306,7 +306,7 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 		close(fd);
 		return err;
 	}
-	bg_filter_build(mem, p, seed, l, allow);
+	bg_filter_build(mem, p, seed, bl);
 	munmap(mem, len);
 	/* Read-only from now on for every syscall user: the bits the datapath
 	 * reads can no longer change under it. */

@@ -15,7 +15,7 @@
 
 #include "bloomgate/abi.h"
 #include "filter.h"
-#include "lists.h"
+#include "sources.h"
 
 struct bg_state {
 	char dir[256]; /* pin directory */
@@ -46,7 +46,7 @@ void bg_state_close(struct bg_state *st);
  * of block list l and allowlist allow (may be NULL) into it through mmap,
  * freezes it. Returns the map fd or a negative errno. */
 int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
-		     const struct bg_list *l, const struct bg_list *allow);
+		     const struct bg_blocklist *bl);
 
 /*
  * Publishes filter map fd in the slot as one pointer store. The kernel waits
@@ -80,7 +80,7 @@ struct bg_record {
 };
 void bg_record_path(char *buf, size_t len);
 /* Writes the record of n sources; format of each: the one used (not
- * BG_SRC_AUTO). */
+ * BG_FMT_AUTO). */
 int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n);
 int bg_record_read(struct bg_record *r);
 void bg_record_free(struct bg_record *r);

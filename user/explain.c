@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The explanation behind `check` (user/explain.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloomgate/dns.h"
+#include "explain.h"
+#include "filter.h"
+
+/* Collecting entries: the list, the query (names) and what to keep. */
+struct collect {
+	struct bg_explain_list *out;
+	const char *query;
+	int want_allow;
+	int err;
+};
+
+static int push(struct collect *c, const char *path, size_t line,
+		const char *text, const char *parent)
+{
+	struct bg_explain_list *l = c->out;
+	struct bg_explain_entry *v, *e;
+
+	if (c->err)
+		return -1;
+	v = realloc(l->v, (l->n + 1) * sizeof(*v));
+	if (!v) {
+		c->err = -ENOMEM;
+		return -1;
+	}
+	l->v = v;
+	e = &v[l->n];
+	e->line = line;
+	e->path = strdup(path);
+	e->text = strdup(text);
+	e->parent = parent ? strdup(parent) : NULL;
+	if (!e->path || !e->text || (parent && !e->parent)) {
+		free(e->path);
+		free(e->text);
+		free(e->parent);
+		c->err = -ENOMEM;
+		return -1;
+	}
+	l->n++;
+	return 0;
+}
+
+static void on_cover(void *ctx, const char *path, size_t line, const char *text,
+		     const struct bg_key4 *k4, const struct bg_key6 *k6)
+{
+	char a[INET6_ADDRSTRLEN] = "?", pfx[INET6_ADDRSTRLEN + 8] = "?";
+
+	/* The entry as it was read (masked), not the raw line with comments. */
+	(void)text;
+	if (k4) {
+		inet_ntop(AF_INET, &k4->addr, a, sizeof(a));
+		snprintf(pfx, sizeof(pfx), k4->plen == 32 ? "%s" : "%s/%u", a, k4->plen);
+	} else if (k6) {
+		inet_ntop(AF_INET6, k6->addr, a, sizeof(a));
+		snprintf(pfx, sizeof(pfx), k6->plen == 128 ? "%s" : "%s/%u", a, k6->plen);
+	}
+	push(ctx, path, line, pfx, NULL);
+}
+
+/* Address lists of the record (allow or block ones) covering the key. */
+static void find_addr(struct bg_explanation *x, const struct bg_record *rec,
+		      int allow, const struct bg_key4 *k4,
+		      const struct bg_key6 *k6, struct collect *c)
+{
+	int i;
+
+	c->out = allow ? &x->allow : &x->block;
+	for (i = 0; i < rec->n; i++)
+		if (rec->src[i].format == BG_FMT_ADDR && rec->src[i].allow == allow &&
+		    bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, c) < 0 &&
+		    !x->unreadable)
+			x->unreadable = rec->src[i].path;
+}
+
+static void on_name(void *ctx, const char *path, size_t line, const char *text,
+		    const struct bg_name *ent, int label)
+{
+	struct collect *c = ctx;
+	const char *parent = c->query;
+	int j;
+
+	if (!!ent->allow != c->want_allow)
+		return;
+	for (j = 0; j < label && parent; j++) {
+		parent = strchr(parent, '.');
+		parent = parent ? parent + 1 : NULL;
+	}
+	push(c, path, line, text, label > 0 ? parent : NULL);
+}
+
+/* Domain lists of the record: the allow (want_allow) or block rules that
+ * the datapath's probes for the name find. Allow rules may sit in block
+ * lists (@@||name^); every entry of an --allow list is one. */
+static void find_name(struct bg_explanation *x, const struct bg_record *rec,
+		      int want_allow, struct collect *c)
+{
+	int i;
+
+	c->out = want_allow ? &x->allow : &x->block;
+	c->query = x->name;
+	c->want_allow = want_allow;
+	for (i = 0; i < rec->n; i++) {
+		const struct bg_source *src = &rec->src[i];
+		struct bg_dom_opts o = { 0 };
+
+		if (src->format == BG_FMT_ADDR || (src->allow && !want_allow))
+			continue;
+		o.format = src->format;
+		o.subdomains = src->subdomains;
+		o.allow = src->allow;
+		if (bg_names_find(src->path, &o, x->name, on_name, c) < 0 &&
+		    !x->unreadable)
+			x->unreadable = src->path;
+	}
+}
+
+/* An argument that is neither an address nor a name: why, as an address
+ * when it looks like one. */
+static const char *bad_arg_reason(const char *arg, const char *addr_why,
+				  const char *name_why)
+{
+	size_t n = strlen(arg);
+
+	if (strchr(arg, ':') || strchr(arg, '/') ||
+	    strspn(arg, "0123456789.") == n)
+		return addr_why;
+	return name_why ? name_why : "not a domain name";
+}
+
+int bg_explain(const void *mem, const struct bg_record *rec, const char *arg,
+	       struct bg_explanation *x)
+{
+	const struct bg_filter_header *h = mem;
+	const char *why = NULL, *name_why = NULL;
+	struct collect c = { 0 };
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+	int kind, label = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->known = rec != NULL;
+	kind = bg_parse_addr(arg, &k4, &k6, &why);
+	if (kind) {
+		const struct bg_key4 *p4 = kind == BG_KEY_IPV4 ? &k4 : NULL;
+		const struct bg_key6 *p6 = kind == BG_KEY_IPV6 ? &k6 : NULL;
+
+		x->kind = BG_EXPLAIN_ADDR;
+		x->listed = p4 ? bg_filter_test4(mem, k4.addr) :
+				 bg_filter_test6(mem, k6.addr);
+		if (!x->listed)
+			return 0;
+		x->allowed = p4 ? bg_filter_allowed4(mem, k4.addr) :
+				  bg_filter_allowed6(mem, k6.addr);
+		if (!rec)
+			return 0;
+		find_addr(x, rec, 0, p4, p6, &c);
+		if (x->allowed)
+			find_addr(x, rec, 1, p4, p6, &c);
+		return c.err;
+	}
+	if (bg_name_normalise(arg, strlen(arg), x->name, &name_why) ||
+	    (x->listed = bg_filter_test_name(mem, x->name, &label)) < 0) {
+		x->kind = BG_EXPLAIN_INVALID;
+		x->listed = 0;
+		x->why = bad_arg_reason(arg, why, name_why);
+		return 0;
+	}
+	x->kind = BG_EXPLAIN_NAME;
+	if (!x->listed) {
+		x->no_names = !(h->flags & BG_FILTER_F_NAMES);
+		return 0;
+	}
+	/* The datapath asks the name allowlist only after a positive. */
+	x->allowed = bg_filter_name_allowed(mem, x->name, &label) == 1;
+	if (!rec)
+		return 0;
+	find_name(x, rec, 0, &c);
+	if (x->allowed)
+		find_name(x, rec, 1, &c);
+	return c.err;
+}
+
+static void free_list(struct bg_explain_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].text);
+		free(l->v[i].parent);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+void bg_explain_free(struct bg_explanation *x)
+{
+	free_list(&x->block);
+	free_list(&x->allow);
+}

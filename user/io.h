@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The bottom of the userspace core: reading a list into memory, and
+ * reporting one of its lines. Every list parser (addresses, names) and the
+ * load pipeline above them use these, so a file is read and a line is
+ * quoted the same way everywhere. Depends on nothing else in user/.
+ */
+#ifndef BLOOMGATE_IO_H
+#define BLOOMGATE_IO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Source bytes of a line quoted in its report. */
+#define BG_QUOTE_MAX 80
+
+/*
+ * One diagnostic about a list: a rejected line, a line accepted with a
+ * warning, or (line 0) the file as a whole (unreadable, too many lists).
+ * Printed as "file:line: reason: 'text'", "file:line: warning: reason:
+ * 'text'" or "file: reason".
+ */
+struct bg_diag {
+	const char *file;
+	size_t line; /* 1-based; 0: the file as a whole */
+	int warning; /* 1: the line was accepted, with a warning */
+	const char *reason;
+	const char *text; /* the line quoted: no surrounding blanks, cut to
+			     BG_QUOTE_MAX bytes on a UTF-8 boundary with
+			     "...", control bytes as \xNN; "" for line 0 */
+};
+
+/* Receives every diagnostic of a parse, in line order. */
+typedef void (*bg_diag_fn)(void *ctx, const struct bg_diag *d);
+
+/* Where a parser's diagnostics go: to fn when set, else printed on out
+ * (stderr when NULL). Built from the parser's options. */
+struct bg_reporter {
+	FILE *out;
+	bg_diag_fn fn;
+	void *ctx;
+};
+
+static inline struct bg_reporter bg_reporter_make(FILE *out, bg_diag_fn fn,
+						  void *ctx)
+{
+	struct bg_reporter r = { .out = out, .fn = fn, .ctx = ctx };
+
+	return r;
+}
+
+/* Prints d in the form above, with a newline. */
+void bg_diag_print(FILE *out, const struct bg_diag *d);
+
+/* Reports line lineno, whose text is [s, s + n). A reason starting with
+ * "warning: " is a warning (the prefix is not part of d->reason). */
+void bg_report_line(const struct bg_reporter *r, const char *file,
+		    size_t lineno, const char *reason, const char *s, size_t n);
+
+/* Reports the file as a whole ("file: reason"). */
+void bg_report_file(const struct bg_reporter *r, const char *file,
+		    const char *reason);
+
+/* Reads a whole file (regular, pipe or device) into a malloc'd buffer;
+ * 0 or -errno (-EISDIR for a directory). */
+int bg_read_file(const char *path, char **bufp, size_t *lenp);
+
+/* bg_read_file(), reporting a failure as "path: reason" to r. */
+int bg_read_list(const char *path, const struct bg_reporter *r, char **bufp,
+		 size_t *lenp);
+
+#endif

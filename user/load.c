@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The kernel half of the load pipeline (user/load.h): build the planned
+ * filter into a new map, publish it, record which lists built it.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "load.h"
+#include "state.h"
+
+/* A seed nobody can predict: keys that collide cannot be precomputed, and
+ * a false positive does not survive a rebuild. */
+static uint64_t random_seed(void)
+{
+	uint64_t seed;
+
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL ^
+		       (uint64_t)getpid();
+	return seed;
+}
+
+int bg_load(struct bg_state *st, const struct bg_load_opts *o,
+	    struct bg_load_report *r)
+{
+	struct bg_blocklist bl;
+	double t0, t1;
+	int ret, fd;
+
+	ret = bg_load_prepare(o, &bl, r);
+	if (ret)
+		goto out;
+
+	t0 = bg_now_ms();
+	r->seed = o->seed ? o->seed : random_seed();
+	fd = bg_filter_create(&r->plan, r->seed, &bl);
+	t1 = bg_now_ms();
+	r->ms[BG_STAGE_BUILD] = t1 - t0;
+	if (fd < 0) {
+		ret = bg_load_fail(r, BG_STAGE_BUILD, fd,
+				   "cannot build the filter (%zu bytes): %s",
+				   r->plan.bytes,
+				   fd == -ENOMEM || fd == -E2BIG || fd == -EPERM ?
+					   "not enough memory" : strerror(-fd));
+		goto out;
+	}
+	r->filter_id = bg_map_id(fd);
+	ret = bg_filter_publish(st->filters_fd, fd);
+	close(fd); /* the slot holds the map now, or nothing does */
+	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
+	if (ret) {
+		bg_load_fail(r, BG_STAGE_PUBLISH, ret,
+			     "cannot swap the filter in: %s", strerror(-ret));
+		goto out;
+	}
+	/* What `check` needs to name the entry behind a match. */
+	t1 = bg_now_ms();
+	if (bg_record_write(r->filter_id, o->sources->v, o->sources->n))
+		bg_load_fail(r, BG_STAGE_RECORD, -EIO,
+			     "the filter is live, but its load record could not "
+			     "be written: check cannot name entries");
+	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
+out:
+	bg_blocklist_free(&bl);
+	return ret;
+}

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The pure half of the load pipeline (user/load.h): sources to a finished
+ * blocklist and a plan, with everything counted in the report. Links
+ * without libbpf: the agent's --check and the unit tests run it as is.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bloomgate/dns.h"
+#include "load.h"
+
+static const char *const stage_names[BG_STAGE__COUNT] = {
+	[BG_STAGE_NONE] = "none", [BG_STAGE_PARSE] = "parse",
+	[BG_STAGE_PLAN] = "plan", [BG_STAGE_BUILD] = "build",
+	[BG_STAGE_PUBLISH] = "publish", [BG_STAGE_RECORD] = "record",
+};
+
+const char *bg_load_stage_name(int stage)
+{
+	return stage >= 0 && stage < BG_STAGE__COUNT ? stage_names[stage] : "?";
+}
+
+void bg_load_report_init(struct bg_load_report *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+void bg_load_report_free(struct bg_load_report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_diags; i++) {
+		free((char *)r->diags[i].file);
+		free((char *)r->diags[i].reason);
+		free((char *)r->diags[i].text);
+	}
+	bg_load_report_init(r);
+}
+
+double bg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int bg_load_fail(struct bg_load_report *r, enum bg_load_stage stage, int err,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	r->failed = stage;
+	r->err = err;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* The report's diagnostic sink: counts, keeps the first few, passes on. */
+struct diag_ctx {
+	const struct bg_load_opts *o;
+	struct bg_load_report *r;
+};
+
+static void on_diag(void *ctx, const struct bg_diag *d)
+{
+	struct diag_ctx *c = ctx;
+	struct bg_load_report *r = c->r;
+
+	if (d->warning)
+		r->n_warnings++;
+	else
+		r->n_errors++;
+	if (r->n_diags < BG_LOAD_DIAGS_MAX) {
+		struct bg_diag *k = &r->diags[r->n_diags];
+
+		k->file = strdup(d->file);
+		k->reason = strdup(d->reason);
+		k->text = strdup(d->text);
+		k->line = d->line;
+		k->warning = d->warning;
+		if (k->file && k->reason && k->text) {
+			r->n_diags++;
+		} else {
+			free((char *)k->file);
+			free((char *)k->reason);
+			free((char *)k->text);
+		}
+	}
+	if (c->o->diag)
+		c->o->diag(c->o->diag_ctx, d);
+}
+
+/* The counters of a finished blocklist, without its arrays. */
+static void keep_counts(struct bg_load_report *r, const struct bg_blocklist *bl)
+{
+	r->block = bl->block;
+	r->allow = bl->allow;
+	r->names = bl->names;
+	r->block.v4 = r->allow.v4 = NULL;
+	r->block.v6 = r->allow.v6 = NULL;
+	r->names.v = NULL;
+	r->names.files = NULL;
+	r->names.arena = NULL;
+}
+
+/* Rules by what they do; allow_file[f]: file f of l was an --allow list. */
+static void count_rules(struct bg_load_rules *c, const struct bg_names *l,
+			const uint8_t *allow_file)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct bg_name *e = &l->v[i];
+
+		if (e->allow && allow_file[e->file])
+			c->allow_listed++;
+		else if (e->allow)
+			c->allow_rules++;
+		else if (e->kind == BG_NAME_EXACT)
+			c->exact++;
+		else
+			c->subs++;
+	}
+}
+
+/* One source into bl; the stage's failure message on error. */
+static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
+			const struct bg_list_opts *lo, struct bg_load_report *r)
+{
+	size_t rej = bl->names.rejected + bl->block.rejected + bl->allow.rejected;
+	size_t deep = bl->names.too_deep;
+	int used = BG_FMT_AUTO, ret;
+
+	ret = bg_source_parse(src, bl, lo, &used);
+	if (ret == -EINVAL) {
+		r->strict_rejected = bl->names.rejected + bl->block.rejected +
+					     bl->allow.rejected > rej;
+		r->strict_too_deep = bl->names.too_deep > deep;
+		return bg_load_fail(r, BG_STAGE_PARSE, ret, "%s: %s%s%s with --strict",
+				    src->path,
+				    r->strict_rejected ? "rejected lines" : "",
+				    r->strict_rejected && r->strict_too_deep ? " and " : "",
+				    r->strict_too_deep ?
+					    "subdomain rules never matched (too deep)" : "");
+	}
+	if (ret)
+		return bg_load_fail(r, BG_STAGE_PARSE, ret, "%s: %s", src->path,
+				    strerror(-ret));
+	/* check re-reads the list as it was read here */
+	src->format = (uint8_t)used;
+	r->n_allow += src->allow;
+	if (used == BG_FMT_ADDR) {
+		r->n_addr++;
+		r->n_addr_allow += src->allow;
+	} else {
+		r->n_dom++;
+	}
+	return 0;
+}
+
+int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
+		    struct bg_load_report *r)
+{
+	struct diag_ctx dc = { .o = o, .r = r };
+	struct bg_list_opts lo = { .strict = o->strict, .diag = on_diag,
+				   .diag_ctx = &dc };
+	struct bg_sources *srcs = o->sources;
+	uint8_t *allow_file = NULL;
+	size_t i, nd = 0;
+	double t0 = bg_now_ms(), t1;
+	int ret = 0;
+
+	bg_blocklist_init(bl);
+	r->fpr = o->fpr > 0 ? o->fpr : BG_FPR_DEFAULT;
+	allow_file = calloc(srcs->n ? srcs->n : 1, 1);
+	if (!allow_file)
+		return bg_load_fail(r, BG_STAGE_PARSE, -ENOMEM, "out of memory");
+	for (i = 0; i < srcs->n && !ret; i++) {
+		ret = parse_source(&srcs->v[i], bl, &lo, r);
+		/* bl->names holds one file per domain list, in order */
+		if (!ret && srcs->v[i].format != BG_FMT_ADDR)
+			allow_file[nd++] = srcs->v[i].allow;
+	}
+	if (!ret) {
+		bg_blocklist_finish(bl);
+		keep_counts(r, bl);
+		count_rules(&r->rules, &bl->names, allow_file);
+		r->entries = bl->block.n4 + bl->block.n6 + r->rules.exact +
+			     r->rules.subs;
+	}
+	free(allow_file);
+	t1 = bg_now_ms();
+	r->ms[BG_STAGE_PARSE] = t1 - t0;
+	if (ret)
+		return ret;
+	if (!r->entries)
+		return bg_load_fail(r, BG_STAGE_PLAN, -ENODATA,
+				    "no valid entries in the lists");
+	ret = bg_filter_plan(bl, r->fpr, &r->plan);
+	r->ms[BG_STAGE_PLAN] = bg_now_ms() - t1;
+	if (ret)
+		return bg_load_fail(r, BG_STAGE_PLAN, ret,
+				    "cannot plan a filter for %zu entries at fpr %g: %s",
+				    r->entries, r->fpr,
+				    ret == -E2BIG ? "too large" : strerror(-ret));
+	return 0;
+}

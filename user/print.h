@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Front end: the core's reports as text for people. The CLI prints a load
+ * report and a check answer with these; the agent logs the same lines.
+ */
+#ifndef BLOOMGATE_PRINT_H
+#define BLOOMGATE_PRINT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "explain.h"
+#include "load.h"
+
+/* "1.85 MiB", "12.0 KiB", "512 B". */
+void bg_fmt_bytes(char *buf, size_t len, double bytes);
+
+/* "2 3 4" for the subdomain depths of a subs_depths mask, "none" for 0;
+ * returns b or the constant. */
+const char *bg_fmt_depths(char *b, size_t sz, unsigned int mask);
+
+/* The summary of a successful load (sources: as the report left them). */
+void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
+			  const struct bg_load_report *r);
+
+/* The one-line answer of check for arg, as "ARG: match (listed by ...)". */
+void bg_print_explanation(FILE *out, const char *arg,
+			  const struct bg_explanation *x);
+
+#endif

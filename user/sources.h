@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Sources: list files of any kind, above both list parsers. Detects each
+ * file's format (user/format.h) and dispatches it to the address parser
+ * (user/lists.h) or the domain parser (user/domains.h), into one blocklist
+ * that holds what a filter is planned and built from (user/filter.h).
+ *
+ * `load` takes address lists and domain lists together. Each file's kind
+ * is detected, or stated with --format, which applies to the list files
+ * (blocked and --allow alike) after it on the command line, up to the next
+ * --format ("auto" goes back to detecting); --subdomains and
+ * --no-subdomains work the same way for plain domain lists. bg_sources
+ * keeps that state while the arguments are read in order.
+ */
+#ifndef BLOOMGATE_SOURCES_H
+#define BLOOMGATE_SOURCES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "domains.h"
+#include "format.h"
+#include "lists.h"
+
+/* What a filter is built from: addresses and names side by side. */
+struct bg_blocklist {
+	struct bg_list block; /* blocked addresses and prefixes */
+	struct bg_list allow; /* allowed addresses and prefixes (--allow) */
+	struct bg_names names; /* domain rules, blocking and allowing
+				  (bg_name.allow: an @@ rule or an --allow
+				  list's entry) */
+};
+
+void bg_blocklist_init(struct bg_blocklist *bl);
+void bg_blocklist_free(struct bg_blocklist *bl);
+/* bg_list_finish() and bg_names_finish() on every part. */
+void bg_blocklist_finish(struct bg_blocklist *bl);
+
+/* Meaningful lines bg_format_detect() looks at. */
+#define BG_FMT_DETECT_LINES 100
+
+/*
+ * The kind of a list, from its first BG_FMT_DETECT_LINES meaningful lines
+ * (not blank, not a '#' or ';' comment): addresses (BG_FMT_ADDR) when more
+ * than half of them are address or CIDR-prefix entries, or when there are
+ * none; else Adblock or hosts when bg_dom_detect() finds either; else
+ * plain when more than half of them are names of two labels or more (or
+ * "*.name"); else addresses again: text that is neither is read as the
+ * address list it was before domains, every line rejected as not an
+ * address ("--format plain" says otherwise). A hosts file is never an
+ * address list: "0.0.0.0 name" is not an address entry.
+ */
+enum bg_format bg_format_detect(const char *buf, size_t len);
+
+struct bg_source {
+	char *path;
+	uint8_t format; /* enum bg_format; BG_FMT_AUTO: detect */
+	uint8_t subdomains; /* plain domain entries cover subdomains */
+	uint8_t allow; /* an --allow list */
+};
+
+struct bg_sources {
+	struct bg_source *v;
+	size_t n, cap;
+	/* what applies to the files added next */
+	uint8_t format, subdomains;
+	int pending; /* a --format or --(no-)subdomains since the last file */
+};
+
+void bg_sources_init(struct bg_sources *s);
+void bg_sources_free(struct bg_sources *s);
+/* Adds a file with the format and subdomains option in force; the path is
+ * copied. 0 or -ENOMEM. */
+int bg_sources_add(struct bg_sources *s, const char *path, int allow);
+/* Sets the format for the files added next; -EINVAL for an unknown name. */
+int bg_sources_set_format(struct bg_sources *s, const char *name);
+void bg_sources_set_subdomains(struct bg_sources *s, int on);
+/* After the last argument: -EINVAL when a --format or --(no-)subdomains
+ * came after the last file (it would apply to none), -ENOENT when no
+ * block list was given (only --allow lists, or nothing). */
+int bg_sources_done(const struct bg_sources *s);
+
+/*
+ * Reads one list file of any kind into bl: an address list into bl->block
+ * (bl->allow when src->allow), a domain list into bl->names (every entry
+ * an allow rule when src->allow), with opts->strict and its reports. The
+ * format used (src->format, or the one detected) goes to *used. 0, or
+ * -errno as bg_list_parse_file() / bg_names_parse_file() (-EINVAL: strict
+ * and a line was rejected, or, in a domain list, a subdomain rule deeper
+ * than BG_DNS_SUFFIX_MAX labels was reported: it would never match).
+ */
+int bg_source_parse(const struct bg_source *src, struct bg_blocklist *bl,
+		    const struct bg_list_opts *opts, int *used);
+
+#endif
