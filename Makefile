@@ -25,7 +25,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS := user/lists.c user/filter.c user/state.c user/domains.c
+LIB_SRCS := user/lists.c user/filter.c user/state.c user/domains.c user/opts.c
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 BPF_OBJ  := $(BUILD)/bloomgate.bpf.o
 SKEL     := $(BUILD)/bloomgate.skel.h
