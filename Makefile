@@ -25,7 +25,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS := user/io.c user/ip.c user/format.c user/lists.c user/domains.c user/sources.c user/filter.c user/prepare.c user/explain.c user/print.c user/state.c user/load.c
+LIB_SRCS := user/io.c user/ip.c user/format.c user/lists.c user/domains.c user/sources.c user/filter.c user/prepare.c user/explain.c user/print.c user/opts.c user/state.c user/load.c
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 BPF_OBJ  := $(BUILD)/bloomgate.bpf.o
 SKEL     := $(BUILD)/bloomgate.skel.h

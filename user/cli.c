@@ -6,11 +6,12 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "lists.h"
 #include "explain.h"
 #include "load.h"
+#include "opts.h"
 #include "print.h"
 #include "state.h"
 
@@ -52,8 +54,7 @@ static int fail(int code, const char *fmt, ...)
 static int quiet_print(enum libbpf_print_level level, const char *fmt,
 		       va_list ap)
 {
-	if (!verbose && level != LIBBPF_WARN)
-		return 0;
+	(void)level;
 	if (!verbose)
 		return 0; /* one clear message from us instead of libbpf's */
 	return vfprintf(stderr, fmt, ap);
@@ -125,273 +126,344 @@ static void fmt_ports(char *buf, size_t len, const __u16 *ports)
 		snprintf(buf, len, "none");
 }
 
-/* ---- attach / detach ---------------------------------------------------- */
-
-static int usage_attach(FILE *f)
+/*
+ * Parses a command's arguments into ctx (user/opts.h). 0: go on, with the
+ * positional arguments now in argv[1..*argc); else what to exit with,
+ * -1 when the help was asked for and printed (exit 0).
+ */
+static int parse_args(const struct bg_cmd *cmd, int *argc, char **argv, void *ctx)
 {
-	fputs("usage: bloomgate attach IFACE [--mode native|skb] "
-	      "[--match dst|src|both] [--action drop|flag]\n"
-	      "                        [--dns-action drop|flag|nxdomain|refused] "
-	      "[--dns-port N]...\n"
-	      "  Attaches the XDP filter to IFACE (through libxdp, so other XDP\n"
-	      "  programs can share the interface). Every attached interface\n"
-	      "  shares one filter, pinned under /sys/fs/bpf/bloomgate.\n"
-	      "  --mode        native (default) or skb (generic XDP)\n"
-	      "  --match       address probed: dst (default), src or both\n"
-	      "  --action      on a listed address: drop (default), or flag (pass,\n"
-	      "                count, and send an event; see bloomgate events)\n"
-	      "  --dns-action  on a DNS query for a listed name (UDP to a DNS port):\n"
-	      "                nxdomain (default: answer NXDOMAIN from XDP),\n"
-	      "                refused (answer REFUSED), drop, or flag (pass,\n"
-	      "                count, and send an event with the name)\n"
-	      "  --dns-port N  UDP destination port judged as DNS; repeat for up to\n"
-	      "                " BG_TEXTIFY(BG_DNS_PORTS_MAX) " ports (default 53 alone; "
-	      "given ports replace it)\n",
-	      f);
-	return f == stdout ? 0 : EXIT_USAGE;
-}
+	char err[256];
+	int n = bg_opts_parse(cmd, *argc, argv, ctx, err, sizeof(err));
 
-static const struct option attach_opts[] = {
-	{ "mode", required_argument, NULL, 'm' },
-	{ "match", required_argument, NULL, 'M' },
-	{ "action", required_argument, NULL, 'a' },
-	{ "dns-action", required_argument, NULL, 'D' },
-	{ "dns-port", required_argument, NULL, 'P' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
-
-/* A --dns-port value: decimal 1..65535. 0, or -1. */
-static int parse_port(const char *s, __u16 *port)
-{
-	unsigned long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
+	if (n == BG_OPTS_HELP) {
+		bg_cmd_help(stdout, "bloomgate", cmd);
 		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < 1 || v > 65535)
-		return -1;
-	*port = (__u16)v;
+	}
+	if (n < 0)
+		return fail(n == -EINVAL ? EXIT_USAGE : 1, "%s", err);
+	*argc = n + 1;
 	return 0;
 }
 
-static int cmd_attach(int argc, char **argv)
-{
-	struct bg_attach_opts o = { BG_MODE_NATIVE, BG_MATCH_DST,
-				    BG_ACTION_DROP, BG_DNS_ACTION_NXDOMAIN,
-				    { 0 } };
-	char err[256] = "", ports[64];
-	int c, ret, nports = 0, i;
-	__u16 port;
+/* ---- attach / detach ---------------------------------------------------- */
 
-	while ((c = getopt_long(argc, argv, "h", attach_opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (!strcmp(optarg, "native"))
-				o.mode = BG_MODE_NATIVE;
-			else if (!strcmp(optarg, "skb"))
-				o.mode = BG_MODE_SKB;
-			else
-				return fail(EXIT_USAGE, "--mode must be native or skb, not '%s'", optarg);
-			break;
-		case 'M':
-			if (!strcmp(optarg, "dst"))
-				o.match = BG_MATCH_DST;
-			else if (!strcmp(optarg, "src"))
-				o.match = BG_MATCH_SRC;
-			else if (!strcmp(optarg, "both"))
-				o.match = BG_MATCH_BOTH;
-			else
-				return fail(EXIT_USAGE, "--match must be dst, src or both, not '%s'", optarg);
-			break;
-		case 'a':
-			if (!strcmp(optarg, "drop"))
-				o.action = BG_ACTION_DROP;
-			else if (!strcmp(optarg, "flag"))
-				o.action = BG_ACTION_FLAG;
-			else
-				return fail(EXIT_USAGE, "--action must be drop or flag, not '%s'", optarg);
-			break;
-		case 'D':
-			for (i = BG_DNS_ACTION_DROP; i <= BG_DNS_ACTION_REFUSED; i++)
-				if (!strcmp(optarg, dns_action_names[i]))
-					break;
-			if (i > BG_DNS_ACTION_REFUSED)
-				return fail(EXIT_USAGE, "--dns-action must be drop, flag, nxdomain or refused, not '%s'",
-					    optarg);
-			o.dns_action = (enum bg_dns_action)i;
-			break;
-		case 'P':
-			if (parse_port(optarg, &port))
-				return fail(EXIT_USAGE, "--dns-port must be a port number (1-65535), not '%s'", optarg);
-			for (i = 0; i < nports; i++)
-				if (o.dns_ports[i] == port)
-					return fail(EXIT_USAGE, "--dns-port %u given twice", port);
-			if (nports == BG_DNS_PORTS_MAX)
-				return fail(EXIT_USAGE, "at most %d --dns-port", BG_DNS_PORTS_MAX);
-			o.dns_ports[nports++] = port;
-			break;
-		case 'h':
-			return usage_attach(stdout);
-		default:
-			return usage_attach(stderr);
+struct attach_args {
+	const char *ifname;
+	int mode, match, action, dns_action;
+	__u16 ports[BG_DNS_PORTS_MAX];
+	int nports;
+};
+
+static const struct attach_args attach_defaults = {
+	.mode = BG_MODE_NATIVE, .match = BG_MATCH_DST, .action = BG_ACTION_DROP,
+	.dns_action = BG_DNS_ACTION_NXDOMAIN,
+};
+
+static const struct bg_opt_enum mode_values[] = {
+	{ "native", BG_MODE_NATIVE, "driver XDP" },
+	{ "skb", BG_MODE_SKB, "generic XDP, for drivers without native XDP" },
+	{ NULL },
+};
+
+static const struct bg_opt_enum match_values[] = {
+	{ "dst", BG_MATCH_DST, "the destination address" },
+	{ "src", BG_MATCH_SRC, "the source address" },
+	{ "both", BG_MATCH_BOTH, "either" },
+	{ NULL },
+};
+
+static const struct bg_opt_enum action_values[] = {
+	{ "drop", BG_ACTION_DROP, "drop the packet" },
+	{ "flag", BG_ACTION_FLAG, "pass, count, and send an event (bloomgate events)" },
+	{ NULL },
+};
+
+/* In the order the synopsis has always listed them. */
+static const struct bg_opt_enum dns_action_values[] = {
+	{ "drop", BG_DNS_ACTION_DROP, "drop the query" },
+	{ "flag", BG_DNS_ACTION_FLAG, "pass, count, and send an event with the name" },
+	{ "nxdomain", BG_DNS_ACTION_NXDOMAIN, "answer NXDOMAIN from XDP" },
+	{ "refused", BG_DNS_ACTION_REFUSED, "answer REFUSED from XDP" },
+	{ NULL },
+};
+
+/* A --dns-port: in range already (the table), not given twice. */
+static int attach_port(void *ctx, const struct bg_opt *o,
+		       const struct bg_optval *v, char *err, size_t errlen)
+{
+	struct attach_args *a = ctx;
+	int i;
+
+	for (i = 0; i < a->nports; i++) {
+		if (a->ports[i] == v->u) {
+			snprintf(err, errlen, "--%s: %llu given twice", o->name, v->u);
+			return -EINVAL;
 		}
 	}
-	if (optind + 1 != argc)
-		return usage_attach(stderr);
+	/* the table allows BG_DNS_PORTS_MAX: cannot overflow */
+	a->ports[a->nports++] = (__u16)v->u;
+	return 0;
+}
+
+static const struct bg_opt attach_opts[] = {
+	{ .name = "mode", .type = BG_OPT_ENUM, .values = mode_values,
+	  .help = "how the program is attached",
+	  .off = offsetof(struct attach_args, mode) },
+	{ .name = "match", .type = BG_OPT_ENUM, .values = match_values,
+	  .help = "the address looked up",
+	  .off = offsetof(struct attach_args, match) },
+	{ .name = "action", .type = BG_OPT_ENUM, .values = action_values,
+	  .help = "on a listed address",
+	  .off = offsetof(struct attach_args, action) },
+	{ .name = "dns-action", .type = BG_OPT_ENUM, .values = dns_action_values,
+	  .help = "on a DNS query (UDP to a DNS port) for a listed name",
+	  .off = offsetof(struct attach_args, dns_action) },
+	{ .name = "dns-port", .type = BG_OPT_UINT, .metavar = "N",
+	  .help = "UDP destination port judged as DNS; given ports replace 53",
+	  .min = 1, .max = 65535, .max_count = BG_DNS_PORTS_MAX,
+	  .set = attach_port },
+	{ NULL },
+};
+
+static const struct bg_opt attach_pos = {
+	.type = BG_OPT_IFNAME, .metavar = "IFACE", .help = "the interface",
+	.off = offsetof(struct attach_args, ifname),
+};
+
+static const struct bg_cmd attach_cmd = {
+	.name = "attach",
+	.summary = "Attaches the XDP filter to IFACE (through libxdp, so other XDP\n"
+		   "programs can share the interface). Every attached interface\n"
+		   "shares one filter, pinned under /sys/fs/bpf/bloomgate.",
+	.opts = attach_opts, .pos = &attach_pos, .min_pos = 1, .max_pos = 1,
+	.pos_first = 1, .defaults = &attach_defaults,
+};
+
+static int cmd_attach(int argc, char **argv)
+{
+	struct attach_args a = attach_defaults;
+	struct bg_attach_opts o = { 0 };
+	char err[256] = "", ports[64];
+	int ret;
+
+	if ((ret = parse_args(&attach_cmd, &argc, argv, &a)))
+		return ret < 0 ? 0 : ret;
 	if ((ret = need_root()))
 		return ret;
-	if (!nports)
+	o.mode = (enum bg_mode)a.mode;
+	o.match = (enum bg_match)a.match;
+	o.action = (enum bg_action)a.action;
+	o.dns_action = (enum bg_dns_action)a.dns_action;
+	memcpy(o.dns_ports, a.ports, sizeof(o.dns_ports));
+	if (!a.nports)
 		o.dns_ports[0] = BG_DNS_PORT;
-	if (bg_attach(argv[optind], &o, err, sizeof(err)))
+	if (bg_attach(a.ifname, &o, err, sizeof(err)))
 		return fail(1, "%s", err);
 	fmt_ports(ports, sizeof(ports), o.dns_ports);
 	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s)\n",
-	       argv[optind], o.mode == BG_MODE_SKB ? "skb" : "native",
+	       a.ifname, o.mode == BG_MODE_SKB ? "skb" : "native",
 	       match_name(o.match), action_name(o.action),
 	       dns_action_name(o.dns_action), ports);
 	return 0;
 }
 
+struct detach_args {
+	const char *ifname;
+	int all;
+};
+
+static int detach_done(void *ctx, unsigned int npos, char *err, size_t errlen)
+{
+	const struct detach_args *a = ctx;
+
+	(void)npos;
+	if (!a->ifname == !a->all) {
+		snprintf(err, errlen, "detach: %s", a->all ? "IFACE or --all, not both" :
+			 "missing IFACE (or --all)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct bg_opt detach_opts[] = {
+	{ .name = "all", .type = BG_OPT_FLAG,
+	  .help = "every interface of this network namespace, also gone ones",
+	  .off = offsetof(struct detach_args, all) },
+	{ NULL },
+};
+
+static const struct bg_opt detach_pos = {
+	.type = BG_OPT_IFNAME, .metavar = "IFACE", .help = "the interface",
+	.off = offsetof(struct detach_args, ifname),
+};
+
+static const struct bg_cmd detach_cmd = {
+	.name = "detach",
+	.summary = "Removes bloomgate's XDP program from IFACE, and the pin of\n"
+		   "its DNS program array; after the last interface, removes\n"
+		   "every pinned map too. --all detaches from every interface of\n"
+		   "this network namespace, also ones that no longer exist.",
+	.opts = detach_opts, .pos = &detach_pos, .min_pos = 0, .max_pos = 1,
+	.pos_first = 1, .done = detach_done,
+};
+
 static int cmd_detach(int argc, char **argv)
 {
+	struct detach_args a = { 0 };
 	char err[256] = "";
 	int ret;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: bloomgate detach IFACE | --all\n"
-		     "  Removes bloomgate's XDP program from IFACE, and the pin of\n"
-		     "  its DNS program array; after the last interface, removes\n"
-		     "  every pinned map too. --all detaches from every interface of\n"
-		     "  this network namespace, also ones that no longer exist.");
-		return 0;
-	}
-	if (argc != 2 || (argv[1][0] == '-' && strcmp(argv[1], "--all")))
-		return fail(EXIT_USAGE, "usage: bloomgate detach IFACE | --all");
+	if ((ret = parse_args(&detach_cmd, &argc, argv, &a)))
+		return ret < 0 ? 0 : ret;
 	if ((ret = need_root()))
 		return ret;
-	if (!strcmp(argv[1], "--all"))
+	if (a.all)
 		ret = bg_detach_all(err, sizeof(err));
 	else
-		ret = bg_detach(argv[1], err, sizeof(err));
+		ret = bg_detach(a.ifname, err, sizeof(err));
 	if (ret)
 		return fail(ret == -ENOENT ? EXIT_NOT_ATTACHED : 1, "%s", err);
-	printf("detached from %s\n", strcmp(argv[1], "--all") ? argv[1] : "every interface");
+	printf("detached from %s\n", a.all ? "every interface" : a.ifname);
 	return 0;
 }
 
 /* ---- load --------------------------------------------------------------- */
 
-static int usage_load(FILE *f)
-{
-	fputs("usage: bloomgate load [--fpr P] [--strict] [--format F] [--subdomains]\n"
-	      "                      [--allow LIST]... LIST...\n"
-	      "  Parses the lists, builds a new filter sized for the target\n"
-	      "  false-positive rate and swaps it in atomically. A load that fails\n"
-	      "  leaves the running filter as it was.\n"
-	      "  Lists are address lists (IPv4/IPv6 addresses and CIDR prefixes, one\n"
-	      "  per line: plain, FireHOL ipset/netset, Spamhaus DROP) or domain\n"
-	      "  lists, in one load:\n"
-	      "    plain    one name a line; *.name for its subdomains only\n"
-	      "    hosts    0.0.0.0 name [name...] (also 127.0.0.1, ::, ::1, or a\n"
-	      "             bare name): each name exactly; the addresses are where\n"
-	      "             the names point, never loaded as blocked addresses\n"
-	      "    adblock  ||name^ (name and subdomains), ||*.name^ (subdomains),\n"
-	      "             |name^ (the name only), @@ before any: allow\n"
-	      "  Each file's format is detected from its first " BG_TEXTIFY(BG_FMT_DETECT_LINES) " lines that are\n"
-	      "  not blank or comments: addresses when more than half are addresses\n"
-	      "  or prefixes; else Adblock when one starts with |, !, [ or @@; else\n"
-	      "  hosts when one is an address and a name; else plain when more than\n"
-	      "  half are names of two labels or more; else addresses (each line is\n"
-	      "  then rejected as not an address: say --format plain if need be).\n"
-	      "  --fpr P           target false-positive rate per address or query\n"
-	      "                    (default 0.001)\n"
-	      "  --strict          fail on any rejected line, and on any subdomain rule\n"
-	      "                    deeper than " BG_TEXTIFY(BG_DNS_SUFFIX_MAX) " labels (never matched), instead\n"
-	      "                    of reporting and skipping it\n"
-	      "  --allow LIST      entries that always pass: addresses and prefixes,\n"
-	      "                    also inside listed ranges; names, which beat blocked\n"
-	      "                    parents (may be given several times)\n"
-	      "  --format F        read the lists after this option as F: addr, plain,\n"
-	      "                    hosts or adblock; auto (the default) detects\n"
-	      "  --subdomains      plain domain entries in the lists after this option\n"
-	      "                    cover their subdomains too (as HaGeZi's lists mean)\n"
-	      "  --no-subdomains   back to the default: a plain entry is the name only\n"
-	      "  --format applies to every list after it on the command line, blocked\n"
-	      "  and --allow alike, up to the next --format (like gcc's -x);\n"
-	      "  --subdomains likewise, up to --no-subdomains. Given after the last\n"
-	      "  list, they would apply to none: an error.\n"
-	      "  Every rejected line is reported as FILE:LINE: reason: 'text'.\n",
-	      f);
-	return f == stdout ? 0 : EXIT_USAGE;
-}
-
-static const struct option load_opts[] = {
-	{ "fpr", required_argument, NULL, 'f' },
-	{ "strict", no_argument, NULL, 's' },
-	{ "allow", required_argument, NULL, 'A' },
-	{ "format", required_argument, NULL, 'F' },
-	{ "subdomains", no_argument, NULL, 'S' },
-	{ "no-subdomains", no_argument, NULL, 'N' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+/* load's options: --format and --(no-)subdomains apply to the lists after
+ * them, so those and the lists go to srcs in command-line order. */
+struct load_ctx {
+	struct bg_sources *srcs;
+	int strict;
+	double fpr;
 };
 
+static const struct load_ctx load_defaults = { .fpr = BG_FPR_DEFAULT };
 
-/* The arguments of load into srcs (in order: --format and --subdomains
- * apply to the lists after them), and the other options. */
-static int load_args(int argc, char **argv, struct bg_sources *srcs,
-		     struct bg_list_opts *lo, double *fpr)
+static int load_list(void *ctx, const struct bg_opt *o,
+		     const struct bg_optval *v, char *err, size_t errlen)
 {
-	char *end;
-	int c, ret;
+	struct load_ctx *c = ctx;
 
-	/* "-": lists come back as argument 1, in order with the options */
-	while ((c = getopt_long(argc, argv, "-h", load_opts, NULL)) != -1) {
-		switch (c) {
-		case 1:
-		case 'A':
-			if (bg_sources_add(srcs, optarg, c == 'A'))
-				return fail(1, "out of memory");
-			break;
-		case 'f':
-			errno = 0;
-			*fpr = strtod(optarg, &end);
-			if (errno || *end || !(*fpr >= BG_FPR_MIN && *fpr <= BG_FPR_MAX))
-				return fail(EXIT_USAGE, "--fpr must be a number between %g and %g, not '%s'",
-					    BG_FPR_MIN, BG_FPR_MAX, optarg);
-			break;
-		case 's':
-			lo->strict = 1;
-			break;
-		case 'F':
-			if (bg_sources_set_format(srcs, optarg))
-				return fail(EXIT_USAGE, "--format must be addr, plain, hosts, adblock or auto, not '%s'",
-					    optarg);
-			break;
-		case 'S':
-		case 'N':
-			bg_sources_set_subdomains(srcs, c == 'S');
-			break;
-		case 'h':
-			return usage_load(stdout) - 1; /* -1: stop, exit 0 */
-		default:
-			return usage_load(stderr);
-		}
+	/* a positional is a blocked list; --allow's are allowed */
+	if (bg_sources_add(c->srcs, v->arg, o->name && !strcmp(o->name, "allow"))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	for (; optind < argc; optind++) /* after "--" */
-		if (bg_sources_add(srcs, argv[optind], 0))
-			return fail(1, "out of memory");
-	ret = bg_sources_done(srcs);
-	if (ret == -EINVAL)
-		return fail(EXIT_USAGE, "--format, --subdomains and --no-subdomains apply to the "
-			    "lists after them; none follows the last one");
-	if (ret)
-		return usage_load(stderr);
 	return 0;
 }
+
+static int load_format(void *ctx, const struct bg_opt *o,
+		       const struct bg_optval *v, char *err, size_t errlen)
+{
+	struct load_ctx *c = ctx;
+
+	(void)o;
+	/* the names in the table are lists.c's: cannot fail */
+	if (bg_sources_set_format(c->srcs, v->arg)) {
+		snprintf(err, errlen, "--format: '%s' is unknown", v->arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int load_subdomains(void *ctx, const struct bg_opt *o,
+			   const struct bg_optval *v, char *err, size_t errlen)
+{
+	struct load_ctx *c = ctx;
+
+	(void)v;
+	(void)err;
+	(void)errlen;
+	bg_sources_set_subdomains(c->srcs, !strcmp(o->name, "subdomains"));
+	return 0;
+}
+
+static int load_done(void *ctx, unsigned int npos, char *err, size_t errlen)
+{
+	struct load_ctx *c = ctx;
+	int ret = bg_sources_done(c->srcs);
+
+	(void)npos;
+	if (ret == -EINVAL)
+		snprintf(err, errlen, "--format, --subdomains and --no-subdomains apply "
+			 "to the lists after them; none follows the last one");
+	else if (ret)
+		snprintf(err, errlen, "load: missing LIST (a list to block)");
+	return ret ? -EINVAL : 0;
+}
+
+static const struct bg_opt_enum format_values[] = {
+	{ "auto", BG_FMT_AUTO, "detect each file's format (below)" },
+	{ "addr", BG_FMT_ADDR, "addresses and CIDR prefixes" },
+	{ "plain", BG_FMT_PLAIN, "domain names" },
+	{ "hosts", BG_FMT_HOSTS, "hosts file" },
+	{ "adblock", BG_FMT_ADBLOCK, "Adblock rules" },
+	{ NULL },
+};
+
+static const struct bg_opt load_opts[] = {
+	{ .name = "fpr", .type = BG_OPT_DOUBLE, .metavar = "P",
+	  .help = "target false-positive rate per address or query",
+	  .min = BG_FPR_MIN, .max = BG_FPR_MAX, .off = offsetof(struct load_ctx, fpr) },
+	{ .name = "strict", .type = BG_OPT_FLAG,
+	  .help = "fail on a rejected line or a too-deep subdomain rule",
+	  .off = offsetof(struct load_ctx, strict) },
+	{ .name = "format", .type = BG_OPT_ENUM, .metavar = "F", .values = format_values,
+	  .help = "read the lists after it as F", .max_count = BG_OPT_MANY,
+	  .set = load_format },
+	{ .name = "subdomains", .type = BG_OPT_FLAG,
+	  .help = "plain names in the lists after it cover their subdomains",
+	  .max_count = BG_OPT_MANY, .set = load_subdomains },
+	{ .name = "no-subdomains", .type = BG_OPT_FLAG,
+	  .help = "back to the default: a plain name is the name only",
+	  .max_count = BG_OPT_MANY, .flags = BG_OPT_F_NOSYN, .set = load_subdomains },
+	{ .name = "allow", .type = BG_OPT_PATH, .metavar = "LIST",
+	  .help = "a list of entries that always pass", .max_count = BG_OPT_MANY,
+	  .set = load_list },
+	{ NULL },
+};
+
+static const struct bg_opt load_pos = {
+	.type = BG_OPT_PATH, .metavar = "LIST", .help = "a list of entries to block",
+	.set = load_list,
+};
+
+static const struct bg_cmd load_cmd = {
+	.name = "load",
+	.summary = "Parses the lists, builds a new filter sized for the target\n"
+		   "false-positive rate and swaps it in atomically. A load that fails\n"
+		   "leaves the running filter as it was.",
+	.details =
+	"Lists are address lists (IPv4/IPv6 addresses and CIDR prefixes, one\n"
+	"per line: plain, FireHOL ipset/netset, Spamhaus DROP) or domain\n"
+	"lists, in one load:\n"
+	"  plain    one name a line; *.name for its subdomains only\n"
+	"  hosts    0.0.0.0 name [name...] (also 127.0.0.1, ::, ::1, or a\n"
+	"           bare name): each name exactly; the addresses are where\n"
+	"           the names point, never loaded as blocked addresses\n"
+	"  adblock  ||name^ (name and subdomains), ||*.name^ (subdomains),\n"
+	"           |name^ (the name only), @@ before any: allow\n"
+	"Each file's format is detected from its first " BG_TEXTIFY(BG_FMT_DETECT_LINES) " lines that are\n"
+	"not blank or comments: addresses when more than half are addresses\n"
+	"or prefixes; else Adblock when one starts with |, !, [ or @@; else\n"
+	"hosts when one is an address and a name; else plain when more than\n"
+	"half are names of two labels or more; else addresses (each line is\n"
+	"then rejected as not an address: say --format plain if need be).\n"
+	"--format applies to every list after it on the command line, blocked\n"
+	"and --allow alike, up to the next --format (like gcc's -x);\n"
+	"--subdomains likewise (as HaGeZi's lists mean), up to\n"
+	"--no-subdomains. Given after the last list, they would apply to\n"
+	"none: an error.\n"
+	"--allow lists addresses and prefixes that pass also inside listed\n"
+	"ranges, and names, which beat blocked parents.\n"
+	"--strict fails the load on any rejected line, and on any subdomain\n"
+	"rule deeper than " BG_TEXTIFY(BG_DNS_SUFFIX_MAX) " labels (never matched), instead of reporting\n"
+	"and skipping it.\n"
+	"Every rejected line is reported as FILE:LINE: reason: 'text'.",
+	.opts = load_opts, .pos = &load_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
+	.defaults = &load_defaults, .done = load_done,
+};
 
 /* Diagnostics as they come: "file:line: reason: 'text'" on stderr. */
 static void print_diag(void *ctx, const struct bg_diag *d)
@@ -402,16 +474,16 @@ static void print_diag(void *ctx, const struct bg_diag *d)
 
 static int cmd_load(int argc, char **argv)
 {
-	struct bg_load_opts o = { .fpr = BG_FPR_DEFAULT, .diag = print_diag };
-	struct bg_list_opts lo = { 0 };
+	struct load_ctx c = load_defaults;
+	struct bg_load_opts o = { .diag = print_diag };
 	struct bg_load_report r;
 	struct bg_sources srcs;
 	struct bg_state st;
 	int ret;
 
 	bg_sources_init(&srcs);
-	ret = load_args(argc, argv, &srcs, &lo, &o.fpr);
-	if (ret) {
+	c.srcs = &srcs;
+	if ((ret = parse_args(&load_cmd, &argc, argv, &c))) {
 		bg_sources_free(&srcs);
 		return ret < 0 ? 0 : ret;
 	}
@@ -421,7 +493,8 @@ static int cmd_load(int argc, char **argv)
 		return ret;
 	}
 	o.sources = &srcs;
-	o.strict = lo.strict;
+	o.strict = c.strict;
+	o.fpr = c.fpr;
 	bg_load_report_init(&r);
 	ret = bg_load(&st, &o, &r);
 	bg_state_close(&st);
@@ -439,6 +512,26 @@ static int cmd_load(int argc, char **argv)
 
 /* ---- check -------------------------------------------------------------- */
 
+static const struct bg_opt check_pos = {
+	.type = BG_OPT_STRING, .metavar = "ADDR|NAME",
+	.help = "an IP address, or else a domain name",
+};
+
+static const struct bg_cmd check_cmd = {
+	.name = "check",
+	.summary = "For each IP address or domain name, says whether the live\n"
+		   "filter matches it (\"match\": dropped, or for a name, the\n"
+		   "DNS action) or not (\"no match\"), and why: the listed entry\n"
+		   "(file:line) that covers it -- for a name, the line's text, and\n"
+		   "whether it lists the name itself or a parent with its\n"
+		   "subdomains --, the allowlist entry that passes it (allow beats\n"
+		   "block), or that the match is a probable false positive.\n"
+		   "An argument that parses as an IP address is an address;\n"
+		   "anything else must be a domain name (a trailing dot is fine,\n"
+		   "case does not matter).",
+	.pos = &check_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
+};
+
 static int cmd_check(int argc, char **argv)
 {
 	struct bg_record rec;
@@ -447,22 +540,8 @@ static int cmd_check(int argc, char **argv)
 	size_t len;
 	int i, ret, bad = 0, have_rec;
 
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: bloomgate check ADDR|NAME...\n"
-		     "  For each IP address or domain name, says whether the live\n"
-		     "  filter matches it (\"match\": dropped, or for a name, the\n"
-		     "  DNS action) or not (\"no match\"), and why: the listed entry\n"
-		     "  (file:line) that covers it -- for a name, the line's text, and\n"
-		     "  whether it lists the name itself or a parent with its\n"
-		     "  subdomains --, the allowlist entry that passes it (allow beats\n"
-		     "  block), or that the match is a probable false positive.\n"
-		     "  An argument that parses as an IP address is an address;\n"
-		     "  anything else must be a domain name (a trailing dot is fine,\n"
-		     "  case does not matter).");
-		return 0;
-	}
-	if (argc < 2)
-		return fail(EXIT_USAGE, "usage: bloomgate check ADDR|NAME...");
+	if ((ret = parse_args(&check_cmd, &argc, argv, NULL)))
+		return ret < 0 ? 0 : ret;
 	if ((ret = need_root()))
 		return ret;
 	if ((ret = open_state(&st, 0)))
@@ -508,23 +587,33 @@ static const char *const counter_names[] = { BG_COUNTERS(BG__NAME) };
 static const char *const malformed_names[] = { BG_MALFORMED_REASONS(BG__NAME) };
 #undef BG__NAME
 
+struct stats_args {
+	int json;
+};
+
+static const struct bg_opt stats_opts[] = {
+	{ .name = "json", .type = BG_OPT_FLAG, .help = "one JSON object",
+	  .off = offsetof(struct stats_args, json) },
+	{ NULL },
+};
+
+static const struct bg_cmd stats_cmd = {
+	.name = "stats",
+	.summary = "Prints the datapath counters, summed over CPUs;\n"
+		   "malformed_* count packets by malformation reason.",
+	.opts = stats_opts,
+};
+
 static int cmd_stats(int argc, char **argv)
 {
+	struct stats_args a = { 0 };
 	struct bg_counters c;
 	struct bg_state st;
-	int json = 0, ret, i;
+	int json, ret, i;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			puts("usage: bloomgate stats [--json]\n"
-			     "  Prints the datapath counters, summed over CPUs;\n"
-			     "  malformed_* count packets by malformation reason.");
-			return 0;
-		} else
-			return fail(EXIT_USAGE, "usage: bloomgate stats [--json]");
-	}
+	if ((ret = parse_args(&stats_cmd, &argc, argv, &a)))
+		return ret < 0 ? 0 : ret;
+	json = a.json;
 	if ((ret = need_root()))
 		return ret;
 	if ((ret = open_state(&st, 0)))
@@ -556,6 +645,12 @@ static int cmd_stats(int argc, char **argv)
 	return 0;
 }
 
+static const struct bg_cmd status_cmd = {
+	.name = "status",
+	.summary = "Shows the interfaces bloomgate is attached to and the\n"
+		   "loaded filter.",
+};
+
 static int cmd_status(int argc, char **argv)
 {
 	struct bg_attach_rec recs[BG_ATTACH_MAX];
@@ -564,23 +659,19 @@ static int cmd_status(int argc, char **argv)
 	size_t len;
 	int n, i, ret;
 
-	(void)argv;
-	if (argc > 1) {
-		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
-
-		fputs("usage: bloomgate status\n"
-		      "  Shows the interfaces bloomgate is attached to and the\n"
-		      "  loaded filter.\n", help ? stdout : stderr);
-		return help ? 0 : EXIT_USAGE;
-	}
+	if ((ret = parse_args(&status_cmd, &argc, argv, NULL)))
+		return ret < 0 ? 0 : ret;
 	if ((ret = need_root()))
 		return ret;
-	if (bg_state_open(&st, 0) == -ENOENT) {
+	/* Opened once: not attached is an answer here, not an error. */
+	ret = bg_state_open(&st, 0);
+	if (ret == -ENOENT) {
 		puts("bloomgate is not attached to any interface");
 		return 0;
 	}
-	if ((ret = open_state(&st, 0)))
-		return ret;
+	if (ret)
+		return fail(1, "cannot open the pinned state in %s: %s",
+			    bg_pin_dir(), strerror(-ret));
 	n = bg_attach_list(&st, recs, BG_ATTACH_MAX);
 	printf("pinned state: %s\n", st.dir);
 	for (i = 0; i < n; i++) {
@@ -705,39 +796,45 @@ static int print_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+struct events_args {
+	unsigned long long count;
+	double timeout;
+};
+
+static const struct bg_opt events_opts[] = {
+	{ .name = "count", .type = BG_OPT_UINT, .metavar = "N",
+	  .help = "exit after N events", .min = 1, .max = INFINITY,
+	  .off = offsetof(struct events_args, count) },
+	{ .name = "timeout", .type = BG_OPT_DOUBLE, .metavar = "SEC",
+	  .help = "exit after SEC seconds", .min = 0, .max = INFINITY,
+	  .flags = BG_OPT_F_MIN_OPEN, .off = offsetof(struct events_args, timeout) },
+	{ NULL },
+};
+
+static const struct bg_cmd events_cmd = {
+	.name = "events",
+	.summary = "Prints flagged packets as they happen, one line each:\n"
+		   "\"flag dst|src ADDR on IFACE\" for a listed address, and\n"
+		   "\"flag name NAME from CLIENT on IFACE at TIME\" for a DNS\n"
+		   "query for a listed name (attach --dns-action flag); NAME\n"
+		   "as the query had it, lowercased, odd bytes as \\DDD.",
+	.opts = events_opts,
+};
+
 static int cmd_events(int argc, char **argv)
 {
+	struct events_args a = { 0 };
 	struct ring_buffer *rb;
 	struct bg_state st;
 	double deadline = 0;
-	int i, ret;
+	int ret;
 
-	for (i = 1; i < argc; i++) {
-		char *end = NULL;
-
-		if (!strcmp(argv[i], "--count") && i + 1 < argc) {
-			events_left = strtol(argv[++i], &end, 10);
-			if (*end || events_left <= 0)
-				return fail(EXIT_USAGE, "--count must be a positive number, not '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			double t = strtod(argv[++i], &end);
-
-			if (*end || !(t > 0))
-				return fail(EXIT_USAGE, "--timeout must be a positive number of seconds, not '%s'", argv[i]);
-			deadline = bg_now_ms() + 1000.0 * t;
-		} else {
-			int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
-
-			fputs("usage: bloomgate events [--count N] [--timeout SEC]\n"
-			      "  Prints flagged packets as they happen, one line each:\n"
-			      "  \"flag dst|src ADDR on IFACE\" for a listed address, and\n"
-			      "  \"flag name NAME from CLIENT on IFACE at TIME\" for a DNS\n"
-			      "  query for a listed name (attach --dns-action flag); NAME\n"
-			      "  as the query had it, lowercased, odd bytes as \\DDD.\n",
-			      help ? stdout : stderr);
-			return help ? 0 : EXIT_USAGE;
-		}
-	}
+	if ((ret = parse_args(&events_cmd, &argc, argv, &a)))
+		return ret < 0 ? 0 : ret;
+	if (a.count)
+		events_left = a.count > LONG_MAX ? LONG_MAX : (long)a.count;
+	if (a.timeout > 0)
+		deadline = bg_now_ms() + 1000.0 * a.timeout;
 	if ((ret = need_root()))
 		return ret;
 	if ((ret = open_state(&st, 0)))
@@ -761,36 +858,67 @@ static int cmd_events(int argc, char **argv)
 
 /* ---- main --------------------------------------------------------------- */
 
+/* The commands, in the order help lists them. */
 static const struct {
-	const char *name;
+	const struct bg_cmd *cmd;
 	int (*fn)(int argc, char **argv);
-	const char *help;
 } cmds[] = {
-	{ "attach", cmd_attach, "attach IFACE [--mode native|skb] [--match dst|src|both] [--action drop|flag]\n"
-	  "                   [--dns-action drop|flag|nxdomain|refused] [--dns-port N]..." },
-	{ "load", cmd_load, "load [--fpr P] [--strict] [--format F] [--subdomains] [--allow LIST]... LIST..." },
-	{ "check", cmd_check, "check ADDR|NAME..." },
-	{ "stats", cmd_stats, "stats [--json]" },
-	{ "status", cmd_status, "status" },
-	{ "events", cmd_events, "events [--count N] [--timeout SEC]" },
-	{ "detach", cmd_detach, "detach IFACE | --all" },
+	{ &attach_cmd, cmd_attach },
+	{ &load_cmd, cmd_load },
+	{ &check_cmd, cmd_check },
+	{ &stats_cmd, cmd_stats },
+	{ &status_cmd, cmd_status },
+	{ &events_cmd, cmd_events },
+	{ &detach_cmd, cmd_detach },
 };
+
+#define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static int find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N_CMDS; i++)
+		if (!strcmp(name, cmds[i].cmd->name))
+			return (int)i;
+	return -1;
+}
 
 static int usage(FILE *f)
 {
+	char syn[512];
 	size_t i;
 
 	fputs("usage: bloomgate [-v] COMMAND [ARGS]\n"
 	      "XDP Bloom-filter blocklist for Linux gateways.\n\ncommands:\n", f);
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  bloomgate %s\n", cmds[i].help);
-	fputs("\nEach command takes --help.\n", f);
+	for (i = 0; i < N_CMDS; i++) {
+		bg_cmd_synopsis(cmds[i].cmd, syn, sizeof(syn));
+		fprintf(f, "  bloomgate %s\n", syn);
+	}
+	fputs("\n-v shows libbpf's and libxdp's own messages. A command's options:\n"
+	      "bloomgate help COMMAND, or bloomgate COMMAND --help.\n", f);
 	return f == stdout ? 0 : EXIT_USAGE;
+}
+
+/* bloomgate help [COMMAND] */
+static int cmd_help(int argc, char **argv)
+{
+	int c;
+
+	if (argc < 2)
+		return usage(stdout);
+	if (argc > 2)
+		return fail(EXIT_USAGE, "help: one COMMAND at most");
+	c = find_cmd(argv[1]);
+	if (c < 0)
+		return fail(EXIT_USAGE, "help: unknown command '%s'", argv[1]);
+	bg_cmd_help(stdout, "bloomgate", cmds[c].cmd);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	size_t i;
+	int c;
 
 	libbpf_set_print(quiet_print);
 	libxdp_set_print(quiet_xdp_print);
@@ -802,15 +930,13 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2)
 		return usage(stderr);
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help"))
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return usage(stdout);
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		if (!strcmp(argv[1], cmds[i].name)) {
-			optind = 1;
-			return cmds[i].fn(argc - 1, argv + 1);
-		}
-	}
+	if (!strcmp(argv[1], "help"))
+		return cmd_help(argc - 1, argv + 1);
+	c = find_cmd(argv[1]);
+	if (c >= 0)
+		return cmds[c].fn(argc - 1, argv + 1);
 	fail(EXIT_USAGE, "unknown command '%s'", argv[1]);
 	return usage(stderr);
 }
