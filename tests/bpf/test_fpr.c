@@ -41,6 +41,7 @@
 #include "lists.h"
 #include "state.h"
 
+#include "blocklist.h"
 #include "pktgen.h"
 #include "bloomgate.skel.h"
 
@@ -157,8 +158,8 @@ static void measure_filter(struct fpr_fx *f, int filters_fd, unsigned int idx,
 	assert_int_equal(l.n4, N_MEMBERS);
 	assert_int_equal(l.duplicates, 0);
 
-	assert_int_equal(bg_filter_plan(&l, NULL, TARGET_FPR, p), 0);
-	fd = bg_filter_create(p, FILTER_SEED + idx, &l, NULL);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, NULL), TARGET_FPR, p), 0);
+	fd = bg_filter_create(p, FILTER_SEED + idx, BL(&l, NULL, NULL));
 	assert_true(fd >= 0);
 	assert_int_equal(bg_filter_publish(filters_fd, fd), 0);
 	close(fd);

@@ -15,6 +15,8 @@
 #include "filter.h"
 #include "lists.h"
 
+#include "blocklist.h"
+
 static uint64_t rng = 0x853c49e6748fea9bULL;
 
 static uint32_t rnd32(void)
@@ -107,11 +109,11 @@ static void test_build_members_and_fpr(void **state)
 	for (i = 0; i < n; i++)
 		bg_key4_init(&l.v4[l.n4++], rnd32() & 0xfffffffeU, 32);
 	bg_list_finish(&l); /* sorted, unique; odd addresses never members */
-	assert_int_equal(bg_filter_plan(&l, NULL, 0.001, &p), 0);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, NULL), 0.001, &p), 0);
 	assert_int_equal(p.bytes, ((size_t)p.nblocks + 1) * 64);
 	mem = calloc(1, p.bytes);
 	assert_non_null(mem);
-	bg_filter_build(mem, &p, 0x1234567890abcdefULL, &l, NULL);
+	bg_filter_build(mem, &p, 0x1234567890abcdefULL, BL(&l, NULL, NULL));
 	for (i = 0; i < l.n4; i++)
 		assert_true(bg_filter_test4(mem, l.v4[i].addr));
 	while (done < trials) {
@@ -143,10 +145,10 @@ static void test_build_header_ipv6(void **state)
 	assert_non_null(l.v6);
 	l.cap6 = 1;
 	bg_key6_init(&l.v6[l.n6++], a, 128);
-	assert_int_equal(bg_filter_plan(&l, NULL, 0.001, &p), 0);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, NULL), 0.001, &p), 0);
 	mem = calloc(1, p.bytes);
 	assert_non_null(mem);
-	bg_filter_build(mem, &p, 99, &l, NULL);
+	bg_filter_build(mem, &p, 99, BL(&l, NULL, NULL));
 	h = mem;
 	assert_int_equal(h->magic, BG_FILTER_MAGIC);
 	assert_int_equal(h->abi_version, BG_ABI_VERSION);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Tests build their lists part by part; the planner and builder take one
+ * struct bg_blocklist (user/sources.h). BL(block, allow, names) makes a
+ * read-only view of the parts given (NULL: empty), sharing their arrays:
+ * for bg_filter_plan(), bg_filter_build() and bg_filter_create() only,
+ * never to be freed.
+ */
+#ifndef BLOOMGATE_TESTS_BLOCKLIST_H
+#define BLOOMGATE_TESTS_BLOCKLIST_H
+
+#include "sources.h"
+
+static inline struct bg_blocklist bl_view(const struct bg_list *block,
+					  const struct bg_list *allow,
+					  const struct bg_names *names)
+{
+	struct bg_blocklist bl;
+
+	bg_blocklist_init(&bl);
+	if (block)
+		bl.block = *block;
+	if (allow)
+		bl.allow = *allow;
+	if (names)
+		bl.names = *names;
+	return bl;
+}
+
+#define BL(block, allow, names) \
+	((const struct bg_blocklist[]){ bl_view((block), (allow), (names)) })
+
+#endif

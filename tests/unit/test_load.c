@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Unit tests for the core of the load pipeline and of check: the report of
+ * bg_load_prepare() (counts, diagnostics with file:line, the failed stage)
+ * and the structured answer of bg_explain() on a filter built in memory.
+ * Nothing here touches the kernel: this links the core library only.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "explain.h"
+#include "filter.h"
+#include "load.h"
+
+static char dir[] = "/tmp/bg-test-load.XXXXXX";
+
+static const char *write_list(const char *name, const char *text)
+{
+	static char path[8][256];
+	static int next;
+	char *p = path[next++ % 8];
+	FILE *f;
+
+	snprintf(p, 256, "%s/%s", dir, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+/* Diagnostics seen by the caller's callback, one line each. */
+struct seen {
+	char text[4096];
+	size_t len;
+	int n;
+};
+
+static void on_diag(void *ctx, const struct bg_diag *d)
+{
+	struct seen *s = ctx;
+	FILE *f = fmemopen(s->text + s->len, sizeof(s->text) - s->len, "w");
+
+	assert_non_null(f);
+	bg_diag_print(f, d);
+	s->len += (size_t)ftell(f);
+	fclose(f);
+	s->n++;
+}
+
+static void add(struct bg_sources *s, const char *path, const char *fmt,
+		int subdomains, int allow)
+{
+	if (fmt)
+		assert_int_equal(bg_sources_set_format(s, fmt), 0);
+	bg_sources_set_subdomains(s, subdomains);
+	assert_int_equal(bg_sources_add(s, path, allow), 0);
+}
+
+/* Addresses, names and allow lists in one load: every count of the report. */
+static void test_prepare_report(void **state)
+{
+	const char *a = write_list("a.txt",
+				   "192.0.2.1\n10.0.0.0/8\n10.1.2.3\n192.0.2.1\n"
+				   "bogus\n10.1.2.3/8\n2001:db8::/32\n");
+	const char *d = write_list("d.txt", "||ads.example.com^\n"
+					    "@@||ok.ads.example.com^\n"
+					    "|exact.example.org^\n");
+	const char *al = write_list("al.txt", "192.0.2.1\n");
+	const char *an = write_list("an.txt", "fine.example.net\n");
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_report r;
+	struct seen seen = { .len = 0 };
+	struct bg_load_opts o = { .fpr = 0.01, .diag = on_diag,
+				  .diag_ctx = &seen };
+
+	(void)state;
+	bg_sources_init(&srcs);
+	add(&srcs, a, NULL, 0, 0);
+	add(&srcs, d, NULL, 0, 0);
+	add(&srcs, al, NULL, 0, 1);
+	add(&srcs, an, "plain", 0, 1);
+	o.sources = &srcs;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	assert_int_equal(r.failed, BG_STAGE_NONE);
+
+	/* formats used, written back for the record */
+	assert_int_equal(srcs.v[0].format, BG_FMT_ADDR);
+	assert_int_equal(srcs.v[1].format, BG_FMT_ADBLOCK);
+	assert_int_equal(srcs.v[2].format, BG_FMT_ADDR);
+	assert_int_equal(srcs.v[3].format, BG_FMT_PLAIN);
+	assert_int_equal(r.n_addr, 2);
+	assert_int_equal(r.n_addr_allow, 1);
+	assert_int_equal(r.n_dom, 2);
+	assert_int_equal(r.n_allow, 2);
+
+	/* addresses: 6 accepted (one with host bits), 1 rejected, 1 duplicate,
+	 * 10.1.2.3 inside 10.0.0.0/8 */
+	assert_int_equal(r.block.accepted, 6);
+	assert_int_equal(r.block.rejected, 1);
+	assert_int_equal(r.block.warnings, 1);
+	assert_int_equal(r.block.duplicates, 2); /* 192.0.2.1, 10.0.0.0/8 */
+	assert_int_equal(r.block.covered, 1);
+	assert_int_equal(r.block.n4, 2);
+	assert_int_equal(r.block.n6, 1);
+	assert_null(r.block.v4); /* counters only */
+	assert_int_equal(r.allow.n4, 1);
+
+	/* names, by what they do */
+	assert_int_equal(r.rules.subs, 1);
+	assert_int_equal(r.rules.exact, 1);
+	assert_int_equal(r.rules.allow_rules, 1);
+	assert_int_equal(r.rules.allow_listed, 1);
+	assert_int_equal(r.entries, 3 + 2);
+
+	/* diagnostics: counted, kept with file:line, and passed on */
+	assert_int_equal(r.n_errors, 1);
+	assert_int_equal(r.n_warnings, 1);
+	assert_int_equal(r.n_diags, 2);
+	assert_int_equal(seen.n, 2);
+	assert_string_equal(r.diags[0].file, a);
+	assert_int_equal(r.diags[0].line, 5);
+	assert_string_equal(r.diags[0].reason, "not an IP address");
+	assert_string_equal(r.diags[0].text, "bogus");
+	assert_int_equal(r.diags[1].line, 6);
+	assert_true(r.diags[1].warning);
+	assert_non_null(strstr(seen.text, ":5: not an IP address: 'bogus'\n"));
+	assert_non_null(strstr(seen.text, ":6: warning: host bits set, using 10.0.0.0/8: '10.1.2.3/8'\n"));
+
+	/* the plan: names and both families, at the target asked for */
+	assert_true(r.plan.nblocks > 0);
+	assert_int_equal(r.plan.name_keys, 2 + 1);
+	assert_true(r.plan.predicted_addr <= 0.01);
+	assert_true(r.ms[BG_STAGE_PARSE] >= 0);
+
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	bg_sources_free(&srcs);
+}
+
+/* Each stage that can fail before the kernel says so, with the message the
+ * CLI prints. */
+static void test_prepare_failures(void **state)
+{
+	const char *bad = write_list("bad.txt", "192.0.2.1\nnot-an-address\n");
+	const char *empty = write_list("empty.txt", "# nothing\n");
+	const char *deep = write_list("deep.txt",
+				      "||a.b.c.d.e.f.g.h.i.j.k.example^\n");
+	char missing[300];
+	struct {
+		const char *path, *fmt;
+		int strict;
+		enum bg_load_stage stage;
+		int err;
+		const char *msg_end;
+	} cases[] = {
+		{ bad, NULL, 1, BG_STAGE_PARSE, -EINVAL, ": rejected lines with --strict" },
+		{ missing, NULL, 0, BG_STAGE_PARSE, -ENOENT, ": No such file or directory" },
+		{ empty, NULL, 0, BG_STAGE_PLAN, -ENODATA, "no valid entries in the lists" },
+		{ deep, "adblock", 1, BG_STAGE_PARSE, -EINVAL,
+		  ": subdomain rules never matched (too deep) with --strict" },
+		{ bad, NULL, 0, BG_STAGE_NONE, 0, "" },
+	};
+	size_t i;
+
+	(void)state;
+	snprintf(missing, sizeof(missing), "%s/missing.txt", dir);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bg_sources srcs;
+		struct bg_blocklist bl;
+		struct bg_load_report r;
+		struct seen seen = { .len = 0 };
+		struct bg_load_opts o = { .strict = cases[i].strict,
+					  .diag = on_diag, .diag_ctx = &seen };
+		size_t ml = strlen(cases[i].msg_end), l;
+
+		print_message("case %zu: %s\n", i, cases[i].path);
+		bg_sources_init(&srcs);
+		add(&srcs, cases[i].path, cases[i].fmt, 0, 0);
+		o.sources = &srcs;
+		bg_load_report_init(&r);
+		assert_int_equal(bg_load_prepare(&o, &bl, &r), cases[i].err);
+		assert_int_equal(r.failed, cases[i].stage);
+		assert_int_equal(r.err, cases[i].err);
+		l = strlen(r.msg);
+		assert_true(l >= ml);
+		assert_string_equal(r.msg + l - ml, cases[i].msg_end);
+		bg_blocklist_free(&bl);
+		bg_load_report_free(&r);
+		bg_sources_free(&srcs);
+	}
+}
+
+/* check's answers, on a filter built in memory from the same lists. */
+static void test_explain(void **state)
+{
+	const char *a = write_list("xa.txt", "192.0.2.0/24 # docs\n2001:db8::1\n");
+	const char *d = write_list("xd.txt", "||ads.example.com^\n"
+					     "@@||ok.ads.example.com^\n");
+	const char *al = write_list("xal.txt", "192.0.2.7\n");
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_report r;
+	struct bg_record rec = { 0 };
+	struct bg_load_opts o = { .fpr = 1e-6 };
+	struct bg_explanation x;
+	void *mem;
+
+	(void)state;
+	bg_sources_init(&srcs);
+	add(&srcs, a, NULL, 0, 0);
+	add(&srcs, d, NULL, 0, 0);
+	add(&srcs, al, NULL, 0, 1);
+	o.sources = &srcs;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	mem = calloc(1, r.plan.bytes);
+	assert_non_null(mem);
+	bg_filter_build(mem, &r.plan, 42, &bl);
+	rec.src = srcs.v;
+	rec.n = (int)srcs.n;
+
+	/* a listed address: the covering entry, masked, with file:line */
+	assert_int_equal(bg_explain(mem, &rec, "192.0.2.9", &x), 0);
+	assert_int_equal(x.kind, BG_EXPLAIN_ADDR);
+	assert_true(x.listed);
+	assert_false(x.allowed);
+	assert_int_equal(x.block.n, 1);
+	assert_string_equal(x.block.v[0].text, "192.0.2.0/24");
+	assert_string_equal(x.block.v[0].path, a);
+	assert_int_equal(x.block.v[0].line, 1);
+	bg_explain_free(&x);
+
+	/* allowlisted inside a listed range: both sides named */
+	assert_int_equal(bg_explain(mem, &rec, "192.0.2.7", &x), 0);
+	assert_true(x.listed && x.allowed);
+	assert_int_equal(x.block.n, 1);
+	assert_int_equal(x.allow.n, 1);
+	assert_string_equal(x.allow.v[0].path, al);
+	bg_explain_free(&x);
+
+	/* a name under a subdomain rule: the parent it matched as */
+	assert_int_equal(bg_explain(mem, &rec, "X.Ads.Example.com.", &x), 0);
+	assert_int_equal(x.kind, BG_EXPLAIN_NAME);
+	assert_string_equal(x.name, "x.ads.example.com");
+	assert_true(x.listed);
+	assert_int_equal(x.block.n, 1);
+	assert_string_equal(x.block.v[0].text, "||ads.example.com^");
+	assert_string_equal(x.block.v[0].parent, "ads.example.com");
+	bg_explain_free(&x);
+
+	/* allow beats block for names too */
+	assert_int_equal(bg_explain(mem, &rec, "ok.ads.example.com", &x), 0);
+	assert_true(x.allowed);
+	assert_int_equal(x.allow.n, 1);
+	assert_int_equal(x.allow.v[0].line, 2);
+	assert_null(x.allow.v[0].parent);
+	bg_explain_free(&x);
+
+	/* not listed; not known; not an argument at all */
+	assert_int_equal(bg_explain(mem, &rec, "198.51.100.1", &x), 0);
+	assert_false(x.listed);
+	assert_int_equal(x.block.n, 0);
+	bg_explain_free(&x);
+	assert_int_equal(bg_explain(mem, NULL, "192.0.2.9", &x), 0);
+	assert_true(x.listed);
+	assert_false(x.known);
+	assert_int_equal(x.block.n, 0);
+	bg_explain_free(&x);
+	assert_int_equal(bg_explain(mem, &rec, "192.0.2.300", &x), 0);
+	assert_int_equal(x.kind, BG_EXPLAIN_INVALID);
+	assert_non_null(x.why);
+	bg_explain_free(&x);
+
+	free(mem);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	bg_sources_free(&srcs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prepare_report),
+		cmocka_unit_test(test_prepare_failures),
+		cmocka_unit_test(test_explain),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
