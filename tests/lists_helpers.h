@@ -103,6 +103,29 @@ struct table_ref {
 	  (void *)&(const struct table_ref){ (table), ARRAY_SIZE(table),    \
 					     #table } }
 
+/* Format detection: a text and the format it must be detected as. */
+struct detect_case {
+	const char *text;
+	size_t len;
+	int want;
+};
+
+/* String literals may hold NUL bytes: take their size, not strlen. */
+#define DETECT_CASE(lit, format) { (lit), sizeof(lit) - 1, (format) }
+
+static inline void run_detect_table(const char *table,
+				    const struct detect_case *c, size_t n,
+				    int (*detect)(const char *buf, size_t len))
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		tcase_begin(table, i, c[i].text);
+		check_int(detect(c[i].text, c[i].len), c[i].want);
+	}
+	tcase_end();
+}
+
 /* ---- Reports ---------------------------------------------------------------- */
 
 /* What a parse writes to its report stream, captured in memory. */

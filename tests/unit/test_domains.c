@@ -43,6 +43,7 @@
 #define HOSTS BG_DOM_HOSTS
 #define ADBLOCK BG_DOM_ADBLOCK
 #define AUTO BG_DOM_AUTO
+typedef enum bg_dom_format dom_format;
 #define EXACT BG_NAME_EXACT
 #define TREE BG_NAME_TREE
 #define SUBS BG_NAME_SUBS
@@ -68,7 +69,7 @@ static void run_done(struct run *r)
 
 /* Parses len bytes as list "t.txt" in format fmt, capturing the report. */
 static void run_n(struct run *r, const char *text, size_t len,
-		  enum bg_dom_format fmt, int flags)
+		  dom_format fmt, int flags)
 {
 	struct bg_dom_opts o = {
 		.format = fmt,
@@ -133,7 +134,7 @@ struct want_entry {
 
 struct dom_case {
 	const char *name; /* what a failure prints; the input when NULL */
-	enum bg_dom_format fmt;
+	dom_format fmt;
 	int flags; /* F_* */
 	const char *text;
 	size_t len;
@@ -942,7 +943,35 @@ static void test_empty(void **state)
 
 /* ---- Detection ---------------------------------------------------------- */
 
-#define DETECT(lit) bg_dom_detect((lit), sizeof(lit) - 1)
+static int dom_detect(const char *buf, size_t len)
+{
+	return bg_dom_detect(buf, len);
+}
+
+static const struct detect_case detect[] = {
+	DETECT_CASE("", PLAIN),
+	DETECT_CASE("# only\n#comments\n\n", PLAIN),
+	DETECT_CASE("# c\na.example\nb.example\n", PLAIN),
+	DETECT_CASE("*.a.example\n", PLAIN),
+	/* an address alone is not a hosts line */
+	DETECT_CASE("0.0.0.0\n0.0.0.0 # c\n", PLAIN),
+
+	DETECT_CASE("# c\n0.0.0.0 a.example\n", HOSTS),
+	DETECT_CASE("127.0.0.1 localhost\n", HOSTS),
+	DETECT_CASE("::1\tlocalhost\n", HOSTS),
+	DETECT_CASE("\xef\xbb\xbf# c\r\n0.0.0.0 a.example\r\n", HOSTS),
+	/* StevenBlack's bare names do not hide the hosts lines after them */
+	DETECT_CASE("a.example\n0.0.0.0 b.example\n", HOSTS),
+
+	DETECT_CASE("[Adblock Plus]\n! c\n||a.example^\n", ADBLOCK),
+	DETECT_CASE("[Adblock Plus 2.0]\na.example\n", ADBLOCK),
+	DETECT_CASE("! Title\na.example\n", ADBLOCK),
+	DETECT_CASE("||a.example^\n", ADBLOCK),
+	DETECT_CASE("@@||a.example^\n", ADBLOCK),
+	DETECT_CASE("a.example\n  ||b.example^\n", ADBLOCK),
+	/* Adblock wins over hosts lines */
+	DETECT_CASE("0.0.0.0 a.example\n||b.example^\n", ADBLOCK),
+};
 
 static void test_detect(void **state)
 {
@@ -950,35 +979,8 @@ static void test_detect(void **state)
 	size_t i, n;
 
 	(void)state;
-	assert_int_equal(bg_dom_detect(NULL, 0), BG_DOM_PLAIN);
-	assert_int_equal(DETECT(""), BG_DOM_PLAIN);
-	assert_int_equal(DETECT("# only\n#comments\n\n"), BG_DOM_PLAIN);
-	assert_int_equal(DETECT("# c\na.example\nb.example\n"), BG_DOM_PLAIN);
-	assert_int_equal(DETECT("*.a.example\n"), BG_DOM_PLAIN);
-	/* an address alone is not a hosts line */
-	assert_int_equal(DETECT("0.0.0.0\n0.0.0.0 # c\n"), BG_DOM_PLAIN);
-
-	assert_int_equal(DETECT("# c\n0.0.0.0 a.example\n"), BG_DOM_HOSTS);
-	assert_int_equal(DETECT("127.0.0.1 localhost\n"), BG_DOM_HOSTS);
-	assert_int_equal(DETECT("::1\tlocalhost\n"), BG_DOM_HOSTS);
-	assert_int_equal(DETECT("\xef\xbb\xbf# c\r\n0.0.0.0 a.example\r\n"),
-			 BG_DOM_HOSTS);
-	/* StevenBlack's bare names do not hide the hosts lines after them */
-	assert_int_equal(DETECT("a.example\n0.0.0.0 b.example\n"),
-			 BG_DOM_HOSTS);
-
-	assert_int_equal(DETECT("[Adblock Plus]\n! c\n||a.example^\n"),
-			 BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("[Adblock Plus 2.0]\na.example\n"),
-			 BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("! Title\na.example\n"), BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("||a.example^\n"), BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("@@||a.example^\n"), BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("a.example\n  ||b.example^\n"),
-			 BG_DOM_ADBLOCK);
-	/* Adblock wins over hosts lines */
-	assert_int_equal(DETECT("0.0.0.0 a.example\n||b.example^\n"),
-			 BG_DOM_ADBLOCK);
+	assert_int_equal(dom_detect(NULL, 0), PLAIN);
+	run_detect_table("detect", detect, ARRAY_SIZE(detect), dom_detect);
 
 	/* only the first 100 meaningful lines count */
 	text = malloc(200 * 16);
@@ -986,11 +988,11 @@ static void test_detect(void **state)
 	for (n = 0, i = 0; i < 99; i++)
 		n += (size_t)sprintf(text + n, "# c\nn%zu.example\n", i);
 	n += (size_t)sprintf(text + n, "0.0.0.0 z.example\n");
-	assert_int_equal(bg_dom_detect(text, n), BG_DOM_HOSTS);
+	assert_int_equal(dom_detect(text, n), HOSTS);
 	for (n = 0, i = 0; i < 100; i++)
 		n += (size_t)sprintf(text + n, "n%zu.example\n", i);
 	n += (size_t)sprintf(text + n, "0.0.0.0 z.example\n");
-	assert_int_equal(bg_dom_detect(text, n), BG_DOM_PLAIN);
+	assert_int_equal(dom_detect(text, n), PLAIN);
 	free(text);
 }
 
@@ -1049,30 +1051,30 @@ static void test_finish(void **state)
 	 */
 	assert_int_equal(r.l.duplicates, 4);
 	assert_int_equal(r.l.n, 7);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 2);
+	assert_entry(&r.l, 0, "a.example", EXACT, 0, 2);
 	assert_int_equal(r.l.v[0].file, 0);
-	assert_entry(&r.l, 1, "a.example", BG_NAME_TREE, 0, 3);
-	assert_entry(&r.l, 2, "a.example", BG_NAME_TREE, 1, 4);
-	assert_entry(&r.l, 3, "a.example", BG_NAME_SUBS, 0, 6);
-	assert_entry(&r.l, 4, "b.example", BG_NAME_EXACT, 0, 2);
+	assert_entry(&r.l, 1, "a.example", TREE, 0, 3);
+	assert_entry(&r.l, 2, "a.example", TREE, 1, 4);
+	assert_entry(&r.l, 3, "a.example", SUBS, 0, 6);
+	assert_entry(&r.l, 4, "b.example", EXACT, 0, 2);
 	assert_int_equal(r.l.v[4].file, 1);
-	assert_entry(&r.l, 5, "b.example", BG_NAME_TREE, 0, 1);
+	assert_entry(&r.l, 5, "b.example", TREE, 0, 1);
 	assert_int_equal(r.l.v[5].file, 0);
-	assert_entry(&r.l, 6, "c.example", BG_NAME_EXACT, 0, 1);
+	assert_entry(&r.l, 6, "c.example", EXACT, 0, 1);
 	assert_int_equal(r.l.v[6].file, 1);
 	/* idempotent */
 	bg_names_finish(&r.l);
 	assert_int_equal(r.l.duplicates, 4);
 	assert_int_equal(r.l.n, 7);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 2);
+	assert_entry(&r.l, 0, "a.example", EXACT, 0, 2);
 	/* more lists after a finish, then finish again */
 	RUN(&r, PLAIN, "a.example\n0.example\n");
 	bg_names_finish(&r.l);
 	assert_int_equal(r.l.duplicates, 5);
 	assert_int_equal(r.l.n, 8);
-	assert_entry(&r.l, 0, "0.example", BG_NAME_EXACT, 0, 2);
+	assert_entry(&r.l, 0, "0.example", EXACT, 0, 2);
 	assert_int_equal(r.l.v[0].file, 2);
-	assert_entry(&r.l, 1, "a.example", BG_NAME_EXACT, 0, 2);
+	assert_entry(&r.l, 1, "a.example", EXACT, 0, 2);
 	assert_int_equal(r.l.v[1].file, 0);
 	run_done(&r);
 }
@@ -1156,7 +1158,7 @@ static void test_finish_large(void **state)
 	for (i = 0; i < DISTINCT; i++) {
 		assert_string_equal(r.l.v[i].name, want[i].name);
 		assert_int_equal(r.l.v[i].line, want[i].line);
-		assert_int_equal(r.l.v[i].kind, BG_NAME_EXACT);
+		assert_int_equal(r.l.v[i].kind, EXACT);
 	}
 	run_done(&r);
 
@@ -1204,8 +1206,8 @@ static void test_parse_file(void **state)
 	assert_string_equal(l.files[1], path);
 	assert_int_equal(l.lines, 8);
 	assert_int_equal(l.accepted, 4);
-	assert_entry(&l, 0, "a.example", BG_NAME_EXACT, 0, 2);
-	assert_entry(&l, 1, "b.example", BG_NAME_EXACT, 0, 4);
+	assert_entry(&l, 0, "a.example", EXACT, 0, 2);
+	assert_entry(&l, 1, "b.example", EXACT, 0, 4);
 	assert_int_equal(l.v[2].file, 1);
 	bg_names_finish(&l);
 	assert_int_equal(l.n, 2);
@@ -1280,7 +1282,7 @@ static void test_fixture_hosts_bytes(void **state)
 	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
 	assert_int_equal(fclose(f), 0);
 	assert_int_not_equal(buf[len - 1], '\n');
-	assert_int_equal(bg_dom_detect(buf, (size_t)len), BG_DOM_HOSTS);
+	assert_int_equal(dom_detect(buf, (size_t)len), HOSTS);
 	free(buf);
 }
 
@@ -1400,7 +1402,7 @@ static void run_file_case(const struct file_case *c)
 		check_int(l.warnings, c->warnings);
 	}
 	for (j = 0; c->all_tree && j < l.n; j++)
-		check_int(l.v[j].kind, BG_NAME_TREE);
+		check_int(l.v[j].kind, TREE);
 	check_entries(&l, c->e, ARRAY_SIZE(c->e));
 	if (c->more)
 		c->more(&l);
@@ -1528,7 +1530,7 @@ static void on_found(void *ctx, const char *path, size_t line, const char *text,
 
 /* Entries bg_names_find() reports for query in file path, as
  * "line:text:name:allow|block:label|..." */
-static const char *find(const char *path, enum bg_dom_format fmt, int flags,
+static const char *find(const char *path, dom_format fmt, int flags,
 			const char *query, int *ret)
 {
 	static struct found f;
