@@ -87,21 +87,40 @@ static inline void tcase_failed(void)
 		assert_memory_equal((got), (want), n_);                    \
 	} while (0)
 
-/*
- * One cmocka test per table: the driver gets the table as its state.
- * TABLE_TEST(driver, name) runs driver over the array `name` as the test
- * "test_name"; use it inside the CMUnitTest array of main().
- */
+/* A table: its rows, how many, the size of one, its name. */
 struct table_ref {
 	const void *rows;
-	size_t n;
+	size_t n, size;
 	const char *name;
 };
 
+#define TABLE_REF(table)                                                   \
+	(&(const struct table_ref){ (table), ARRAY_SIZE(table),            \
+				    sizeof((table)[0]), #table })
+
+/*
+ * One cmocka test per table: TABLE_TEST(driver, name), in the CMUnitTest
+ * array of main(), is the test "test_name" that runs driver with the
+ * table (a struct table_ref) as its state.
+ */
 #define TABLE_TEST(driver, table)                                          \
-	{ "test_" #table, (driver), NULL, NULL,                            \
-	  (void *)&(const struct table_ref){ (table), ARRAY_SIZE(table),    \
-					     #table } }
+	{ "test_" #table, (driver), NULL, NULL, (void *)TABLE_REF(table) }
+
+/* run(row) for every row, each named by name(row) for failures. */
+static inline void run_table(const struct table_ref *t,
+			     const char *(*name)(const void *row),
+			     void (*run)(const void *row))
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		const void *row = (const char *)t->rows + i * t->size;
+
+		tcase_begin(t->name, i, name(row));
+		run(row);
+	}
+	tcase_end();
+}
 
 /* Format detection: a text and the format it must be detected as. */
 struct detect_case {

@@ -161,8 +161,9 @@ struct dom_case {
 	{ .name = (lit), .fmt = (f), .flags = (fl), TEXT(lit), .report = "", \
 	  COUNTS(1, 1, 0, 0, 0), ENTRIES({ 0, (nm), (kind), (al), 1 }) }
 
-static void run_case(const struct dom_case *c)
+static void run_case(const void *row)
 {
+	const struct dom_case *c = row;
 	struct run r;
 	size_t j;
 
@@ -184,24 +185,17 @@ static void run_case(const struct dom_case *c)
 	run_done(&r);
 }
 
-static void run_case_table(const char *table, const struct dom_case *c,
-			   size_t n)
+static const char *case_name(const void *row)
 {
-	size_t i;
+	const struct dom_case *c = row;
 
-	for (i = 0; i < n; i++) {
-		tcase_begin(table, i, c[i].name ? c[i].name : c[i].text);
-		run_case(&c[i]);
-	}
-	tcase_end();
+	return c->name ? c->name : c->text;
 }
 
 /* The cmocka test of a table (TABLE_TEST). */
 static void run_cases(void **state)
 {
-	const struct table_ref *t = *state;
-
-	run_case_table(t->name, t->rows, t->n);
+	run_table(*state, case_name, run_case);
 }
 
 /* ---- Plain lists -------------------------------------------------------- */
@@ -885,7 +879,7 @@ static void test_line_limits(void **state)
 	run_done(&r);
 	free(text);
 
-	run_case_table("line_limits", nul, ARRAY_SIZE(nul));
+	run_table(TABLE_REF(nul), case_name, run_case);
 }
 
 static const struct dom_case report_quote[] = {
@@ -925,7 +919,7 @@ static void test_empty(void **state)
 	assert_int_equal(r.l.duplicates, 0);
 	run_done(&r);
 
-	run_case_table("empty", newline, ARRAY_SIZE(newline));
+	run_table(TABLE_REF(newline), case_name, run_case);
 
 	/* a NULL name is "-" */
 	run_init(&r);
@@ -1385,11 +1379,15 @@ static void check_entries(const struct bg_names *l,
 			     e[j].line);
 }
 
-static void run_file_case(const struct file_case *c)
+/* A row of shared data whose file is missing is skipped. */
+static void run_file_case(const void *row)
 {
+	const struct file_case *c = row;
 	struct bg_names l;
 	size_t j;
 
+	if (c->optional && !have_file(c->path))
+		return;
 	bg_names_init(&l);
 	parse_path(&l, c->path, c->flags, "");
 	if (c->lines)
@@ -1417,19 +1415,14 @@ static void run_file_case(const struct file_case *c)
 	bg_names_free(&l);
 }
 
+static const char *file_case_name(const void *row)
+{
+	return ((const struct file_case *)row)->path;
+}
+
 static void run_files(void **state)
 {
-	const struct table_ref *t = *state;
-	const struct file_case *c = t->rows;
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		if (c[i].optional && !have_file(c[i].path))
-			continue;
-		tcase_begin(t->name, i, c[i].path);
-		run_file_case(&c[i]);
-	}
-	tcase_end();
+	run_table(*state, file_case_name, run_file_case);
 }
 
 static void parse_real(void *list, const char *path)

@@ -171,8 +171,9 @@ static void check_finished(const struct list_case *c, const struct bg_list *l)
 	check_int(l->n6, c->f6);
 }
 
-static void run_case(const struct list_case *c)
+static void run_case(const void *row)
 {
+	const struct list_case *c = row;
 	struct run r;
 
 	run_init(&r);
@@ -203,24 +204,17 @@ static void run_case(const struct list_case *c)
 	run_done(&r);
 }
 
-static void run_case_table(const char *table, const struct list_case *c,
-			   size_t n)
+static const char *case_name(const void *row)
 {
-	size_t i;
+	const struct list_case *c = row;
 
-	for (i = 0; i < n; i++) {
-		tcase_begin(table, i, c[i].name ? c[i].name : c[i].text);
-		run_case(&c[i]);
-	}
-	tcase_end();
+	return c->name ? c->name : c->text;
 }
 
 /* The cmocka test of a table (TABLE_TEST). */
 static void run_cases(void **state)
 {
-	const struct table_ref *t = *state;
-
-	run_case_table(t->name, t->rows, t->n);
+	run_table(*state, case_name, run_case);
 }
 
 /* One line, one rejection, for cases built at run time. */
@@ -1724,59 +1718,79 @@ static int covers6(const char *prefix, const char *addr)
 	return bg_prefix_covers6(&p, a);
 }
 
-static void test_prefix_covers(void **state)
-{
-	(void)state;
-	assert_true(covers4("0.0.0.0/0", "0.0.0.0"));
-	assert_true(covers4("0.0.0.0/0", "255.255.255.255"));
-	assert_true(covers4("128.0.0.0/1", "128.0.0.0"));
-	assert_true(covers4("128.0.0.0/1", "255.255.255.255"));
-	assert_false(covers4("128.0.0.0/1", "127.255.255.255"));
-	assert_true(covers4("10.0.0.0/8", "10.0.0.0"));
-	assert_true(covers4("10.0.0.0/8", "10.255.255.255"));
-	assert_false(covers4("10.0.0.0/8", "9.255.255.255"));
-	assert_false(covers4("10.0.0.0/8", "11.0.0.0"));
-	assert_true(covers4("192.0.2.0/24", "192.0.2.0"));
-	assert_true(covers4("192.0.2.0/24", "192.0.2.255"));
-	assert_false(covers4("192.0.2.0/24", "192.0.1.255"));
-	assert_false(covers4("192.0.2.0/24", "192.0.3.0"));
-	assert_true(covers4("192.0.2.2/31", "192.0.2.2"));
-	assert_true(covers4("192.0.2.2/31", "192.0.2.3"));
-	assert_false(covers4("192.0.2.2/31", "192.0.2.1"));
-	assert_false(covers4("192.0.2.2/31", "192.0.2.4"));
-	assert_true(covers4("192.0.2.1/32", "192.0.2.1"));
-	assert_false(covers4("192.0.2.1/32", "192.0.2.0"));
-	assert_false(covers4("192.0.2.1/32", "192.0.2.2"));
-	assert_true(covers4("255.255.255.255/32", "255.255.255.255"));
-	assert_false(covers4("255.255.255.255/32", "255.255.255.254"));
+/* Does the prefix cover the address? */
+struct cover_case {
+	const char *prefix, *addr;
+	int want;
+};
 
-	assert_true(covers6("::/0", "::"));
-	assert_true(covers6("::/0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
-	assert_true(covers6("::1/128", "::1"));
-	assert_false(covers6("::1/128", "::"));
-	assert_false(covers6("::1/128", "::2"));
-	assert_false(covers6("::1/128", "8000::1"));
-	assert_true(covers6("2001:db8::/32", "2001:db8::"));
-	assert_true(covers6("2001:db8::/32",
-			    "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::/32",
-			     "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::/32", "2001:db9::"));
-	assert_true(covers6("2001:db8::/33",
-			    "2001:db8:7fff:ffff:ffff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::/33", "2001:db8:8000::"));
-	assert_true(covers6("2001:db8::8000:0:0:0/65", "2001:db8::8000:0:0:0"));
-	assert_true(covers6("2001:db8::8000:0:0:0/65",
-			    "2001:db8::ffff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::8000:0:0:0/65",
-			     "2001:db8::7fff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::8000:0:0:0/65", "2001:db8:0:1::"));
-	assert_true(covers6("2001:db8::fffe/127", "2001:db8::ffff"));
-	assert_false(covers6("2001:db8::fffe/127", "2001:db8::fffd"));
-	assert_false(covers6("2001:db8::fffe/127", "2001:db8::1:0"));
-	assert_true(covers6("8000::/1", "ffff::"));
-	assert_false(covers6("8000::/1",
-			     "7fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
+static const struct cover_case covers[] = {
+	{ "0.0.0.0/0", "0.0.0.0", 1 },
+	{ "0.0.0.0/0", "255.255.255.255", 1 },
+	{ "128.0.0.0/1", "128.0.0.0", 1 },
+	{ "128.0.0.0/1", "255.255.255.255", 1 },
+	{ "128.0.0.0/1", "127.255.255.255", 0 },
+	{ "10.0.0.0/8", "10.0.0.0", 1 },
+	{ "10.0.0.0/8", "10.255.255.255", 1 },
+	{ "10.0.0.0/8", "9.255.255.255", 0 },
+	{ "10.0.0.0/8", "11.0.0.0", 0 },
+	{ "192.0.2.0/24", "192.0.2.0", 1 },
+	{ "192.0.2.0/24", "192.0.2.255", 1 },
+	{ "192.0.2.0/24", "192.0.1.255", 0 },
+	{ "192.0.2.0/24", "192.0.3.0", 0 },
+	{ "192.0.2.2/31", "192.0.2.2", 1 },
+	{ "192.0.2.2/31", "192.0.2.3", 1 },
+	{ "192.0.2.2/31", "192.0.2.1", 0 },
+	{ "192.0.2.2/31", "192.0.2.4", 0 },
+	{ "192.0.2.1/32", "192.0.2.1", 1 },
+	{ "192.0.2.1/32", "192.0.2.0", 0 },
+	{ "192.0.2.1/32", "192.0.2.2", 0 },
+	{ "255.255.255.255/32", "255.255.255.255", 1 },
+	{ "255.255.255.255/32", "255.255.255.254", 0 },
+
+	{ "::/0", "::", 1 },
+	{ "::/0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 1 },
+	{ "::1/128", "::1", 1 },
+	{ "::1/128", "::", 0 },
+	{ "::1/128", "::2", 0 },
+	{ "::1/128", "8000::1", 0 },
+	{ "2001:db8::/32", "2001:db8::", 1 },
+	{ "2001:db8::/32", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", 1 },
+	{ "2001:db8::/32", "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", 0 },
+	{ "2001:db8::/32", "2001:db9::", 0 },
+	{ "2001:db8::/33", "2001:db8:7fff:ffff:ffff:ffff:ffff:ffff", 1 },
+	{ "2001:db8::/33", "2001:db8:8000::", 0 },
+	{ "2001:db8::8000:0:0:0/65", "2001:db8::8000:0:0:0", 1 },
+	{ "2001:db8::8000:0:0:0/65", "2001:db8::ffff:ffff:ffff:ffff", 1 },
+	{ "2001:db8::8000:0:0:0/65", "2001:db8::7fff:ffff:ffff:ffff", 0 },
+	{ "2001:db8::8000:0:0:0/65", "2001:db8:0:1::", 0 },
+	{ "2001:db8::fffe/127", "2001:db8::ffff", 1 },
+	{ "2001:db8::fffe/127", "2001:db8::fffd", 0 },
+	{ "2001:db8::fffe/127", "2001:db8::1:0", 0 },
+	{ "8000::/1", "ffff::", 1 },
+	{ "8000::/1", "7fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 0 },
+};
+
+static const char *cover_name(const void *row)
+{
+	return ((const struct cover_case *)row)->prefix;
+}
+
+static void run_cover(const void *row)
+{
+	const struct cover_case *c = row;
+	int got = strchr(c->prefix, ':') ? covers6(c->prefix, c->addr) :
+					  covers4(c->prefix, c->addr);
+
+	if (!got != !c->want)
+		print_message("%s covers %s: %d, expected %d\n", c->prefix,
+			      c->addr, got, c->want);
+	check_int(!!got, c->want);
+}
+
+static void run_covers(void **state)
+{
+	run_table(*state, cover_name, run_cover);
 }
 
 /* ---- bg_list_find_covering ----------------------------------------------- */
@@ -1995,6 +2009,33 @@ static void parse_real(void *l, const char *path)
 	capture_free(&c);
 }
 
+/* A real list that is clean: skips unless it is there; parses it into l,
+ * n4 + n6 entries on lines lines. */
+static void real_parse_clean(struct bg_list *l, const char *path,
+			     size_t lines, size_t n4, size_t n6)
+{
+	if (!have_file(path))
+		skip();
+	bg_list_init(l);
+	parse_real(l, path);
+	assert_int_equal(l->rejected, 0);
+	assert_int_equal(l->warnings, 0);
+	assert_int_equal(l->accepted, n4 + n6);
+	assert_int_equal(l->lines, lines);
+	assert_int_equal(l->n4, n4);
+	assert_int_equal(l->n6, n6);
+}
+
+/* ... and already minimal: finishing it drops nothing. */
+static void real_finish_minimal(struct bg_list *l, size_t n4, size_t n6)
+{
+	bg_list_finish(l);
+	assert_int_equal(l->duplicates, 0);
+	assert_int_equal(l->covered, 0);
+	assert_int_equal(l->n4, n4);
+	assert_int_equal(l->n6, n6);
+}
+
 static void test_real_firehol(void **state)
 {
 	const char *path = SHARED_DATA "firehol_level1.netset";
@@ -2003,25 +2044,13 @@ static void test_real_firehol(void **state)
 	unsigned long long ips = 0;
 
 	(void)state;
-	if (!have_file(path))
-		skip();
-	bg_list_init(&l);
-	parse_real(&l, path);
-	assert_int_equal(l.rejected, 0);
-	assert_int_equal(l.warnings, 0);
-	assert_int_equal(l.accepted, 17200);
-	assert_int_equal(l.lines, 17234);
-	assert_int_equal(l.n4, 17200);
-	assert_int_equal(l.n6, 0);
+	real_parse_clean(&l, path, 17234, 17200, 0);
 	for (i = 0; i < l.n4; i++)
 		hosts += l.v4[i].plen == 32;
 	assert_int_equal(hosts, 12515);
 	assert_int_equal(l.n4 - hosts, 4685);
-	bg_list_finish(&l);
 	/* "sorted, no overlaps": nothing to drop */
-	assert_int_equal(l.duplicates, 0);
-	assert_int_equal(l.covered, 0);
-	assert_int_equal(l.n4, 17200);
+	real_finish_minimal(&l, 17200, 0);
 	/* the header says "662616961 unique IPs" */
 	for (i = 0; i < l.n4; i++)
 		ips += 1ULL << (32 - l.v4[i].plen);
@@ -2040,20 +2069,8 @@ static void test_real_spamhaus_v6(void **state)
 	size_t i;
 
 	(void)state;
-	if (!have_file(path))
-		skip();
-	bg_list_init(&l);
-	parse_real(&l, path);
-	assert_int_equal(l.rejected, 0);
-	assert_int_equal(l.warnings, 0);
-	assert_int_equal(l.accepted, 78);
-	assert_int_equal(l.lines, 83);
-	assert_int_equal(l.n4, 0);
-	assert_int_equal(l.n6, 78);
-	bg_list_finish(&l);
-	assert_int_equal(l.duplicates, 0);
-	assert_int_equal(l.covered, 0);
-	assert_int_equal(l.n6, 78);
+	real_parse_clean(&l, path, 83, 0, 78);
+	real_finish_minimal(&l, 0, 78);
 	for (i = 0; i < l.n6; i++)
 		assert_true(l.v6[i].plen >= 28 && l.v6[i].plen <= 48);
 	bg_list_free(&l);
@@ -2451,7 +2468,7 @@ int main(void)
 		TABLE_TEST(run_cases, reduce),
 		cmocka_unit_test(test_reduce_matches_naive),
 		cmocka_unit_test(test_reduce_large),
-		cmocka_unit_test(test_prefix_covers),
+		TABLE_TEST(run_covers, covers),
 		cmocka_unit_test(test_find_covering),
 		cmocka_unit_test(test_find_covering_lines_agree),
 		cmocka_unit_test(test_real_firehol),
