@@ -643,40 +643,10 @@ static void test_allowlist_in_blocked_ranges(void **state)
 static size_t merged_count(const struct pset *s, int v6)
 {
 	u128 (*r)[2] = calloc(s->n + 1, sizeof(*r));
-	size_t i, j, n = 0, w = 0;
+	size_t w;
 
 	assert_non_null(r);
-	for (i = 0; i < s->n; i++) {
-		if (s->v[i].v6 != v6)
-			continue;
-		r[n][0] = s->v[i].a;
-		r[n][1] = pfx_last(&s->v[i]);
-		n++;
-	}
-	/* insertion sort is too slow for 5000: shell sort by start */
-	for (j = n / 2; j > 0; j /= 2)
-		for (i = j; i < n; i++) {
-			u128 t0 = r[i][0], t1 = r[i][1];
-			size_t k = i;
-
-			while (k >= j && r[k - j][0] > t0) {
-				r[k][0] = r[k - j][0];
-				r[k][1] = r[k - j][1];
-				k -= j;
-			}
-			r[k][0] = t0;
-			r[k][1] = t1;
-		}
-	for (i = 0; i < n; i++) {
-		if (w && (r[w - 1][1] == ones(v6) || r[i][0] <= r[w - 1][1] + 1)) {
-			if (r[i][1] > r[w - 1][1])
-				r[w - 1][1] = r[i][1];
-			continue;
-		}
-		r[w][0] = r[i][0];
-		r[w][1] = r[i][1];
-		w++;
-	}
+	w = pset_merge(s, v6, r);
 	free(r);
 	return w;
 }

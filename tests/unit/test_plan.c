@@ -555,43 +555,6 @@ static void test_plan_ipv6_every_length(void **state)
 	pset_free(&s);
 }
 
-/* Independent merge of the prefixes of one family into ranges. */
-static size_t merge(const struct pset *s, int v6, u128 (*r)[2])
-{
-	size_t i, j, n = 0, w = 0;
-
-	for (i = 0; i < s->n; i++) {
-		if (s->v[i].v6 != v6)
-			continue;
-		r[n][0] = s->v[i].a;
-		r[n][1] = pfx_last(&s->v[i]);
-		n++;
-	}
-	for (j = n / 2; j > 0; j /= 2) /* shell sort by start */
-		for (i = j; i < n; i++) {
-			u128 t0 = r[i][0], t1 = r[i][1];
-			size_t k = i;
-
-			for (; k >= j && r[k - j][0] > t0; k -= j) {
-				r[k][0] = r[k - j][0];
-				r[k][1] = r[k - j][1];
-			}
-			r[k][0] = t0;
-			r[k][1] = t1;
-		}
-	for (i = 0; i < n; i++) {
-		if (w && (r[w - 1][1] == ones(v6) || r[i][0] <= r[w - 1][1] + 1)) {
-			if (r[i][1] > r[w - 1][1])
-				r[w - 1][1] = r[i][1];
-			continue;
-		}
-		r[w][0] = r[i][0];
-		r[w][1] = r[i][1];
-		w++;
-	}
-	return w;
-}
-
 /* The allow tables of a built filter equal the merged ranges exactly. */
 static void check_allow_tables(const void *mem, const struct pset *allow)
 {
@@ -601,14 +564,14 @@ static void check_allow_tables(const void *mem, const struct pset *allow)
 	size_t n, i;
 
 	assert_non_null(r);
-	n = merge(allow, 0, r);
+	n = pset_merge(allow, 0, r);
 	assert_int_equal(h->allow4_n, n);
 	for (i = 0; i < n; i++) {
 		const struct bg_range4 *t = (const struct bg_range4 *)(e + h->allow4_off);
 
 		assert_true(t[i].start == r[i][0] && t[i].end == r[i][1]);
 	}
-	n = merge(allow, 1, r);
+	n = pset_merge(allow, 1, r);
 	assert_int_equal(h->allow6_n, n);
 	for (i = 0; i < n; i++) {
 		const struct bg_range6 *t = (const struct bg_range6 *)(e + h->allow6_off);
