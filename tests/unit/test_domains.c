@@ -132,6 +132,22 @@ struct want_entry {
 	unsigned int line;
 };
 
+/* e[0..n) up to the first without a name; with files, the list each
+ * came from too. */
+static void check_entries(const struct bg_names *l,
+			  const struct want_entry *e, size_t n,
+			  const unsigned int *files)
+{
+	size_t j;
+
+	for (j = 0; j < n && e[j].name; j++) {
+		assert_entry(l, e[j].i, e[j].name, e[j].kind, e[j].allow,
+			     e[j].line);
+		if (files)
+			check_int(l->v[e[j].i].file, files[j]);
+	}
+}
+
 struct dom_case {
 	const char *name; /* what a failure prints; the input when NULL */
 	dom_format fmt;
@@ -165,7 +181,6 @@ static void run_case(const void *row)
 {
 	const struct dom_case *c = row;
 	struct run r;
-	size_t j;
 
 	run_init(&r);
 	run_n(&r, c->text, c->len, c->fmt, c->flags);
@@ -177,9 +192,7 @@ static void run_case(const void *row)
 			      c->skipped, c->warnings);
 	if (c->has_deep)
 		check_int(r.l.too_deep, c->too_deep);
-	for (j = 0; j < ARRAY_SIZE(c->e) && c->e[j].name; j++)
-		assert_entry(&r.l, c->e[j].i, c->e[j].name, c->e[j].kind,
-			     c->e[j].allow, c->e[j].line);
+	check_entries(&r.l, c->e, ARRAY_SIZE(c->e), NULL);
 	if (c->more)
 		c->more(&r.l);
 	run_done(&r);
@@ -1021,6 +1034,17 @@ static const struct dom_case format_override[] = {
 
 static void test_finish(void **state)
 {
+	static const struct want_entry sorted[] = {
+		{ 0, "a.example", EXACT, 0, 2 }, { 1, "a.example", TREE, 0, 3 },
+		{ 2, "a.example", TREE, 1, 4 },  { 3, "a.example", SUBS, 0, 6 },
+		{ 4, "b.example", EXACT, 0, 2 }, { 5, "b.example", TREE, 0, 1 },
+		{ 6, "c.example", EXACT, 0, 1 },
+	};
+	static const unsigned int sorted_files[] = { 0, 0, 0, 0, 1, 0, 1 };
+	static const struct want_entry more[] = {
+		{ 0, "0.example", EXACT, 0, 2 }, { 1, "a.example", EXACT, 0, 2 },
+	};
+	static const unsigned int more_files[] = { 2, 0 };
 	struct run r;
 
 	(void)state;
@@ -1045,17 +1069,7 @@ static void test_finish(void **state)
 	 */
 	assert_int_equal(r.l.duplicates, 4);
 	assert_int_equal(r.l.n, 7);
-	assert_entry(&r.l, 0, "a.example", EXACT, 0, 2);
-	assert_int_equal(r.l.v[0].file, 0);
-	assert_entry(&r.l, 1, "a.example", TREE, 0, 3);
-	assert_entry(&r.l, 2, "a.example", TREE, 1, 4);
-	assert_entry(&r.l, 3, "a.example", SUBS, 0, 6);
-	assert_entry(&r.l, 4, "b.example", EXACT, 0, 2);
-	assert_int_equal(r.l.v[4].file, 1);
-	assert_entry(&r.l, 5, "b.example", TREE, 0, 1);
-	assert_int_equal(r.l.v[5].file, 0);
-	assert_entry(&r.l, 6, "c.example", EXACT, 0, 1);
-	assert_int_equal(r.l.v[6].file, 1);
+	check_entries(&r.l, sorted, ARRAY_SIZE(sorted), sorted_files);
 	/* idempotent */
 	bg_names_finish(&r.l);
 	assert_int_equal(r.l.duplicates, 4);
@@ -1066,10 +1080,7 @@ static void test_finish(void **state)
 	bg_names_finish(&r.l);
 	assert_int_equal(r.l.duplicates, 5);
 	assert_int_equal(r.l.n, 8);
-	assert_entry(&r.l, 0, "0.example", EXACT, 0, 2);
-	assert_int_equal(r.l.v[0].file, 2);
-	assert_entry(&r.l, 1, "a.example", EXACT, 0, 2);
-	assert_int_equal(r.l.v[1].file, 0);
+	check_entries(&r.l, more, ARRAY_SIZE(more), more_files);
 	run_done(&r);
 }
 
@@ -1369,16 +1380,6 @@ static const struct file_case files[] = {
 	  RSW(0, 0, 0), .all_tree = 1, .finish = 1, .n = 337 },
 };
 
-static void check_entries(const struct bg_names *l,
-			  const struct want_entry *e, size_t n)
-{
-	size_t j;
-
-	for (j = 0; j < n && e[j].name; j++)
-		assert_entry(l, e[j].i, e[j].name, e[j].kind, e[j].allow,
-			     e[j].line);
-}
-
 /* A row of shared data whose file is missing is skipped. */
 static void run_file_case(const void *row)
 {
@@ -1401,7 +1402,7 @@ static void run_file_case(const void *row)
 	}
 	for (j = 0; c->all_tree && j < l.n; j++)
 		check_int(l.v[j].kind, TREE);
-	check_entries(&l, c->e, ARRAY_SIZE(c->e));
+	check_entries(&l, c->e, ARRAY_SIZE(c->e), NULL);
 	if (c->more)
 		c->more(&l);
 	if (c->finish) {
@@ -1410,7 +1411,7 @@ static void run_file_case(const void *row)
 			check_int(l.duplicates, c->duplicates);
 		if (c->n)
 			check_int(l.n, c->n);
-		check_entries(&l, c->after, ARRAY_SIZE(c->after));
+		check_entries(&l, c->after, ARRAY_SIZE(c->after), NULL);
 	}
 	bg_names_free(&l);
 }
