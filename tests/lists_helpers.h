@@ -19,7 +19,7 @@
 /* Relative to the repository root, the working directory of `make test`. */
 #define SHARED_DATA "../shared/data/"
 
-/* ---- Case tables ---------------------------------------------------------- */
+/* ---- Case tables --------------------------------------------------------- */
 
 /*
  * A table driver names the row it checks with tcase_begin(); the check_*()
@@ -145,7 +145,7 @@ static inline void run_detect_table(const char *table,
 	tcase_end();
 }
 
-/* ---- Reports ---------------------------------------------------------------- */
+/* ---- Reports ------------------------------------------------------------- */
 
 /* What a parse writes to its report stream, captured in memory. */
 struct capture {
@@ -178,7 +178,7 @@ static inline void capture_free(struct capture *c)
 	c->text = NULL;
 }
 
-/* ---- Files ------------------------------------------------------------------ */
+/* ---- Files --------------------------------------------------------------- */
 
 /* A temporary file holding text; returns its malloc'd path. */
 static inline char *write_temp(const char *text, size_t len)

@@ -3,7 +3,8 @@
  * The test model of prefixes, shared by tests/bpf/test_prefixes.c and
  * tests/unit/test_plan.c: addresses and prefixes as host-order 128-bit
  * integers (IPv4 in the low 32 bits), independent of user/ and include/,
- * their merge into ranges, plus a fixed-seed splitmix64. Needs cmocka (P() asserts its input).
+ * their merge into ranges, plus a fixed-seed splitmix64. Needs cmocka
+ * (P() asserts its input).
  */
 #ifndef BLOOMGATE_TESTS_PREFIX_MODEL_H
 #define BLOOMGATE_TESTS_PREFIX_MODEL_H

@@ -122,7 +122,7 @@ static const char *rep(char c, size_t n)
 	return buf;
 }
 
-/* ---- Parse cases ---------------------------------------------------------- */
+/* ---- Parse cases --------------------------------------------------------- */
 
 /* Entry i of the list after the parse. */
 struct want_entry {
@@ -1252,7 +1252,7 @@ static void test_many_files(void **state)
 	capture_free(&c);
 }
 
-/* ---- Fixtures and real lists: whole files --------------------------------- */
+/* ---- Fixtures and real lists: whole files -------------------------------- */
 
 static void parse_path(struct bg_names *l, const char *path, int flags,
 		       const char *report_want)
@@ -1311,7 +1311,8 @@ struct file_case {
 	void (*more)(const struct bg_names *l); /* before the finish */
 };
 
-#define RSW(r, s, w) .has_rsw = 1, .rejected = (r), .skipped = (s), .warnings = (w)
+#define RSW(r, s, w)                                                       \
+	.has_rsw = 1, .rejected = (r), .skipped = (s), .warnings = (w)
 #define AFTER(...) .finish = 1, .after = { __VA_ARGS__ }
 
 /* a 63-byte label */

@@ -100,7 +100,7 @@ static void assert_pfx6(const struct bg_key6 *k, const char *text, __u8 plen)
 #define assert_key4(k, addr_host) assert_pfx4((k), (addr_host), 32)
 #define assert_key6(k, text) assert_pfx6((k), (text), 128)
 
-/* ---- Parse cases ---------------------------------------------------------- */
+/* ---- Parse cases --------------------------------------------------------- */
 
 /* Key i of v4[] (an IPv4 address in host order) or v6[] (text). */
 struct want_key {
