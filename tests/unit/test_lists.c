@@ -32,6 +32,13 @@
 
 /* ---- Helpers ------------------------------------------------------------ */
 
+/* The list formats of bg_source: the only place the tests name them. */
+#define SRC_AUTO BG_SRC_AUTO
+#define SRC_ADDR BG_SRC_ADDR
+#define SRC_HOSTS BG_SRC_HOSTS
+#define SRC_PLAIN BG_SRC_PLAIN
+#define SRC_ADBLOCK BG_SRC_ADBLOCK
+
 struct run {
 	struct bg_list l;
 	int rc;
@@ -2115,35 +2122,35 @@ static int src_detect(const char *buf, size_t len)
 
 static const struct detect_case src_detect_cases[] = {
 	/* address lists, with their comments */
-	DETECT_CASE("192.0.2.1\n2001:db8::/32\n", BG_SRC_ADDR),
-	DETECT_CASE("#\n# FireHOL\n#\n1.2.3.0/24\n5.6.7.8\n", BG_SRC_ADDR),
-	DETECT_CASE("; Spamhaus DROP\n1.10.16.0/20 ; SBL256894\n", BG_SRC_ADDR),
+	DETECT_CASE("192.0.2.1\n2001:db8::/32\n", SRC_ADDR),
+	DETECT_CASE("#\n# FireHOL\n#\n1.2.3.0/24\n5.6.7.8\n", SRC_ADDR),
+	DETECT_CASE("; Spamhaus DROP\n1.10.16.0/20 ; SBL256894\n", SRC_ADDR),
 	/* nothing meaningful: addresses, as load always read such files */
-	DETECT_CASE("", BG_SRC_ADDR),
-	DETECT_CASE("# only\n\n; comments\n", BG_SRC_ADDR),
+	DETECT_CASE("", SRC_ADDR),
+	DETECT_CASE("# only\n\n; comments\n", SRC_ADDR),
 	/* hosts files: the first column holds addresses, but a line is not an
 	 * address entry */
-	DETECT_CASE("127.0.0.1 localhost\n0.0.0.0 ads.example\n", BG_SRC_HOSTS),
-	DETECT_CASE(":: ads.example\n::1 ip6-localhost\n", BG_SRC_HOSTS),
-	DETECT_CASE("0.0.0.0\tads.example #ad\n", BG_SRC_HOSTS),
+	DETECT_CASE("127.0.0.1 localhost\n0.0.0.0 ads.example\n", SRC_HOSTS),
+	DETECT_CASE(":: ads.example\n::1 ip6-localhost\n", SRC_HOSTS),
+	DETECT_CASE("0.0.0.0\tads.example #ad\n", SRC_HOSTS),
 	/* domain lists */
-	DETECT_CASE("ads.example\ntracker.example\n", BG_SRC_PLAIN),
-	DETECT_CASE("*.ads.example\n", BG_SRC_PLAIN),
-	DETECT_CASE("[Adblock Plus]\n||ads.example^\n", BG_SRC_ADBLOCK),
-	DETECT_CASE("! comment\n||ads.example^\n", BG_SRC_ADBLOCK),
-	DETECT_CASE("@@||ok.example^\n", BG_SRC_ADBLOCK),
+	DETECT_CASE("ads.example\ntracker.example\n", SRC_PLAIN),
+	DETECT_CASE("*.ads.example\n", SRC_PLAIN),
+	DETECT_CASE("[Adblock Plus]\n||ads.example^\n", SRC_ADBLOCK),
+	DETECT_CASE("! comment\n||ads.example^\n", SRC_ADBLOCK),
+	DETECT_CASE("@@||ok.example^\n", SRC_ADBLOCK),
 	/* text that is neither: read as addresses, so every line is rejected
 	 * as not an address (and a load of it fails) rather than taken as
 	 * single-label names */
-	DETECT_CASE("garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n", BG_SRC_ADDR),
-	DETECT_CASE("router\nnas\nads.example\n", BG_SRC_ADDR),
-	DETECT_CASE("this line is bad\nads.example\nb.example\n", BG_SRC_PLAIN),
-	DETECT_CASE("ads.example # why\n*.cdn.example\nEVIL.EXAMPLE.\n", BG_SRC_PLAIN),
+	DETECT_CASE("garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n", SRC_ADDR),
+	DETECT_CASE("router\nnas\nads.example\n", SRC_ADDR),
+	DETECT_CASE("this line is bad\nads.example\nb.example\n", SRC_PLAIN),
+	DETECT_CASE("ads.example # why\n*.cdn.example\nEVIL.EXAMPLE.\n", SRC_PLAIN),
 	/* majority: a stray name in an address list, a stray address in a
 	 * domain list; a tie is no majority either way: addresses */
-	DETECT_CASE("192.0.2.1\n192.0.2.2\nads.example\n", BG_SRC_ADDR),
-	DETECT_CASE("a.example\nb.example\n192.0.2.1\n", BG_SRC_PLAIN),
-	DETECT_CASE("192.0.2.1\nads.example\n", BG_SRC_ADDR),
+	DETECT_CASE("192.0.2.1\n192.0.2.2\nads.example\n", SRC_ADDR),
+	DETECT_CASE("a.example\nb.example\n192.0.2.1\n", SRC_PLAIN),
+	DETECT_CASE("192.0.2.1\nads.example\n", SRC_ADDR),
 };
 
 static void test_src_detect(void **state)
@@ -2161,7 +2168,7 @@ static void test_src_detect(void **state)
 		o += (size_t)sprintf(big + o, "# c\n198.51.100.%zu\n", i % 250);
 	for (i = 0; i < 500; i++)
 		o += (size_t)sprintf(big + o, "n%zu.example\n", i);
-	assert_int_equal(src_detect(big, o), BG_SRC_ADDR);
+	assert_int_equal(src_detect(big, o), SRC_ADDR);
 	free(big);
 }
 
@@ -2170,10 +2177,10 @@ static void test_src_format_names(void **state)
 	int f;
 
 	(void)state;
-	for (f = BG_SRC_AUTO; f <= BG_SRC_ADBLOCK; f++)
+	for (f = SRC_AUTO; f <= SRC_ADBLOCK; f++)
 		assert_int_equal(bg_src_format_parse(bg_src_format_name(f)), f);
-	assert_string_equal(bg_src_format_name(BG_SRC_ADDR), "addr");
-	assert_string_equal(bg_src_format_name(BG_SRC_HOSTS), "hosts");
+	assert_string_equal(bg_src_format_name(SRC_ADDR), "addr");
+	assert_string_equal(bg_src_format_name(SRC_HOSTS), "hosts");
 	assert_string_equal(bg_src_format_name(99), "?");
 	assert_int_equal(bg_src_format_parse("Hosts"), -1);
 	assert_int_equal(bg_src_format_parse(""), -1);
@@ -2207,9 +2214,9 @@ static void test_sources_rule(void **state)
 			const char *path;
 			int format, subdomains, allow;
 		} want[] = {
-			{ "a", BG_SRC_AUTO, 0, 0 },  { "b", BG_SRC_AUTO, 1, 0 },
-			{ "c", BG_SRC_AUTO, 1, 1 },  { "d", BG_SRC_HOSTS, 1, 0 },
-			{ "e", BG_SRC_AUTO, 0, 1 },  { "f", BG_SRC_AUTO, 0, 0 },
+			{ "a", SRC_AUTO, 0, 0 },  { "b", SRC_AUTO, 1, 0 },
+			{ "c", SRC_AUTO, 1, 1 },  { "d", SRC_HOSTS, 1, 0 },
+			{ "e", SRC_AUTO, 0, 1 },  { "f", SRC_AUTO, 0, 0 },
 		};
 		size_t i;
 
@@ -2229,7 +2236,7 @@ static void test_sources_rule(void **state)
 	assert_int_equal(bg_sources_done(&s), -EINVAL);
 	/* an unknown format changes nothing */
 	assert_int_equal(bg_sources_set_format(&s, "csv"), -EINVAL);
-	assert_int_equal(s.format, BG_SRC_ADDR);
+	assert_int_equal(s.format, SRC_ADDR);
 	bg_sources_free(&s);
 
 	/* only --allow lists, or nothing: no block list */
@@ -2303,9 +2310,9 @@ static void test_source_hosts_no_addresses(void **state)
 	(void)state;
 	/* detected: the names only; 0.0.0.0, 127.0.0.1, ::1, :: are where the
 	 * names point, not blocked addresses */
-	src_run(&r, hosts_text, BG_SRC_AUTO, 0, 0, 1);
+	src_run(&r, hosts_text, SRC_AUTO, 0, 0, 1);
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.used, BG_SRC_HOSTS);
+	assert_int_equal(r.used, SRC_HOSTS);
 	assert_string_equal(r.report, "");
 	assert_int_equal(r.addrs.n4 + r.addrs.n6, 0);
 	assert_int_equal(r.addrs.accepted, 0);
@@ -2319,29 +2326,29 @@ static void test_source_hosts_no_addresses(void **state)
 	assert_string_equal(r.names.v[3].name, "v6.example");
 	src_done(&r);
 	/* stated as hosts, with --subdomains: still exact, still no address */
-	src_run(&r, hosts_text, BG_SRC_HOSTS, 1, 0, 0);
+	src_run(&r, hosts_text, SRC_HOSTS, 1, 0, 0);
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(r.addrs.accepted, 0);
 	assert_int_equal(r.names.n, 4);
 	assert_int_equal(r.names.v[1].kind, BG_NAME_EXACT);
 	src_done(&r);
 	/* as an --allow list */
-	src_run(&r, hosts_text, BG_SRC_AUTO, 0, 1, 0);
+	src_run(&r, hosts_text, SRC_AUTO, 0, 1, 0);
 	assert_int_equal(r.addrs.accepted, 0);
 	assert_int_equal(r.names.n, 4);
 	assert_int_equal(r.names.v[0].allow, 1);
 	src_done(&r);
 	/* stated as addresses: every hosts line is rejected, file:line */
-	src_run(&r, hosts_text, BG_SRC_ADDR, 0, 0, 0);
+	src_run(&r, hosts_text, SRC_ADDR, 0, 0, 0);
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.used, BG_SRC_ADDR);
+	assert_int_equal(r.used, SRC_ADDR);
 	assert_int_equal(r.addrs.n4 + r.addrs.n6, 0);
 	assert_int_equal(r.addrs.rejected, 5);
 	assert_int_equal(r.names.n, 0);
 	assert_non_null(strstr(r.report,
 		"L:4: trailing text after address: '0.0.0.0 ads.example tracker.example'\n"));
 	src_done(&r);
-	src_run(&r, hosts_text, BG_SRC_ADDR, 0, 0, 1);
+	src_run(&r, hosts_text, SRC_ADDR, 0, 0, 1);
 	assert_int_equal(r.rc, -EINVAL);
 	src_done(&r);
 }
@@ -2352,28 +2359,28 @@ static void test_source_formats(void **state)
 
 	(void)state;
 	/* addresses, detected */
-	src_run(&r, "# x\n192.0.2.0/24\n2001:db8::1\n", BG_SRC_AUTO, 1, 0, 0);
+	src_run(&r, "# x\n192.0.2.0/24\n2001:db8::1\n", SRC_AUTO, 1, 0, 0);
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.used, BG_SRC_ADDR);
+	assert_int_equal(r.used, SRC_ADDR);
 	assert_int_equal(r.addrs.n4, 1);
 	assert_int_equal(r.addrs.n6, 1);
 	assert_int_equal(r.names.n, 0);
 	src_done(&r);
 	/* plain: exact, or name and subdomains with --subdomains */
-	src_run(&r, "ads.example\n*.cdn.example\n", BG_SRC_AUTO, 0, 0, 0);
-	assert_int_equal(r.used, BG_SRC_PLAIN);
+	src_run(&r, "ads.example\n*.cdn.example\n", SRC_AUTO, 0, 0, 0);
+	assert_int_equal(r.used, SRC_PLAIN);
 	assert_int_equal(r.names.n, 2);
 	assert_int_equal(r.names.v[0].kind, BG_NAME_EXACT);
 	assert_int_equal(r.names.v[1].kind, BG_NAME_SUBS);
 	src_done(&r);
-	src_run(&r, "ads.example\n*.cdn.example\n", BG_SRC_AUTO, 1, 0, 0);
+	src_run(&r, "ads.example\n*.cdn.example\n", SRC_AUTO, 1, 0, 0);
 	assert_int_equal(r.names.v[0].kind, BG_NAME_TREE);
 	assert_int_equal(r.names.v[1].kind, BG_NAME_SUBS);
 	src_done(&r);
 	/* adblock, with allow rules and --subdomains ignored */
 	src_run(&r, "||ads.example^\n@@||ok.ads.example^\n|one.example^\n",
-		BG_SRC_AUTO, 1, 0, 0);
-	assert_int_equal(r.used, BG_SRC_ADBLOCK);
+		SRC_AUTO, 1, 0, 0);
+	assert_int_equal(r.used, SRC_ADBLOCK);
 	assert_int_equal(r.names.n, 3);
 	assert_int_equal(r.names.v[0].kind, BG_NAME_TREE);
 	assert_int_equal(r.names.v[1].allow, 1);
@@ -2381,19 +2388,19 @@ static void test_source_formats(void **state)
 	src_done(&r);
 	/* a stated format wins over detection: a plain list read as Adblock
 	 * keeps bare names exact */
-	src_run(&r, "ads.example\n", BG_SRC_ADBLOCK, 1, 0, 0);
-	assert_int_equal(r.used, BG_SRC_ADBLOCK);
+	src_run(&r, "ads.example\n", SRC_ADBLOCK, 1, 0, 0);
+	assert_int_equal(r.used, SRC_ADBLOCK);
 	assert_int_equal(r.names.v[0].kind, BG_NAME_EXACT);
 	src_done(&r);
 	/* an address list stated as plain: rejected names, file:line */
-	src_run(&r, "192.0.2.1\n", BG_SRC_PLAIN, 0, 0, 0);
+	src_run(&r, "192.0.2.1\n", SRC_PLAIN, 0, 0, 0);
 	assert_int_equal(r.addrs.accepted, 0);
 	assert_int_equal(r.names.rejected, 1);
 	assert_string_equal(r.report, "L:1: an IP address, not a name: '192.0.2.1'\n");
 	src_done(&r);
 	/* too deep: reported file:line, fails strict */
 	src_run(&r, "||ok.example^\n||*.a.b.c.d.e.f.g.h.i.j.example^\n",
-		BG_SRC_AUTO, 0, 0, 1);
+		SRC_AUTO, 0, 0, 1);
 	assert_int_equal(r.rc, -EINVAL);
 	assert_int_equal(r.names.too_deep, 1);
 	assert_string_equal(r.report,
@@ -2401,19 +2408,19 @@ static void test_source_formats(void **state)
 		"'||*.a.b.c.d.e.f.g.h.i.j.example^'\n");
 	src_done(&r);
 	src_run(&r, "||ok.example^\n||*.a.b.c.d.e.f.g.h.i.j.example^\n",
-		BG_SRC_AUTO, 0, 0, 0);
+		SRC_AUTO, 0, 0, 0);
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(r.names.n, 2);
 	src_done(&r);
 	/* plain with --subdomains: the name is kept, its subdomains are not
 	 * matched; strict fails, also for an --allow list */
-	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", BG_SRC_PLAIN, 1, 1, 1);
+	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", SRC_PLAIN, 1, 1, 1);
 	assert_int_equal(r.rc, -EINVAL);
 	assert_string_equal(r.report,
 		"L:2: warning: name deeper than 10 labels, its subdomains are never "
 		"matched (the name itself is): 'a.b.c.d.e.f.g.h.i.j.example'\n");
 	src_done(&r);
-	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", BG_SRC_PLAIN, 0, 0, 1);
+	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", SRC_PLAIN, 0, 0, 1);
 	assert_int_equal(r.rc, 0);
 	assert_string_equal(r.report, "");
 	src_done(&r);
