@@ -3,7 +3,8 @@
  * The test model of prefixes, shared by tests/bpf/test_prefixes.c and
  * tests/unit/test_plan.c: addresses and prefixes as host-order 128-bit
  * integers (IPv4 in the low 32 bits), independent of user/ and include/,
- * plus a fixed-seed splitmix64. Needs cmocka (P() asserts its input).
+ * their merge into ranges, plus a fixed-seed splitmix64. Needs cmocka
+ * (P() asserts its input).
  */
 #ifndef BLOOMGATE_TESTS_PREFIX_MODEL_H
 #define BLOOMGATE_TESTS_PREFIX_MODEL_H
@@ -119,6 +120,48 @@ static inline void pset_free(struct pset *s)
 {
 	free(s->v);
 	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * The prefixes of one family of s as disjoint ranges [r[i][0], r[i][1]],
+ * sorted, overlapping and adjacent ones merged (r has room for s->n);
+ * returns how many. Independent of filter.c's merge.
+ */
+static inline size_t pset_merge(const struct pset *s, int v6, u128 (*r)[2])
+{
+	size_t i, j, n = 0, w = 0;
+
+	for (i = 0; i < s->n; i++) {
+		if (s->v[i].v6 != v6)
+			continue;
+		r[n][0] = s->v[i].a;
+		r[n][1] = pfx_last(&s->v[i]);
+		n++;
+	}
+	/* insertion sort is too slow for 5000: shell sort by start */
+	for (j = n / 2; j > 0; j /= 2)
+		for (i = j; i < n; i++) {
+			u128 t0 = r[i][0], t1 = r[i][1];
+			size_t k = i;
+
+			for (; k >= j && r[k - j][0] > t0; k -= j) {
+				r[k][0] = r[k - j][0];
+				r[k][1] = r[k - j][1];
+			}
+			r[k][0] = t0;
+			r[k][1] = t1;
+		}
+	for (i = 0; i < n; i++) {
+		if (w && (r[w - 1][1] == ones(v6) || r[i][0] <= r[w - 1][1] + 1)) {
+			if (r[i][1] > r[w - 1][1])
+				r[w - 1][1] = r[i][1];
+			continue;
+		}
+		r[w][0] = r[i][0];
+		r[w][1] = r[i][1];
+		w++;
+	}
+	return w;
 }
 
 static inline void to_bytes(u128 x, __u8 b[16])

@@ -53,43 +53,7 @@
 #define FPR_TIGHT BG_FPR_MIN
 #define DATA_DIR "../shared/data" /* relative to the repository root */
 
-#include "prefix_model.h"
-
-/* ---- bg_list from the model --------------------------------------------- */
-
-static void list_add(struct bg_list *l, const struct pfx *p)
-{
-	if (!p->v6) {
-		if (l->n4 == l->cap4) {
-			l->cap4 = l->cap4 ? 2 * l->cap4 : 64;
-			l->v4 = realloc(l->v4, l->cap4 * sizeof(*l->v4));
-			assert_non_null(l->v4);
-		}
-		bg_key4_init(&l->v4[l->n4++], htonl((uint32_t)p->a), (__u8)p->plen);
-	} else {
-		__u8 b[16];
-
-		if (l->n6 == l->cap6) {
-			l->cap6 = l->cap6 ? 2 * l->cap6 : 64;
-			l->v6 = realloc(l->v6, l->cap6 * sizeof(*l->v6));
-			assert_non_null(l->v6);
-		}
-		to_bytes(p->a, b);
-		bg_key6_init(&l->v6[l->n6++], b, (__u8)p->plen);
-	}
-}
-
-/* A finished list (sorted, de-duplicated, covered entries removed), as
- * `bloomgate load` hands it to the planner. */
-static void list_from(struct bg_list *l, const struct pset *s)
-{
-	size_t i;
-
-	bg_list_init(l);
-	for (i = 0; s && i < s->n; i++)
-		list_add(l, &s->v[i]);
-	bg_list_finish(l);
-}
+#include "prefix_lists.h"
 
 /* Through lists.c: does any entry of the finished list cover x? */
 static int list_covers(const struct bg_list *l, int v6, u128 x)
@@ -204,7 +168,7 @@ static void publish_lists(struct fx *f, const struct bg_list *block,
 	size_t len;
 	int fd;
 
-	assert_int_equal(bg_filter_plan(block, allow, fpr, &f->par), 0);
+	assert_int_equal(plan_lists(block, allow, fpr, &f->par), 0);
 	fd = bg_filter_create(&f->par, seed, block, allow);
 	if (fd < 0)
 		fail_msg("bg_filter_create: %s", strerror(-fd));
@@ -224,8 +188,8 @@ static void publish(struct fx *f, const struct pset *block,
 {
 	struct bg_list bl, al;
 
-	list_from(&bl, block);
-	list_from(&al, allow);
+	list_from(&bl, block, 1);
+	list_from(&al, allow, 1);
 	publish_lists(f, &bl, allow ? &al : NULL, fpr, seed);
 	bg_list_free(&bl);
 	bg_list_free(&al);
@@ -408,7 +372,7 @@ static void each_length_alone(struct fx *f, int v6, const int *lens, int n)
 
 		snprintf(what, sizeof(what), "%s /%d alone", v6 ? "ipv6" : "ipv4", lens[i]);
 		pset_add(&s, p);
-		list_from(&l, &s);
+		list_from(&l, &s, 1);
 		publish_lists(f, &l, NULL, FPR_TIGHT, 0x1000 + (uint64_t)lens[i]);
 		if (!v6) {
 			if (lens[i] <= BG_SHORT4_MAXLEN) {
@@ -492,7 +456,7 @@ static void test_ipv4_every_length(void **state)
 	for (i = 0; i < 31; i++)
 		lens[i] = i + 2;
 	place_chain(0, lens, 31, &s);
-	list_from(&l, &s);
+	list_from(&l, &s, 1);
 	assert_int_equal(l.n4, 31);
 	publish_lists(f, &l, NULL, FPR_TIGHT, 0x4e1);
 	assert_true(f->hdr.flags & BG_FILTER_F_SHORT4);
@@ -529,7 +493,7 @@ static void test_ipv6_common_lengths(void **state)
 		place_chain_in(1, lens, 5, (u128)rep << 126, 126, &s);
 	for (i = 0; i < (int)s.n; i++)
 		assert_int_equal(s.v[i].plen, lens[i % 5]);
-	list_from(&l, &s);
+	list_from(&l, &s, 1);
 	assert_int_equal(l.n6, 15);
 	publish_lists(f, &l, NULL, FPR_TIGHT, 0x6c1);
 	assert_int_equal(f->hdr.short6_n, 0);
@@ -563,7 +527,7 @@ static void test_ipv6_every_length(void **state)
 	for (i = 0; i < 127; i++)
 		lens[i] = i + 2;
 	place_chain(1, lens, 127, &s);
-	list_from(&l, &s);
+	list_from(&l, &s, 1);
 	assert_int_equal(l.n6, 127);
 	publish_lists(f, &l, NULL, FPR_TIGHT, 0x6e1);
 	/* 77..128 is 4 segments of 13 lengths (12 bits of expansion each);
@@ -679,40 +643,10 @@ static void test_allowlist_in_blocked_ranges(void **state)
 static size_t merged_count(const struct pset *s, int v6)
 {
 	u128 (*r)[2] = calloc(s->n + 1, sizeof(*r));
-	size_t i, j, n = 0, w = 0;
+	size_t w;
 
 	assert_non_null(r);
-	for (i = 0; i < s->n; i++) {
-		if (s->v[i].v6 != v6)
-			continue;
-		r[n][0] = s->v[i].a;
-		r[n][1] = pfx_last(&s->v[i]);
-		n++;
-	}
-	/* insertion sort is too slow for 5000: shell sort by start */
-	for (j = n / 2; j > 0; j /= 2)
-		for (i = j; i < n; i++) {
-			u128 t0 = r[i][0], t1 = r[i][1];
-			size_t k = i;
-
-			while (k >= j && r[k - j][0] > t0) {
-				r[k][0] = r[k - j][0];
-				r[k][1] = r[k - j][1];
-				k -= j;
-			}
-			r[k][0] = t0;
-			r[k][1] = t1;
-		}
-	for (i = 0; i < n; i++) {
-		if (w && (r[w - 1][1] == ones(v6) || r[i][0] <= r[w - 1][1] + 1)) {
-			if (r[i][1] > r[w - 1][1])
-				r[w - 1][1] = r[i][1];
-			continue;
-		}
-		r[w][0] = r[i][0];
-		r[w][1] = r[i][1];
-		w++;
-	}
+	w = pset_merge(s, v6, r);
 	free(r);
 	return w;
 }

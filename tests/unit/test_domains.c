@@ -4,6 +4,10 @@
  * rules, wildcards, name validation, format detection, reports, sorting and
  * de-duplication; the fixtures in tests/fixtures/domains/ (the shapes of
  * real lists), and the real lists in ../shared/data/ where they exist.
+ *
+ * Most parse cases are rows of tables (struct dom_case): one input, its
+ * format and options, and what the parse must give; run_cases() checks
+ * them and names the failing row.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* asprintf, open_memstream */
@@ -23,16 +27,26 @@
 #include <unistd.h>
 
 #include "domains.h"
+#include "lists_helpers.h"
 
 /* Relative to the repository root, the working directory of `make test`. */
 #define FIXTURES "tests/fixtures/domains/"
-#define SHARED_DATA "../shared/data/"
 
 /* ---- Helpers ------------------------------------------------------------ */
 
 #define F_STRICT 1
 #define F_SUBS 2
 #define F_ALLOW 4
+
+/* The list formats by short names: the only place the tables name them. */
+#define PLAIN BG_DOM_PLAIN
+#define HOSTS BG_DOM_HOSTS
+#define ADBLOCK BG_DOM_ADBLOCK
+#define AUTO BG_DOM_AUTO
+typedef enum bg_dom_format dom_format;
+#define EXACT BG_NAME_EXACT
+#define TREE BG_NAME_TREE
+#define SUBS BG_NAME_SUBS
 
 struct run {
 	struct bg_names l;
@@ -55,7 +69,7 @@ static void run_done(struct run *r)
 
 /* Parses len bytes as list "t.txt" in format fmt, capturing the report. */
 static void run_n(struct run *r, const char *text, size_t len,
-		  enum bg_dom_format fmt, int flags)
+		  dom_format fmt, int flags)
 {
 	struct bg_dom_opts o = {
 		.format = fmt,
@@ -63,103 +77,38 @@ static void run_n(struct run *r, const char *text, size_t len,
 		.allow = !!(flags & F_ALLOW),
 		.strict = !!(flags & F_STRICT),
 	};
-	size_t size = 0;
-	FILE *f;
+	struct capture c;
 
 	free(r->report);
-	r->report = NULL;
-	f = open_memstream(&r->report, &size);
-	assert_non_null(f);
-	o.report = f;
+	o.report = capture_open(&c);
 	r->rc = bg_names_parse_buf(&r->l, "t.txt", text, len, &o);
-	assert_int_equal(fclose(f), 0);
-	assert_non_null(r->report);
+	capture_close(&c);
+	r->report = c.text;
 }
 
 /* String literals may hold NUL bytes: take their size, not strlen. */
 #define RUN(r, fmt, lit) run_n((r), (lit), sizeof(lit) - 1, (fmt), 0)
-#define RUNF(r, fmt, flags, lit) run_n((r), (lit), sizeof(lit) - 1, (fmt), (flags))
-#define PLAIN BG_DOM_PLAIN
-#define HOSTS BG_DOM_HOSTS
-#define ADBLOCK BG_DOM_ADBLOCK
-#define AUTO BG_DOM_AUTO
 
 static void assert_counts(const struct bg_names *l, size_t lines,
 			  size_t accepted, size_t rejected, size_t skipped,
 			  size_t warnings)
 {
-	assert_int_equal(l->lines, lines);
-	assert_int_equal(l->accepted, accepted);
-	assert_int_equal(l->n, accepted);
-	assert_int_equal(l->rejected, rejected);
-	assert_int_equal(l->skipped, skipped);
-	assert_int_equal(l->warnings, warnings);
+	check_int(l->lines, lines);
+	check_int(l->accepted, accepted);
+	check_int(l->n, accepted);
+	check_int(l->rejected, rejected);
+	check_int(l->skipped, skipped);
+	check_int(l->warnings, warnings);
 }
 
 static void assert_entry(const struct bg_names *l, size_t i, const char *name,
 			 int kind, int allow, unsigned int line)
 {
-	assert_true(i < l->n);
-	assert_string_equal(l->v[i].name, name);
-	assert_int_equal(l->v[i].kind, kind);
-	assert_int_equal(l->v[i].allow, allow);
-	assert_int_equal(l->v[i].line, line);
-}
-
-/* One line, one rejection: checks the counts and the whole report. */
-static void assert_rejected_fmt(enum bg_dom_format fmt, const char *line,
-				const char *report)
-{
-	struct run r;
-
-	run_init(&r);
-	run_n(&r, line, strlen(line), fmt, 0);
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 1, 0, 1, 0, 0);
-	assert_string_equal(r.report, report);
-	run_done(&r);
-}
-
-/* One line, one accepted entry: its name, kind and allow flag. */
-static void assert_accepted_fmt(enum bg_dom_format fmt, int flags,
-				const char *line, const char *name, int kind,
-				int allow)
-{
-	struct run r;
-
-	run_init(&r);
-	run_n(&r, line, strlen(line), fmt, flags);
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
-	assert_counts(&r.l, 1, 1, 0, 0, 0);
-	assert_entry(&r.l, 0, name, kind, allow, 1);
-	run_done(&r);
-}
-
-static int have_file(const char *path)
-{
-	if (access(path, R_OK) == 0)
-		return 1;
-	print_message("skipping: %s not found (the shared data is optional)\n",
-		      path);
-	return 0;
-}
-
-/* A temporary file holding text; returns its malloc'd path. */
-static char *write_temp(const char *text, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	char *path;
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	assert_true(asprintf(&path, "%s/test_domains.XXXXXX", dir) > 0);
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, len), (ssize_t)len);
-	assert_int_equal(close(fd), 0);
-	return path;
+	check_true(i < l->n);
+	check_str(l->v[i].name, name);
+	check_int(l->v[i].kind, kind);
+	check_int(l->v[i].allow, allow);
+	check_int(l->v[i].line, line);
 }
 
 /* A string of n copies of c (static buffer, one at a time). */
@@ -173,686 +122,543 @@ static const char *rep(char c, size_t n)
 	return buf;
 }
 
+/* ---- Parse cases --------------------------------------------------------- */
+
+/* Entry i of the list after the parse. */
+struct want_entry {
+	size_t i;
+	const char *name;
+	int kind, allow;
+	unsigned int line;
+};
+
+/* e[0..n) up to the first without a name; with files, the list each
+ * came from too. */
+static void check_entries(const struct bg_names *l,
+			  const struct want_entry *e, size_t n,
+			  const unsigned int *files)
+{
+	size_t j;
+
+	for (j = 0; j < n && e[j].name; j++) {
+		assert_entry(l, e[j].i, e[j].name, e[j].kind, e[j].allow,
+			     e[j].line);
+		if (files)
+			check_int(l->v[e[j].i].file, files[j]);
+	}
+}
+
+struct dom_case {
+	const char *name; /* what a failure prints; the input when NULL */
+	dom_format fmt;
+	int flags; /* F_* */
+	const char *text;
+	size_t len;
+	int rc;
+	const char *report; /* the whole report; NULL: not checked */
+	int has_counts, has_deep;
+	size_t lines, accepted, rejected, skipped, warnings, too_deep;
+	struct want_entry e[12]; /* up to the first without a name */
+	void (*more)(const struct bg_names *l); /* checks of its own */
+};
+
+#define TEXT(lit) .text = (lit), .len = sizeof(lit) - 1
+#define COUNTS(li, a, r, s, w)                                              \
+	.has_counts = 1, .lines = (li), .accepted = (a), .rejected = (r),   \
+	.skipped = (s), .warnings = (w)
+#define DEEP(n) .has_deep = 1, .too_deep = (n)
+#define ENTRIES(...) .e = { __VA_ARGS__ }
+/* One line, one rejection: the counts and the whole report. */
+#define REJECT(f, lit, rep)                                                 \
+	{ .name = (lit), .fmt = (f), TEXT(lit), .report = (rep),            \
+	  COUNTS(1, 0, 1, 0, 0) }
+/* One line, one accepted entry: its name, kind and allow flag. */
+#define ACCEPT(f, fl, lit, nm, kind, al)                                    \
+	{ .name = (lit), .fmt = (f), .flags = (fl), TEXT(lit), .report = "", \
+	  COUNTS(1, 1, 0, 0, 0), ENTRIES({ 0, (nm), (kind), (al), 1 }) }
+
+static void run_case(const void *row)
+{
+	const struct dom_case *c = row;
+	struct run r;
+
+	run_init(&r);
+	run_n(&r, c->text, c->len, c->fmt, c->flags);
+	check_int(r.rc, c->rc);
+	if (c->report)
+		check_str(r.report, c->report);
+	if (c->has_counts)
+		assert_counts(&r.l, c->lines, c->accepted, c->rejected,
+			      c->skipped, c->warnings);
+	if (c->has_deep)
+		check_int(r.l.too_deep, c->too_deep);
+	check_entries(&r.l, c->e, ARRAY_SIZE(c->e), NULL);
+	if (c->more)
+		c->more(&r.l);
+	run_done(&r);
+}
+
+static const char *case_name(const void *row)
+{
+	const struct dom_case *c = row;
+
+	return c->name ? c->name : c->text;
+}
+
+/* The cmocka test of a table (TABLE_TEST). */
+static void run_cases(void **state)
+{
+	run_table(*state, case_name, run_case);
+}
+
 /* ---- Plain lists -------------------------------------------------------- */
 
-static void test_plain_basic(void **state)
+static void plain_basic_more(const struct bg_names *l)
 {
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, PLAIN,
-	    "example.com\n"
-	    "ads.example.net\n"
-	    "_dmarc.example.org\n"
-	    "xn--bcher-kva.example\n"
-	    "a-b--c.example\n"
-	    "0ms.example\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
-	assert_counts(&r.l, 6, 6, 0, 0, 0);
-	assert_int_equal(r.l.nfiles, 1);
-	assert_string_equal(r.l.files[0], "t.txt");
-	assert_entry(&r.l, 0, "example.com", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 1, "ads.example.net", BG_NAME_EXACT, 0, 2);
-	assert_entry(&r.l, 2, "_dmarc.example.org", BG_NAME_EXACT, 0, 3);
-	assert_entry(&r.l, 3, "xn--bcher-kva.example", BG_NAME_EXACT, 0, 4);
-	assert_entry(&r.l, 4, "a-b--c.example", BG_NAME_EXACT, 0, 5);
-	assert_entry(&r.l, 5, "0ms.example", BG_NAME_EXACT, 0, 6);
-	assert_int_equal(r.l.v[5].file, 0);
-	run_done(&r);
+	check_int(l->nfiles, 1);
+	check_str(l->files[0], "t.txt");
+	check_int(l->v[5].file, 0);
 }
 
-static void test_plain_comments_blanks(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, PLAIN,
-	    "# Title: a list\n"
-	    "#\n"
-	    "\n"
-	    "   \n"
-	    "\t\n"
-	    "  a.example  \n"
-	    "\tb.example\t\n"
-	    "c.example # inline comment\n"
-	    "d.example#no-blank\n"
-	    "   # indented comment\n"
-	    "#e.example commented out\n"
-	    "f.example\t#\ttabs\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
-	assert_counts(&r.l, 12, 5, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 6);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 7);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_EXACT, 0, 8);
-	assert_entry(&r.l, 3, "d.example", BG_NAME_EXACT, 0, 9);
-	assert_entry(&r.l, 4, "f.example", BG_NAME_EXACT, 0, 12);
-	run_done(&r);
-}
-
-static void test_plain_crlf_bom_eof(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, AUTO,
-	    "\xef\xbb\xbf"
-	    "a.example\r\n"
-	    "# comment\r\n"
-	    "\r\n"
-	    "b.example # c\r\n"
-	    "bad..example\r\n"
-	    "c.example");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 6, 3, 1, 0, 0);
+static const struct dom_case plain[] = {
+	{ "plain_basic", PLAIN, 0,
+	  TEXT("example.com\n"
+	       "ads.example.net\n"
+	       "_dmarc.example.org\n"
+	       "xn--bcher-kva.example\n"
+	       "a-b--c.example\n"
+	       "0ms.example\n"),
+	  .report = "", COUNTS(6, 6, 0, 0, 0),
+	  ENTRIES({ 0, "example.com", EXACT, 0, 1 },
+		  { 1, "ads.example.net", EXACT, 0, 2 },
+		  { 2, "_dmarc.example.org", EXACT, 0, 3 },
+		  { 3, "xn--bcher-kva.example", EXACT, 0, 4 },
+		  { 4, "a-b--c.example", EXACT, 0, 5 },
+		  { 5, "0ms.example", EXACT, 0, 6 }),
+	  .more = plain_basic_more },
+	{ "comments and blanks", PLAIN, 0,
+	  TEXT("# Title: a list\n"
+	       "#\n"
+	       "\n"
+	       "   \n"
+	       "\t\n"
+	       "  a.example  \n"
+	       "\tb.example\t\n"
+	       "c.example # inline comment\n"
+	       "d.example#no-blank\n"
+	       "   # indented comment\n"
+	       "#e.example commented out\n"
+	       "f.example\t#\ttabs\n"),
+	  .report = "", COUNTS(12, 5, 0, 0, 0),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 6 },
+		  { 1, "b.example", EXACT, 0, 7 },
+		  { 2, "c.example", EXACT, 0, 8 },
+		  { 3, "d.example", EXACT, 0, 9 },
+		  { 4, "f.example", EXACT, 0, 12 }) },
 	/* the BOM is not part of the first name, the CR not of the quote */
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 4);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_EXACT, 0, 6);
-	assert_string_equal(r.report,
-			    "t.txt:5: empty label: 'bad..example'\n");
-	run_done(&r);
-
+	{ "CRLF, BOM, no newline at the end", AUTO, 0,
+	  TEXT("\xef\xbb\xbf"
+	       "a.example\r\n"
+	       "# comment\r\n"
+	       "\r\n"
+	       "b.example # c\r\n"
+	       "bad..example\r\n"
+	       "c.example"),
+	  .report = "t.txt:5: empty label: 'bad..example'\n",
+	  COUNTS(6, 3, 1, 0, 0),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 1 },
+		  { 1, "b.example", EXACT, 0, 4 },
+		  { 2, "c.example", EXACT, 0, 6 }) },
 	/* a final line with CR but no LF; a BOM alone */
-	run_init(&r);
-	RUN(&r, PLAIN, "a.example\r\nb.example\r");
-	assert_counts(&r.l, 2, 2, 0, 0, 0);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 2);
-	run_done(&r);
+	{ "CR without LF at the end", PLAIN, 0,
+	  TEXT("a.example\r\nb.example\r"), COUNTS(2, 2, 0, 0, 0),
+	  ENTRIES({ 1, "b.example", EXACT, 0, 2 }) },
+	{ "a BOM alone", AUTO, 0, TEXT("\xef\xbb\xbf"), COUNTS(0, 0, 0, 0, 0) },
+	{ "subdomains", PLAIN, F_SUBS,
+	  TEXT("a.example\n"
+	       "*.b.example\n"
+	       "C.Example.\n"),
+	  .report = "", COUNTS(3, 3, 0, 0, 0),
+	  /* an explicit wildcard keeps its meaning */
+	  ENTRIES({ 0, "a.example", TREE, 0, 1 },
+		  { 1, "b.example", SUBS, 0, 2 },
+		  { 2, "c.example", TREE, 0, 3 }) },
+};
 
-	run_init(&r);
-	RUN(&r, AUTO, "\xef\xbb\xbf");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 0, 0, 0, 0, 0);
-	run_done(&r);
-}
+#define WILDCARD "wildcard only allowed as a leading '*.': "
 
-static void test_plain_subdomains(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUNF(&r, PLAIN, F_SUBS,
-	     "a.example\n"
-	     "*.b.example\n"
-	     "C.Example.\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
-	assert_counts(&r.l, 3, 3, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_TREE, 0, 1);
-	/* an explicit wildcard keeps its meaning */
-	assert_entry(&r.l, 1, "b.example", BG_NAME_SUBS, 0, 2);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_TREE, 0, 3);
-	run_done(&r);
-}
-
-static void test_plain_wildcards(void **state)
-{
-	struct run r;
-
-	(void)state;
-	assert_accepted_fmt(PLAIN, 0, "*.example.com", "example.com",
-			    BG_NAME_SUBS, 0);
-	assert_accepted_fmt(PLAIN, 0, "*.Example.COM.\n", "example.com",
-			    BG_NAME_SUBS, 0);
-	assert_accepted_fmt(PLAIN, F_ALLOW, "*.example.com", "example.com",
-			    BG_NAME_SUBS, 1);
-	assert_rejected_fmt(PLAIN, "*example.com",
-			    "t.txt:1: wildcard only allowed as a leading '*.': "
-			    "'*example.com'\n");
-	assert_rejected_fmt(PLAIN, "ads.*.example.com",
-			    "t.txt:1: wildcard only allowed as a leading '*.': "
-			    "'ads.*.example.com'\n");
-	assert_rejected_fmt(PLAIN, "example.*",
-			    "t.txt:1: wildcard only allowed as a leading '*.': "
-			    "'example.*'\n");
-	assert_rejected_fmt(PLAIN, "*.*.example.com",
-			    "t.txt:1: wildcard only allowed as a leading '*.': "
-			    "'*.*.example.com'\n");
-	assert_rejected_fmt(PLAIN, "*",
-			    "t.txt:1: wildcard only allowed as a leading '*.': "
-			    "'*'\n");
-	assert_rejected_fmt(PLAIN, "*.", "t.txt:1: empty name: '*.'\n");
-
+static const struct dom_case plain_wildcards[] = {
+	ACCEPT(PLAIN, 0, "*.example.com", "example.com", SUBS, 0),
+	ACCEPT(PLAIN, 0, "*.Example.COM.\n", "example.com", SUBS, 0),
+	ACCEPT(PLAIN, F_ALLOW, "*.example.com", "example.com", SUBS, 1),
+	REJECT(PLAIN, "*example.com", "t.txt:1: " WILDCARD "'*example.com'\n"),
+	REJECT(PLAIN, "ads.*.example.com",
+	       "t.txt:1: " WILDCARD "'ads.*.example.com'\n"),
+	REJECT(PLAIN, "example.*", "t.txt:1: " WILDCARD "'example.*'\n"),
+	REJECT(PLAIN, "*.*.example.com",
+	       "t.txt:1: " WILDCARD "'*.*.example.com'\n"),
+	REJECT(PLAIN, "*", "t.txt:1: " WILDCARD "'*'\n"),
+	REJECT(PLAIN, "*.", "t.txt:1: empty name: '*.'\n"),
 	/* several in one list, numbered */
-	run_init(&r);
-	RUN(&r, PLAIN, "*.a.example\nb.example\n*.c.example\n");
-	assert_counts(&r.l, 3, 3, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_SUBS, 0, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 2);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_SUBS, 0, 3);
-	run_done(&r);
-}
+	{ "several", PLAIN, 0, TEXT("*.a.example\nb.example\n*.c.example\n"),
+	  COUNTS(3, 3, 0, 0, 0),
+	  ENTRIES({ 0, "a.example", SUBS, 0, 1 },
+		  { 1, "b.example", EXACT, 0, 2 },
+		  { 2, "c.example", SUBS, 0, 3 }) },
+};
 
-static void test_plain_rejects(void **state)
-{
-	(void)state;
-	assert_rejected_fmt(PLAIN, "0.0.0.0 ads.example.com",
-			    "t.txt:1: hosts-file line in a plain list: "
-			    "'0.0.0.0 ads.example.com'\n");
-	assert_rejected_fmt(PLAIN, "::1 ads.example.com",
-			    "t.txt:1: hosts-file line in a plain list: "
-			    "'::1 ads.example.com'\n");
-	assert_rejected_fmt(PLAIN, "a.example b.example",
-			    "t.txt:1: trailing text after name: "
-			    "'a.example b.example'\n");
-	assert_rejected_fmt(PLAIN, "||ads.example.com^",
-			    "t.txt:1: Adblock syntax in a plain list: "
-			    "'||ads.example.com^'\n");
-	assert_rejected_fmt(PLAIN, "@@||ads.example.com^",
-			    "t.txt:1: Adblock syntax in a plain list: "
-			    "'@@||ads.example.com^'\n");
-	assert_rejected_fmt(PLAIN, "! comment",
-			    "t.txt:1: Adblock syntax in a plain list: "
-			    "'! comment'\n");
-	assert_rejected_fmt(PLAIN, "[Adblock Plus]",
-			    "t.txt:1: Adblock syntax in a plain list: "
-			    "'[Adblock Plus]'\n");
-	assert_rejected_fmt(PLAIN, "https://ads.example.com/x",
-			    "t.txt:1: a URL, not a name: "
-			    "'https://ads.example.com/x'\n");
-	assert_rejected_fmt(PLAIN, "ads.example.com/banner",
-			    "t.txt:1: a path, not a name: "
-			    "'ads.example.com/banner'\n");
-	assert_rejected_fmt(PLAIN, "192.0.2.1",
-			    "t.txt:1: an IP address, not a name: "
-			    "'192.0.2.1'\n");
-	assert_rejected_fmt(PLAIN, "2001:db8::1",
-			    "t.txt:1: an IP address, not a name: "
-			    "'2001:db8::1'\n");
-	assert_rejected_fmt(PLAIN, "ads.example.com:443",
-			    "t.txt:1: invalid character in name: "
-			    "'ads.example.com:443'\n");
-	assert_rejected_fmt(PLAIN, "ads.example.com^",
-			    "t.txt:1: invalid character in name: "
-			    "'ads.example.com^'\n");
-	assert_rejected_fmt(PLAIN, "b\xc3\xbc" "cher.example",
-			    "t.txt:1: non-ASCII name (use punycode): "
-			    "'b\xc3\xbc" "cher.example'\n");
-	assert_rejected_fmt(PLAIN, ".example.com",
-			    "t.txt:1: empty label: '.example.com'\n");
-	assert_rejected_fmt(PLAIN, "-ads.example.com",
-			    "t.txt:1: label starts or ends with a hyphen: "
-			    "'-ads.example.com'\n");
-}
+#define ADBLOCK_IN_PLAIN "Adblock syntax in a plain list: "
+#define NOT_A_NAME_IP "an IP address, not a name: "
+
+static const struct dom_case plain_rejects[] = {
+	REJECT(PLAIN, "0.0.0.0 ads.example.com",
+	       "t.txt:1: hosts-file line in a plain list: "
+	       "'0.0.0.0 ads.example.com'\n"),
+	REJECT(PLAIN, "::1 ads.example.com",
+	       "t.txt:1: hosts-file line in a plain list: "
+	       "'::1 ads.example.com'\n"),
+	REJECT(PLAIN, "a.example b.example",
+	       "t.txt:1: trailing text after name: 'a.example b.example'\n"),
+	REJECT(PLAIN, "||ads.example.com^",
+	       "t.txt:1: " ADBLOCK_IN_PLAIN "'||ads.example.com^'\n"),
+	REJECT(PLAIN, "@@||ads.example.com^",
+	       "t.txt:1: " ADBLOCK_IN_PLAIN "'@@||ads.example.com^'\n"),
+	REJECT(PLAIN, "! comment", "t.txt:1: " ADBLOCK_IN_PLAIN "'! comment'\n"),
+	REJECT(PLAIN, "[Adblock Plus]",
+	       "t.txt:1: " ADBLOCK_IN_PLAIN "'[Adblock Plus]'\n"),
+	REJECT(PLAIN, "https://ads.example.com/x",
+	       "t.txt:1: a URL, not a name: 'https://ads.example.com/x'\n"),
+	REJECT(PLAIN, "ads.example.com/banner",
+	       "t.txt:1: a path, not a name: 'ads.example.com/banner'\n"),
+	REJECT(PLAIN, "192.0.2.1", "t.txt:1: " NOT_A_NAME_IP "'192.0.2.1'\n"),
+	REJECT(PLAIN, "2001:db8::1", "t.txt:1: " NOT_A_NAME_IP "'2001:db8::1'\n"),
+	REJECT(PLAIN, "ads.example.com:443",
+	       "t.txt:1: invalid character in name: 'ads.example.com:443'\n"),
+	REJECT(PLAIN, "ads.example.com^",
+	       "t.txt:1: invalid character in name: 'ads.example.com^'\n"),
+	REJECT(PLAIN, "b\xc3\xbc" "cher.example",
+	       "t.txt:1: non-ASCII name (use punycode): "
+	       "'b\xc3\xbc" "cher.example'\n"),
+	REJECT(PLAIN, ".example.com", "t.txt:1: empty label: '.example.com'\n"),
+	REJECT(PLAIN, "-ads.example.com",
+	       "t.txt:1: label starts or ends with a hyphen: "
+	       "'-ads.example.com'\n"),
+};
 
 /* ---- Hosts files -------------------------------------------------------- */
 
-static void test_hosts_addresses(void **state)
-{
-	struct run r;
+#define NOT_BLOCKING "not a blocking address (0.0.0.0, 127.x.x.x, :: or ::1): "
+#define HOSTS_WILDCARD "wildcards are not allowed in hosts files: "
 
-	(void)state;
-	run_init(&r);
-	RUN(&r, HOSTS,
-	    "0.0.0.0 a.example\n"
-	    "127.0.0.1 b.example\n"
-	    ":: c.example\n"
-	    "::1 d.example\n"
-	    "0:0:0:0:0:0:0:0 e.example\n"
-	    "0:0:0:0:0:0:0:1 f.example\n"
-	    "127.0.0.2 g.example\n"
-	    "127.255.255.254\th.example\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
-	assert_counts(&r.l, 8, 8, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 2);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_EXACT, 0, 3);
-	assert_entry(&r.l, 3, "d.example", BG_NAME_EXACT, 0, 4);
-	assert_entry(&r.l, 4, "e.example", BG_NAME_EXACT, 0, 5);
-	assert_entry(&r.l, 5, "f.example", BG_NAME_EXACT, 0, 6);
-	assert_entry(&r.l, 6, "g.example", BG_NAME_EXACT, 0, 7);
-	assert_entry(&r.l, 7, "h.example", BG_NAME_EXACT, 0, 8);
-	run_done(&r);
-
-	/* a redirect is not a block */
-	assert_rejected_fmt(HOSTS, "192.0.2.1 nas.example",
-			    "t.txt:1: not a blocking address (0.0.0.0, "
-			    "127.x.x.x, :: or ::1): '192.0.2.1 nas.example'\n");
-	assert_rejected_fmt(HOSTS, "fe80::1%lo0 router.example",
-			    "t.txt:1: not a blocking address (0.0.0.0, "
-			    "127.x.x.x, :: or ::1): "
-			    "'fe80::1%lo0 router.example'\n");
-	assert_rejected_fmt(HOSTS, "::ffff:0.0.0.0 a.example",
-			    "t.txt:1: not a blocking address (0.0.0.0, "
-			    "127.x.x.x, :: or ::1): "
-			    "'::ffff:0.0.0.0 a.example'\n");
-	/* not addresses at all */
-	assert_rejected_fmt(HOSTS, "0.0.0.0.0 a.example",
-			    "t.txt:1: first field is not an IP address: "
-			    "'0.0.0.0.0 a.example'\n");
-	assert_rejected_fmt(HOSTS, "127.1 a.example",
-			    "t.txt:1: first field is not an IP address: "
-			    "'127.1 a.example'\n");
-	assert_rejected_fmt(HOSTS, "a.example b.example",
-			    "t.txt:1: first field is not an IP address: "
-			    "'a.example b.example'\n");
-	assert_rejected_fmt(HOSTS, "0.0.0.0",
-			    "t.txt:1: no name after the address: '0.0.0.0'\n");
-	assert_rejected_fmt(HOSTS, "0.0.0.0   # a.example",
-			    "t.txt:1: no name after the address: "
-			    "'0.0.0.0   # a.example'\n");
-}
-
-static void test_hosts_several_names(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, HOSTS,
-	    "0.0.0.0 a.example b.example\tc.example # three\n"
-	    "0.0.0.0 d.example bad..example *.e.example f.example\n"
-	    "0.0.0.0 ads*.example\n");
-	assert_int_equal(r.rc, 0);
+static const struct dom_case hosts[] = {
+	{ "blocking addresses", HOSTS, 0,
+	  TEXT("0.0.0.0 a.example\n"
+	       "127.0.0.1 b.example\n"
+	       ":: c.example\n"
+	       "::1 d.example\n"
+	       "0:0:0:0:0:0:0:0 e.example\n"
+	       "0:0:0:0:0:0:0:1 f.example\n"
+	       "127.0.0.2 g.example\n"
+	       "127.255.255.254\th.example\n"),
+	  .report = "", COUNTS(8, 8, 0, 0, 0),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 1 },
+		  { 1, "b.example", EXACT, 0, 2 },
+		  { 2, "c.example", EXACT, 0, 3 },
+		  { 3, "d.example", EXACT, 0, 4 },
+		  { 4, "e.example", EXACT, 0, 5 },
+		  { 5, "f.example", EXACT, 0, 6 },
+		  { 6, "g.example", EXACT, 0, 7 },
+		  { 7, "h.example", EXACT, 0, 8 }) },
 	/* a bad name does not take the good ones of its line with it */
-	assert_counts(&r.l, 3, 5, 3, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 3, "d.example", BG_NAME_EXACT, 0, 2);
-	assert_entry(&r.l, 4, "f.example", BG_NAME_EXACT, 0, 2);
-	assert_string_equal(
-		r.report,
-		"t.txt:2: empty label: "
-		"'0.0.0.0 d.example bad..example *.e.example f.example'\n"
-		"t.txt:2: wildcards are not allowed in hosts files: "
-		"'0.0.0.0 d.example bad..example *.e.example f.example'\n"
-		"t.txt:3: wildcards are not allowed in hosts files: "
-		"'0.0.0.0 ads*.example'\n");
-	run_done(&r);
-}
-
-static void test_hosts_comments(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, HOSTS,
-	    "# header\n"
-	    "0.0.0.0 a.example # https://example.org/issues/1635\n"
-	    "0.0.0.0 b.example #ad\n"
-	    "0.0.0.0 c.example#ad\n"
-	    "0.0.0.0 d.example\t# tab\n"
-	    "   # indented\n"
-	    "#0.0.0.0 e.example\n"
-	    "0.0.0.0 f.example #comment with 0.0.0.0 g.example\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
-	assert_counts(&r.l, 8, 5, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 2);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 3);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_EXACT, 0, 4);
-	assert_entry(&r.l, 3, "d.example", BG_NAME_EXACT, 0, 5);
-	assert_entry(&r.l, 4, "f.example", BG_NAME_EXACT, 0, 8);
-	run_done(&r);
-}
-
-static void test_hosts_bare_names(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUNF(&r, HOSTS, F_SUBS,
-	     "0.0.0.0 a.example\n"
-	     "b.example\n"
-	     "  C.example.  # bare, with a comment\n"
-	     "*.d.example\n"
-	     "||e.example^\n");
-	assert_int_equal(r.rc, 0);
+	{ "several names a line", HOSTS, 0,
+	  TEXT("0.0.0.0 a.example b.example\tc.example # three\n"
+	       "0.0.0.0 d.example bad..example *.e.example f.example\n"
+	       "0.0.0.0 ads*.example\n"),
+	  .report = "t.txt:2: empty label: "
+		    "'0.0.0.0 d.example bad..example *.e.example f.example'\n"
+		    "t.txt:2: " HOSTS_WILDCARD
+		    "'0.0.0.0 d.example bad..example *.e.example f.example'\n"
+		    "t.txt:3: " HOSTS_WILDCARD "'0.0.0.0 ads*.example'\n",
+	  COUNTS(3, 5, 3, 0, 0),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 1 },
+		  { 1, "b.example", EXACT, 0, 1 },
+		  { 2, "c.example", EXACT, 0, 1 },
+		  { 3, "d.example", EXACT, 0, 2 },
+		  { 4, "f.example", EXACT, 0, 2 }) },
+	{ "comments", HOSTS, 0,
+	  TEXT("# header\n"
+	       "0.0.0.0 a.example # https://example.org/issues/1635\n"
+	       "0.0.0.0 b.example #ad\n"
+	       "0.0.0.0 c.example#ad\n"
+	       "0.0.0.0 d.example\t# tab\n"
+	       "   # indented\n"
+	       "#0.0.0.0 e.example\n"
+	       "0.0.0.0 f.example #comment with 0.0.0.0 g.example\n"),
+	  .report = "", COUNTS(8, 5, 0, 0, 0),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 2 },
+		  { 1, "b.example", EXACT, 0, 3 },
+		  { 2, "c.example", EXACT, 0, 4 },
+		  { 3, "d.example", EXACT, 0, 5 },
+		  { 4, "f.example", EXACT, 0, 8 }) },
 	/* hosts entries are exact, --subdomains or not */
-	assert_counts(&r.l, 5, 3, 2, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 2);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_EXACT, 0, 3);
-	assert_string_equal(r.report,
-			    "t.txt:4: wildcards are not allowed in hosts files: "
-			    "'*.d.example'\n"
-			    "t.txt:5: Adblock syntax in a hosts file: "
-			    "'||e.example^'\n");
-	run_done(&r);
-}
-
-static void test_hosts_special_names(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, HOSTS,
-	    "127.0.0.1 localhost\n"
-	    "127.0.0.1 localhost.localdomain\n"
-	    "127.0.0.1 local\n"
-	    "255.255.255.255 broadcasthost\n"
-	    "::1 localhost ip6-localhost ip6-loopback\n"
-	    "fe80::1%lo0 localhost\n"
-	    "ff00::0 ip6-localnet\n"
-	    "ff00::0 ip6-mcastprefix\n"
-	    "ff02::1 ip6-allnodes\n"
-	    "ff02::2 ip6-allrouters\n"
-	    "ff02::3 ip6-allhosts\n"
-	    "0.0.0.0 0.0.0.0\n"
-	    "127.0.0.1 LocalHost. myhost.example\n"
-	    "0.0.0.0 nlocalhost.example localhost.example local.example\n"
-	    "localhost\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
+	{ "bare names", HOSTS, F_SUBS,
+	  TEXT("0.0.0.0 a.example\n"
+	       "b.example\n"
+	       "  C.example.  # bare, with a comment\n"
+	       "*.d.example\n"
+	       "||e.example^\n"),
+	  .report = "t.txt:4: " HOSTS_WILDCARD "'*.d.example'\n"
+		    "t.txt:5: Adblock syntax in a hosts file: "
+		    "'||e.example^'\n",
+	  COUNTS(5, 3, 2, 0, 0),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 1 },
+		  { 1, "b.example", EXACT, 0, 2 },
+		  { 2, "c.example", EXACT, 0, 3 }) },
 	/* 12 names on lines 1-12 and 15, one on line 13 */
-	assert_counts(&r.l, 15, 4, 0, 16, 0);
-	assert_entry(&r.l, 0, "myhost.example", BG_NAME_EXACT, 0, 13);
-	assert_entry(&r.l, 1, "nlocalhost.example", BG_NAME_EXACT, 0, 14);
-	assert_entry(&r.l, 2, "localhost.example", BG_NAME_EXACT, 0, 14);
-	assert_entry(&r.l, 3, "local.example", BG_NAME_EXACT, 0, 14);
-	run_done(&r);
-
+	{ "special names", HOSTS, 0,
+	  TEXT("127.0.0.1 localhost\n"
+	       "127.0.0.1 localhost.localdomain\n"
+	       "127.0.0.1 local\n"
+	       "255.255.255.255 broadcasthost\n"
+	       "::1 localhost ip6-localhost ip6-loopback\n"
+	       "fe80::1%lo0 localhost\n"
+	       "ff00::0 ip6-localnet\n"
+	       "ff00::0 ip6-mcastprefix\n"
+	       "ff02::1 ip6-allnodes\n"
+	       "ff02::2 ip6-allrouters\n"
+	       "ff02::3 ip6-allhosts\n"
+	       "0.0.0.0 0.0.0.0\n"
+	       "127.0.0.1 LocalHost. myhost.example\n"
+	       "0.0.0.0 nlocalhost.example localhost.example local.example\n"
+	       "localhost\n"),
+	  .report = "", COUNTS(15, 4, 0, 16, 0),
+	  ENTRIES({ 0, "myhost.example", EXACT, 0, 13 },
+		  { 1, "nlocalhost.example", EXACT, 0, 14 },
+		  { 2, "localhost.example", EXACT, 0, 14 },
+		  { 3, "local.example", EXACT, 0, 14 }) },
 	/* a name of its own on a line that maps elsewhere is still refused */
-	run_init(&r);
-	RUN(&r, HOSTS, "255.255.255.255 broadcasthost nas.example\n");
-	assert_counts(&r.l, 1, 0, 1, 1, 0);
-	assert_string_equal(r.report,
-			    "t.txt:1: not a blocking address (0.0.0.0, "
-			    "127.x.x.x, :: or ::1): "
-			    "'255.255.255.255 broadcasthost nas.example'\n");
-	run_done(&r);
-
+	{ "special name beside a name", HOSTS, 0,
+	  TEXT("255.255.255.255 broadcasthost nas.example\n"),
+	  .report = "t.txt:1: " NOT_BLOCKING
+		    "'255.255.255.255 broadcasthost nas.example'\n",
+	  COUNTS(1, 0, 1, 1, 0) },
 	/* skipped in the other formats too */
-	run_init(&r);
-	RUN(&r, PLAIN, "localhost\nbroadcasthost.\n0.0.0.0\n");
-	assert_counts(&r.l, 3, 0, 0, 3, 0);
-	run_done(&r);
-	run_init(&r);
-	RUN(&r, ADBLOCK, "||localhost^\n@@||ip6-localhost^\n");
-	assert_counts(&r.l, 2, 0, 0, 2, 0);
-	run_done(&r);
-}
-
-static void test_hosts_digit_names(void **state)
-{
-	struct run r;
-
-	(void)state;
+	{ "special names in a plain list", PLAIN, 0,
+	  TEXT("localhost\nbroadcasthost.\n0.0.0.0\n"), COUNTS(3, 0, 0, 3, 0) },
+	{ "special names in Adblock rules", ADBLOCK, 0,
+	  TEXT("||localhost^\n@@||ip6-localhost^\n"), COUNTS(2, 0, 0, 2, 0) },
 	/* names that start with digits and dots, as in StevenBlack's list */
-	run_init(&r);
-	RUN(&r, HOSTS,
-	    "0.0.0.0 0.0.0.0.redirect.example\n"
-	    "0.0.0.0 192.0.2.1.c752sa3k9.example.net\n"
-	    "0.0.0.0 12724.example\n"
-	    "0.0.0.0 1.2.3.4\n"
-	    "0.0.0.0 3com\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 5, 4, 1, 0, 1);
-	assert_entry(&r.l, 0, "0.0.0.0.redirect.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 1, "192.0.2.1.c752sa3k9.example.net", BG_NAME_EXACT,
-		     0, 2);
-	assert_entry(&r.l, 2, "12724.example", BG_NAME_EXACT, 0, 3);
-	assert_entry(&r.l, 3, "3com", BG_NAME_EXACT, 0, 5);
-	assert_string_equal(r.report,
-			    "t.txt:4: an IP address, not a name: "
-			    "'0.0.0.0 1.2.3.4'\n"
-			    "t.txt:5: warning: single-label name: "
-			    "'0.0.0.0 3com'\n");
-	run_done(&r);
-}
+	{ "digit names", HOSTS, 0,
+	  TEXT("0.0.0.0 0.0.0.0.redirect.example\n"
+	       "0.0.0.0 192.0.2.1.c752sa3k9.example.net\n"
+	       "0.0.0.0 12724.example\n"
+	       "0.0.0.0 1.2.3.4\n"
+	       "0.0.0.0 3com\n"),
+	  .report = "t.txt:4: " NOT_A_NAME_IP "'0.0.0.0 1.2.3.4'\n"
+		    "t.txt:5: warning: single-label name: '0.0.0.0 3com'\n",
+	  COUNTS(5, 4, 1, 0, 1),
+	  ENTRIES({ 0, "0.0.0.0.redirect.example", EXACT, 0, 1 },
+		  { 1, "192.0.2.1.c752sa3k9.example.net", EXACT, 0, 2 },
+		  { 2, "12724.example", EXACT, 0, 3 },
+		  { 3, "3com", EXACT, 0, 5 }) },
+};
+
+#define NOT_AN_IP "first field is not an IP address: "
+
+static const struct dom_case hosts_rejects[] = {
+	/* a redirect is not a block */
+	REJECT(HOSTS, "192.0.2.1 nas.example",
+	       "t.txt:1: " NOT_BLOCKING "'192.0.2.1 nas.example'\n"),
+	REJECT(HOSTS, "fe80::1%lo0 router.example",
+	       "t.txt:1: " NOT_BLOCKING "'fe80::1%lo0 router.example'\n"),
+	REJECT(HOSTS, "::ffff:0.0.0.0 a.example",
+	       "t.txt:1: " NOT_BLOCKING "'::ffff:0.0.0.0 a.example'\n"),
+	/* not addresses at all */
+	REJECT(HOSTS, "0.0.0.0.0 a.example",
+	       "t.txt:1: " NOT_AN_IP "'0.0.0.0.0 a.example'\n"),
+	REJECT(HOSTS, "127.1 a.example",
+	       "t.txt:1: " NOT_AN_IP "'127.1 a.example'\n"),
+	REJECT(HOSTS, "a.example b.example",
+	       "t.txt:1: " NOT_AN_IP "'a.example b.example'\n"),
+	REJECT(HOSTS, "0.0.0.0", "t.txt:1: no name after the address: '0.0.0.0'\n"),
+	REJECT(HOSTS, "0.0.0.0   # a.example",
+	       "t.txt:1: no name after the address: '0.0.0.0   # a.example'\n"),
+};
 
 /* ---- Adblock rules ------------------------------------------------------ */
 
-static void test_adblock_rules(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, ADBLOCK,
-	    "||a.example^\n"
-	    "@@||b.example^\n"
-	    "||c.example^|\n"
-	    "|d.example^\n"
-	    "@@|e.example^|\n"
-	    "f.example\n"
-	    "@@g.example\n"
-	    "||*.h.example^\n"
-	    "*.i.example\n"
-	    "@@||*.j.example^\n"
-	    "||K.Example.^\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
-	assert_counts(&r.l, 11, 11, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_TREE, 0, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_TREE, 1, 2);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_TREE, 0, 3);
-	assert_entry(&r.l, 3, "d.example", BG_NAME_EXACT, 0, 4);
-	assert_entry(&r.l, 4, "e.example", BG_NAME_EXACT, 1, 5);
-	assert_entry(&r.l, 5, "f.example", BG_NAME_EXACT, 0, 6);
-	assert_entry(&r.l, 6, "g.example", BG_NAME_EXACT, 1, 7);
-	assert_entry(&r.l, 7, "h.example", BG_NAME_SUBS, 0, 8);
-	assert_entry(&r.l, 8, "i.example", BG_NAME_SUBS, 0, 9);
-	assert_entry(&r.l, 9, "j.example", BG_NAME_SUBS, 1, 10);
-	assert_entry(&r.l, 10, "k.example", BG_NAME_TREE, 0, 11);
-	run_done(&r);
-
+static const struct dom_case adblock[] = {
+	{ "rules", ADBLOCK, 0,
+	  TEXT("||a.example^\n"
+	       "@@||b.example^\n"
+	       "||c.example^|\n"
+	       "|d.example^\n"
+	       "@@|e.example^|\n"
+	       "f.example\n"
+	       "@@g.example\n"
+	       "||*.h.example^\n"
+	       "*.i.example\n"
+	       "@@||*.j.example^\n"
+	       "||K.Example.^\n"),
+	  .report = "", COUNTS(11, 11, 0, 0, 0),
+	  ENTRIES({ 0, "a.example", TREE, 0, 1 },
+		  { 1, "b.example", TREE, 1, 2 },
+		  { 2, "c.example", TREE, 0, 3 },
+		  { 3, "d.example", EXACT, 0, 4 },
+		  { 4, "e.example", EXACT, 1, 5 },
+		  { 5, "f.example", EXACT, 0, 6 },
+		  { 6, "g.example", EXACT, 1, 7 },
+		  { 7, "h.example", SUBS, 0, 8 },
+		  { 8, "i.example", SUBS, 0, 9 },
+		  { 9, "j.example", SUBS, 1, 10 },
+		  { 10, "k.example", TREE, 0, 11 }) },
 	/* --subdomains is for plain lists: bare names here stay exact */
-	assert_accepted_fmt(ADBLOCK, F_SUBS, "f.example", "f.example",
-			    BG_NAME_EXACT, 0);
-}
-
-static void test_adblock_comments(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, ADBLOCK,
-	    "[Adblock Plus]\n"
-	    "[Adblock Plus 2.0]\n"
-	    "[AdGuard]\n"
-	    "! Title: a list\n"
-	    "!\n"
-	    "  ! indented\n"
-	    "# hash comment\n"
-	    "#hash comment\n"
-	    "#\n"
-	    "||a.example^ # inline\n"
-	    "||b.example^\t! inline\n"
-	    "\n"
-	    "||c.example^\r\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report, "");
-	assert_counts(&r.l, 13, 3, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_TREE, 0, 10);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_TREE, 0, 11);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_TREE, 0, 13);
-	run_done(&r);
-}
-
-static void test_adblock_modifiers(void **state)
-{
-	(void)state;
-	assert_accepted_fmt(ADBLOCK, 0, "||a.example^$important", "a.example",
-			    BG_NAME_TREE, 0);
-	assert_accepted_fmt(ADBLOCK, 0, "@@||a.example^$important",
-			    "a.example", BG_NAME_TREE, 1);
-	assert_accepted_fmt(ADBLOCK, 0, "||a.example^$IMPORTANT", "a.example",
-			    BG_NAME_TREE, 0);
-	assert_accepted_fmt(ADBLOCK, 0, "a.example$important", "a.example",
-			    BG_NAME_EXACT, 0);
-	assert_rejected_fmt(ADBLOCK, "||a.example^$third-party",
-			    "t.txt:1: unsupported modifier '$third-party': "
-			    "'||a.example^$third-party'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^$important,third-party",
-			    "t.txt:1: unsupported modifier '$third-party': "
-			    "'||a.example^$important,third-party'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^$script,important",
-			    "t.txt:1: unsupported modifier '$script': "
-			    "'||a.example^$script,important'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^$dnstype=AAAA",
-			    "t.txt:1: unsupported modifier '$dnstype=AAAA': "
-			    "'||a.example^$dnstype=AAAA'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^$badfilter",
-			    "t.txt:1: unsupported modifier '$badfilter': "
-			    "'||a.example^$badfilter'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^$client=192.168.0.1",
-			    "t.txt:1: unsupported modifier "
-			    "'$client=192.168.0.1': "
-			    "'||a.example^$client=192.168.0.1'\n");
-	assert_rejected_fmt(ADBLOCK, "@@||a.example^$denyallow=b.example",
-			    "t.txt:1: unsupported modifier "
-			    "'$denyallow=b.example': "
-			    "'@@||a.example^$denyallow=b.example'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^$",
-			    "t.txt:1: empty modifier: '||a.example^$'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^$important,",
-			    "t.txt:1: empty modifier: "
-			    "'||a.example^$important,'\n");
-	/* a long modifier is cut to 40 bytes in the reason, not in the quote */
-	assert_rejected_fmt(
-		ADBLOCK,
-		"||a.example^$domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-		"t.txt:1: unsupported modifier "
-		"'$domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa': "
-		"'||a.example^$domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'\n");
-}
-
-static void test_adblock_rejects(void **state)
-{
-	(void)state;
-	/* cosmetic rules */
-	assert_rejected_fmt(ADBLOCK, "a.example##.banner",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'a.example##.banner'\n");
-	assert_rejected_fmt(ADBLOCK, "##.banner",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'##.banner'\n");
-	assert_rejected_fmt(ADBLOCK, "a.example#@#.banner",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'a.example#@#.banner'\n");
-	assert_rejected_fmt(ADBLOCK, "a.example#?#div:has(> a)",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'a.example#?#div:has(> a)'\n");
-	assert_rejected_fmt(ADBLOCK, "a.example#$#body { x: y }",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'a.example#$#body { x: y }'\n");
-	assert_rejected_fmt(ADBLOCK, "a.example#%#//scriptlet('x')",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'a.example#%#//scriptlet('x')'\n");
-	assert_rejected_fmt(ADBLOCK, "a.example#@?#div",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'a.example#@?#div'\n");
-	assert_rejected_fmt(ADBLOCK, "a.example$$script[tag]",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'a.example$$script[tag]'\n");
-	assert_rejected_fmt(ADBLOCK, "a.example##div[title=\"a b\"]",
-			    "t.txt:1: cosmetic rule, not a DNS rule: "
-			    "'a.example##div[title=\"a b\"]'\n");
-	/* regular expressions */
-	assert_rejected_fmt(ADBLOCK, "/ads[0-9]+\\.example/",
-			    "t.txt:1: regex rules are not supported: "
-			    "'/ads[0-9]+\\.example/'\n");
-	assert_rejected_fmt(ADBLOCK, "@@/^a\\.example$/",
-			    "t.txt:1: regex rules are not supported: "
-			    "'@@/^a\\.example$/'\n");
-	/* paths and patterns */
-	assert_rejected_fmt(ADBLOCK, "||a.example/ads",
-			    "t.txt:1: a path, not a name: "
-			    "'||a.example/ads'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example/ads^",
-			    "t.txt:1: a path, not a name: "
-			    "'||a.example/ads^'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^/ads",
-			    "t.txt:1: a path, not a name: "
-			    "'||a.example^/ads'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example",
-			    "t.txt:1: no '^' after the name (a prefix "
-			    "pattern): '||a.example'\n");
-	assert_rejected_fmt(ADBLOCK, "a.example^",
-			    "t.txt:1: '^' without '||' or '|' before the name: "
-			    "'a.example^'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^*",
-			    "t.txt:1: trailing text after '^': "
-			    "'||a.example^*'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^^",
-			    "t.txt:1: trailing text after '^': "
-			    "'||a.example^^'\n");
-	assert_rejected_fmt(ADBLOCK, "||ads*.example^",
-			    "t.txt:1: wildcard only allowed as a leading '*.': "
-			    "'||ads*.example^'\n");
-	assert_rejected_fmt(ADBLOCK, "||example.*^",
-			    "t.txt:1: wildcard only allowed as a leading '*.': "
-			    "'||example.*^'\n");
-	assert_rejected_fmt(ADBLOCK, "|*.a.example^",
-			    "t.txt:1: wildcard only allowed as a leading '*.': "
-			    "'|*.a.example^'\n");
-	assert_rejected_fmt(ADBLOCK, "||192.0.2.1^",
-			    "t.txt:1: an IP address, not a name: "
-			    "'||192.0.2.1^'\n");
-	assert_rejected_fmt(ADBLOCK, "||^", "t.txt:1: empty name: '||^'\n");
-	assert_rejected_fmt(ADBLOCK, "@@", "t.txt:1: empty name: '@@'\n");
-	assert_rejected_fmt(ADBLOCK, "||a.example^ b.example",
-			    "t.txt:1: trailing text after rule: "
-			    "'||a.example^ b.example'\n");
-	assert_rejected_fmt(ADBLOCK, "||b\xc3\xbc" "cher.example^",
-			    "t.txt:1: non-ASCII name (use punycode): "
-			    "'||b\xc3\xbc" "cher.example^'\n");
-}
-
-static void test_adblock_hosts_lines(void **state)
-{
-	struct run r;
-
-	(void)state;
+	ACCEPT(ADBLOCK, F_SUBS, "f.example", "f.example", EXACT, 0),
+	{ "comments", ADBLOCK, 0,
+	  TEXT("[Adblock Plus]\n"
+	       "[Adblock Plus 2.0]\n"
+	       "[AdGuard]\n"
+	       "! Title: a list\n"
+	       "!\n"
+	       "  ! indented\n"
+	       "# hash comment\n"
+	       "#hash comment\n"
+	       "#\n"
+	       "||a.example^ # inline\n"
+	       "||b.example^\t! inline\n"
+	       "\n"
+	       "||c.example^\r\n"),
+	  .report = "", COUNTS(13, 3, 0, 0, 0),
+	  ENTRIES({ 0, "a.example", TREE, 0, 10 },
+		  { 1, "b.example", TREE, 0, 11 },
+		  { 2, "c.example", TREE, 0, 13 }) },
 	/* AdGuard Home reads hosts lines in any list; so does this */
-	run_init(&r);
-	RUN(&r, ADBLOCK,
-	    "[Adblock Plus]\n"
-	    "||a.example^\n"
-	    "0.0.0.0 b.example c.example # two\n"
-	    "127.0.0.1 localhost\n"
-	    "192.0.2.1 d.example\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 5, 3, 1, 1, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_TREE, 0, 2);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 3);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_EXACT, 0, 3);
-	assert_string_equal(r.report,
-			    "t.txt:5: not a blocking address (0.0.0.0, "
-			    "127.x.x.x, :: or ::1): '192.0.2.1 d.example'\n");
-	run_done(&r);
-}
+	{ "hosts lines", ADBLOCK, 0,
+	  TEXT("[Adblock Plus]\n"
+	       "||a.example^\n"
+	       "0.0.0.0 b.example c.example # two\n"
+	       "127.0.0.1 localhost\n"
+	       "192.0.2.1 d.example\n"),
+	  .report = "t.txt:5: " NOT_BLOCKING "'192.0.2.1 d.example'\n",
+	  COUNTS(5, 3, 1, 1, 0),
+	  ENTRIES({ 0, "a.example", TREE, 0, 2 },
+		  { 1, "b.example", EXACT, 0, 3 },
+		  { 2, "c.example", EXACT, 0, 3 }) },
+};
 
-static void test_allow_option(void **state)
-{
-	struct run r;
+#define MODIFIER "unsupported modifier "
 
-	(void)state;
-	run_init(&r);
-	RUNF(&r, ADBLOCK, F_ALLOW,
-	     "||a.example^\n@@||b.example^\nc.example\n0.0.0.0 d.example\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 4, 4, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_TREE, 1, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_TREE, 1, 2);
-	assert_entry(&r.l, 2, "c.example", BG_NAME_EXACT, 1, 3);
-	assert_entry(&r.l, 3, "d.example", BG_NAME_EXACT, 1, 4);
-	run_done(&r);
+static const struct dom_case adblock_modifiers[] = {
+	ACCEPT(ADBLOCK, 0, "||a.example^$important", "a.example", TREE, 0),
+	ACCEPT(ADBLOCK, 0, "@@||a.example^$important", "a.example", TREE, 1),
+	ACCEPT(ADBLOCK, 0, "||a.example^$IMPORTANT", "a.example", TREE, 0),
+	ACCEPT(ADBLOCK, 0, "a.example$important", "a.example", EXACT, 0),
+	REJECT(ADBLOCK, "||a.example^$third-party",
+	       "t.txt:1: " MODIFIER "'$third-party': "
+	       "'||a.example^$third-party'\n"),
+	REJECT(ADBLOCK, "||a.example^$important,third-party",
+	       "t.txt:1: " MODIFIER "'$third-party': "
+	       "'||a.example^$important,third-party'\n"),
+	REJECT(ADBLOCK, "||a.example^$script,important",
+	       "t.txt:1: " MODIFIER "'$script': "
+	       "'||a.example^$script,important'\n"),
+	REJECT(ADBLOCK, "||a.example^$dnstype=AAAA",
+	       "t.txt:1: " MODIFIER "'$dnstype=AAAA': "
+	       "'||a.example^$dnstype=AAAA'\n"),
+	REJECT(ADBLOCK, "||a.example^$badfilter",
+	       "t.txt:1: " MODIFIER "'$badfilter': '||a.example^$badfilter'\n"),
+	REJECT(ADBLOCK, "||a.example^$client=192.168.0.1",
+	       "t.txt:1: " MODIFIER "'$client=192.168.0.1': "
+	       "'||a.example^$client=192.168.0.1'\n"),
+	REJECT(ADBLOCK, "@@||a.example^$denyallow=b.example",
+	       "t.txt:1: " MODIFIER "'$denyallow=b.example': "
+	       "'@@||a.example^$denyallow=b.example'\n"),
+	REJECT(ADBLOCK, "||a.example^$",
+	       "t.txt:1: empty modifier: '||a.example^$'\n"),
+	REJECT(ADBLOCK, "||a.example^$important,",
+	       "t.txt:1: empty modifier: '||a.example^$important,'\n"),
+	/* a long modifier is cut to 40 bytes in the reason, not in the quote */
+	REJECT(ADBLOCK,
+	       "||a.example^$domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	       "t.txt:1: " MODIFIER "'$domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa': "
+	       "'||a.example^$domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'\n"),
+};
 
-	run_init(&r);
-	RUNF(&r, PLAIN, F_ALLOW | F_SUBS, "a.example\n");
-	assert_entry(&r.l, 0, "a.example", BG_NAME_TREE, 1, 1);
-	run_done(&r);
+#define COSMETIC "cosmetic rule, not a DNS rule: "
+#define REGEX "regex rules are not supported: "
+#define PATH "a path, not a name: "
+#define AFTER_CARET "trailing text after '^': "
 
-	run_init(&r);
-	RUNF(&r, HOSTS, F_ALLOW, "0.0.0.0 a.example\nb.example\n");
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 1, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 1, 2);
-	run_done(&r);
-}
+static const struct dom_case adblock_rejects[] = {
+	/* cosmetic rules */
+	REJECT(ADBLOCK, "a.example##.banner",
+	       "t.txt:1: " COSMETIC "'a.example##.banner'\n"),
+	REJECT(ADBLOCK, "##.banner", "t.txt:1: " COSMETIC "'##.banner'\n"),
+	REJECT(ADBLOCK, "a.example#@#.banner",
+	       "t.txt:1: " COSMETIC "'a.example#@#.banner'\n"),
+	REJECT(ADBLOCK, "a.example#?#div:has(> a)",
+	       "t.txt:1: " COSMETIC "'a.example#?#div:has(> a)'\n"),
+	REJECT(ADBLOCK, "a.example#$#body { x: y }",
+	       "t.txt:1: " COSMETIC "'a.example#$#body { x: y }'\n"),
+	REJECT(ADBLOCK, "a.example#%#//scriptlet('x')",
+	       "t.txt:1: " COSMETIC "'a.example#%#//scriptlet('x')'\n"),
+	REJECT(ADBLOCK, "a.example#@?#div",
+	       "t.txt:1: " COSMETIC "'a.example#@?#div'\n"),
+	REJECT(ADBLOCK, "a.example$$script[tag]",
+	       "t.txt:1: " COSMETIC "'a.example$$script[tag]'\n"),
+	REJECT(ADBLOCK, "a.example##div[title=\"a b\"]",
+	       "t.txt:1: " COSMETIC "'a.example##div[title=\"a b\"]'\n"),
+	/* regular expressions */
+	REJECT(ADBLOCK, "/ads[0-9]+\\.example/",
+	       "t.txt:1: " REGEX "'/ads[0-9]+\\.example/'\n"),
+	REJECT(ADBLOCK, "@@/^a\\.example$/",
+	       "t.txt:1: " REGEX "'@@/^a\\.example$/'\n"),
+	/* paths and patterns */
+	REJECT(ADBLOCK, "||a.example/ads", "t.txt:1: " PATH "'||a.example/ads'\n"),
+	REJECT(ADBLOCK, "||a.example/ads^",
+	       "t.txt:1: " PATH "'||a.example/ads^'\n"),
+	REJECT(ADBLOCK, "||a.example^/ads",
+	       "t.txt:1: " PATH "'||a.example^/ads'\n"),
+	REJECT(ADBLOCK, "||a.example",
+	       "t.txt:1: no '^' after the name (a prefix pattern): "
+	       "'||a.example'\n"),
+	REJECT(ADBLOCK, "a.example^",
+	       "t.txt:1: '^' without '||' or '|' before the name: "
+	       "'a.example^'\n"),
+	REJECT(ADBLOCK, "||a.example^*",
+	       "t.txt:1: " AFTER_CARET "'||a.example^*'\n"),
+	REJECT(ADBLOCK, "||a.example^^",
+	       "t.txt:1: " AFTER_CARET "'||a.example^^'\n"),
+	REJECT(ADBLOCK, "||ads*.example^",
+	       "t.txt:1: " WILDCARD "'||ads*.example^'\n"),
+	REJECT(ADBLOCK, "||example.*^", "t.txt:1: " WILDCARD "'||example.*^'\n"),
+	REJECT(ADBLOCK, "|*.a.example^", "t.txt:1: " WILDCARD "'|*.a.example^'\n"),
+	REJECT(ADBLOCK, "||192.0.2.1^",
+	       "t.txt:1: " NOT_A_NAME_IP "'||192.0.2.1^'\n"),
+	REJECT(ADBLOCK, "||^", "t.txt:1: empty name: '||^'\n"),
+	REJECT(ADBLOCK, "@@", "t.txt:1: empty name: '@@'\n"),
+	REJECT(ADBLOCK, "||a.example^ b.example",
+	       "t.txt:1: trailing text after rule: "
+	       "'||a.example^ b.example'\n"),
+	REJECT(ADBLOCK, "||b\xc3\xbc" "cher.example^",
+	       "t.txt:1: non-ASCII name (use punycode): "
+	       "'||b\xc3\xbc" "cher.example^'\n"),
+};
+
+static const struct dom_case allow_option[] = {
+	{ "Adblock", ADBLOCK, F_ALLOW,
+	  TEXT("||a.example^\n@@||b.example^\nc.example\n0.0.0.0 d.example\n"),
+	  COUNTS(4, 4, 0, 0, 0),
+	  ENTRIES({ 0, "a.example", TREE, 1, 1 },
+		  { 1, "b.example", TREE, 1, 2 },
+		  { 2, "c.example", EXACT, 1, 3 },
+		  { 3, "d.example", EXACT, 1, 4 }) },
+	{ "plain", PLAIN, F_ALLOW | F_SUBS, TEXT("a.example\n"),
+	  ENTRIES({ 0, "a.example", TREE, 1, 1 }) },
+	{ "hosts", HOSTS, F_ALLOW, TEXT("0.0.0.0 a.example\nb.example\n"),
+	  ENTRIES({ 0, "a.example", EXACT, 1, 1 },
+		  { 1, "b.example", EXACT, 1, 2 }) },
+};
 
 /* ---- Names -------------------------------------------------------------- */
 
@@ -1002,83 +808,63 @@ static void test_list_lengths(void **state)
 	run_done(&r);
 }
 
-static void test_single_label(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUNF(&r, PLAIN, F_SUBS | F_STRICT, "com\nexample.com\n*.net\n");
-	/* a warning, not a failure, even in strict mode */
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 3, 3, 0, 0, 1);
-	assert_entry(&r.l, 0, "com", BG_NAME_TREE, 0, 1);
-	assert_entry(&r.l, 2, "net", BG_NAME_SUBS, 0, 3);
-	assert_string_equal(r.report,
-			    "t.txt:1: warning: single-label name: 'com'\n");
-	run_done(&r);
-
-	run_init(&r);
-	RUN(&r, ADBLOCK, "||zip^\n|mov^\n@@||lan^\nrouter\n*.test\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 5, 5, 0, 0, 1);
-	assert_entry(&r.l, 0, "zip", BG_NAME_TREE, 0, 1);
-	assert_entry(&r.l, 1, "mov", BG_NAME_EXACT, 0, 2);
-	assert_entry(&r.l, 2, "lan", BG_NAME_TREE, 1, 3);
-	assert_entry(&r.l, 3, "router", BG_NAME_EXACT, 0, 4);
-	assert_entry(&r.l, 4, "test", BG_NAME_SUBS, 0, 5);
-	assert_string_equal(r.report,
-			    "t.txt:4: warning: single-label name: 'router'\n");
-	run_done(&r);
-
-	run_init(&r);
-	RUN(&r, HOSTS, "0.0.0.0 router nas.example\nwpad\n");
-	assert_counts(&r.l, 2, 3, 0, 0, 2);
-	assert_string_equal(r.report,
-			    "t.txt:1: warning: single-label name: "
-			    "'0.0.0.0 router nas.example'\n"
-			    "t.txt:2: warning: single-label name: 'wpad'\n");
-	run_done(&r);
-}
+/* a warning, not a failure, even in strict mode */
+static const struct dom_case single_label[] = {
+	{ "plain, strict", PLAIN, F_SUBS | F_STRICT,
+	  TEXT("com\nexample.com\n*.net\n"),
+	  .report = "t.txt:1: warning: single-label name: 'com'\n",
+	  COUNTS(3, 3, 0, 0, 1),
+	  ENTRIES({ 0, "com", TREE, 0, 1 }, { 2, "net", SUBS, 0, 3 }) },
+	{ "Adblock", ADBLOCK, 0,
+	  TEXT("||zip^\n|mov^\n@@||lan^\nrouter\n*.test\n"),
+	  .report = "t.txt:4: warning: single-label name: 'router'\n",
+	  COUNTS(5, 5, 0, 0, 1),
+	  ENTRIES({ 0, "zip", TREE, 0, 1 },
+		  { 1, "mov", EXACT, 0, 2 },
+		  { 2, "lan", TREE, 1, 3 },
+		  { 3, "router", EXACT, 0, 4 },
+		  { 4, "test", SUBS, 0, 5 }) },
+	{ "hosts", HOSTS, 0, TEXT("0.0.0.0 router nas.example\nwpad\n"),
+	  .report = "t.txt:1: warning: single-label name: "
+		    "'0.0.0.0 router nas.example'\n"
+		    "t.txt:2: warning: single-label name: 'wpad'\n",
+	  COUNTS(2, 3, 0, 0, 2) },
+};
 
 /* ---- Lines, reports, strict mode ---------------------------------------- */
 
-static void test_strict(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUNF(&r, PLAIN, F_STRICT,
-	     "a.example\nbad..example\nb.example\n-c.example\n");
+static const struct dom_case strict[] = {
 	/* every bad line reported, the good ones still added */
-	assert_int_equal(r.rc, -EINVAL);
-	assert_counts(&r.l, 4, 2, 2, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 3);
-	assert_string_equal(r.report,
-			    "t.txt:2: empty label: 'bad..example'\n"
-			    "t.txt:4: label starts or ends with a hyphen: "
-			    "'-c.example'\n");
-	run_done(&r);
-
+	{ "strict", PLAIN, F_STRICT,
+	  TEXT("a.example\nbad..example\nb.example\n-c.example\n"),
+	  .rc = -EINVAL,
+	  .report = "t.txt:2: empty label: 'bad..example'\n"
+		    "t.txt:4: label starts or ends with a hyphen: "
+		    "'-c.example'\n",
+	  COUNTS(4, 2, 2, 0, 0),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 1 },
+		  { 1, "b.example", EXACT, 0, 3 }) },
 	/* not strict: the same list parses */
-	run_init(&r);
-	RUN(&r, PLAIN, "a.example\nbad..example\n");
-	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.l.rejected, 1);
-	run_done(&r);
-
+	{ "not strict", PLAIN, 0, TEXT("a.example\nbad..example\n"),
+	  COUNTS(2, 1, 1, 0, 0) },
 	/* strict and clean; skipped names are not failures */
-	run_init(&r);
-	RUNF(&r, HOSTS, F_STRICT, "127.0.0.1 localhost\n0.0.0.0 a.example\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 2, 1, 0, 1, 0);
-	run_done(&r);
-}
+	{ "strict, skipped names", HOSTS, F_STRICT,
+	  TEXT("127.0.0.1 localhost\n0.0.0.0 a.example\n"),
+	  COUNTS(2, 1, 0, 1, 0) },
+};
 
 static void test_line_limits(void **state)
 {
+	/* NUL bytes: the line is binary data, the quote escapes control bytes */
+	static const struct dom_case nul[] = {
+		{ "NUL bytes", PLAIN, 0,
+		  TEXT("a.example\nb.ex\0ample\nc\x01.example\nd.example\n"),
+		  .report = "t.txt:2: binary data: 'b.ex\\x00ample'\n"
+			    "t.txt:3: invalid character in name: "
+			    "'c\\x01.example'\n",
+		  COUNTS(4, 2, 2, 0, 0),
+		  ENTRIES({ 1, "d.example", EXACT, 0, 4 }) },
+	};
 	char *text;
 	struct run r;
 	size_t n;
@@ -1106,52 +892,33 @@ static void test_line_limits(void **state)
 	run_done(&r);
 	free(text);
 
-	/* NUL bytes: the line is binary data, the quote escapes control bytes */
-	run_init(&r);
-	RUN(&r, PLAIN, "a.example\nb.ex\0ample\nc\x01.example\nd.example\n");
-	assert_counts(&r.l, 4, 2, 2, 0, 0);
-	assert_entry(&r.l, 1, "d.example", BG_NAME_EXACT, 0, 4);
-	assert_string_equal(r.report,
-			    "t.txt:2: binary data: 'b.ex\\x00ample'\n"
-			    "t.txt:3: invalid character in name: "
-			    "'c\\x01.example'\n");
-	run_done(&r);
+	run_table(TABLE_REF(nul), case_name, run_case);
 }
 
-static void test_report_quote(void **state)
-{
-	struct run r;
-
-	(void)state;
+static const struct dom_case report_quote[] = {
 	/* surrounding blanks trimmed; a long line cut at 80 bytes */
-	run_init(&r);
-	RUN(&r, PLAIN,
-	    "  \tnot a name at all  \r\n"
-	    "1234567890123456789012345678901234567890"
-	    "1234567890123456789012345678901234567890ab cd\n");
-	assert_string_equal(
-		r.report,
-		"t.txt:1: trailing text after name: 'not a name at all'\n"
-		"t.txt:2: trailing text after name: "
-		"'1234567890123456789012345678901234567890"
-		"1234567890123456789012345678901234567890...'\n");
-	run_done(&r);
-
+	{ "trimmed, cut at 80 bytes", PLAIN, 0,
+	  TEXT("  \tnot a name at all  \r\n"
+	       "1234567890123456789012345678901234567890"
+	       "1234567890123456789012345678901234567890ab cd\n"),
+	  .report = "t.txt:1: trailing text after name: 'not a name at all'\n"
+		    "t.txt:2: trailing text after name: "
+		    "'1234567890123456789012345678901234567890"
+		    "1234567890123456789012345678901234567890...'\n" },
 	/* the cut falls on a UTF-8 boundary */
-	run_init(&r);
-	RUN(&r, PLAIN,
-	    "123456789012345678.123456789012345678.123456789012345678."
-	    "123456789012345678.abc\xc3\xbc" "x.example\n");
-	assert_string_equal(
-		r.report,
-		"t.txt:1: non-ASCII name (use punycode): "
-		"'123456789012345678.123456789012345678.123456789012345678."
-		"123456789012345678.abc...'\n");
-	run_done(&r);
-}
+	{ "cut on a UTF-8 boundary", PLAIN, 0,
+	  TEXT("123456789012345678.123456789012345678.123456789012345678."
+	       "123456789012345678.abc\xc3\xbc" "x.example\n"),
+	  .report = "t.txt:1: non-ASCII name (use punycode): "
+		    "'123456789012345678.123456789012345678.123456789012345678."
+		    "123456789012345678.abc...'\n" },
+};
 
 static void test_empty(void **state)
 {
+	static const struct dom_case newline[] = {
+		{ "a lone newline", AUTO, 0, TEXT("\n"), COUNTS(1, 0, 0, 0, 0) },
+	};
 	struct run r;
 
 	(void)state;
@@ -1165,10 +932,7 @@ static void test_empty(void **state)
 	assert_int_equal(r.l.duplicates, 0);
 	run_done(&r);
 
-	run_init(&r);
-	RUN(&r, AUTO, "\n");
-	assert_counts(&r.l, 1, 0, 0, 0, 0);
-	run_done(&r);
+	run_table(TABLE_REF(newline), case_name, run_case);
 
 	/* a NULL name is "-" */
 	run_init(&r);
@@ -1186,7 +950,35 @@ static void test_empty(void **state)
 
 /* ---- Detection ---------------------------------------------------------- */
 
-#define DETECT(lit) bg_dom_detect((lit), sizeof(lit) - 1)
+static int dom_detect(const char *buf, size_t len)
+{
+	return bg_dom_detect(buf, len);
+}
+
+static const struct detect_case detect[] = {
+	DETECT_CASE("", PLAIN),
+	DETECT_CASE("# only\n#comments\n\n", PLAIN),
+	DETECT_CASE("# c\na.example\nb.example\n", PLAIN),
+	DETECT_CASE("*.a.example\n", PLAIN),
+	/* an address alone is not a hosts line */
+	DETECT_CASE("0.0.0.0\n0.0.0.0 # c\n", PLAIN),
+
+	DETECT_CASE("# c\n0.0.0.0 a.example\n", HOSTS),
+	DETECT_CASE("127.0.0.1 localhost\n", HOSTS),
+	DETECT_CASE("::1\tlocalhost\n", HOSTS),
+	DETECT_CASE("\xef\xbb\xbf# c\r\n0.0.0.0 a.example\r\n", HOSTS),
+	/* StevenBlack's bare names do not hide the hosts lines after them */
+	DETECT_CASE("a.example\n0.0.0.0 b.example\n", HOSTS),
+
+	DETECT_CASE("[Adblock Plus]\n! c\n||a.example^\n", ADBLOCK),
+	DETECT_CASE("[Adblock Plus 2.0]\na.example\n", ADBLOCK),
+	DETECT_CASE("! Title\na.example\n", ADBLOCK),
+	DETECT_CASE("||a.example^\n", ADBLOCK),
+	DETECT_CASE("@@||a.example^\n", ADBLOCK),
+	DETECT_CASE("a.example\n  ||b.example^\n", ADBLOCK),
+	/* Adblock wins over hosts lines */
+	DETECT_CASE("0.0.0.0 a.example\n||b.example^\n", ADBLOCK),
+};
 
 static void test_detect(void **state)
 {
@@ -1194,35 +986,8 @@ static void test_detect(void **state)
 	size_t i, n;
 
 	(void)state;
-	assert_int_equal(bg_dom_detect(NULL, 0), BG_DOM_PLAIN);
-	assert_int_equal(DETECT(""), BG_DOM_PLAIN);
-	assert_int_equal(DETECT("# only\n#comments\n\n"), BG_DOM_PLAIN);
-	assert_int_equal(DETECT("# c\na.example\nb.example\n"), BG_DOM_PLAIN);
-	assert_int_equal(DETECT("*.a.example\n"), BG_DOM_PLAIN);
-	/* an address alone is not a hosts line */
-	assert_int_equal(DETECT("0.0.0.0\n0.0.0.0 # c\n"), BG_DOM_PLAIN);
-
-	assert_int_equal(DETECT("# c\n0.0.0.0 a.example\n"), BG_DOM_HOSTS);
-	assert_int_equal(DETECT("127.0.0.1 localhost\n"), BG_DOM_HOSTS);
-	assert_int_equal(DETECT("::1\tlocalhost\n"), BG_DOM_HOSTS);
-	assert_int_equal(DETECT("\xef\xbb\xbf# c\r\n0.0.0.0 a.example\r\n"),
-			 BG_DOM_HOSTS);
-	/* StevenBlack's bare names do not hide the hosts lines after them */
-	assert_int_equal(DETECT("a.example\n0.0.0.0 b.example\n"),
-			 BG_DOM_HOSTS);
-
-	assert_int_equal(DETECT("[Adblock Plus]\n! c\n||a.example^\n"),
-			 BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("[Adblock Plus 2.0]\na.example\n"),
-			 BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("! Title\na.example\n"), BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("||a.example^\n"), BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("@@||a.example^\n"), BG_DOM_ADBLOCK);
-	assert_int_equal(DETECT("a.example\n  ||b.example^\n"),
-			 BG_DOM_ADBLOCK);
-	/* Adblock wins over hosts lines */
-	assert_int_equal(DETECT("0.0.0.0 a.example\n||b.example^\n"),
-			 BG_DOM_ADBLOCK);
+	assert_int_equal(dom_detect(NULL, 0), PLAIN);
+	run_detect_table("detect", detect, ARRAY_SIZE(detect), dom_detect);
 
 	/* only the first 100 meaningful lines count */
 	text = malloc(200 * 16);
@@ -1230,71 +995,56 @@ static void test_detect(void **state)
 	for (n = 0, i = 0; i < 99; i++)
 		n += (size_t)sprintf(text + n, "# c\nn%zu.example\n", i);
 	n += (size_t)sprintf(text + n, "0.0.0.0 z.example\n");
-	assert_int_equal(bg_dom_detect(text, n), BG_DOM_HOSTS);
+	assert_int_equal(dom_detect(text, n), HOSTS);
 	for (n = 0, i = 0; i < 100; i++)
 		n += (size_t)sprintf(text + n, "n%zu.example\n", i);
 	n += (size_t)sprintf(text + n, "0.0.0.0 z.example\n");
-	assert_int_equal(bg_dom_detect(text, n), BG_DOM_PLAIN);
+	assert_int_equal(dom_detect(text, n), PLAIN);
 	free(text);
 }
 
 /* Detection in the parse, and opts.format overriding it. */
-static void test_format_override(void **state)
-{
-	static const char adblock[] = "[Adblock Plus]\n! c\n||a.example^\n";
-	static const char hosts[] = "0.0.0.0 a.example\nb.example\n";
-	struct run r;
+#define ADBLOCK_LIST "[Adblock Plus]\n! c\n||a.example^\n"
+#define HOSTS_LIST "0.0.0.0 a.example\nb.example\n"
 
-	(void)state;
-	run_init(&r);
-	RUN(&r, AUTO, adblock);
-	assert_counts(&r.l, 3, 1, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_TREE, 0, 3);
-	run_done(&r);
-
-	run_init(&r);
-	RUN(&r, PLAIN, adblock);
-	assert_counts(&r.l, 3, 0, 3, 0, 0);
-	assert_string_equal(r.report,
-			    "t.txt:1: Adblock syntax in a plain list: "
-			    "'[Adblock Plus]'\n"
-			    "t.txt:2: Adblock syntax in a plain list: '! c'\n"
-			    "t.txt:3: Adblock syntax in a plain list: "
-			    "'||a.example^'\n");
-	run_done(&r);
-
-	run_init(&r);
-	RUN(&r, HOSTS, adblock);
-	assert_counts(&r.l, 3, 0, 3, 0, 0);
-	run_done(&r);
-
-	run_init(&r);
-	RUNF(&r, AUTO, F_SUBS, hosts);
-	assert_counts(&r.l, 2, 2, 0, 0, 0);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 1);
-	assert_entry(&r.l, 1, "b.example", BG_NAME_EXACT, 0, 2);
-	run_done(&r);
-
-	run_init(&r);
-	RUNF(&r, PLAIN, F_SUBS, hosts);
-	assert_counts(&r.l, 2, 1, 1, 0, 0);
-	assert_entry(&r.l, 0, "b.example", BG_NAME_TREE, 0, 2);
-	assert_string_equal(r.report,
-			    "t.txt:1: hosts-file line in a plain list: "
-			    "'0.0.0.0 a.example'\n");
-	run_done(&r);
-
+static const struct dom_case format_override[] = {
+	{ "Adblock detected", AUTO, 0, TEXT(ADBLOCK_LIST),
+	  COUNTS(3, 1, 0, 0, 0), ENTRIES({ 0, "a.example", TREE, 0, 3 }) },
+	{ "Adblock read as plain", PLAIN, 0, TEXT(ADBLOCK_LIST),
+	  .report = "t.txt:1: " ADBLOCK_IN_PLAIN "'[Adblock Plus]'\n"
+		    "t.txt:2: " ADBLOCK_IN_PLAIN "'! c'\n"
+		    "t.txt:3: " ADBLOCK_IN_PLAIN "'||a.example^'\n",
+	  COUNTS(3, 0, 3, 0, 0) },
+	{ "Adblock read as hosts", HOSTS, 0, TEXT(ADBLOCK_LIST),
+	  COUNTS(3, 0, 3, 0, 0) },
+	{ "hosts detected", AUTO, F_SUBS, TEXT(HOSTS_LIST),
+	  COUNTS(2, 2, 0, 0, 0),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 1 },
+		  { 1, "b.example", EXACT, 0, 2 }) },
+	{ "hosts read as plain", PLAIN, F_SUBS, TEXT(HOSTS_LIST),
+	  .report = "t.txt:1: hosts-file line in a plain list: "
+		    "'0.0.0.0 a.example'\n",
+	  COUNTS(2, 1, 1, 0, 0), ENTRIES({ 0, "b.example", TREE, 0, 2 }) },
 	/* a plain list read as Adblock: names alone are exact rules */
-	run_init(&r);
-	RUNF(&r, ADBLOCK, F_SUBS, "a.example\n");
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 1);
-	run_done(&r);
-}
+	{ "plain read as Adblock", ADBLOCK, F_SUBS, TEXT("a.example\n"),
+	  ENTRIES({ 0, "a.example", EXACT, 0, 1 }) },
+};
 
 /* ---- Sorting and duplicates ---------------------------------------------- */
 
 static void test_finish(void **state)
 {
+	static const struct want_entry sorted[] = {
+		{ 0, "a.example", EXACT, 0, 2 }, { 1, "a.example", TREE, 0, 3 },
+		{ 2, "a.example", TREE, 1, 4 },  { 3, "a.example", SUBS, 0, 6 },
+		{ 4, "b.example", EXACT, 0, 2 }, { 5, "b.example", TREE, 0, 1 },
+		{ 6, "c.example", EXACT, 0, 1 },
+	};
+	static const unsigned int sorted_files[] = { 0, 0, 0, 0, 1, 0, 1 };
+	static const struct want_entry more[] = {
+		{ 0, "0.example", EXACT, 0, 2 }, { 1, "a.example", EXACT, 0, 2 },
+	};
+	static const unsigned int more_files[] = { 2, 0 };
 	struct run r;
 
 	(void)state;
@@ -1319,31 +1069,18 @@ static void test_finish(void **state)
 	 */
 	assert_int_equal(r.l.duplicates, 4);
 	assert_int_equal(r.l.n, 7);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 2);
-	assert_int_equal(r.l.v[0].file, 0);
-	assert_entry(&r.l, 1, "a.example", BG_NAME_TREE, 0, 3);
-	assert_entry(&r.l, 2, "a.example", BG_NAME_TREE, 1, 4);
-	assert_entry(&r.l, 3, "a.example", BG_NAME_SUBS, 0, 6);
-	assert_entry(&r.l, 4, "b.example", BG_NAME_EXACT, 0, 2);
-	assert_int_equal(r.l.v[4].file, 1);
-	assert_entry(&r.l, 5, "b.example", BG_NAME_TREE, 0, 1);
-	assert_int_equal(r.l.v[5].file, 0);
-	assert_entry(&r.l, 6, "c.example", BG_NAME_EXACT, 0, 1);
-	assert_int_equal(r.l.v[6].file, 1);
+	check_entries(&r.l, sorted, ARRAY_SIZE(sorted), sorted_files);
 	/* idempotent */
 	bg_names_finish(&r.l);
 	assert_int_equal(r.l.duplicates, 4);
 	assert_int_equal(r.l.n, 7);
-	assert_entry(&r.l, 0, "a.example", BG_NAME_EXACT, 0, 2);
+	assert_entry(&r.l, 0, "a.example", EXACT, 0, 2);
 	/* more lists after a finish, then finish again */
 	RUN(&r, PLAIN, "a.example\n0.example\n");
 	bg_names_finish(&r.l);
 	assert_int_equal(r.l.duplicates, 5);
 	assert_int_equal(r.l.n, 8);
-	assert_entry(&r.l, 0, "0.example", BG_NAME_EXACT, 0, 2);
-	assert_int_equal(r.l.v[0].file, 2);
-	assert_entry(&r.l, 1, "a.example", BG_NAME_EXACT, 0, 2);
-	assert_int_equal(r.l.v[1].file, 0);
+	check_entries(&r.l, more, ARRAY_SIZE(more), more_files);
 	run_done(&r);
 }
 
@@ -1426,7 +1163,7 @@ static void test_finish_large(void **state)
 	for (i = 0; i < DISTINCT; i++) {
 		assert_string_equal(r.l.v[i].name, want[i].name);
 		assert_int_equal(r.l.v[i].line, want[i].line);
-		assert_int_equal(r.l.v[i].kind, BG_NAME_EXACT);
+		assert_int_equal(r.l.v[i].kind, EXACT);
 	}
 	run_done(&r);
 
@@ -1445,16 +1182,13 @@ static void test_parse_file(void **state)
 				   "0.0.0.0 bad_.example-\r\n"
 				   "b.example";
 	struct bg_dom_opts o = { 0 };
-	char *path, *report = NULL, *want;
+	char *path, *want;
 	struct bg_names l;
-	size_t size = 0;
-	FILE *f;
+	struct capture c;
 
 	(void)state;
 	path = write_temp(text, sizeof(text) - 1);
-	f = open_memstream(&report, &size);
-	assert_non_null(f);
-	o.report = f;
+	o.report = capture_open(&c);
 	bg_names_init(&l);
 	assert_int_equal(bg_names_parse_file(&l, path, &o), 0);
 	o.strict = 1;
@@ -1462,7 +1196,7 @@ static void test_parse_file(void **state)
 	assert_int_equal(bg_names_parse_file(&l, "/nonexistent/list", &o),
 			 -ENOENT);
 	assert_int_equal(bg_names_parse_file(&l, "/", &o), -EISDIR);
-	assert_int_equal(fclose(f), 0);
+	capture_close(&c);
 	assert_true(asprintf(&want,
 			     "%s:3: label starts or ends with a hyphen: "
 			     "'0.0.0.0 bad_.example-'\n"
@@ -1471,21 +1205,21 @@ static void test_parse_file(void **state)
 			     "/nonexistent/list: No such file or directory\n"
 			     "/: Is a directory\n",
 			     path, path) > 0);
-	assert_string_equal(report, want);
+	assert_string_equal(c.text, want);
 	assert_int_equal(l.nfiles, 2);
 	assert_string_equal(l.files[0], path);
 	assert_string_equal(l.files[1], path);
 	assert_int_equal(l.lines, 8);
 	assert_int_equal(l.accepted, 4);
-	assert_entry(&l, 0, "a.example", BG_NAME_EXACT, 0, 2);
-	assert_entry(&l, 1, "b.example", BG_NAME_EXACT, 0, 4);
+	assert_entry(&l, 0, "a.example", EXACT, 0, 2);
+	assert_entry(&l, 1, "b.example", EXACT, 0, 4);
 	assert_int_equal(l.v[2].file, 1);
 	bg_names_finish(&l);
 	assert_int_equal(l.n, 2);
 	assert_int_equal(l.v[0].file, 0);
 	bg_names_free(&l);
 	free(want);
-	free(report);
+	capture_free(&c);
 	unlink(path);
 	free(path);
 }
@@ -1495,14 +1229,11 @@ static void test_many_files(void **state)
 {
 	struct bg_dom_opts o = { 0 };
 	struct bg_names l;
-	char *report = NULL;
-	size_t i, size = 0;
-	FILE *f;
+	struct capture c;
+	size_t i;
 
 	(void)state;
-	f = open_memstream(&report, &size);
-	assert_non_null(f);
-	o.report = f;
+	o.report = capture_open(&c);
 	bg_names_init(&l);
 	for (i = 0; i < 65536; i++)
 		assert_int_equal(bg_names_parse_buf(&l, "x", "a.example", 9,
@@ -1510,48 +1241,41 @@ static void test_many_files(void **state)
 				 0);
 	assert_int_equal(bg_names_parse_buf(&l, "y", "b.example", 9, &o),
 			 -E2BIG);
-	assert_int_equal(fclose(f), 0);
-	assert_string_equal(report, "y: too many lists (at most 65536)\n");
+	assert_string_equal(capture_close(&c),
+			    "y: too many lists (at most 65536)\n");
 	assert_int_equal(l.nfiles, 65536);
 	assert_int_equal(l.v[65535].file, 65535);
 	bg_names_finish(&l);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.v[0].file, 0);
 	bg_names_free(&l);
-	free(report);
+	capture_free(&c);
 }
 
-/* ---- Fixtures: the shapes of real lists ----------------------------------- */
+/* ---- Fixtures and real lists: whole files -------------------------------- */
 
 static void parse_path(struct bg_names *l, const char *path, int flags,
 		       const char *report_want)
 {
 	struct bg_dom_opts o = { .subdomains = !!(flags & F_SUBS),
 				 .strict = 1 };
-	char *report = NULL;
-	size_t size = 0;
-	FILE *f;
+	struct capture c;
 
-	f = open_memstream(&report, &size);
-	assert_non_null(f);
-	o.report = f;
+	o.report = capture_open(&c);
 	assert_int_equal(bg_names_parse_file(l, path, &o), 0);
-	assert_int_equal(fclose(f), 0);
-	assert_string_equal(report, report_want);
-	free(report);
+	assert_string_equal(capture_close(&c), report_want);
+	capture_free(&c);
 }
 
-/* Every quirk of StevenBlack's hosts file, in 44 lines. */
-static void test_fixture_hosts(void **state)
+/* The StevenBlack fixture is as intended: no newline at its end. */
+static void test_fixture_hosts_bytes(void **state)
 {
 	const char *path = FIXTURES "hosts_stevenblack.txt";
-	struct bg_names l;
 	char *buf;
 	FILE *f;
 	long len;
 
 	(void)state;
-	/* the file is as intended: no newline at its end */
 	f = fopen(path, "rb");
 	assert_non_null(f);
 	assert_int_equal(fseek(f, 0, SEEK_END), 0);
@@ -1563,201 +1287,153 @@ static void test_fixture_hosts(void **state)
 	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
 	assert_int_equal(fclose(f), 0);
 	assert_int_not_equal(buf[len - 1], '\n');
-	assert_int_equal(bg_dom_detect(buf, (size_t)len), BG_DOM_HOSTS);
+	assert_int_equal(dom_detect(buf, (size_t)len), HOSTS);
 	free(buf);
-
-	bg_names_init(&l);
-	parse_path(&l, path, F_SUBS, "");
-	assert_int_equal(l.lines, 44);
-	/* localhost and the rest of the machine's own names: 14 of them */
-	assert_int_equal(l.skipped, 14);
-	assert_int_equal(l.accepted, 18);
-	assert_int_equal(l.rejected, 0);
-	assert_int_equal(l.warnings, 0);
-	assert_entry(&l, 0, "ads.example.com", BG_NAME_EXACT, 0, 23);
-	assert_entry(&l, 2, "0.0.0.0.redirect.example.net", BG_NAME_EXACT, 0,
-		     25);
-	assert_entry(&l, 3,
-		     "192.0.2.1.c752sa3k9oeb2eg2ehpgc8fnhkeyyyyyn.example.net",
-		     BG_NAME_EXACT, 0, 26);
-	assert_entry(&l, 4, "12724.example", BG_NAME_EXACT, 0, 27);
-	assert_entry(&l, 5, "xn--bcher-kva.example", BG_NAME_EXACT, 0, 28);
-	assert_entry(&l, 7, "nlocalhost.example.org", BG_NAME_EXACT, 0, 30);
-	assert_entry(&l, 8, "docs.example.org", BG_NAME_EXACT, 0, 31);
-	assert_entry(&l, 9, "track.example.co.uk", BG_NAME_EXACT, 0, 32);
-	assert_entry(&l, 10, "amp.tracker.example.com", BG_NAME_EXACT, 0, 33);
-	/* the two bare names */
-	assert_entry(&l, 12, "analytics.example.com", BG_NAME_EXACT, 0, 37);
-	assert_entry(&l, 13, "analytics.example.co.uk", BG_NAME_EXACT, 0, 38);
-	/* the last line, unterminated, a duplicate of line 42 */
-	assert_entry(&l, 17, "assets.example.net", BG_NAME_EXACT, 0, 44);
-	bg_names_finish(&l);
-	assert_int_equal(l.duplicates, 1);
-	assert_int_equal(l.n, 17);
-	assert_entry(&l, 0, "0.0.0.0.redirect.example.net", BG_NAME_EXACT, 0,
-		     25);
-	assert_entry(&l, 1, "12724.example", BG_NAME_EXACT, 0, 27);
-	assert_entry(&l, 6, "analytics.example.co.uk", BG_NAME_EXACT, 0, 38);
-	assert_entry(&l, 8, "assets.example.net", BG_NAME_EXACT, 0, 42);
-	assert_entry(&l, 15, "www.xn--bcher-kva.example", BG_NAME_EXACT, 0,
-		     29);
-	assert_entry(&l, 16, "xn--bcher-kva.example", BG_NAME_EXACT, 0, 28);
-	bg_names_free(&l);
 }
 
-static void test_fixture_adblock(void **state)
-{
-	const char *path = FIXTURES "adblock_hagezi.txt";
-	struct bg_names l;
+/*
+ * One file parsed strictly (an empty report), then finished when
+ * finish: counts and entries before and after. A zero lines, accepted or
+ * n is not checked; rejected, skipped and warnings are when has_rsw.
+ */
+struct file_case {
+	const char *path;
+	int optional; /* shared data: the row is skipped when it is missing */
+	int flags;    /* F_SUBS */
+	size_t lines, accepted;
+	int has_rsw;
+	size_t rejected, skipped, warnings;
+	int all_tree; /* every entry covers its subdomains */
+	struct want_entry e[12];
+	int finish, has_dups;
+	size_t duplicates, n;
+	struct want_entry after[8];
+	void (*more)(const struct bg_names *l); /* before the finish */
+};
 
-	(void)state;
-	bg_names_init(&l);
-	parse_path(&l, path, 0, "");
-	assert_int_equal(l.lines, 13);
-	assert_int_equal(l.accepted, 6);
-	assert_int_equal(l.rejected + l.skipped + l.warnings, 0);
-	assert_entry(&l, 0, "in.appcenter.example", BG_NAME_TREE, 0, 8);
-	assert_entry(&l, 3, "telemetry.example.net", BG_NAME_TREE, 0, 11);
-	assert_entry(&l, 5, "settings-win.data.example.com", BG_NAME_TREE, 0,
-		     13);
-	bg_names_finish(&l);
-	assert_int_equal(l.n, 6);
-	assert_entry(&l, 0, "applicationinsights.example.com", BG_NAME_TREE, 0,
-		     9);
-	bg_names_free(&l);
+#define RSW(r, s, w)                                                       \
+	.has_rsw = 1, .rejected = (r), .skipped = (s), .warnings = (w)
+#define AFTER(...) .finish = 1, .after = { __VA_ARGS__ }
+
+/* a 63-byte label */
+static void blp_more(const struct bg_names *l)
+{
+	check_int(strlen(l->v[2].name), 63 + 8);
+	check_int(l->v[2].line, 12);
 }
 
-static void test_fixture_plain_subdomains(void **state)
-{
-	const char *path = FIXTURES "plain_hagezi.txt";
-	struct bg_names l;
-	size_t i;
-
-	(void)state;
-	bg_names_init(&l);
-	parse_path(&l, path, F_SUBS, "");
-	assert_int_equal(l.lines, 10);
-	assert_int_equal(l.accepted, 5);
-	for (i = 0; i < l.n; i++)
-		assert_int_equal(l.v[i].kind, BG_NAME_TREE);
-	assert_entry(&l, 0, "ns.example.me", BG_NAME_TREE, 0, 6);
-	assert_entry(&l, 3, "1and1-dns.example.de", BG_NAME_TREE, 0, 9);
-	bg_names_free(&l);
-
+static const struct file_case files[] = {
+	/* every quirk of StevenBlack's hosts file, in 44 lines; localhost
+	 * and the rest of the machine's own names: 14 of them */
+	{ FIXTURES "hosts_stevenblack.txt", 0, F_SUBS, 44, 18, RSW(0, 14, 0),
+	  .e = { { 0, "ads.example.com", EXACT, 0, 23 },
+		 { 2, "0.0.0.0.redirect.example.net", EXACT, 0, 25 },
+		 { 3, "192.0.2.1.c752sa3k9oeb2eg2ehpgc8fnhkeyyyyyn.example.net",
+		   EXACT, 0, 26 },
+		 { 4, "12724.example", EXACT, 0, 27 },
+		 { 5, "xn--bcher-kva.example", EXACT, 0, 28 },
+		 { 7, "nlocalhost.example.org", EXACT, 0, 30 },
+		 { 8, "docs.example.org", EXACT, 0, 31 },
+		 { 9, "track.example.co.uk", EXACT, 0, 32 },
+		 { 10, "amp.tracker.example.com", EXACT, 0, 33 },
+		 /* the two bare names */
+		 { 12, "analytics.example.com", EXACT, 0, 37 },
+		 { 13, "analytics.example.co.uk", EXACT, 0, 38 },
+		 /* the last line, unterminated, a duplicate of line 42 */
+		 { 17, "assets.example.net", EXACT, 0, 44 } },
+	  .has_dups = 1, .duplicates = 1, .n = 17,
+	  AFTER({ 0, "0.0.0.0.redirect.example.net", EXACT, 0, 25 },
+		{ 1, "12724.example", EXACT, 0, 27 },
+		{ 6, "analytics.example.co.uk", EXACT, 0, 38 },
+		{ 8, "assets.example.net", EXACT, 0, 42 },
+		{ 15, "www.xn--bcher-kva.example", EXACT, 0, 29 },
+		{ 16, "xn--bcher-kva.example", EXACT, 0, 28 }) },
+	{ FIXTURES "adblock_hagezi.txt", 0, 0, 13, 6, RSW(0, 0, 0),
+	  .e = { { 0, "in.appcenter.example", TREE, 0, 8 },
+		 { 3, "telemetry.example.net", TREE, 0, 11 },
+		 { 5, "settings-win.data.example.com", TREE, 0, 13 } },
+	  .n = 6,
+	  AFTER({ 0, "applicationinsights.example.com", TREE, 0, 9 }) },
+	{ FIXTURES "plain_hagezi.txt", 0, F_SUBS, 10, 5, .all_tree = 1,
+	  .e = { { 0, "ns.example.me", TREE, 0, 6 },
+		 { 3, "1and1-dns.example.de", TREE, 0, 9 } } },
 	/* without the option, the same list is of exact names */
-	bg_names_init(&l);
-	parse_path(&l, path, 0, "");
-	assert_entry(&l, 0, "ns.example.me", BG_NAME_EXACT, 0, 6);
-	bg_names_free(&l);
-}
-
-static void test_fixture_plain_blp(void **state)
-{
-	const char *path = FIXTURES "plain_blp.txt";
-	struct bg_names l;
-
-	(void)state;
-	bg_names_init(&l);
-	parse_path(&l, path, 0, "");
-	assert_int_equal(l.lines, 13);
-	assert_int_equal(l.accepted, 4);
-	assert_entry(&l, 0, "25z5g623wpqpdwis.onion.example", BG_NAME_EXACT, 0,
-		     10);
-	/* a 63-byte label */
-	assert_int_equal(strlen(l.v[2].name), 63 + 8);
-	assert_int_equal(l.v[2].line, 12);
-	assert_entry(&l, 3, "zz4fodcxr6mxcn.onion.example", BG_NAME_EXACT, 0,
-		     13);
-	bg_names_free(&l);
-}
-
-/* ---- The real lists, where the shared data is ---------------------------- */
-
-static void test_real_stevenblack(void **state)
-{
-	const char *path = SHARED_DATA "stevenblack_hosts";
-	struct bg_names l;
-
-	(void)state;
-	if (!have_file(path))
-		skip();
-	bg_names_init(&l);
-	parse_path(&l, path, 0, "");
-	assert_int_equal(l.lines, 2502);
-	/* 2,332 address lines and the 2 bare names */
-	assert_int_equal(l.accepted, 2334);
-	assert_int_equal(l.rejected + l.skipped + l.warnings, 0);
-	assert_entry(&l, 0, "eu1.clevertap-prod.com", BG_NAME_EXACT, 0, 5);
-	bg_names_finish(&l);
-	/* "assets-jpcust.jwpsrv.com", lines 2495 and 2502 */
-	assert_int_equal(l.duplicates, 1);
-	assert_int_equal(l.n, 2333);
-	assert_entry(&l, 0, "0.0.0.0.creative.hpyrdr.com", BG_NAME_EXACT, 0,
-		     928);
-	bg_names_free(&l);
-}
-
-static void test_real_hagezi_doh(void **state)
-{
-	const char *path = SHARED_DATA "hagezi_doh.txt";
-	struct bg_names l;
-	size_t i;
-
-	(void)state;
-	if (!have_file(path))
-		skip();
-	bg_names_init(&l);
-	parse_path(&l, path, F_SUBS, "");
+	{ FIXTURES "plain_hagezi.txt", 0, 0,
+	  .e = { { 0, "ns.example.me", EXACT, 0, 6 } } },
+	{ FIXTURES "plain_blp.txt", 0, 0, 13, 4,
+	  .e = { { 0, "25z5g623wpqpdwis.onion.example", EXACT, 0, 10 },
+		 { 3, "zz4fodcxr6mxcn.onion.example", EXACT, 0, 13 } },
+	  .more = blp_more },
+	/* 2,332 address lines and the 2 bare names; after the finish,
+	 * "assets-jpcust.jwpsrv.com" (lines 2495 and 2502) once */
+	{ SHARED_DATA "stevenblack_hosts", 1, 0, 2502, 2334, RSW(0, 0, 0),
+	  .e = { { 0, "eu1.clevertap-prod.com", EXACT, 0, 5 } },
+	  .has_dups = 1, .duplicates = 1, .n = 2333,
+	  AFTER({ 0, "0.0.0.0.creative.hpyrdr.com", EXACT, 0, 928 }) },
 	/* "# Number of entries: 1216" */
-	assert_int_equal(l.accepted, 1216);
-	assert_int_equal(l.rejected + l.skipped + l.warnings, 0);
-	for (i = 0; i < l.n; i++)
-		assert_int_equal(l.v[i].kind, BG_NAME_TREE);
-	bg_names_finish(&l);
-	assert_int_equal(l.n, 1216);
-	bg_names_free(&l);
-}
-
-static void test_real_blocklistproject(void **state)
-{
-	const char *path = SHARED_DATA "blocklistproject_ransomware-nl.txt";
-	struct bg_names l;
-
-	(void)state;
-	if (!have_file(path))
-		skip();
-	bg_names_init(&l);
-	parse_path(&l, path, 0, "");
+	{ SHARED_DATA "hagezi_doh.txt", 1, F_SUBS, 0, 1216, RSW(0, 0, 0),
+	  .all_tree = 1, .finish = 1, .n = 1216 },
 	/* "# Entries: 1,904" */
-	assert_int_equal(l.accepted, 1904);
-	assert_int_equal(l.rejected + l.skipped + l.warnings, 0);
-	bg_names_finish(&l);
-	assert_int_equal(l.n, 1904);
-	bg_names_free(&l);
-}
-
-static void test_real_hagezi_adblock(void **state)
-{
-	const char *path = SHARED_DATA "hagezi_adblock_native.winoffice.txt";
-	struct bg_names l;
-	size_t i;
-
-	(void)state;
-	if (!have_file(path))
-		skip();
-	bg_names_init(&l);
-	parse_path(&l, path, 0, "");
+	{ SHARED_DATA "blocklistproject_ransomware-nl.txt", 1, 0, 0, 1904,
+	  RSW(0, 0, 0), .finish = 1, .n = 1904 },
 	/* "! Number of entries: 337" */
-	assert_int_equal(l.accepted, 337);
-	assert_int_equal(l.rejected + l.skipped + l.warnings, 0);
-	for (i = 0; i < l.n; i++)
-		assert_int_equal(l.v[i].kind, BG_NAME_TREE);
-	bg_names_finish(&l);
-	assert_int_equal(l.n, 337);
+	{ SHARED_DATA "hagezi_adblock_native.winoffice.txt", 1, 0, 0, 337,
+	  RSW(0, 0, 0), .all_tree = 1, .finish = 1, .n = 337 },
+};
+
+/* A row of shared data whose file is missing is skipped. */
+static void run_file_case(const void *row)
+{
+	const struct file_case *c = row;
+	struct bg_names l;
+	size_t j;
+
+	if (c->optional && !have_file(c->path))
+		return;
+	bg_names_init(&l);
+	parse_path(&l, c->path, c->flags, "");
+	if (c->lines)
+		check_int(l.lines, c->lines);
+	if (c->accepted)
+		check_int(l.accepted, c->accepted);
+	if (c->has_rsw) {
+		check_int(l.rejected, c->rejected);
+		check_int(l.skipped, c->skipped);
+		check_int(l.warnings, c->warnings);
+	}
+	for (j = 0; c->all_tree && j < l.n; j++)
+		check_int(l.v[j].kind, TREE);
+	check_entries(&l, c->e, ARRAY_SIZE(c->e), NULL);
+	if (c->more)
+		c->more(&l);
+	if (c->finish) {
+		bg_names_finish(&l);
+		if (c->has_dups)
+			check_int(l.duplicates, c->duplicates);
+		if (c->n)
+			check_int(l.n, c->n);
+		check_entries(&l, c->after, ARRAY_SIZE(c->after), NULL);
+	}
 	bg_names_free(&l);
 }
 
-/* All four in one set: files and lines of the survivors. */
+static const char *file_case_name(const void *row)
+{
+	return ((const struct file_case *)row)->path;
+}
+
+static void run_files(void **state)
+{
+	run_table(*state, file_case_name, run_file_case);
+}
+
+static void parse_real(void *list, const char *path)
+{
+	parse_path(list, path, 0, "");
+}
+
+/* All four in one set: files and lines of the survivors. (test_lists.c
+ * has its own: addresses, where the point is overlaps across files.) */
 static void test_real_combined(void **state)
 {
 	static const char *const paths[] = {
@@ -1770,12 +1446,8 @@ static void test_real_combined(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < 4; i++)
-		if (!have_file(paths[i]))
-			skip();
 	bg_names_init(&l);
-	for (i = 0; i < 4; i++)
-		parse_path(&l, paths[i], 0, "");
+	parse_real_set(paths, ARRAY_SIZE(paths), parse_real, &l);
 	assert_int_equal(l.nfiles, 4);
 	assert_int_equal(l.accepted, 2334 + 1216 + 1904 + 337);
 	bg_names_finish(&l);
@@ -1791,84 +1463,45 @@ static void test_real_combined(void **state)
 /* 10 labels: the deepest parent the datapath probes (BG_DNS_SUFFIX_MAX). */
 #define L10 "a.b.c.d.e.f.g.h.i.example"
 #define L11 "z." L10
+#define DEEP_NAME "name deeper than 10 labels, its subdomains are never " \
+		  "matched (the name itself is): "
+#define DEEP_SUBS "subdomain rule deeper than 10 labels, never matched: "
 
-static void test_too_deep(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	/* 10 labels: fine in every kind; 11: reported unless exact */
-	RUN(&r, ADBLOCK,
-	    "||" L10 "^\n"
-	    "||*." L10 "^\n"
-	    "|" L11 "^\n"
-	    "||" L11 "^\n"
-	    "! comment\n"
-	    "||*." L11 "^\n"
-	    "@@||" L11 "^\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report,
-		"t.txt:4: warning: name deeper than 10 labels, its subdomains are "
-		"never matched (the name itself is): '||" L11 "^'\n"
-		"t.txt:6: warning: subdomain rule deeper than 10 labels, never "
-		"matched: '||*." L11 "^'\n"
-		"t.txt:7: warning: name deeper than 10 labels, its subdomains are "
-		"never matched (the name itself is): '@@||" L11 "^'\n");
-	/* kept (the builder leaves the subdomain key out), not rejected, and
-	 * not counted as ordinary warnings */
-	assert_counts(&r.l, 7, 6, 0, 0, 0);
-	assert_int_equal(r.l.too_deep, 3);
-	run_done(&r);
-
+static const struct dom_case too_deep[] = {
+	/* 10 labels: fine in every kind; 11: reported unless exact; kept
+	 * (the builder leaves the subdomain key out), not rejected, and not
+	 * counted as ordinary warnings */
+	{ "Adblock", ADBLOCK, 0,
+	  TEXT("||" L10 "^\n"
+	       "||*." L10 "^\n"
+	       "|" L11 "^\n"
+	       "||" L11 "^\n"
+	       "! comment\n"
+	       "||*." L11 "^\n"
+	       "@@||" L11 "^\n"),
+	  .report = "t.txt:4: warning: " DEEP_NAME "'||" L11 "^'\n"
+		    "t.txt:6: warning: " DEEP_SUBS "'||*." L11 "^'\n"
+		    "t.txt:7: warning: " DEEP_NAME "'@@||" L11 "^'\n",
+	  COUNTS(7, 6, 0, 0, 0), DEEP(3) },
 	/* plain: only with --subdomains, and *.name always */
-	run_init(&r);
-	RUN(&r, PLAIN, L11 "\n*." L11 "\n");
-	assert_string_equal(r.report,
-		"t.txt:2: warning: subdomain rule deeper than 10 labels, never "
-		"matched: '*." L11 "'\n");
-	assert_int_equal(r.l.too_deep, 1);
-	run_done(&r);
-	run_init(&r);
-	RUNF(&r, PLAIN, F_SUBS, "# x\n" L10 "\n" L11 " # deep\n");
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.report,
-		"t.txt:3: warning: name deeper than 10 labels, its subdomains are "
-		"never matched (the name itself is): '" L11 " # deep'\n");
-	assert_int_equal(r.l.too_deep, 1);
-	assert_int_equal(r.l.n, 2);
-	run_done(&r);
-
+	{ "plain", PLAIN, 0, TEXT(L11 "\n*." L11 "\n"),
+	  .report = "t.txt:2: warning: " DEEP_SUBS "'*." L11 "'\n", DEEP(1) },
+	{ "plain, --subdomains", PLAIN, F_SUBS,
+	  TEXT("# x\n" L10 "\n" L11 " # deep\n"),
+	  .report = "t.txt:3: warning: " DEEP_NAME "'" L11 " # deep'\n",
+	  COUNTS(3, 2, 0, 0, 0), DEEP(1) },
 	/* hosts entries are exact: never too deep */
-	run_init(&r);
-	RUNF(&r, HOSTS, F_SUBS, "0.0.0.0 " L11 "\n");
-	assert_string_equal(r.report, "");
-	assert_int_equal(r.l.too_deep, 0);
-	run_done(&r);
-}
-
-static void test_too_deep_strict(void **state)
-{
-	struct run r;
-
-	(void)state;
+	{ "hosts", HOSTS, F_SUBS, TEXT("0.0.0.0 " L11 "\n"), .report = "",
+	  DEEP(0) },
 	/* the parser reports and counts; `load --strict` is what fails on it
 	 * (bg_source_parse(), test_lists.c) */
-	run_init(&r);
-	RUNF(&r, ADBLOCK, F_STRICT, "||ok.example^\n||*." L11 "^\n");
-	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.l.too_deep, 1);
-	assert_int_equal(r.l.rejected, 0);
-	assert_int_equal(r.l.warnings, 0);
-	run_done(&r);
+	{ "strict", ADBLOCK, F_STRICT, TEXT("||ok.example^\n||*." L11 "^\n"),
+	  COUNTS(2, 2, 0, 0, 0), DEEP(1) },
 	/* a rejected line still fails strict, deep rule or not */
-	run_init(&r);
-	RUNF(&r, PLAIN, F_STRICT | F_SUBS, L11 "\nbad..name\n");
-	assert_int_equal(r.rc, -EINVAL);
-	assert_int_equal(r.l.too_deep, 1);
-	assert_int_equal(r.l.rejected, 1);
-	run_done(&r);
-}
+	{ "strict, a rejected line", PLAIN, F_STRICT | F_SUBS,
+	  TEXT(L11 "\nbad..name\n"), .rc = -EINVAL, COUNTS(2, 1, 1, 0, 0),
+	  DEEP(1) },
+};
 
 /* ---- bg_names_find(): what check says about a name --------------------- */
 
@@ -1892,7 +1525,7 @@ static void on_found(void *ctx, const char *path, size_t line, const char *text,
 
 /* Entries bg_names_find() reports for query in file path, as
  * "line:text:name:allow|block:label|..." */
-static const char *find(const char *path, enum bg_dom_format fmt, int flags,
+static const char *find(const char *path, dom_format fmt, int flags,
 			const char *query, int *ret)
 {
 	static struct found f;
@@ -2182,49 +1815,33 @@ static void test_wire_fuzz(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain_basic),
-		cmocka_unit_test(test_plain_comments_blanks),
-		cmocka_unit_test(test_plain_crlf_bom_eof),
-		cmocka_unit_test(test_plain_subdomains),
-		cmocka_unit_test(test_plain_wildcards),
-		cmocka_unit_test(test_plain_rejects),
-		cmocka_unit_test(test_hosts_addresses),
-		cmocka_unit_test(test_hosts_several_names),
-		cmocka_unit_test(test_hosts_comments),
-		cmocka_unit_test(test_hosts_bare_names),
-		cmocka_unit_test(test_hosts_special_names),
-		cmocka_unit_test(test_hosts_digit_names),
-		cmocka_unit_test(test_adblock_rules),
-		cmocka_unit_test(test_adblock_comments),
-		cmocka_unit_test(test_adblock_modifiers),
-		cmocka_unit_test(test_adblock_rejects),
-		cmocka_unit_test(test_adblock_hosts_lines),
-		cmocka_unit_test(test_allow_option),
+		TABLE_TEST(run_cases, plain),
+		TABLE_TEST(run_cases, plain_wildcards),
+		TABLE_TEST(run_cases, plain_rejects),
+		TABLE_TEST(run_cases, hosts),
+		TABLE_TEST(run_cases, hosts_rejects),
+		TABLE_TEST(run_cases, adblock),
+		TABLE_TEST(run_cases, adblock_modifiers),
+		TABLE_TEST(run_cases, adblock_rejects),
+		TABLE_TEST(run_cases, allow_option),
 		cmocka_unit_test(test_normalise_forms),
 		cmocka_unit_test(test_normalise_lengths),
 		cmocka_unit_test(test_list_lengths),
-		cmocka_unit_test(test_single_label),
-		cmocka_unit_test(test_strict),
+		TABLE_TEST(run_cases, single_label),
+		TABLE_TEST(run_cases, strict),
 		cmocka_unit_test(test_line_limits),
-		cmocka_unit_test(test_report_quote),
+		TABLE_TEST(run_cases, report_quote),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_detect),
-		cmocka_unit_test(test_format_override),
+		TABLE_TEST(run_cases, format_override),
 		cmocka_unit_test(test_finish),
 		cmocka_unit_test(test_finish_large),
 		cmocka_unit_test(test_parse_file),
 		cmocka_unit_test(test_many_files),
-		cmocka_unit_test(test_fixture_hosts),
-		cmocka_unit_test(test_fixture_adblock),
-		cmocka_unit_test(test_fixture_plain_subdomains),
-		cmocka_unit_test(test_fixture_plain_blp),
-		cmocka_unit_test(test_real_stevenblack),
-		cmocka_unit_test(test_real_hagezi_doh),
-		cmocka_unit_test(test_real_blocklistproject),
-		cmocka_unit_test(test_real_hagezi_adblock),
+		cmocka_unit_test(test_fixture_hosts_bytes),
+		TABLE_TEST(run_files, files),
 		cmocka_unit_test(test_real_combined),
-		cmocka_unit_test(test_too_deep),
-		cmocka_unit_test(test_too_deep_strict),
+		TABLE_TEST(run_cases, too_deep),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_find_options),
 		cmocka_unit_test(test_wire_to_text),

@@ -2,6 +2,10 @@
 /*
  * Unit tests for user/lists.c: list parsing, reports, keys, CIDR prefixes,
  * de-duplication, overlap reduction, bg_list_find_covering().
+ *
+ * Most parse cases are rows of tables (struct list_case): one list text
+ * and what the parse, and the finish after it, must give; run_cases()
+ * checks them and names the failing row.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* asprintf */
@@ -24,8 +28,16 @@
 #include "bloomgate/bloom.h"
 #include "domains.h"
 #include "lists.h"
+#include "lists_helpers.h"
 
 /* ---- Helpers ------------------------------------------------------------ */
+
+/* The list formats of bg_source: the only place the tests name them. */
+#define SRC_AUTO BG_SRC_AUTO
+#define SRC_ADDR BG_SRC_ADDR
+#define SRC_HOSTS BG_SRC_HOSTS
+#define SRC_PLAIN BG_SRC_PLAIN
+#define SRC_ADBLOCK BG_SRC_ADBLOCK
 
 struct run {
 	struct bg_list l;
@@ -36,17 +48,12 @@ struct run {
 /* Parses len bytes of text as list "t.txt", capturing the report. */
 static void run_n(struct run *r, const char *text, size_t len, int strict)
 {
-	size_t size = 0;
-	FILE *f;
 	struct bg_list_opts opts = { .strict = strict };
+	struct capture c;
 
-	r->report = NULL;
-	f = open_memstream(&r->report, &size);
-	assert_non_null(f);
-	opts.report = f;
+	opts.report = capture_open(&c);
 	r->rc = bg_list_parse_buf(&r->l, "t.txt", text, len, &opts);
-	assert_int_equal(fclose(f), 0);
-	assert_non_null(r->report);
+	r->report = (char *)capture_close(&c);
 }
 
 /* String literals may hold NUL bytes: take their size, not strlen. */
@@ -69,368 +76,307 @@ static void run_done(struct run *r)
 static void assert_counts(const struct bg_list *l, size_t lines,
 			  size_t accepted, size_t rejected, size_t n4, size_t n6)
 {
-	assert_int_equal(l->lines, lines);
-	assert_int_equal(l->accepted, accepted);
-	assert_int_equal(l->rejected, rejected);
-	assert_int_equal(l->n4, n4);
-	assert_int_equal(l->n6, n6);
+	check_int(l->lines, lines);
+	check_int(l->accepted, accepted);
+	check_int(l->rejected, rejected);
+	check_int(l->n4, n4);
+	check_int(l->n6, n6);
 }
 
-static void assert_key4(const struct bg_key4 *k, __u32 addr_host)
+static void assert_pfx4(const struct bg_key4 *k, __u32 addr_host, __u8 plen)
 {
-	assert_int_equal(k->kind, BG_KEY_IPV4);
-	assert_int_equal(k->plen, 32);
-	assert_int_equal(k->pad, 0);
-	assert_int_equal(k->addr, htonl(addr_host));
+	check_int(k->kind, BG_KEY_IPV4);
+	check_int(k->plen, plen);
+	check_int(k->pad, 0);
+	check_int(k->addr, htonl(addr_host));
 }
 
-static void assert_key6(const struct bg_key6 *k, const char *text)
+static void assert_pfx6(const struct bg_key6 *k, const char *text, __u8 plen)
 {
 	__u8 want[16];
 
-	assert_int_equal(inet_pton(AF_INET6, text, want), 1);
-	assert_int_equal(k->kind, BG_KEY_IPV6);
-	assert_int_equal(k->plen, 128);
-	assert_int_equal(k->pad0, 0);
-	assert_int_equal(k->pad1, 0);
-	assert_memory_equal(k->addr, want, 16);
+	check_int(inet_pton(AF_INET6, text, want), 1);
+	check_int(k->kind, BG_KEY_IPV6);
+	check_int(k->plen, plen);
+	check_int(k->pad0, 0);
+	check_int(k->pad1, 0);
+	check_mem(k->addr, want, 16);
 }
 
-/* One line, one rejection: checks the counts and the whole report. */
-static void assert_rejected(const char *line, const char *report)
+/* A single address is a prefix of its whole length. */
+#define assert_key4(k, addr_host) assert_pfx4((k), (addr_host), 32)
+#define assert_key6(k, text) assert_pfx6((k), (text), 128)
+
+/* ---- Parse cases --------------------------------------------------------- */
+
+/* Key i of v4[] (an IPv4 address in host order) or v6[] (text). */
+struct want_key {
+	int set, v6;
+	size_t i;
+	__u32 a4;
+	const char *a6;
+	__u8 plen;
+};
+
+#define K4(i, a, plen) { 1, 0, (i), (a), NULL, (plen) }
+#define K6(i, a, plen) { 1, 1, (i), 0, (a), (plen) }
+
+struct list_case {
+	const char *name; /* what a failure prints; the input when NULL */
+	const char *text;
+	size_t len;
+	int strict;
+	int rc;
+	const char *report; /* the whole report; NULL: not checked */
+	int has_counts, has_warnings;
+	size_t lines, accepted, rejected, n4, n6, warnings;
+	struct want_key k[16]; /* up to the first not set */
+	void (*more)(const struct bg_list *l); /* checks of its own */
+	/* then, when finish, bg_list_finish() (twice with refinish: the
+	 * second changes nothing) and the list it leaves */
+	int finish, refinish;
+	size_t duplicates, covered, f4, f6;
+	struct want_key after[10];
+};
+
+#define TEXT(lit) .text = (lit), .len = sizeof(lit) - 1
+#define COUNTS(li, a, r, n4_, n6_)                                         \
+	.has_counts = 1, .lines = (li), .accepted = (a), .rejected = (r),  \
+	.n4 = (n4_), .n6 = (n6_)
+#define WARNINGS(n) .has_warnings = 1, .warnings = (n)
+#define KEYS(...) .k = { __VA_ARGS__ }
+/* bg_list_finish(): duplicates, covered, then n4 and n6 */
+#define FINISH(d, c, n4_, n6_)                                             \
+	.finish = 1, .duplicates = (d), .covered = (c), .f4 = (n4_),        \
+	.f6 = (n6_)
+#define AFTER(...) .after = { __VA_ARGS__ }
+/* One line, one rejection: the counts and the whole report. */
+#define REJECT(lit, rep)                                                   \
+	{ .name = (lit), TEXT(lit), .report = (rep), COUNTS(1, 0, 1, 0, 0) }
+
+static void check_keys(const struct bg_list *l, const struct want_key *k,
+		       size_t n)
 {
+	size_t j;
+
+	for (j = 0; j < n && k[j].set; j++) {
+		if (k[j].v6) {
+			check_true(k[j].i < l->n6);
+			assert_pfx6(&l->v6[k[j].i], k[j].a6, k[j].plen);
+		} else {
+			check_true(k[j].i < l->n4);
+			assert_pfx4(&l->v4[k[j].i], k[j].a4, k[j].plen);
+		}
+	}
+}
+
+static void check_finished(const struct list_case *c, const struct bg_list *l)
+{
+	check_int(l->duplicates, c->duplicates);
+	check_int(l->covered, c->covered);
+	check_int(l->n4, c->f4);
+	check_int(l->n6, c->f6);
+}
+
+static void run_case(const void *row)
+{
+	const struct list_case *c = row;
 	struct run r;
 
 	run_init(&r);
-	run_n(&r, line, strlen(line), 0);
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 1, 0, 1, 0, 0);
-	assert_string_equal(r.report, report);
+	run_n(&r, c->text, c->len, c->strict);
+	check_int(r.rc, c->rc);
+	if (c->report)
+		check_str(r.report, c->report);
+	if (c->has_counts)
+		assert_counts(&r.l, c->lines, c->accepted, c->rejected, c->n4,
+			      c->n6);
+	if (c->has_warnings)
+		check_int(r.l.warnings, c->warnings);
+	check_keys(&r.l, c->k, ARRAY_SIZE(c->k));
+	if (c->more)
+		c->more(&r.l);
+	if (c->finish) {
+		bg_list_finish(&r.l);
+		check_finished(c, &r.l);
+		check_keys(&r.l, c->after, ARRAY_SIZE(c->after));
+		/* accepted counts lines, before de-duplication */
+		if (c->has_counts)
+			check_int(r.l.accepted, c->accepted);
+	}
+	if (c->refinish) {
+		bg_list_finish(&r.l);
+		check_finished(c, &r.l);
+	}
 	run_done(&r);
 }
 
-/* A temporary file holding text; returns its malloc'd path. */
-static char *write_temp(const char *text, size_t len)
+static const char *case_name(const void *row)
 {
-	const char *dir = getenv("TMPDIR");
-	char *path;
-	int fd;
+	const struct list_case *c = row;
 
-	if (!dir || !*dir)
-		dir = "/tmp";
-	assert_true(asprintf(&path, "%s/test_lists.XXXXXX", dir) > 0);
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, len), (ssize_t)len);
-	assert_int_equal(close(fd), 0);
-	return path;
+	return c->name ? c->name : c->text;
+}
+
+/* The cmocka test of a table (TABLE_TEST). */
+static void run_cases(void **state)
+{
+	run_table(*state, case_name, run_case);
+}
+
+/* One line, one rejection, for cases built at run time. */
+static void assert_rejected(const char *line, const char *report)
+{
+	const struct list_case c = { .text = line, .len = strlen(line),
+				     .report = report,
+				     COUNTS(1, 0, 1, 0, 0) };
+
+	run_case(&c);
 }
 
 /* ---- Accepted forms ----------------------------------------------------- */
 
-static void test_ipv4_key(void **state)
+/* the exact 8 bytes: kind, plen, pad, address in network order */
+static void ipv4_key_more(const struct bg_list *l)
 {
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "192.0.2.1\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 1, 1, 0, 1, 0);
-	assert_int_equal(r.l.files, 1);
-	assert_int_equal(r.l.duplicates, 0);
-	assert_key4(&r.l.v4[0], 0xc0000201);
-	/* the exact 8 bytes: kind, plen, pad, address in network order */
-	assert_memory_equal(&r.l.v4[0], "\x01\x20\x00\x00\xc0\x00\x02\x01", 8);
-	assert_string_equal(r.report, "");
-	run_done(&r);
+	check_int(l->files, 1);
+	check_int(l->duplicates, 0);
+	check_mem(&l->v4[0], "\x01\x20\x00\x00\xc0\x00\x02\x01", 8);
 }
 
-static void test_ipv4_edges(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "0.0.0.0\n255.255.255.255\n10.0.0.1\n100.64.0.10\n"
-		"1.22.133.244\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 5, 5, 0, 5, 0);
-	assert_key4(&r.l.v4[0], 0x00000000);
-	assert_key4(&r.l.v4[1], 0xffffffff);
-	assert_key4(&r.l.v4[2], 0x0a000001);
-	assert_key4(&r.l.v4[3], 0x6440000a);
-	assert_key4(&r.l.v4[4], 0x011685f4);
-	assert_string_equal(r.report, "");
-	run_done(&r);
-}
-
-static void test_ipv6_key(void **state)
+static void ipv6_key_more(const struct bg_list *l)
 {
 	static const __u8 want[24] = {
 		2, 128, 0, 0, 0, 0, 0, 0,
 		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
 	};
-	struct run r;
 
-	(void)state;
-	run_init(&r);
-	RUN(&r, "2001:db8::1\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 1, 1, 0, 0, 1);
-	assert_key6(&r.l.v6[0], "2001:db8::1");
-	assert_memory_equal(&r.l.v6[0], want, sizeof(want));
-	assert_string_equal(r.report, "");
-	run_done(&r);
+	check_mem(&l->v6[0], want, sizeof(want));
 }
 
-static void test_ipv6_forms(void **state)
+static void files_one_more(const struct bg_list *l)
 {
-	struct run r;
+	check_int(l->files, 1);
+}
 
-	(void)state;
-	run_init(&r);
-	RUN(&r, "::\n"
-		"::1\n"
-		"2001:DB8::AbCd\n"
-		"1:2:3:4:5:6:7:8\n"
-		"2001:0db8:0000:0000:0000:0000:0000:0001\n"
-		"::ffff:192.0.2.1\n"
-		"64:ff9b::192.0.2.1\n"
-		"fe80::1\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 8, 8, 0, 0, 8);
-	assert_key6(&r.l.v6[0], "::");
-	assert_key6(&r.l.v6[1], "::1");
-	assert_key6(&r.l.v6[2], "2001:db8::abcd");
-	assert_key6(&r.l.v6[3], "1:2:3:4:5:6:7:8");
-	assert_key6(&r.l.v6[4], "2001:db8::1");
+static const struct list_case accepted[] = {
+	{ "IPv4 key", TEXT("192.0.2.1\n"), .report = "",
+	  COUNTS(1, 1, 0, 1, 0), KEYS(K4(0, 0xc0000201, 32)),
+	  .more = ipv4_key_more },
+	{ "IPv4 edges",
+	  TEXT("0.0.0.0\n255.255.255.255\n10.0.0.1\n100.64.0.10\n"
+	       "1.22.133.244\n"),
+	  .report = "", COUNTS(5, 5, 0, 5, 0),
+	  KEYS(K4(0, 0x00000000, 32), K4(1, 0xffffffff, 32),
+	       K4(2, 0x0a000001, 32), K4(3, 0x6440000a, 32),
+	       K4(4, 0x011685f4, 32)) },
+	{ "IPv6 key", TEXT("2001:db8::1\n"), .report = "",
+	  COUNTS(1, 1, 0, 0, 1), KEYS(K6(0, "2001:db8::1", 128)),
+	  .more = ipv6_key_more },
 	/* IPv4-mapped stays an IPv6 key: it is what an IPv6 packet carries */
-	assert_key6(&r.l.v6[5], "::ffff:c000:201");
-	assert_key6(&r.l.v6[6], "64:ff9b::c000:201");
-	assert_key6(&r.l.v6[7], "fe80::1");
-	assert_string_equal(r.report, "");
-	run_done(&r);
-}
-
-static void test_mixed_families(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "192.0.2.1\n2001:db8::1\n198.51.100.7\n2001:db8::2\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 4, 4, 0, 2, 2);
-	assert_key4(&r.l.v4[0], 0xc0000201);
-	assert_key4(&r.l.v4[1], 0xc6336407);
-	assert_key6(&r.l.v6[0], "2001:db8::1");
-	assert_key6(&r.l.v6[1], "2001:db8::2");
-	run_done(&r);
-}
-
-static void test_comments(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "# whole-line hash comment\n"
-		"; whole-line semicolon comment\n"
-		"192.0.2.1 # comment\n"
-		"192.0.2.2 ; SBL123\n"
-		"192.0.2.3#x\n"
-		"192.0.2.4;x\n"
-		"2001:db8::1 # v6 comment\n"
-		"2001:db8::2#x\n"
-		"   # indented comment\n"
-		"\t; tab-indented comment\n"
-		"#192.0.2.99 commented-out address\n"
-		"192.0.2.5\t#\ttabs\n"
-		"192.0.2.6 # a # b ; c 1.2.3.4/8\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 13, 8, 0, 6, 2);
-	assert_key4(&r.l.v4[0], 0xc0000201);
-	assert_key4(&r.l.v4[1], 0xc0000202);
-	assert_key4(&r.l.v4[2], 0xc0000203);
-	assert_key4(&r.l.v4[3], 0xc0000204);
-	assert_key4(&r.l.v4[4], 0xc0000205);
-	assert_key4(&r.l.v4[5], 0xc0000206);
-	assert_key6(&r.l.v6[0], "2001:db8::1");
-	assert_key6(&r.l.v6[1], "2001:db8::2");
-	assert_string_equal(r.report, "");
-	run_done(&r);
-}
-
-static void test_whitespace(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "\n"
-		"   \n"
-		"\t\t\n"
-		"  192.0.2.1\n"
-		"192.0.2.2   \n"
-		"\t192.0.2.3\t\n"
-		" \t 2001:db8::1 \t \n"
-		"\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 8, 4, 0, 3, 1);
-	assert_key4(&r.l.v4[0], 0xc0000201);
-	assert_key4(&r.l.v4[1], 0xc0000202);
-	assert_key4(&r.l.v4[2], 0xc0000203);
-	assert_key6(&r.l.v6[0], "2001:db8::1");
-	assert_string_equal(r.report, "");
-	run_done(&r);
-}
-
-/* The head of a FireHOL .ipset file, as distributed. */
-static void test_firehol_ipset(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "#\n"
-		"# example_level1\n"
-		"#\n"
-		"# ipv4 hash:ip ipset\n"
-		"#\n"
-		"# Source URL: https://example.org/list.txt\n"
-		"# Entries      : 3 unique IPs\n"
-		"#\n"
-		"192.0.2.10\n"
-		"198.51.100.20\n"
-		"203.0.113.30\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 11, 3, 0, 3, 0);
-	assert_key4(&r.l.v4[0], 0xc000020a);
-	assert_key4(&r.l.v4[1], 0xc6336414);
-	assert_key4(&r.l.v4[2], 0xcb00711e);
-	run_done(&r);
-}
-
-static void test_crlf(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "# header\r\n"
-		"192.0.2.1\r\n"
-		"\r\n"
-		"2001:db8::1\r\n"
-		"192.0.2.2 # c\r\n"
-		"example.com\r\n"
-		"192.0.2.3\r\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 7, 4, 1, 3, 1);
-	assert_key4(&r.l.v4[0], 0xc0000201);
-	assert_key4(&r.l.v4[1], 0xc0000202);
-	assert_key4(&r.l.v4[2], 0xc0000203);
-	assert_key6(&r.l.v6[0], "2001:db8::1");
+	{ "IPv6 forms",
+	  TEXT("::\n"
+	       "::1\n"
+	       "2001:DB8::AbCd\n"
+	       "1:2:3:4:5:6:7:8\n"
+	       "2001:0db8:0000:0000:0000:0000:0000:0001\n"
+	       "::ffff:192.0.2.1\n"
+	       "64:ff9b::192.0.2.1\n"
+	       "fe80::1\n"),
+	  .report = "", COUNTS(8, 8, 0, 0, 8),
+	  KEYS(K6(0, "::", 128), K6(1, "::1", 128),
+	       K6(2, "2001:db8::abcd", 128), K6(3, "1:2:3:4:5:6:7:8", 128),
+	       K6(4, "2001:db8::1", 128), K6(5, "::ffff:c000:201", 128),
+	       K6(6, "64:ff9b::c000:201", 128), K6(7, "fe80::1", 128)) },
+	{ "mixed families",
+	  TEXT("192.0.2.1\n2001:db8::1\n198.51.100.7\n2001:db8::2\n"),
+	  COUNTS(4, 4, 0, 2, 2),
+	  KEYS(K4(0, 0xc0000201, 32), K4(1, 0xc6336407, 32),
+	       K6(0, "2001:db8::1", 128), K6(1, "2001:db8::2", 128)) },
+	{ "comments",
+	  TEXT("# whole-line hash comment\n"
+	       "; whole-line semicolon comment\n"
+	       "192.0.2.1 # comment\n"
+	       "192.0.2.2 ; SBL123\n"
+	       "192.0.2.3#x\n"
+	       "192.0.2.4;x\n"
+	       "2001:db8::1 # v6 comment\n"
+	       "2001:db8::2#x\n"
+	       "   # indented comment\n"
+	       "\t; tab-indented comment\n"
+	       "#192.0.2.99 commented-out address\n"
+	       "192.0.2.5\t#\ttabs\n"
+	       "192.0.2.6 # a # b ; c 1.2.3.4/8\n"),
+	  .report = "", COUNTS(13, 8, 0, 6, 2),
+	  KEYS(K4(0, 0xc0000201, 32), K4(1, 0xc0000202, 32),
+	       K4(2, 0xc0000203, 32), K4(3, 0xc0000204, 32),
+	       K4(4, 0xc0000205, 32), K4(5, 0xc0000206, 32),
+	       K6(0, "2001:db8::1", 128), K6(1, "2001:db8::2", 128)) },
+	{ "whitespace",
+	  TEXT("\n"
+	       "   \n"
+	       "\t\t\n"
+	       "  192.0.2.1\n"
+	       "192.0.2.2   \n"
+	       "\t192.0.2.3\t\n"
+	       " \t 2001:db8::1 \t \n"
+	       "\n"),
+	  .report = "", COUNTS(8, 4, 0, 3, 1),
+	  KEYS(K4(0, 0xc0000201, 32), K4(1, 0xc0000202, 32),
+	       K4(2, 0xc0000203, 32), K6(0, "2001:db8::1", 128)) },
+	/* the head of a FireHOL .ipset file, as distributed */
+	{ "FireHOL ipset",
+	  TEXT("#\n"
+	       "# example_level1\n"
+	       "#\n"
+	       "# ipv4 hash:ip ipset\n"
+	       "#\n"
+	       "# Source URL: https://example.org/list.txt\n"
+	       "# Entries      : 3 unique IPs\n"
+	       "#\n"
+	       "192.0.2.10\n"
+	       "198.51.100.20\n"
+	       "203.0.113.30\n"),
+	  COUNTS(11, 3, 0, 3, 0),
+	  KEYS(K4(0, 0xc000020a, 32), K4(1, 0xc6336414, 32),
+	       K4(2, 0xcb00711e, 32)) },
 	/* the CR is not part of the quoted text */
-	assert_string_equal(r.report,
-			    "t.txt:6: not an IP address: 'example.com'\n");
-	run_done(&r);
-}
-
-static void test_no_final_newline(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "192.0.2.1\n192.0.2.2");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 2, 2, 0, 2, 0);
-	assert_key4(&r.l.v4[1], 0xc0000202);
-	run_done(&r);
-
-	run_init(&r);
-	RUN(&r, "2001:db8::1\r\n2001:db8::2\r");
-	assert_counts(&r.l, 2, 2, 0, 0, 2);
-	assert_key6(&r.l.v6[1], "2001:db8::2");
-	run_done(&r);
-
+	{ "CRLF",
+	  TEXT("# header\r\n"
+	       "192.0.2.1\r\n"
+	       "\r\n"
+	       "2001:db8::1\r\n"
+	       "192.0.2.2 # c\r\n"
+	       "example.com\r\n"
+	       "192.0.2.3\r\n"),
+	  .report = "t.txt:6: not an IP address: 'example.com'\n",
+	  COUNTS(7, 4, 1, 3, 1),
+	  KEYS(K4(0, 0xc0000201, 32), K4(1, 0xc0000202, 32),
+	       K4(2, 0xc0000203, 32), K6(0, "2001:db8::1", 128)) },
+	{ "no final newline", TEXT("192.0.2.1\n192.0.2.2"),
+	  COUNTS(2, 2, 0, 2, 0), KEYS(K4(1, 0xc0000202, 32)) },
+	{ "no final newline, CR", TEXT("2001:db8::1\r\n2001:db8::2\r"),
+	  COUNTS(2, 2, 0, 0, 2), KEYS(K6(1, "2001:db8::2", 128)) },
 	/* an unterminated bad last line is still reported with its number */
-	run_init(&r);
-	RUN(&r, "192.0.2.1\nbad");
-	assert_counts(&r.l, 2, 1, 1, 1, 0);
-	assert_string_equal(r.report, "t.txt:2: not an IP address: 'bad'\n");
-	run_done(&r);
-}
-
-static void test_empty_buffer(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 0, 0, 0, 0, 0);
-	assert_int_equal(r.l.files, 1);
-	assert_string_equal(r.report, "");
-	run_done(&r);
-
+	{ "no final newline, bad", TEXT("192.0.2.1\nbad"),
+	  .report = "t.txt:2: not an IP address: 'bad'\n",
+	  COUNTS(2, 1, 1, 1, 0) },
+	{ "empty", TEXT(""), .report = "", COUNTS(0, 0, 0, 0, 0),
+	  .more = files_one_more },
 	/* NULL with length 0 is an empty list too */
-	run_init(&r);
-	run_n(&r, NULL, 0, 1);
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 0, 0, 0, 0, 0);
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.duplicates, 0);
-	run_done(&r);
-
+	{ "NULL", .text = NULL, .len = 0, .strict = 1, COUNTS(0, 0, 0, 0, 0),
+	  FINISH(0, 0, 0, 0) },
 	/* a lone newline is one blank line */
-	run_init(&r);
-	RUN(&r, "\n");
-	assert_counts(&r.l, 1, 0, 0, 0, 0);
-	run_done(&r);
-}
-
-static void test_only_comments(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN_STRICT(&r, "# one\n; two\n\n   # three\n#");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 5, 0, 0, 0, 0);
-	assert_string_equal(r.report, "");
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.n4, 0);
-	assert_int_equal(r.l.n6, 0);
-	run_done(&r);
-}
-
-static void test_bom(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "\xef\xbb\xbf"
-		"192.0.2.1\n192.0.2.2\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 2, 2, 0, 2, 0);
-	assert_key4(&r.l.v4[0], 0xc0000201);
-	run_done(&r);
-
+	{ "a lone newline", TEXT("\n"), COUNTS(1, 0, 0, 0, 0) },
+	{ "only comments", TEXT("# one\n; two\n\n   # three\n#"), .strict = 1,
+	  .report = "", COUNTS(5, 0, 0, 0, 0), FINISH(0, 0, 0, 0) },
+	{ "BOM", TEXT("\xef\xbb\xbf" "192.0.2.1\n192.0.2.2\n"),
+	  COUNTS(2, 2, 0, 2, 0), KEYS(K4(0, 0xc0000201, 32)) },
 	/* only at the very start: elsewhere it is garbage */
-	run_init(&r);
-	RUN(&r, "192.0.2.1\n\xef\xbb\xbf"
-		"192.0.2.2\n");
-	assert_counts(&r.l, 2, 1, 1, 1, 0);
-	assert_string_equal(r.report, "t.txt:2: not an IP address: "
-				      "'\xef\xbb\xbf"
-				      "192.0.2.2'\n");
-	run_done(&r);
-}
+	{ "BOM not at the start", TEXT("192.0.2.1\n\xef\xbb\xbf" "192.0.2.2\n"),
+	  .report = "t.txt:2: not an IP address: '\xef\xbb\xbf" "192.0.2.2'\n",
+	  COUNTS(2, 1, 1, 1, 0) },
+};
 
 /* A 4096-byte line is fine; 4097 is too long (CR not counted). */
 static void test_line_length_limit(void **state)
@@ -463,71 +409,39 @@ static void test_line_length_limit(void **state)
 
 /* ---- Duplicates and sorting ---------------------------------------------- */
 
-static void test_duplicates(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "192.0.2.1\n"
-		"192.0.2.1\n"
-		"  192.0.2.1 # again\n"
-		"2001:db8::1\n"
-		"2001:DB8:0:0::1\n"
-		"2001:0db8::0001\n"
-		"192.0.2.2\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 7, 7, 0, 4, 3);
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.duplicates, 4);
-	assert_int_equal(r.l.n4, 2);
-	assert_int_equal(r.l.n6, 1);
-	assert_int_equal(r.l.accepted, 7); /* before de-duplication */
-	assert_key4(&r.l.v4[0], 0xc0000201);
-	assert_key4(&r.l.v4[1], 0xc0000202);
-	assert_key6(&r.l.v6[0], "2001:db8::1");
-	run_done(&r);
-}
-
-static void test_finish_sorts(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "203.0.113.9\n"
-		"10.0.0.1\n"
-		"2001:db8::ff\n"
-		"192.0.2.1\n"
-		"10.0.0.1\n"
-		"::1\n"
-		"1.0.0.0\n"
-		"2001:db8::1\n"
-		"255.255.255.255\n"
-		"2001:db8::ff\n"
-		"0.0.0.0\n");
-	assert_counts(&r.l, 11, 11, 0, 7, 4);
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.duplicates, 2);
-	assert_int_equal(r.l.n4, 6);
-	assert_int_equal(r.l.n6, 3);
-	/* memcmp order of the keys is numeric order of the addresses */
-	assert_key4(&r.l.v4[0], 0x00000000);
-	assert_key4(&r.l.v4[1], 0x01000000);
-	assert_key4(&r.l.v4[2], 0x0a000001);
-	assert_key4(&r.l.v4[3], 0xc0000201);
-	assert_key4(&r.l.v4[4], 0xcb007109);
-	assert_key4(&r.l.v4[5], 0xffffffff);
-	assert_key6(&r.l.v6[0], "::1");
-	assert_key6(&r.l.v6[1], "2001:db8::1");
-	assert_key6(&r.l.v6[2], "2001:db8::ff");
-
-	/* finishing again changes nothing */
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.duplicates, 2);
-	assert_int_equal(r.l.n4, 6);
-	run_done(&r);
-}
+static const struct list_case sorting[] = {
+	{ "duplicates",
+	  TEXT("192.0.2.1\n"
+	       "192.0.2.1\n"
+	       "  192.0.2.1 # again\n"
+	       "2001:db8::1\n"
+	       "2001:DB8:0:0::1\n"
+	       "2001:0db8::0001\n"
+	       "192.0.2.2\n"),
+	  COUNTS(7, 7, 0, 4, 3), FINISH(4, 0, 2, 1),
+	  AFTER(K4(0, 0xc0000201, 32), K4(1, 0xc0000202, 32),
+		K6(0, "2001:db8::1", 128)) },
+	/* memcmp order of the keys is numeric order of the addresses;
+	 * finishing again changes nothing */
+	{ "finish sorts",
+	  TEXT("203.0.113.9\n"
+	       "10.0.0.1\n"
+	       "2001:db8::ff\n"
+	       "192.0.2.1\n"
+	       "10.0.0.1\n"
+	       "::1\n"
+	       "1.0.0.0\n"
+	       "2001:db8::1\n"
+	       "255.255.255.255\n"
+	       "2001:db8::ff\n"
+	       "0.0.0.0\n"),
+	  COUNTS(11, 11, 0, 7, 4), FINISH(2, 0, 6, 3), .refinish = 1,
+	  AFTER(K4(0, 0x00000000, 32), K4(1, 0x01000000, 32),
+		K4(2, 0x0a000001, 32), K4(3, 0xc0000201, 32),
+		K4(4, 0xcb007109, 32), K4(5, 0xffffffff, 32),
+		K6(0, "::1", 128), K6(1, "2001:db8::1", 128),
+		K6(2, "2001:db8::ff", 128)) },
+};
 
 /* Several lists into one set: counts add up, duplicates across lists go. */
 static void test_several_lists(void **state)
@@ -550,275 +464,177 @@ static void test_several_lists(void **state)
 
 /* ---- CIDR prefixes ------------------------------------------------------- */
 
-static void assert_pfx4(const struct bg_key4 *k, __u32 addr_host, __u8 plen)
+/* the exact 8 bytes: kind, plen, pad, address in network order */
+static void cidr4_more(const struct bg_list *l)
 {
-	assert_int_equal(k->kind, BG_KEY_IPV4);
-	assert_int_equal(k->plen, plen);
-	assert_int_equal(k->pad, 0);
-	assert_int_equal(k->addr, htonl(addr_host));
+	static const char want[][9] = {
+		"\x01\x00\x00\x00\x00\x00\x00\x00",
+		"\x01\x01\x00\x00\x80\x00\x00\x00",
+		"\x01\x08\x00\x00\x0a\x00\x00\x00",
+		"\x01\x18\x00\x00\xc0\x00\x02\x00",
+		"\x01\x1f\x00\x00\xc0\x00\x02\x02",
+		"\x01\x20\x00\x00\xc0\x00\x02\x01",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		check_mem(&l->v4[i], want[i], 8);
 }
 
-static void assert_pfx6(const struct bg_key6 *k, const char *text, __u8 plen)
-{
-	__u8 want[16];
-
-	assert_int_equal(inet_pton(AF_INET6, text, want), 1);
-	assert_int_equal(k->kind, BG_KEY_IPV6);
-	assert_int_equal(k->plen, plen);
-	assert_int_equal(k->pad0, 0);
-	assert_int_equal(k->pad1, 0);
-	assert_memory_equal(k->addr, want, 16);
-}
-
-static void test_cidr4_forms(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN_STRICT(&r, "0.0.0.0/0\n"
-		       "128.0.0.0/1\n"
-		       "10.0.0.0/8\n"
-		       "192.0.2.0/24\n"
-		       "192.0.2.2/31\n"
-		       "192.0.2.1/32\n"
-		       "255.255.255.254/31\n"
-		       "255.255.255.255/32\n"
-		       "198.51.100.0/22 # comment\n"
-		       "203.0.113.128/25;x\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 10, 10, 0, 10, 0);
-	assert_int_equal(r.l.warnings, 0);
-	assert_string_equal(r.report, "");
-	/* the exact 8 bytes: kind, plen, pad, address in network order */
-	assert_memory_equal(&r.l.v4[0], "\x01\x00\x00\x00\x00\x00\x00\x00", 8);
-	assert_memory_equal(&r.l.v4[1], "\x01\x01\x00\x00\x80\x00\x00\x00", 8);
-	assert_memory_equal(&r.l.v4[2], "\x01\x08\x00\x00\x0a\x00\x00\x00", 8);
-	assert_memory_equal(&r.l.v4[3], "\x01\x18\x00\x00\xc0\x00\x02\x00", 8);
-	assert_memory_equal(&r.l.v4[4], "\x01\x1f\x00\x00\xc0\x00\x02\x02", 8);
-	assert_memory_equal(&r.l.v4[5], "\x01\x20\x00\x00\xc0\x00\x02\x01", 8);
-	assert_pfx4(&r.l.v4[6], 0xfffffffe, 31);
-	assert_pfx4(&r.l.v4[7], 0xffffffff, 32);
-	assert_pfx4(&r.l.v4[8], 0xc6336400, 22);
-	assert_pfx4(&r.l.v4[9], 0xcb007180, 25);
-	/* a /32 is the same key as the plain address */
-	assert_key4(&r.l.v4[5], 0xc0000201);
-	/* /0 covers everything else */
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.n4, 1);
-	assert_int_equal(r.l.covered, 9);
-	assert_int_equal(r.l.duplicates, 0);
-	assert_pfx4(&r.l.v4[0], 0, 0);
-	run_done(&r);
-
-	/* plain address and its /32: one key */
-	run_init(&r);
-	RUN(&r, "192.0.2.1\n192.0.2.1/32\n");
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.n4, 1);
-	assert_int_equal(r.l.duplicates, 1);
-	assert_int_equal(r.l.covered, 0);
-	assert_key4(&r.l.v4[0], 0xc0000201);
-	run_done(&r);
-}
-
-static void test_cidr6_forms(void **state)
+static void cidr6_more(const struct bg_list *l)
 {
 	static const __u8 want32[24] = {
 		2, 32, 0, 0, 0, 0, 0, 0,
 		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	};
 	static const __u8 want0[24] = { 2 };
-	struct run r;
 
-	(void)state;
-	run_init(&r);
-	RUN_STRICT(&r, "::/0\n"
-		       "2001:db8::/32\n"
-		       "::1/128\n"
-		       "2001:DB8:0:0:1::/80\n"
-		       "2001:0db8:0000:0000:0000:0000:0000:0000/64\n"
-		       "fe80::/10\n"
-		       "::ffff:192.0.2.0/120\n"
-		       "2001:db8:8000::/33 ; SBL1\n"
-		       "8000::/1\n"
-		       "1:2:3:4:5:6:7:8/128\n"
-		       "2001:db8::fffe/127\n"
-		       "64:ff9b::/96#x\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 12, 12, 0, 0, 12);
-	assert_int_equal(r.l.warnings, 0);
-	assert_string_equal(r.report, "");
-	assert_memory_equal(&r.l.v6[0], want0, sizeof(want0));
-	assert_memory_equal(&r.l.v6[1], want32, sizeof(want32));
-	assert_pfx6(&r.l.v6[0], "::", 0);
-	assert_pfx6(&r.l.v6[1], "2001:db8::", 32);
-	assert_pfx6(&r.l.v6[2], "::1", 128);
-	assert_key6(&r.l.v6[2], "::1");
-	assert_pfx6(&r.l.v6[3], "2001:db8:0:0:1::", 80);
-	assert_pfx6(&r.l.v6[4], "2001:db8::", 64);
-	assert_pfx6(&r.l.v6[5], "fe80::", 10);
-	assert_pfx6(&r.l.v6[6], "::ffff:c000:200", 120);
-	assert_pfx6(&r.l.v6[7], "2001:db8:8000::", 33);
-	assert_pfx6(&r.l.v6[8], "8000::", 1);
-	assert_pfx6(&r.l.v6[9], "1:2:3:4:5:6:7:8", 128);
-	assert_pfx6(&r.l.v6[10], "2001:db8::fffe", 127);
-	assert_pfx6(&r.l.v6[11], "64:ff9b::", 96);
-	run_done(&r);
+	check_mem(&l->v6[0], want0, sizeof(want0));
+	check_mem(&l->v6[1], want32, sizeof(want32));
 }
 
-/* A Spamhaus DROP file (documentation prefixes): "prefix ; SBLnnn". */
-static void test_spamhaus_drop(void **state)
-{
-	struct run r;
+static const struct list_case cidr[] = {
+	/* a /32 is the same key as the plain address; /0 covers everything
+	 * else */
+	{ "IPv4 forms",
+	  TEXT("0.0.0.0/0\n"
+	       "128.0.0.0/1\n"
+	       "10.0.0.0/8\n"
+	       "192.0.2.0/24\n"
+	       "192.0.2.2/31\n"
+	       "192.0.2.1/32\n"
+	       "255.255.255.254/31\n"
+	       "255.255.255.255/32\n"
+	       "198.51.100.0/22 # comment\n"
+	       "203.0.113.128/25;x\n"),
+	  .strict = 1, .report = "", COUNTS(10, 10, 0, 10, 0), WARNINGS(0),
+	  KEYS(K4(6, 0xfffffffe, 31), K4(7, 0xffffffff, 32),
+	       K4(8, 0xc6336400, 22), K4(9, 0xcb007180, 25),
+	       K4(5, 0xc0000201, 32)),
+	  .more = cidr4_more, FINISH(0, 9, 1, 0), AFTER(K4(0, 0, 0)) },
+	/* plain address and its /32: one key */
+	{ "address and its /32", TEXT("192.0.2.1\n192.0.2.1/32\n"),
+	  FINISH(1, 0, 1, 0), AFTER(K4(0, 0xc0000201, 32)) },
+	{ "IPv6 forms",
+	  TEXT("::/0\n"
+	       "2001:db8::/32\n"
+	       "::1/128\n"
+	       "2001:DB8:0:0:1::/80\n"
+	       "2001:0db8:0000:0000:0000:0000:0000:0000/64\n"
+	       "fe80::/10\n"
+	       "::ffff:192.0.2.0/120\n"
+	       "2001:db8:8000::/33 ; SBL1\n"
+	       "8000::/1\n"
+	       "1:2:3:4:5:6:7:8/128\n"
+	       "2001:db8::fffe/127\n"
+	       "64:ff9b::/96#x\n"),
+	  .strict = 1, .report = "", COUNTS(12, 12, 0, 0, 12), WARNINGS(0),
+	  KEYS(K6(0, "::", 0), K6(1, "2001:db8::", 32), K6(2, "::1", 128),
+	       K6(3, "2001:db8:0:0:1::", 80), K6(4, "2001:db8::", 64),
+	       K6(5, "fe80::", 10), K6(6, "::ffff:c000:200", 120),
+	       K6(7, "2001:db8:8000::", 33), K6(8, "8000::", 1),
+	       K6(9, "1:2:3:4:5:6:7:8", 128), K6(10, "2001:db8::fffe", 127),
+	       K6(11, "64:ff9b::", 96)),
+	  .more = cidr6_more },
+	/* a Spamhaus DROP file (documentation prefixes): "prefix ; SBLnnn";
+	 * 2001:db8:1234::/48 lies inside 2001:db8::/32; memcmp order after
+	 * the finish: by prefix length first */
+	{ "Spamhaus DROP",
+	  TEXT("; Example DROP List 2025/01/15 - (c) nobody\r\n"
+	       "; https://www.example.org/drop/drop.txt\r\n"
+	       "; Last-Modified: Wed, 08 Jan 2025 22:38:36 GMT\r\n"
+	       ";Expires: Wed, 15 Jan 2025 18:37:54 GMT\r\n"
+	       "192.0.2.0/24 ; SBL123456\r\n"
+	       "198.51.100.0/22 ; SBL000002\r\n"
+	       "203.0.113.128/25;SBL3\r\n"
+	       "2001:db8::/32 ; SBL626637\r\n"
+	       "3fff:100::/24 ; SBL631364\r\n"
+	       "2001:db8:1234::/48\t;\tSBL9\r\n"
+	       "; end\r\n"),
+	  .strict = 1, .report = "", COUNTS(11, 6, 0, 3, 3), WARNINGS(0),
+	  KEYS(K4(0, 0xc0000200, 24), K4(1, 0xc6336400, 22),
+	       K4(2, 0xcb007180, 25), K6(0, "2001:db8::", 32),
+	       K6(1, "3fff:100::", 24), K6(2, "2001:db8:1234::", 48)),
+	  FINISH(0, 1, 3, 2),
+	  AFTER(K4(0, 0xc6336400, 22), K4(1, 0xc0000200, 24),
+		K4(2, 0xcb007180, 25), K6(0, "3fff:100::", 24),
+		K6(1, "2001:db8::", 32)) },
+	/* the head of a FireHOL .netset file: addresses and prefixes mixed */
+	{ "FireHOL netset",
+	  TEXT("#\n"
+	       "# example_level1\n"
+	       "#\n"
+	       "# ipv4 hash:net ipset\n"
+	       "#\n"
+	       "# Entries         : 7 subnets, 285217032 unique IPs\n"
+	       "#\n"
+	       "0.0.0.0/8\n"
+	       "1.10.16.0/20\n"
+	       "1.93.0.224\n"
+	       "5.8.37.0/24\n"
+	       "100.64.0.0/10\n"
+	       "192.0.2.7\n"
+	       "224.0.0.0/3\n"),
+	  .strict = 1, COUNTS(14, 7, 0, 7, 0),
+	  KEYS(K4(0, 0x00000000, 8), K4(1, 0x010a1000, 20),
+	       K4(2, 0x015d00e0, 32), K4(3, 0x05082500, 24),
+	       K4(4, 0x64400000, 10), K4(5, 0xc0000207, 32),
+	       K4(6, 0xe0000000, 3)),
+	  FINISH(0, 0, 7, 0),
+	  AFTER(K4(0, 0xe0000000, 3), K4(6, 0xc0000207, 32)) },
+};
 
-	(void)state;
-	run_init(&r);
-	RUN_STRICT(&r, "; Example DROP List 2025/01/15 - (c) nobody\r\n"
-		       "; https://www.example.org/drop/drop.txt\r\n"
-		       "; Last-Modified: Wed, 08 Jan 2025 22:38:36 GMT\r\n"
-		       ";Expires: Wed, 15 Jan 2025 18:37:54 GMT\r\n"
-		       "192.0.2.0/24 ; SBL123456\r\n"
-		       "198.51.100.0/22 ; SBL000002\r\n"
-		       "203.0.113.128/25;SBL3\r\n"
-		       "2001:db8::/32 ; SBL626637\r\n"
-		       "3fff:100::/24 ; SBL631364\r\n"
-		       "2001:db8:1234::/48\t;\tSBL9\r\n"
-		       "; end\r\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 11, 6, 0, 3, 3);
-	assert_int_equal(r.l.warnings, 0);
-	assert_string_equal(r.report, "");
-	assert_pfx4(&r.l.v4[0], 0xc0000200, 24);
-	assert_pfx4(&r.l.v4[1], 0xc6336400, 22);
-	assert_pfx4(&r.l.v4[2], 0xcb007180, 25);
-	assert_pfx6(&r.l.v6[0], "2001:db8::", 32);
-	assert_pfx6(&r.l.v6[1], "3fff:100::", 24);
-	assert_pfx6(&r.l.v6[2], "2001:db8:1234::", 48);
-	bg_list_finish(&r.l);
-	/* 2001:db8:1234::/48 lies inside 2001:db8::/32 */
-	assert_int_equal(r.l.covered, 1);
-	assert_int_equal(r.l.n4, 3);
-	assert_int_equal(r.l.n6, 2);
-	/* memcmp order: by prefix length first */
-	assert_pfx4(&r.l.v4[0], 0xc6336400, 22);
-	assert_pfx4(&r.l.v4[1], 0xc0000200, 24);
-	assert_pfx4(&r.l.v4[2], 0xcb007180, 25);
-	assert_pfx6(&r.l.v6[0], "3fff:100::", 24);
-	assert_pfx6(&r.l.v6[1], "2001:db8::", 32);
-	run_done(&r);
-}
-
-/* The head of a FireHOL .netset file: addresses and prefixes mixed. */
-static void test_firehol_netset(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN_STRICT(&r, "#\n"
-		       "# example_level1\n"
-		       "#\n"
-		       "# ipv4 hash:net ipset\n"
-		       "#\n"
-		       "# Entries         : 7 subnets, 285217032 unique IPs\n"
-		       "#\n"
-		       "0.0.0.0/8\n"
-		       "1.10.16.0/20\n"
-		       "1.93.0.224\n"
-		       "5.8.37.0/24\n"
-		       "100.64.0.0/10\n"
-		       "192.0.2.7\n"
-		       "224.0.0.0/3\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 14, 7, 0, 7, 0);
-	assert_pfx4(&r.l.v4[0], 0x00000000, 8);
-	assert_pfx4(&r.l.v4[1], 0x010a1000, 20);
-	assert_key4(&r.l.v4[2], 0x015d00e0);
-	assert_pfx4(&r.l.v4[3], 0x05082500, 24);
-	assert_pfx4(&r.l.v4[4], 0x64400000, 10);
-	assert_key4(&r.l.v4[5], 0xc0000207);
-	assert_pfx4(&r.l.v4[6], 0xe0000000, 3);
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.n4, 7);
-	assert_int_equal(r.l.covered, 0);
-	assert_int_equal(r.l.duplicates, 0);
-	assert_pfx4(&r.l.v4[0], 0xe0000000, 3);
-	assert_pfx4(&r.l.v4[6], 0xc0000207, 32);
-	run_done(&r);
-}
+#define HOST_BITS "warning: host bits set, using "
 
 /* Host bits set: accepted masked, reported as a warning, never an error. */
-static void test_host_bits(void **state)
+static const struct list_case host_bits[] = {
+	/* strict, yet warnings do not fail; after the finish, 10.1.2.3/8
+	 * and 10.0.0.0/8 are one key, and /0 covers the rest */
+	{ "host bits",
+	  TEXT("10.1.2.3/8\n"
+	       "  192.0.2.255/24 # c\r\n"
+	       "2001:db8::1/32\n"
+	       "0.0.0.1/0\n"
+	       "::1/0\n"
+	       "192.0.2.1/31\n"
+	       "10.0.0.0/8\n"
+	       "2001:db8:0:0:1:2:3:4/64 ; SBL1\n"
+	       "255.255.255.255/1\n"
+	       "2001:db8::1/128\n"
+	       "2001:db8::1/127\n"),
+	  .strict = 1,
+	  .report = "t.txt:1: " HOST_BITS "10.0.0.0/8: '10.1.2.3/8'\n"
+		    "t.txt:2: " HOST_BITS "192.0.2.0/24: '192.0.2.255/24 # c'\n"
+		    "t.txt:3: " HOST_BITS "2001:db8::/32: '2001:db8::1/32'\n"
+		    "t.txt:4: " HOST_BITS "0.0.0.0/0: '0.0.0.1/0'\n"
+		    "t.txt:5: " HOST_BITS "::/0: '::1/0'\n"
+		    "t.txt:6: " HOST_BITS "192.0.2.0/31: '192.0.2.1/31'\n"
+		    "t.txt:8: " HOST_BITS "2001:db8::/64: "
+		    "'2001:db8:0:0:1:2:3:4/64 ; SBL1'\n"
+		    "t.txt:9: " HOST_BITS "128.0.0.0/1: '255.255.255.255/1'\n"
+		    "t.txt:11: " HOST_BITS "2001:db8::/127: "
+		    "'2001:db8::1/127'\n",
+	  COUNTS(11, 11, 0, 6, 5), WARNINGS(9),
+	  KEYS(K4(0, 0x0a000000, 8), K4(1, 0xc0000200, 24),
+	       K6(0, "2001:db8::", 32), K4(2, 0, 0), K6(1, "::", 0),
+	       K4(3, 0xc0000200, 31), K4(4, 0x0a000000, 8),
+	       K6(2, "2001:db8::", 64), K4(5, 0x80000000, 1),
+	       K6(4, "2001:db8::", 127)),
+	  FINISH(1, 4 + 4, 1, 1) },
+	/* warnings and rejections together: only the rejection fails strict */
+	{ "host bits and a rejection", TEXT("10.1.2.3/8\nbad\n"), .strict = 1,
+	  .rc = -EINVAL,
+	  .report = "t.txt:1: " HOST_BITS "10.0.0.0/8: '10.1.2.3/8'\n"
+		    "t.txt:2: not an IP address: 'bad'\n",
+	  COUNTS(2, 1, 1, 1, 0), WARNINGS(1) },
+};
+
+/* Host-bit warnings add up over several lists. */
+static void test_host_bits_lists(void **state)
 {
 	struct run r;
 
 	(void)state;
-	run_init(&r);
-	RUN_STRICT(&r, "10.1.2.3/8\n"
-		       "  192.0.2.255/24 # c\r\n"
-		       "2001:db8::1/32\n"
-		       "0.0.0.1/0\n"
-		       "::1/0\n"
-		       "192.0.2.1/31\n"
-		       "10.0.0.0/8\n"
-		       "2001:db8:0:0:1:2:3:4/64 ; SBL1\n"
-		       "255.255.255.255/1\n"
-		       "2001:db8::1/128\n"
-		       "2001:db8::1/127\n");
-	assert_int_equal(r.rc, 0); /* strict, yet warnings do not fail */
-	assert_counts(&r.l, 11, 11, 0, 6, 5);
-	assert_int_equal(r.l.warnings, 9);
-	assert_string_equal(
-		r.report,
-		"t.txt:1: warning: host bits set, using 10.0.0.0/8: "
-		"'10.1.2.3/8'\n"
-		"t.txt:2: warning: host bits set, using 192.0.2.0/24: "
-		"'192.0.2.255/24 # c'\n"
-		"t.txt:3: warning: host bits set, using 2001:db8::/32: "
-		"'2001:db8::1/32'\n"
-		"t.txt:4: warning: host bits set, using 0.0.0.0/0: "
-		"'0.0.0.1/0'\n"
-		"t.txt:5: warning: host bits set, using ::/0: '::1/0'\n"
-		"t.txt:6: warning: host bits set, using 192.0.2.0/31: "
-		"'192.0.2.1/31'\n"
-		"t.txt:8: warning: host bits set, using 2001:db8::/64: "
-		"'2001:db8:0:0:1:2:3:4/64 ; SBL1'\n"
-		"t.txt:9: warning: host bits set, using 128.0.0.0/1: "
-		"'255.255.255.255/1'\n"
-		"t.txt:11: warning: host bits set, using 2001:db8::/127: "
-		"'2001:db8::1/127'\n");
-	assert_pfx4(&r.l.v4[0], 0x0a000000, 8);
-	assert_pfx4(&r.l.v4[1], 0xc0000200, 24);
-	assert_pfx6(&r.l.v6[0], "2001:db8::", 32);
-	assert_pfx4(&r.l.v4[2], 0, 0);
-	assert_pfx6(&r.l.v6[1], "::", 0);
-	assert_pfx4(&r.l.v4[3], 0xc0000200, 31);
-	assert_pfx4(&r.l.v4[4], 0x0a000000, 8);
-	assert_pfx6(&r.l.v6[2], "2001:db8::", 64);
-	assert_pfx4(&r.l.v4[5], 0x80000000, 1);
-	assert_pfx6(&r.l.v6[4], "2001:db8::", 127);
-	bg_list_finish(&r.l);
-	/* 10.1.2.3/8 and 10.0.0.0/8 are one key; /0 covers the rest */
-	assert_int_equal(r.l.duplicates, 1);
-	assert_int_equal(r.l.covered, 4 + 4);
-	assert_int_equal(r.l.n4, 1);
-	assert_int_equal(r.l.n6, 1);
-	run_done(&r);
-
-	/* warnings and rejections together: only the rejection fails strict */
-	run_init(&r);
-	RUN_STRICT(&r, "10.1.2.3/8\nbad\n");
-	assert_int_equal(r.rc, -EINVAL);
-	assert_counts(&r.l, 2, 1, 1, 1, 0);
-	assert_int_equal(r.l.warnings, 1);
-	assert_string_equal(r.report,
-			    "t.txt:1: warning: host bits set, using "
-			    "10.0.0.0/8: '10.1.2.3/8'\n"
-			    "t.txt:2: not an IP address: 'bad'\n");
-	run_done(&r);
-
-	/* counts add up over several lists */
 	run_init(&r);
 	RUN(&r, "10.1.2.3/8\n");
 	free(r.report);
@@ -865,60 +681,94 @@ static void test_reject_not_ip(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		char line[128], want[256];
 
 		snprintf(line, sizeof(line), "%s\n", bad[i]);
 		snprintf(want, sizeof(want),
 			 "t.txt:1: not an IP address: '%s'\n", bad[i]);
+		tcase_begin("reject_not_ip", i, bad[i]);
 		assert_rejected(line, want);
 	}
+	tcase_end();
 }
 
-static void test_reject_trailing(void **state)
-{
-	(void)state;
-	assert_rejected("1.2.3.4 5.6.7.8\n",
-			"t.txt:1: trailing text after address: "
-			"'1.2.3.4 5.6.7.8'\n");
-	assert_rejected("1.2.3.4 foo\n",
-			"t.txt:1: trailing text after address: "
-			"'1.2.3.4 foo'\n");
-	assert_rejected("0.0.0.0\texample.com # hosts file\n",
-			"t.txt:1: trailing text after address: "
-			"'0.0.0.0\\x09example.com # hosts file'\n");
-	assert_rejected("2001:db8::1 x\r\n",
-			"t.txt:1: trailing text after address: "
-			"'2001:db8::1 x'\n");
+#define TRAILING "trailing text after address: "
+#define ZONE "IPv6 zone index not allowed: "
+#define RANGE "address ranges are not supported: "
+
+static const struct list_case rejects[] = {
+	REJECT("1.2.3.4 5.6.7.8\n", "t.txt:1: " TRAILING "'1.2.3.4 5.6.7.8'\n"),
+	REJECT("1.2.3.4 foo\n", "t.txt:1: " TRAILING "'1.2.3.4 foo'\n"),
+	REJECT("0.0.0.0\texample.com # hosts file\n",
+	       "t.txt:1: " TRAILING "'0.0.0.0\\x09example.com # hosts file'\n"),
+	REJECT("2001:db8::1 x\r\n", "t.txt:1: " TRAILING "'2001:db8::1 x'\n"),
 	/* a bad first word is reported as such, not as trailing text */
-	assert_rejected("example.com 1.2.3.4\n",
-			"t.txt:1: not an IP address: 'example.com 1.2.3.4'\n");
-}
-
-static void test_reject_zone(void **state)
-{
-	(void)state;
-	assert_rejected("fe80::1%eth0\n",
-			"t.txt:1: IPv6 zone index not allowed: "
-			"'fe80::1%eth0'\n");
-	assert_rejected("fe80::1%2 # scope 2\n",
-			"t.txt:1: IPv6 zone index not allowed: "
-			"'fe80::1%2 # scope 2'\n");
-	assert_rejected("fe80::%eth0/64\n",
-			"t.txt:1: IPv6 zone index not allowed: "
-			"'fe80::%eth0/64'\n");
-}
-
-static void test_reject_range(void **state)
-{
-	(void)state;
-	assert_rejected("192.0.2.1-192.0.2.9\n",
-			"t.txt:1: address ranges are not supported: "
-			"'192.0.2.1-192.0.2.9'\n");
-	assert_rejected("2001:db8::1-2001:db8::9\n",
-			"t.txt:1: address ranges are not supported: "
-			"'2001:db8::1-2001:db8::9'\n");
-}
+	REJECT("example.com 1.2.3.4\n",
+	       "t.txt:1: not an IP address: 'example.com 1.2.3.4'\n"),
+	REJECT("fe80::1%eth0\n", "t.txt:1: " ZONE "'fe80::1%eth0'\n"),
+	REJECT("fe80::1%2 # scope 2\n", "t.txt:1: " ZONE "'fe80::1%2 # scope 2'\n"),
+	REJECT("fe80::%eth0/64\n", "t.txt:1: " ZONE "'fe80::%eth0/64'\n"),
+	REJECT("192.0.2.1-192.0.2.9\n",
+	       "t.txt:1: " RANGE "'192.0.2.1-192.0.2.9'\n"),
+	REJECT("2001:db8::1-2001:db8::9\n",
+	       "t.txt:1: " RANGE "'2001:db8::1-2001:db8::9'\n"),
+	REJECT("10.0.0.0/\t8\n",
+	       "t.txt:1: bad prefix length (no blanks around '/'): "
+	       "'10.0.0.0/\\x098'\n"),
+	/* an empty length is just that, even before a comment */
+	REJECT("10.0.0.0/ # c\n", "t.txt:1: bad prefix length: '10.0.0.0/ # c'\n"),
+	/* no prefix length is accepted by the strict parser either */
+	{ "strict, bad prefix length", TEXT("10.0.0.0/33\n"), .strict = 1,
+	  .rc = -EINVAL },
+	/* control bytes are escaped, surrounding blanks dropped */
+	REJECT(" \t a\x1b[31mb \t\r\n",
+	       "t.txt:1: not an IP address: 'a\\x1b[31mb'\n"),
+	{ "binary data", TEXT("192.0.2.1\n192.0.2.2\0\n\0\0\0\n192.0.2.3\n"),
+	  .report = "t.txt:2: binary data: '192.0.2.2\\x00'\n"
+		    "t.txt:3: binary data: '\\x00\\x00\\x00'\n",
+	  COUNTS(4, 2, 2, 2, 0), KEYS(K4(1, 0xc0000203, 32)) },
+	/* even behind a comment marker */
+	{ "binary data in a comment", TEXT("192.0.2.1 # \0\n"),
+	  .report = "t.txt:1: binary data: '192.0.2.1 # \\x00'\n",
+	  COUNTS(1, 0, 1, 0, 0) },
+	/* every bad line is reported with its own number; good lines count */
+	{ "many bad lines",
+	  TEXT("# list\n"
+	       "192.0.2.1\n"
+	       "192.0.2.0/33\n"
+	       "\n"
+	       "1.2.3.256\n"
+	       "2001:db8::1\n"
+	       "fe80::1%eth0\n"
+	       "1.2.3.4 5.6.7.8\n"
+	       "192.0.2.2 ; ok\n"
+	       "host.example\n"),
+	  .report = "t.txt:3: bad prefix length (IPv4 allows 0..32): "
+		    "'192.0.2.0/33'\n"
+		    "t.txt:5: not an IP address: '1.2.3.256'\n"
+		    "t.txt:7: " ZONE "'fe80::1%eth0'\n"
+		    "t.txt:8: " TRAILING "'1.2.3.4 5.6.7.8'\n"
+		    "t.txt:10: not an IP address: 'host.example'\n",
+	  COUNTS(10, 3, 5, 2, 1) },
+	/* the whole list is parsed, so every bad line is reported */
+	{ "strict",
+	  TEXT("192.0.2.1\n"
+	       "bad one\n"
+	       "192.0.2.2\n"
+	       "10.0.0.0/08\n"
+	       "2001:db8::1\n"),
+	  .strict = 1, .rc = -EINVAL,
+	  .report = "t.txt:2: not an IP address: 'bad one'\n"
+		    "t.txt:4: bad prefix length: '10.0.0.0/08'\n",
+	  COUNTS(5, 3, 2, 2, 1) },
+	/* a clean list passes in strict mode */
+	{ "strict, clean", TEXT("192.0.2.1 # c\r\n2001:db8::1\n\n"), .strict = 1,
+	  .report = "", COUNTS(3, 2, 0, 1, 1) },
+	/* a binary or too-long line fails strict mode too */
+	{ "strict, binary data", TEXT("192.0.2.1\0\n"), .strict = 1,
+	  .rc = -EINVAL, COUNTS(1, 0, 1, 0, 0) },
+};
 
 static void test_reject_prefix_length(void **state)
 {
@@ -973,29 +823,17 @@ static void test_reject_prefix_length(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		char line[128], want[256];
 
 		snprintf(line, sizeof(line), "%s\n", bad[i].line);
 		snprintf(want, sizeof(want), "t.txt:1: %s: '%s'\n",
 			 bad[i].reason, bad[i].line);
+		tcase_begin("reject_prefix_length", i, bad[i].line);
 		assert_rejected(line, want);
 	}
-	assert_rejected("10.0.0.0/\t8\n",
-			"t.txt:1: bad prefix length (no blanks around '/'): "
-			"'10.0.0.0/\\x098'\n");
-	/* an empty length is just that, even before a comment */
-	assert_rejected("10.0.0.0/ # c\n",
-			"t.txt:1: bad prefix length: '10.0.0.0/ # c'\n");
-	/* no prefix length is accepted by the strict parser either */
-	{
-		struct run r;
-
-		run_init(&r);
-		RUN_STRICT(&r, "10.0.0.0/33\n");
-		assert_int_equal(r.rc, -EINVAL);
-		run_done(&r);
-	}
+	tcase_end();
+	/* more in the table rejects[] */
 }
 
 /* Every length in range is accepted, and every one just past it is not. */
@@ -1070,30 +908,6 @@ static void test_reject_too_long(void **state)
 	free(buf);
 }
 
-static void test_reject_binary(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "192.0.2.1\n192.0.2.2\0\n\0\0\0\n192.0.2.3\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 4, 2, 2, 2, 0);
-	assert_string_equal(r.report,
-			    "t.txt:2: binary data: '192.0.2.2\\x00'\n"
-			    "t.txt:3: binary data: '\\x00\\x00\\x00'\n");
-	assert_key4(&r.l.v4[1], 0xc0000203);
-	run_done(&r);
-
-	/* even behind a comment marker */
-	run_init(&r);
-	RUN(&r, "192.0.2.1 # \0\n");
-	assert_counts(&r.l, 1, 0, 1, 0, 0);
-	assert_string_equal(r.report,
-			    "t.txt:1: binary data: '192.0.2.1 # \\x00'\n");
-	run_done(&r);
-}
-
 /* Quoted text: trimmed, cut at 80 bytes, never inside a UTF-8 character. */
 static void test_report_quote(void **state)
 {
@@ -1124,91 +938,21 @@ static void test_report_quote(void **state)
 		 "t.txt:1: not an IP address: '%.79s...'\n", line);
 	assert_rejected(line, want);
 
-	/* control bytes are escaped, surrounding blanks dropped */
-	assert_rejected(" \t a\x1b[31mb \t\r\n",
-			"t.txt:1: not an IP address: 'a\\x1b[31mb'\n");
+	/* control bytes: in the table rejects[] */
 
 	/* the name given is used verbatim; NULL becomes "-" */
 	run_init(&r);
 	{
-		size_t size;
-		FILE *f = open_memstream(&r.report, &size);
-		struct bg_list_opts o = { .report = f };
+		struct capture c;
+		struct bg_list_opts o = { .report = capture_open(&c) };
 
-		assert_non_null(f);
 		assert_int_equal(bg_list_parse_buf(&r.l, NULL, "x\n", 2, &o), 0);
 		assert_int_equal(bg_list_parse_buf(&r.l, "lists/a b.txt", "\n\ny",
 						   3, &o), 0);
-		fclose(f);
+		r.report = (char *)capture_close(&c);
 	}
 	assert_string_equal(r.report, "-:1: not an IP address: 'x'\n"
 				      "lists/a b.txt:3: not an IP address: 'y'\n");
-	run_done(&r);
-}
-
-/* Every bad line is reported with its own number; good lines still count. */
-static void test_report_many(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "# list\n"
-		"192.0.2.1\n"
-		"192.0.2.0/33\n"
-		"\n"
-		"1.2.3.256\n"
-		"2001:db8::1\n"
-		"fe80::1%eth0\n"
-		"1.2.3.4 5.6.7.8\n"
-		"192.0.2.2 ; ok\n"
-		"host.example\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 10, 3, 5, 2, 1);
-	assert_string_equal(
-		r.report,
-		"t.txt:3: bad prefix length (IPv4 allows 0..32): "
-		"'192.0.2.0/33'\n"
-		"t.txt:5: not an IP address: '1.2.3.256'\n"
-		"t.txt:7: IPv6 zone index not allowed: 'fe80::1%eth0'\n"
-		"t.txt:8: trailing text after address: '1.2.3.4 5.6.7.8'\n"
-		"t.txt:10: not an IP address: 'host.example'\n");
-	run_done(&r);
-}
-
-static void test_strict(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN_STRICT(&r, "192.0.2.1\n"
-		       "bad one\n"
-		       "192.0.2.2\n"
-		       "10.0.0.0/08\n"
-		       "2001:db8::1\n");
-	assert_int_equal(r.rc, -EINVAL);
-	/* the whole list is parsed, so every bad line is reported */
-	assert_counts(&r.l, 5, 3, 2, 2, 1);
-	assert_string_equal(
-		r.report,
-		"t.txt:2: not an IP address: 'bad one'\n"
-		"t.txt:4: bad prefix length: '10.0.0.0/08'\n");
-	run_done(&r);
-
-	/* a clean list passes in strict mode */
-	run_init(&r);
-	RUN_STRICT(&r, "192.0.2.1 # c\r\n2001:db8::1\n\n");
-	assert_int_equal(r.rc, 0);
-	assert_counts(&r.l, 3, 2, 0, 1, 1);
-	assert_string_equal(r.report, "");
-	run_done(&r);
-
-	/* a binary or too-long line fails strict mode too */
-	run_init(&r);
-	RUN_STRICT(&r, "192.0.2.1\0\n");
-	assert_int_equal(r.rc, -EINVAL);
-	assert_int_equal(r.l.rejected, 1);
 	run_done(&r);
 }
 
@@ -1351,27 +1095,25 @@ static void test_parse_file(void **state)
 {
 	static const char text[] = "# list\n192.0.2.1\n2001:db8::1\nbad\n"
 				   "192.0.2.1";
-	char *path = write_temp(text, sizeof(text) - 1), *report = NULL;
+	char *path = write_temp(text, sizeof(text) - 1);
 	char want[512];
-	size_t size;
 	struct bg_list l;
-	FILE *f = open_memstream(&report, &size);
-	struct bg_list_opts o = { .report = f };
+	struct capture c;
+	struct bg_list_opts o = { .report = capture_open(&c) };
 
 	(void)state;
-	assert_non_null(f);
 	bg_list_init(&l);
 	assert_int_equal(bg_list_parse_file(&l, path, &o), 0);
 	o.strict = 1;
 	assert_int_equal(bg_list_parse_file(&l, path, &o), -EINVAL);
-	fclose(f);
+	capture_close(&c);
 	assert_int_equal(l.files, 2);
 	assert_counts(&l, 10, 6, 2, 4, 2);
 	snprintf(want, sizeof(want),
 		 "%s:4: not an IP address: 'bad'\n"
 		 "%s:4: not an IP address: 'bad'\n",
 		 path, path);
-	assert_string_equal(report, want);
+	assert_string_equal(c.text, want);
 	bg_list_finish(&l);
 	assert_int_equal(l.duplicates, 4);
 	assert_int_equal(l.n4, 1);
@@ -1383,7 +1125,7 @@ static void test_parse_file(void **state)
 	assert_int_equal(l.files, 0);
 	unlink(path);
 	free(path);
-	free(report);
+	capture_free(&c);
 }
 
 static void test_parse_file_empty(void **state)
@@ -1406,22 +1148,20 @@ static void test_parse_file_empty(void **state)
 /* Runs parse_file on path, expecting failure ret and report "path: msg". */
 static void assert_file_fails(const char *path, int ret, const char *msg)
 {
-	char *report = NULL, want[512];
-	size_t size;
+	char want[512];
 	struct bg_list l;
-	FILE *f = open_memstream(&report, &size);
-	struct bg_list_opts o = { .report = f };
+	struct capture c;
+	struct bg_list_opts o = { .report = capture_open(&c) };
 
-	assert_non_null(f);
 	bg_list_init(&l);
 	assert_int_equal(bg_list_parse_file(&l, path, &o), ret);
-	fclose(f);
+	capture_close(&c);
 	assert_int_equal(l.files, 0);
 	assert_counts(&l, 0, 0, 0, 0, 0);
 	snprintf(want, sizeof(want), "%s: %s\n", path, msg);
-	assert_string_equal(report, want);
+	assert_string_equal(c.text, want);
 	bg_list_free(&l);
-	free(report);
+	capture_free(&c);
 }
 
 static void test_parse_file_missing(void **state)
@@ -1598,165 +1338,84 @@ static void test_finish_matches_qsort(void **state)
 
 /* ---- Overlap reduction --------------------------------------------------- */
 
-static void test_reduce_nested(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "10.1.2.3\n10.1.0.0/16\n10.0.0.0/8\n");
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.n4, 1);
-	assert_int_equal(r.l.covered, 2);
-	assert_int_equal(r.l.duplicates, 0);
-	assert_int_equal(r.l.accepted, 3);
-	assert_pfx4(&r.l.v4[0], 0x0a000000, 8);
+static const struct list_case reduce[] = {
 	/* finishing again changes nothing */
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.n4, 1);
-	assert_int_equal(r.l.covered, 2);
-	run_done(&r);
-
+	{ "nested", TEXT("10.1.2.3\n10.1.0.0/16\n10.0.0.0/8\n"),
+	  COUNTS(3, 3, 0, 3, 0), FINISH(0, 2, 1, 0), .refinish = 1,
+	  AFTER(K4(0, 0x0a000000, 8)) },
 	/* a chain with gaps: each level inside the one before */
-	run_init(&r);
-	RUN(&r, "192.0.2.129\n192.0.2.128/25\n192.0.2.128/26\n"
-		"192.0.2.0/24\n192.0.0.0/16\n192.0.2.130/31\n");
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.n4, 1);
-	assert_int_equal(r.l.covered, 5);
-	assert_pfx4(&r.l.v4[0], 0xc0000000, 16);
-	run_done(&r);
-}
-
-/* Next to a prefix, or just outside it, is not inside it. */
-static void test_reduce_adjacent(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "10.0.0.0/16\n"
-		"10.1.0.0/16\n"       /* adjacent to 10.0.0.0/16: stays */
-		"10.0.255.255\n"      /* last address of 10.0.0.0/16: covered */
-		"10.0.0.0\n"          /* first address: covered */
-		"10.1.255.255\n"      /* last of 10.1.0.0/16: covered */
-		"10.2.0.0\n"          /* just after 10.1.0.0/16: stays */
-		"9.255.255.255\n"     /* just before 10.0.0.0/16: stays */
-		"192.0.2.0/25\n"
-		"192.0.2.128/25\n"    /* two halves, no whole: both stay */
-		"192.0.2.127\n"       /* covered by the first half */
-		"192.0.2.128\n"       /* covered by the second half */
-		"192.0.2.0/26\n"      /* covered by the first half */
-		"192.0.3.0\n");       /* outside both */
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.duplicates, 0);
-	assert_int_equal(r.l.covered, 6);
-	assert_int_equal(r.l.n4, 7);
-	assert_pfx4(&r.l.v4[0], 0x0a000000, 16);
-	assert_pfx4(&r.l.v4[1], 0x0a010000, 16);
-	assert_pfx4(&r.l.v4[2], 0xc0000200, 25);
-	assert_pfx4(&r.l.v4[3], 0xc0000280, 25);
-	assert_key4(&r.l.v4[4], 0x09ffffff);
-	assert_key4(&r.l.v4[5], 0x0a020000);
-	assert_key4(&r.l.v4[6], 0xc0000300);
-	run_done(&r);
-
+	{ "nested chain with gaps",
+	  TEXT("192.0.2.129\n192.0.2.128/25\n192.0.2.128/26\n"
+	       "192.0.2.0/24\n192.0.0.0/16\n192.0.2.130/31\n"),
+	  FINISH(0, 5, 1, 0), AFTER(K4(0, 0xc0000000, 16)) },
+	/* next to a prefix, or just outside it, is not inside it */
+	{ "adjacent",
+	  TEXT("10.0.0.0/16\n"
+	       "10.1.0.0/16\n"       /* adjacent to 10.0.0.0/16: stays */
+	       "10.0.255.255\n"      /* last address of 10.0.0.0/16: covered */
+	       "10.0.0.0\n"          /* first address: covered */
+	       "10.1.255.255\n"      /* last of 10.1.0.0/16: covered */
+	       "10.2.0.0\n"          /* just after 10.1.0.0/16: stays */
+	       "9.255.255.255\n"     /* just before 10.0.0.0/16: stays */
+	       "192.0.2.0/25\n"
+	       "192.0.2.128/25\n"    /* two halves, no whole: both stay */
+	       "192.0.2.127\n"       /* covered by the first half */
+	       "192.0.2.128\n"       /* covered by the second half */
+	       "192.0.2.0/26\n"      /* covered by the first half */
+	       "192.0.3.0\n"),       /* outside both */
+	  FINISH(0, 6, 7, 0),
+	  AFTER(K4(0, 0x0a000000, 16), K4(1, 0x0a010000, 16),
+		K4(2, 0xc0000200, 25), K4(3, 0xc0000280, 25),
+		K4(4, 0x09ffffff, 32), K4(5, 0x0a020000, 32),
+		K4(6, 0xc0000300, 32)) },
 	/* then a /15 over both /16s, and a /15 next to it over 10.2.0.0 */
-	run_init(&r);
-	RUN(&r, "10.0.0.0/16\n10.1.0.0/16\n10.0.0.0/15\n10.2.0.0\n"
-		"10.2.0.0/15\n10.4.0.0\n");
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.covered, 3);
-	assert_int_equal(r.l.n4, 3);
-	assert_pfx4(&r.l.v4[0], 0x0a000000, 15);
-	assert_pfx4(&r.l.v4[1], 0x0a020000, 15);
-	assert_key4(&r.l.v4[2], 0x0a040000);
-	run_done(&r);
-}
-
-/* Equal after masking: a duplicate, not an overlap. */
-static void test_reduce_equal_after_mask(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "10.1.2.3/8\n10.0.0.0/8\n10.255.255.255/8\n"
-		"2001:db8::1/64\n2001:db8::/64\n");
-	assert_int_equal(r.l.warnings, 3);
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.duplicates, 3);
-	assert_int_equal(r.l.covered, 0);
-	assert_int_equal(r.l.n4, 1);
-	assert_int_equal(r.l.n6, 1);
-	assert_pfx4(&r.l.v4[0], 0x0a000000, 8);
-	assert_pfx6(&r.l.v6[0], "2001:db8::", 64);
-	run_done(&r);
-}
-
-/* /0 covers its whole family, and only its family. */
-static void test_reduce_zero(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "0.0.0.0/0\n0.0.0.0\n255.255.255.255\n128.0.0.0/1\n"
-		"10.0.0.0/8\n2001:db8::1\n2001:db8::/32\n");
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.covered, 4 + 1);
-	assert_int_equal(r.l.n4, 1);
-	assert_pfx4(&r.l.v4[0], 0, 0);
-	assert_int_equal(r.l.n6, 1); /* no IPv6 /0: IPv6 keeps its /32 */
-	assert_pfx6(&r.l.v6[0], "2001:db8::", 32);
-	run_done(&r);
-
-	run_init(&r);
-	RUN(&r, "::/0\n::\nffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\n"
-		"::ffff:10.0.0.0/104\n10.0.0.0/8\n10.1.2.3\n");
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.covered, 3 + 1);
-	assert_int_equal(r.l.n6, 1);
-	assert_pfx6(&r.l.v6[0], "::", 0);
+	{ "adjacent /15s",
+	  TEXT("10.0.0.0/16\n10.1.0.0/16\n10.0.0.0/15\n10.2.0.0\n"
+	       "10.2.0.0/15\n10.4.0.0\n"),
+	  FINISH(0, 3, 3, 0),
+	  AFTER(K4(0, 0x0a000000, 15), K4(1, 0x0a020000, 15),
+		K4(2, 0x0a040000, 32)) },
+	/* equal after masking: a duplicate, not an overlap */
+	{ "equal after the mask",
+	  TEXT("10.1.2.3/8\n10.0.0.0/8\n10.255.255.255/8\n"
+	       "2001:db8::1/64\n2001:db8::/64\n"),
+	  WARNINGS(3), FINISH(3, 0, 1, 1),
+	  AFTER(K4(0, 0x0a000000, 8), K6(0, "2001:db8::", 64)) },
+	/* /0 covers its whole family, and only its family: no IPv6 /0, so
+	 * IPv6 keeps its /32 */
+	{ "IPv4 /0",
+	  TEXT("0.0.0.0/0\n0.0.0.0\n255.255.255.255\n128.0.0.0/1\n"
+	       "10.0.0.0/8\n2001:db8::1\n2001:db8::/32\n"),
+	  FINISH(0, 4 + 1, 1, 1),
+	  AFTER(K4(0, 0, 0), K6(0, "2001:db8::", 32)) },
 	/* IPv4-mapped IPv6 prefixes do not touch IPv4 keys */
-	assert_int_equal(r.l.n4, 1);
-	assert_pfx4(&r.l.v4[0], 0x0a000000, 8);
-	run_done(&r);
-}
-
-static void test_reduce_ipv6(void **state)
-{
-	struct run r;
-
-	(void)state;
-	run_init(&r);
-	RUN(&r, "2001:db8:1::1\n"
-		"2001:db8:1::/48\n"
-		"2001:db8::/32\n"
-		"2001:db8:ffff:ffff:ffff:ffff:ffff:ffff\n" /* last of the /32 */
-		"2001:db9::\n"                             /* just after */
-		"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff\n" /* just before */
-		"2001:db9::/64\n"
-		"2001:db9::8000:0:0:0/65\n"  /* inside 2001:db9::/64 */
-		"2001:db9:0:0:8000::/66\n"    /* inside too */
-		"2001:db9:0:1::/64\n"         /* adjacent: stays */
-		"2001:db9:0:1:ffff::/80\n"    /* inside it */
-		"::1\n"
-		"::/127\n"                    /* covers ::1 */
-		"::2\n");                     /* outside ::/127 */
-	bg_list_finish(&r.l);
-	assert_int_equal(r.l.duplicates, 0);
+	{ "IPv6 /0",
+	  TEXT("::/0\n::\nffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\n"
+	       "::ffff:10.0.0.0/104\n10.0.0.0/8\n10.1.2.3\n"),
+	  FINISH(0, 3 + 1, 1, 1),
+	  AFTER(K6(0, "::", 0), K4(0, 0x0a000000, 8)) },
 	/* 2001:db9:: is inside 2001:db9::/64 as well */
-	assert_int_equal(r.l.covered, 8);
-	assert_int_equal(r.l.n6, 6);
-	assert_pfx6(&r.l.v6[0], "2001:db8::", 32);
-	assert_pfx6(&r.l.v6[1], "2001:db9::", 64);
-	assert_pfx6(&r.l.v6[2], "2001:db9:0:1::", 64);
-	assert_pfx6(&r.l.v6[3], "::", 127);
-	assert_key6(&r.l.v6[4], "::2");
-	assert_key6(&r.l.v6[5], "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff");
-	run_done(&r);
-}
+	{ "IPv6",
+	  TEXT("2001:db8:1::1\n"
+	       "2001:db8:1::/48\n"
+	       "2001:db8::/32\n"
+	       "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff\n" /* last of the /32 */
+	       "2001:db9::\n"                             /* just after */
+	       "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff\n" /* just before */
+	       "2001:db9::/64\n"
+	       "2001:db9::8000:0:0:0/65\n"  /* inside 2001:db9::/64 */
+	       "2001:db9:0:0:8000::/66\n"    /* inside too */
+	       "2001:db9:0:1::/64\n"         /* adjacent: stays */
+	       "2001:db9:0:1:ffff::/80\n"    /* inside it */
+	       "::1\n"
+	       "::/127\n"                    /* covers ::1 */
+	       "::2\n"),                     /* outside ::/127 */
+	  FINISH(0, 8, 0, 6),
+	  AFTER(K6(0, "2001:db8::", 32), K6(1, "2001:db9::", 64),
+		K6(2, "2001:db9:0:1::", 64), K6(3, "::", 127),
+		K6(4, "::2", 128),
+		K6(5, "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", 128)) },
+};
 
 /* ---- Reduction against a naive model ------------------------------------- */
 
@@ -2066,59 +1725,79 @@ static int covers6(const char *prefix, const char *addr)
 	return bg_prefix_covers6(&p, a);
 }
 
-static void test_prefix_covers(void **state)
-{
-	(void)state;
-	assert_true(covers4("0.0.0.0/0", "0.0.0.0"));
-	assert_true(covers4("0.0.0.0/0", "255.255.255.255"));
-	assert_true(covers4("128.0.0.0/1", "128.0.0.0"));
-	assert_true(covers4("128.0.0.0/1", "255.255.255.255"));
-	assert_false(covers4("128.0.0.0/1", "127.255.255.255"));
-	assert_true(covers4("10.0.0.0/8", "10.0.0.0"));
-	assert_true(covers4("10.0.0.0/8", "10.255.255.255"));
-	assert_false(covers4("10.0.0.0/8", "9.255.255.255"));
-	assert_false(covers4("10.0.0.0/8", "11.0.0.0"));
-	assert_true(covers4("192.0.2.0/24", "192.0.2.0"));
-	assert_true(covers4("192.0.2.0/24", "192.0.2.255"));
-	assert_false(covers4("192.0.2.0/24", "192.0.1.255"));
-	assert_false(covers4("192.0.2.0/24", "192.0.3.0"));
-	assert_true(covers4("192.0.2.2/31", "192.0.2.2"));
-	assert_true(covers4("192.0.2.2/31", "192.0.2.3"));
-	assert_false(covers4("192.0.2.2/31", "192.0.2.1"));
-	assert_false(covers4("192.0.2.2/31", "192.0.2.4"));
-	assert_true(covers4("192.0.2.1/32", "192.0.2.1"));
-	assert_false(covers4("192.0.2.1/32", "192.0.2.0"));
-	assert_false(covers4("192.0.2.1/32", "192.0.2.2"));
-	assert_true(covers4("255.255.255.255/32", "255.255.255.255"));
-	assert_false(covers4("255.255.255.255/32", "255.255.255.254"));
+/* Does the prefix cover the address? */
+struct cover_case {
+	const char *prefix, *addr;
+	int want;
+};
 
-	assert_true(covers6("::/0", "::"));
-	assert_true(covers6("::/0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
-	assert_true(covers6("::1/128", "::1"));
-	assert_false(covers6("::1/128", "::"));
-	assert_false(covers6("::1/128", "::2"));
-	assert_false(covers6("::1/128", "8000::1"));
-	assert_true(covers6("2001:db8::/32", "2001:db8::"));
-	assert_true(covers6("2001:db8::/32",
-			    "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::/32",
-			     "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::/32", "2001:db9::"));
-	assert_true(covers6("2001:db8::/33",
-			    "2001:db8:7fff:ffff:ffff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::/33", "2001:db8:8000::"));
-	assert_true(covers6("2001:db8::8000:0:0:0/65", "2001:db8::8000:0:0:0"));
-	assert_true(covers6("2001:db8::8000:0:0:0/65",
-			    "2001:db8::ffff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::8000:0:0:0/65",
-			     "2001:db8::7fff:ffff:ffff:ffff"));
-	assert_false(covers6("2001:db8::8000:0:0:0/65", "2001:db8:0:1::"));
-	assert_true(covers6("2001:db8::fffe/127", "2001:db8::ffff"));
-	assert_false(covers6("2001:db8::fffe/127", "2001:db8::fffd"));
-	assert_false(covers6("2001:db8::fffe/127", "2001:db8::1:0"));
-	assert_true(covers6("8000::/1", "ffff::"));
-	assert_false(covers6("8000::/1",
-			     "7fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
+static const struct cover_case covers[] = {
+	{ "0.0.0.0/0", "0.0.0.0", 1 },
+	{ "0.0.0.0/0", "255.255.255.255", 1 },
+	{ "128.0.0.0/1", "128.0.0.0", 1 },
+	{ "128.0.0.0/1", "255.255.255.255", 1 },
+	{ "128.0.0.0/1", "127.255.255.255", 0 },
+	{ "10.0.0.0/8", "10.0.0.0", 1 },
+	{ "10.0.0.0/8", "10.255.255.255", 1 },
+	{ "10.0.0.0/8", "9.255.255.255", 0 },
+	{ "10.0.0.0/8", "11.0.0.0", 0 },
+	{ "192.0.2.0/24", "192.0.2.0", 1 },
+	{ "192.0.2.0/24", "192.0.2.255", 1 },
+	{ "192.0.2.0/24", "192.0.1.255", 0 },
+	{ "192.0.2.0/24", "192.0.3.0", 0 },
+	{ "192.0.2.2/31", "192.0.2.2", 1 },
+	{ "192.0.2.2/31", "192.0.2.3", 1 },
+	{ "192.0.2.2/31", "192.0.2.1", 0 },
+	{ "192.0.2.2/31", "192.0.2.4", 0 },
+	{ "192.0.2.1/32", "192.0.2.1", 1 },
+	{ "192.0.2.1/32", "192.0.2.0", 0 },
+	{ "192.0.2.1/32", "192.0.2.2", 0 },
+	{ "255.255.255.255/32", "255.255.255.255", 1 },
+	{ "255.255.255.255/32", "255.255.255.254", 0 },
+
+	{ "::/0", "::", 1 },
+	{ "::/0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 1 },
+	{ "::1/128", "::1", 1 },
+	{ "::1/128", "::", 0 },
+	{ "::1/128", "::2", 0 },
+	{ "::1/128", "8000::1", 0 },
+	{ "2001:db8::/32", "2001:db8::", 1 },
+	{ "2001:db8::/32", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", 1 },
+	{ "2001:db8::/32", "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", 0 },
+	{ "2001:db8::/32", "2001:db9::", 0 },
+	{ "2001:db8::/33", "2001:db8:7fff:ffff:ffff:ffff:ffff:ffff", 1 },
+	{ "2001:db8::/33", "2001:db8:8000::", 0 },
+	{ "2001:db8::8000:0:0:0/65", "2001:db8::8000:0:0:0", 1 },
+	{ "2001:db8::8000:0:0:0/65", "2001:db8::ffff:ffff:ffff:ffff", 1 },
+	{ "2001:db8::8000:0:0:0/65", "2001:db8::7fff:ffff:ffff:ffff", 0 },
+	{ "2001:db8::8000:0:0:0/65", "2001:db8:0:1::", 0 },
+	{ "2001:db8::fffe/127", "2001:db8::ffff", 1 },
+	{ "2001:db8::fffe/127", "2001:db8::fffd", 0 },
+	{ "2001:db8::fffe/127", "2001:db8::1:0", 0 },
+	{ "8000::/1", "ffff::", 1 },
+	{ "8000::/1", "7fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 0 },
+};
+
+static const char *cover_name(const void *row)
+{
+	return ((const struct cover_case *)row)->prefix;
+}
+
+static void run_cover(const void *row)
+{
+	const struct cover_case *c = row;
+	int got = strchr(c->prefix, ':') ? covers6(c->prefix, c->addr) :
+					  covers4(c->prefix, c->addr);
+
+	if (!got != !c->want)
+		print_message("%s covers %s: %d, expected %d\n", c->prefix,
+			      c->addr, got, c->want);
+	check_int(!!got, c->want);
+}
+
+static void run_covers(void **state)
+{
+	run_table(*state, cover_name, run_cover);
 }
 
 /* ---- bg_list_find_covering ----------------------------------------------- */
@@ -2287,29 +1966,27 @@ static void test_find_covering_lines_agree(void **state)
 	static const char text[] = "\xef\xbb\xbf"
 				   "x\r\n\n10.0.0.0/9\0\n10.0.0.1/9\r\n"
 				   "10.0.0.0/8\n";
-	char *path = write_temp(text, sizeof(text) - 1), *report = NULL;
+	char *path = write_temp(text, sizeof(text) - 1);
 	char want[512];
-	size_t size;
 	struct bg_list l;
 	struct bg_key4 k4;
 	struct hits h;
-	FILE *f = open_memstream(&report, &size);
-	struct bg_list_opts o = { .report = f };
+	struct capture c;
+	struct bg_list_opts o = { .report = capture_open(&c) };
 
 	(void)state;
-	assert_non_null(f);
 	bg_list_init(&l);
 	assert_int_equal(bg_list_parse_file(&l, path, &o), 0);
-	fclose(f);
+	capture_close(&c);
 	snprintf(want, sizeof(want),
 		 "%s:1: not an IP address: 'x'\n"
 		 "%s:3: binary data: '10.0.0.0/9\\x00'\n"
 		 "%s:4: warning: host bits set, using 10.0.0.0/9: "
 		 "'10.0.0.1/9'\n",
 		 path, path, path);
-	assert_string_equal(report, want);
+	assert_string_equal(c.text, want);
 	bg_list_free(&l);
-	free(report);
+	capture_free(&c);
 
 	assert_int_equal(bg_parse_addr("10.0.0.1", &k4, NULL, NULL),
 			 BG_KEY_IPV4);
@@ -2327,30 +2004,43 @@ static void test_find_covering_lines_agree(void **state)
 
 /* ---- Real lists (../shared/data, when present) --------------------------- */
 
-#define SHARED_DATA "../shared/data/"
-
-/* 1 if path can be read; else prints why the test is skipped. */
-static int have_file(const char *path)
+/* A real list parses strictly with an empty report. */
+static void parse_real(void *l, const char *path)
 {
-	if (access(path, R_OK) == 0)
-		return 1;
-	print_message("skipping: %s not found (run from the repository "
-		      "root with the shared data next to it)\n", path);
-	return 0;
+	struct capture c;
+	struct bg_list_opts o = { .strict = 1, .report = capture_open(&c) };
+
+	assert_int_equal(bg_list_parse_file(l, path, &o), 0);
+	capture_close(&c);
+	assert_string_equal(c.text, "");
+	capture_free(&c);
 }
 
-static void parse_real(struct bg_list *l, const char *path)
+/* A real list that is clean: skips unless it is there; parses it into l,
+ * n4 + n6 entries on lines lines. */
+static void real_parse_clean(struct bg_list *l, const char *path,
+			     size_t lines, size_t n4, size_t n6)
 {
-	char *report = NULL;
-	size_t size;
-	FILE *f = open_memstream(&report, &size);
-	struct bg_list_opts o = { .strict = 1, .report = f };
+	if (!have_file(path))
+		skip();
+	bg_list_init(l);
+	parse_real(l, path);
+	assert_int_equal(l->rejected, 0);
+	assert_int_equal(l->warnings, 0);
+	assert_int_equal(l->accepted, n4 + n6);
+	assert_int_equal(l->lines, lines);
+	assert_int_equal(l->n4, n4);
+	assert_int_equal(l->n6, n6);
+}
 
-	assert_non_null(f);
-	assert_int_equal(bg_list_parse_file(l, path, &o), 0);
-	fclose(f);
-	assert_string_equal(report, "");
-	free(report);
+/* ... and already minimal: finishing it drops nothing. */
+static void real_finish_minimal(struct bg_list *l, size_t n4, size_t n6)
+{
+	bg_list_finish(l);
+	assert_int_equal(l->duplicates, 0);
+	assert_int_equal(l->covered, 0);
+	assert_int_equal(l->n4, n4);
+	assert_int_equal(l->n6, n6);
 }
 
 static void test_real_firehol(void **state)
@@ -2361,25 +2051,13 @@ static void test_real_firehol(void **state)
 	unsigned long long ips = 0;
 
 	(void)state;
-	if (!have_file(path))
-		skip();
-	bg_list_init(&l);
-	parse_real(&l, path);
-	assert_int_equal(l.rejected, 0);
-	assert_int_equal(l.warnings, 0);
-	assert_int_equal(l.accepted, 17200);
-	assert_int_equal(l.lines, 17234);
-	assert_int_equal(l.n4, 17200);
-	assert_int_equal(l.n6, 0);
+	real_parse_clean(&l, path, 17234, 17200, 0);
 	for (i = 0; i < l.n4; i++)
 		hosts += l.v4[i].plen == 32;
 	assert_int_equal(hosts, 12515);
 	assert_int_equal(l.n4 - hosts, 4685);
-	bg_list_finish(&l);
 	/* "sorted, no overlaps": nothing to drop */
-	assert_int_equal(l.duplicates, 0);
-	assert_int_equal(l.covered, 0);
-	assert_int_equal(l.n4, 17200);
+	real_finish_minimal(&l, 17200, 0);
 	/* the header says "662616961 unique IPs" */
 	for (i = 0; i < l.n4; i++)
 		ips += 1ULL << (32 - l.v4[i].plen);
@@ -2398,20 +2076,8 @@ static void test_real_spamhaus_v6(void **state)
 	size_t i;
 
 	(void)state;
-	if (!have_file(path))
-		skip();
-	bg_list_init(&l);
-	parse_real(&l, path);
-	assert_int_equal(l.rejected, 0);
-	assert_int_equal(l.warnings, 0);
-	assert_int_equal(l.accepted, 78);
-	assert_int_equal(l.lines, 83);
-	assert_int_equal(l.n4, 0);
-	assert_int_equal(l.n6, 78);
-	bg_list_finish(&l);
-	assert_int_equal(l.duplicates, 0);
-	assert_int_equal(l.covered, 0);
-	assert_int_equal(l.n6, 78);
+	real_parse_clean(&l, path, 83, 0, 78);
+	real_finish_minimal(&l, 0, 78);
 	for (i = 0; i < l.n6; i++)
 		assert_true(l.v6[i].plen >= 28 && l.v6[i].plen <= 48);
 	bg_list_free(&l);
@@ -2421,7 +2087,9 @@ static void test_real_spamhaus_v6(void **state)
 	hits_free(&h);
 }
 
-/* FireHOL level 1 with three .ipset lists: overlaps across files go. */
+/* FireHOL level 1 with three .ipset lists: overlaps across files go.
+ * (test_domains.c has its own: names, where the point is the files and
+ * lines the survivors keep.) */
 static void test_real_combined(void **state)
 {
 	static const char *const paths[] = {
@@ -2431,15 +2099,10 @@ static void test_real_combined(void **state)
 		SHARED_DATA "bambenek_c2.ipset",
 	};
 	struct bg_list l;
-	size_t i;
 
 	(void)state;
-	for (i = 0; i < 4; i++)
-		if (!have_file(paths[i]))
-			skip();
 	bg_list_init(&l);
-	for (i = 0; i < 4; i++)
-		parse_real(&l, paths[i]);
+	parse_real_set(paths, ARRAY_SIZE(paths), parse_real, &l);
 	assert_int_equal(l.files, 4);
 	assert_int_equal(l.rejected, 0);
 	assert_int_equal(l.accepted, 18927);
@@ -2452,7 +2115,43 @@ static void test_real_combined(void **state)
 
 /* ---- Files of any kind: detection, --format, bg_source_parse() -------- */
 
-#define DETECT(lit) bg_src_detect((lit), sizeof(lit) - 1)
+static int src_detect(const char *buf, size_t len)
+{
+	return bg_src_detect(buf, len);
+}
+
+static const struct detect_case src_detect_cases[] = {
+	/* address lists, with their comments */
+	DETECT_CASE("192.0.2.1\n2001:db8::/32\n", SRC_ADDR),
+	DETECT_CASE("#\n# FireHOL\n#\n1.2.3.0/24\n5.6.7.8\n", SRC_ADDR),
+	DETECT_CASE("; Spamhaus DROP\n1.10.16.0/20 ; SBL256894\n", SRC_ADDR),
+	/* nothing meaningful: addresses, as load always read such files */
+	DETECT_CASE("", SRC_ADDR),
+	DETECT_CASE("# only\n\n; comments\n", SRC_ADDR),
+	/* hosts files: the first column holds addresses, but a line is not an
+	 * address entry */
+	DETECT_CASE("127.0.0.1 localhost\n0.0.0.0 ads.example\n", SRC_HOSTS),
+	DETECT_CASE(":: ads.example\n::1 ip6-localhost\n", SRC_HOSTS),
+	DETECT_CASE("0.0.0.0\tads.example #ad\n", SRC_HOSTS),
+	/* domain lists */
+	DETECT_CASE("ads.example\ntracker.example\n", SRC_PLAIN),
+	DETECT_CASE("*.ads.example\n", SRC_PLAIN),
+	DETECT_CASE("[Adblock Plus]\n||ads.example^\n", SRC_ADBLOCK),
+	DETECT_CASE("! comment\n||ads.example^\n", SRC_ADBLOCK),
+	DETECT_CASE("@@||ok.example^\n", SRC_ADBLOCK),
+	/* text that is neither: read as addresses, so every line is rejected
+	 * as not an address (and a load of it fails) rather than taken as
+	 * single-label names */
+	DETECT_CASE("garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n", SRC_ADDR),
+	DETECT_CASE("router\nnas\nads.example\n", SRC_ADDR),
+	DETECT_CASE("this line is bad\nads.example\nb.example\n", SRC_PLAIN),
+	DETECT_CASE("ads.example # why\n*.cdn.example\nEVIL.EXAMPLE.\n", SRC_PLAIN),
+	/* majority: a stray name in an address list, a stray address in a
+	 * domain list; a tie is no majority either way: addresses */
+	DETECT_CASE("192.0.2.1\n192.0.2.2\nads.example\n", SRC_ADDR),
+	DETECT_CASE("a.example\nb.example\n192.0.2.1\n", SRC_PLAIN),
+	DETECT_CASE("192.0.2.1\nads.example\n", SRC_ADDR),
+};
 
 static void test_src_detect(void **state)
 {
@@ -2460,41 +2159,8 @@ static void test_src_detect(void **state)
 	size_t i, o;
 
 	(void)state;
-	/* address lists, with their comments */
-	assert_int_equal(DETECT("192.0.2.1\n2001:db8::/32\n"), BG_SRC_ADDR);
-	assert_int_equal(DETECT("#\n# FireHOL\n#\n1.2.3.0/24\n5.6.7.8\n"), BG_SRC_ADDR);
-	assert_int_equal(DETECT("; Spamhaus DROP\n1.10.16.0/20 ; SBL256894\n"),
-			 BG_SRC_ADDR);
-	/* nothing meaningful: addresses, as load always read such files */
-	assert_int_equal(DETECT(""), BG_SRC_ADDR);
-	assert_int_equal(DETECT("# only\n\n; comments\n"), BG_SRC_ADDR);
-	/* hosts files: the first column holds addresses, but a line is not an
-	 * address entry */
-	assert_int_equal(DETECT("127.0.0.1 localhost\n0.0.0.0 ads.example\n"),
-			 BG_SRC_HOSTS);
-	assert_int_equal(DETECT(":: ads.example\n::1 ip6-localhost\n"), BG_SRC_HOSTS);
-	assert_int_equal(DETECT("0.0.0.0\tads.example #ad\n"), BG_SRC_HOSTS);
-	/* domain lists */
-	assert_int_equal(DETECT("ads.example\ntracker.example\n"), BG_SRC_PLAIN);
-	assert_int_equal(DETECT("*.ads.example\n"), BG_SRC_PLAIN);
-	assert_int_equal(DETECT("[Adblock Plus]\n||ads.example^\n"), BG_SRC_ADBLOCK);
-	assert_int_equal(DETECT("! comment\n||ads.example^\n"), BG_SRC_ADBLOCK);
-	assert_int_equal(DETECT("@@||ok.example^\n"), BG_SRC_ADBLOCK);
-	/* text that is neither: read as addresses, so every line is rejected
-	 * as not an address (and a load of it fails) rather than taken as
-	 * single-label names */
-	assert_int_equal(DETECT("garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n"),
-			 BG_SRC_ADDR);
-	assert_int_equal(DETECT("router\nnas\nads.example\n"), BG_SRC_ADDR);
-	assert_int_equal(DETECT("this line is bad\nads.example\nb.example\n"),
-			 BG_SRC_PLAIN);
-	assert_int_equal(DETECT("ads.example # why\n*.cdn.example\nEVIL.EXAMPLE.\n"),
-			 BG_SRC_PLAIN);
-	/* majority: a stray name in an address list, a stray address in a
-	 * domain list; a tie is no majority either way: addresses */
-	assert_int_equal(DETECT("192.0.2.1\n192.0.2.2\nads.example\n"), BG_SRC_ADDR);
-	assert_int_equal(DETECT("a.example\nb.example\n192.0.2.1\n"), BG_SRC_PLAIN);
-	assert_int_equal(DETECT("192.0.2.1\nads.example\n"), BG_SRC_ADDR);
+	run_detect_table("src_detect", src_detect_cases,
+			 ARRAY_SIZE(src_detect_cases), src_detect);
 	/* only the first BG_SRC_DETECT_LINES meaningful lines count */
 	big = malloc(64 * 1000);
 	assert_non_null(big);
@@ -2502,7 +2168,7 @@ static void test_src_detect(void **state)
 		o += (size_t)sprintf(big + o, "# c\n198.51.100.%zu\n", i % 250);
 	for (i = 0; i < 500; i++)
 		o += (size_t)sprintf(big + o, "n%zu.example\n", i);
-	assert_int_equal(bg_src_detect(big, o), BG_SRC_ADDR);
+	assert_int_equal(src_detect(big, o), SRC_ADDR);
 	free(big);
 }
 
@@ -2511,10 +2177,10 @@ static void test_src_format_names(void **state)
 	int f;
 
 	(void)state;
-	for (f = BG_SRC_AUTO; f <= BG_SRC_ADBLOCK; f++)
+	for (f = SRC_AUTO; f <= SRC_ADBLOCK; f++)
 		assert_int_equal(bg_src_format_parse(bg_src_format_name(f)), f);
-	assert_string_equal(bg_src_format_name(BG_SRC_ADDR), "addr");
-	assert_string_equal(bg_src_format_name(BG_SRC_HOSTS), "hosts");
+	assert_string_equal(bg_src_format_name(SRC_ADDR), "addr");
+	assert_string_equal(bg_src_format_name(SRC_HOSTS), "hosts");
 	assert_string_equal(bg_src_format_name(99), "?");
 	assert_int_equal(bg_src_format_parse("Hosts"), -1);
 	assert_int_equal(bg_src_format_parse(""), -1);
@@ -2548,9 +2214,9 @@ static void test_sources_rule(void **state)
 			const char *path;
 			int format, subdomains, allow;
 		} want[] = {
-			{ "a", BG_SRC_AUTO, 0, 0 },  { "b", BG_SRC_AUTO, 1, 0 },
-			{ "c", BG_SRC_AUTO, 1, 1 },  { "d", BG_SRC_HOSTS, 1, 0 },
-			{ "e", BG_SRC_AUTO, 0, 1 },  { "f", BG_SRC_AUTO, 0, 0 },
+			{ "a", SRC_AUTO, 0, 0 },  { "b", SRC_AUTO, 1, 0 },
+			{ "c", SRC_AUTO, 1, 1 },  { "d", SRC_HOSTS, 1, 0 },
+			{ "e", SRC_AUTO, 0, 1 },  { "f", SRC_AUTO, 0, 0 },
 		};
 		size_t i;
 
@@ -2570,7 +2236,7 @@ static void test_sources_rule(void **state)
 	assert_int_equal(bg_sources_done(&s), -EINVAL);
 	/* an unknown format changes nothing */
 	assert_int_equal(bg_sources_set_format(&s, "csv"), -EINVAL);
-	assert_int_equal(s.format, BG_SRC_ADDR);
+	assert_int_equal(s.format, SRC_ADDR);
 	bg_sources_free(&s);
 
 	/* only --allow lists, or nothing: no block list */
@@ -2594,8 +2260,7 @@ static void src_run(struct src_run *r, const char *text, int format,
 {
 	struct bg_list_opts lo = { .strict = strict };
 	struct bg_source src = { 0 };
-	size_t size = 0;
-	FILE *f;
+	struct capture c;
 
 	memset(r, 0, sizeof(*r));
 	bg_list_init(&r->addrs);
@@ -2604,12 +2269,10 @@ static void src_run(struct src_run *r, const char *text, int format,
 	src.format = (uint8_t)format;
 	src.subdomains = (uint8_t)subdomains;
 	src.allow = (uint8_t)allow;
-	f = open_memstream(&r->report, &size);
-	assert_non_null(f);
-	lo.report = f;
+	lo.report = capture_open(&c);
 	r->used = -1;
 	r->rc = bg_source_parse(&src, &r->addrs, &r->names, &lo, &r->used);
-	assert_int_equal(fclose(f), 0);
+	r->report = (char *)capture_close(&c);
 	/* reports name the file: replace its temporary name with "L" */
 	if (r->report) {
 		char *p;
@@ -2647,9 +2310,9 @@ static void test_source_hosts_no_addresses(void **state)
 	(void)state;
 	/* detected: the names only; 0.0.0.0, 127.0.0.1, ::1, :: are where the
 	 * names point, not blocked addresses */
-	src_run(&r, hosts_text, BG_SRC_AUTO, 0, 0, 1);
+	src_run(&r, hosts_text, SRC_AUTO, 0, 0, 1);
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.used, BG_SRC_HOSTS);
+	assert_int_equal(r.used, SRC_HOSTS);
 	assert_string_equal(r.report, "");
 	assert_int_equal(r.addrs.n4 + r.addrs.n6, 0);
 	assert_int_equal(r.addrs.accepted, 0);
@@ -2663,29 +2326,29 @@ static void test_source_hosts_no_addresses(void **state)
 	assert_string_equal(r.names.v[3].name, "v6.example");
 	src_done(&r);
 	/* stated as hosts, with --subdomains: still exact, still no address */
-	src_run(&r, hosts_text, BG_SRC_HOSTS, 1, 0, 0);
+	src_run(&r, hosts_text, SRC_HOSTS, 1, 0, 0);
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(r.addrs.accepted, 0);
 	assert_int_equal(r.names.n, 4);
 	assert_int_equal(r.names.v[1].kind, BG_NAME_EXACT);
 	src_done(&r);
 	/* as an --allow list */
-	src_run(&r, hosts_text, BG_SRC_AUTO, 0, 1, 0);
+	src_run(&r, hosts_text, SRC_AUTO, 0, 1, 0);
 	assert_int_equal(r.addrs.accepted, 0);
 	assert_int_equal(r.names.n, 4);
 	assert_int_equal(r.names.v[0].allow, 1);
 	src_done(&r);
 	/* stated as addresses: every hosts line is rejected, file:line */
-	src_run(&r, hosts_text, BG_SRC_ADDR, 0, 0, 0);
+	src_run(&r, hosts_text, SRC_ADDR, 0, 0, 0);
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.used, BG_SRC_ADDR);
+	assert_int_equal(r.used, SRC_ADDR);
 	assert_int_equal(r.addrs.n4 + r.addrs.n6, 0);
 	assert_int_equal(r.addrs.rejected, 5);
 	assert_int_equal(r.names.n, 0);
 	assert_non_null(strstr(r.report,
 		"L:4: trailing text after address: '0.0.0.0 ads.example tracker.example'\n"));
 	src_done(&r);
-	src_run(&r, hosts_text, BG_SRC_ADDR, 0, 0, 1);
+	src_run(&r, hosts_text, SRC_ADDR, 0, 0, 1);
 	assert_int_equal(r.rc, -EINVAL);
 	src_done(&r);
 }
@@ -2696,28 +2359,28 @@ static void test_source_formats(void **state)
 
 	(void)state;
 	/* addresses, detected */
-	src_run(&r, "# x\n192.0.2.0/24\n2001:db8::1\n", BG_SRC_AUTO, 1, 0, 0);
+	src_run(&r, "# x\n192.0.2.0/24\n2001:db8::1\n", SRC_AUTO, 1, 0, 0);
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.used, BG_SRC_ADDR);
+	assert_int_equal(r.used, SRC_ADDR);
 	assert_int_equal(r.addrs.n4, 1);
 	assert_int_equal(r.addrs.n6, 1);
 	assert_int_equal(r.names.n, 0);
 	src_done(&r);
 	/* plain: exact, or name and subdomains with --subdomains */
-	src_run(&r, "ads.example\n*.cdn.example\n", BG_SRC_AUTO, 0, 0, 0);
-	assert_int_equal(r.used, BG_SRC_PLAIN);
+	src_run(&r, "ads.example\n*.cdn.example\n", SRC_AUTO, 0, 0, 0);
+	assert_int_equal(r.used, SRC_PLAIN);
 	assert_int_equal(r.names.n, 2);
 	assert_int_equal(r.names.v[0].kind, BG_NAME_EXACT);
 	assert_int_equal(r.names.v[1].kind, BG_NAME_SUBS);
 	src_done(&r);
-	src_run(&r, "ads.example\n*.cdn.example\n", BG_SRC_AUTO, 1, 0, 0);
+	src_run(&r, "ads.example\n*.cdn.example\n", SRC_AUTO, 1, 0, 0);
 	assert_int_equal(r.names.v[0].kind, BG_NAME_TREE);
 	assert_int_equal(r.names.v[1].kind, BG_NAME_SUBS);
 	src_done(&r);
 	/* adblock, with allow rules and --subdomains ignored */
 	src_run(&r, "||ads.example^\n@@||ok.ads.example^\n|one.example^\n",
-		BG_SRC_AUTO, 1, 0, 0);
-	assert_int_equal(r.used, BG_SRC_ADBLOCK);
+		SRC_AUTO, 1, 0, 0);
+	assert_int_equal(r.used, SRC_ADBLOCK);
 	assert_int_equal(r.names.n, 3);
 	assert_int_equal(r.names.v[0].kind, BG_NAME_TREE);
 	assert_int_equal(r.names.v[1].allow, 1);
@@ -2725,19 +2388,19 @@ static void test_source_formats(void **state)
 	src_done(&r);
 	/* a stated format wins over detection: a plain list read as Adblock
 	 * keeps bare names exact */
-	src_run(&r, "ads.example\n", BG_SRC_ADBLOCK, 1, 0, 0);
-	assert_int_equal(r.used, BG_SRC_ADBLOCK);
+	src_run(&r, "ads.example\n", SRC_ADBLOCK, 1, 0, 0);
+	assert_int_equal(r.used, SRC_ADBLOCK);
 	assert_int_equal(r.names.v[0].kind, BG_NAME_EXACT);
 	src_done(&r);
 	/* an address list stated as plain: rejected names, file:line */
-	src_run(&r, "192.0.2.1\n", BG_SRC_PLAIN, 0, 0, 0);
+	src_run(&r, "192.0.2.1\n", SRC_PLAIN, 0, 0, 0);
 	assert_int_equal(r.addrs.accepted, 0);
 	assert_int_equal(r.names.rejected, 1);
 	assert_string_equal(r.report, "L:1: an IP address, not a name: '192.0.2.1'\n");
 	src_done(&r);
 	/* too deep: reported file:line, fails strict */
 	src_run(&r, "||ok.example^\n||*.a.b.c.d.e.f.g.h.i.j.example^\n",
-		BG_SRC_AUTO, 0, 0, 1);
+		SRC_AUTO, 0, 0, 1);
 	assert_int_equal(r.rc, -EINVAL);
 	assert_int_equal(r.names.too_deep, 1);
 	assert_string_equal(r.report,
@@ -2745,19 +2408,19 @@ static void test_source_formats(void **state)
 		"'||*.a.b.c.d.e.f.g.h.i.j.example^'\n");
 	src_done(&r);
 	src_run(&r, "||ok.example^\n||*.a.b.c.d.e.f.g.h.i.j.example^\n",
-		BG_SRC_AUTO, 0, 0, 0);
+		SRC_AUTO, 0, 0, 0);
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(r.names.n, 2);
 	src_done(&r);
 	/* plain with --subdomains: the name is kept, its subdomains are not
 	 * matched; strict fails, also for an --allow list */
-	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", BG_SRC_PLAIN, 1, 1, 1);
+	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", SRC_PLAIN, 1, 1, 1);
 	assert_int_equal(r.rc, -EINVAL);
 	assert_string_equal(r.report,
 		"L:2: warning: name deeper than 10 labels, its subdomains are never "
 		"matched (the name itself is): 'a.b.c.d.e.f.g.h.i.j.example'\n");
 	src_done(&r);
-	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", BG_SRC_PLAIN, 0, 0, 1);
+	src_run(&r, "ok.example\na.b.c.d.e.f.g.h.i.j.example\n", SRC_PLAIN, 0, 0, 1);
 	assert_int_equal(r.rc, 0);
 	assert_string_equal(r.report, "");
 	src_done(&r);
@@ -2769,19 +2432,16 @@ static void test_source_unreadable(void **state)
 	struct bg_source src = { .path = (char *)"/nonexistent/list.txt" };
 	struct bg_list a;
 	struct bg_names n;
-	char *report = NULL;
-	size_t size = 0;
+	struct capture c;
 	int used = -1;
 
 	(void)state;
 	bg_list_init(&a);
 	bg_names_init(&n);
-	lo.report = open_memstream(&report, &size);
-	assert_non_null(lo.report);
+	lo.report = capture_open(&c);
 	assert_int_equal(bg_source_parse(&src, &a, &n, &lo, &used), -ENOENT);
-	assert_int_equal(fclose(lo.report), 0);
-	assert_string_equal(report, "/nonexistent/list.txt: No such file or directory\n");
-	free(report);
+	assert_string_equal(capture_close(&c), "/nonexistent/list.txt: No such file or directory\n");
+	capture_free(&c);
 	bg_list_free(&a);
 	bg_names_free(&n);
 }
@@ -2789,40 +2449,20 @@ static void test_source_unreadable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipv4_key),
-		cmocka_unit_test(test_ipv4_edges),
-		cmocka_unit_test(test_ipv6_key),
-		cmocka_unit_test(test_ipv6_forms),
-		cmocka_unit_test(test_mixed_families),
-		cmocka_unit_test(test_comments),
-		cmocka_unit_test(test_whitespace),
-		cmocka_unit_test(test_firehol_ipset),
-		cmocka_unit_test(test_crlf),
-		cmocka_unit_test(test_no_final_newline),
-		cmocka_unit_test(test_empty_buffer),
-		cmocka_unit_test(test_only_comments),
-		cmocka_unit_test(test_bom),
+		TABLE_TEST(run_cases, accepted),
 		cmocka_unit_test(test_line_length_limit),
-		cmocka_unit_test(test_duplicates),
-		cmocka_unit_test(test_finish_sorts),
+		TABLE_TEST(run_cases, sorting),
 		cmocka_unit_test(test_several_lists),
-		cmocka_unit_test(test_cidr4_forms),
-		cmocka_unit_test(test_cidr6_forms),
-		cmocka_unit_test(test_spamhaus_drop),
-		cmocka_unit_test(test_firehol_netset),
-		cmocka_unit_test(test_host_bits),
+		TABLE_TEST(run_cases, cidr),
+		TABLE_TEST(run_cases, host_bits),
+		cmocka_unit_test(test_host_bits_lists),
 		cmocka_unit_test(test_finish_matches_qsort),
 		cmocka_unit_test(test_reject_not_ip),
-		cmocka_unit_test(test_reject_trailing),
-		cmocka_unit_test(test_reject_zone),
-		cmocka_unit_test(test_reject_range),
+		TABLE_TEST(run_cases, rejects),
 		cmocka_unit_test(test_reject_prefix_length),
 		cmocka_unit_test(test_prefix_length_range),
 		cmocka_unit_test(test_reject_too_long),
-		cmocka_unit_test(test_reject_binary),
 		cmocka_unit_test(test_report_quote),
-		cmocka_unit_test(test_report_many),
-		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_report_stderr),
 		cmocka_unit_test(test_parse_addr),
 		cmocka_unit_test(test_ipv4_matches_inet_pton),
@@ -2832,14 +2472,10 @@ int main(void)
 		cmocka_unit_test(test_parse_file_directory),
 		cmocka_unit_test(test_parse_file_unreadable),
 		cmocka_unit_test(test_large),
-		cmocka_unit_test(test_reduce_nested),
-		cmocka_unit_test(test_reduce_adjacent),
-		cmocka_unit_test(test_reduce_equal_after_mask),
-		cmocka_unit_test(test_reduce_zero),
-		cmocka_unit_test(test_reduce_ipv6),
+		TABLE_TEST(run_cases, reduce),
 		cmocka_unit_test(test_reduce_matches_naive),
 		cmocka_unit_test(test_reduce_large),
-		cmocka_unit_test(test_prefix_covers),
+		TABLE_TEST(run_covers, covers),
 		cmocka_unit_test(test_find_covering),
 		cmocka_unit_test(test_find_covering_lines_agree),
 		cmocka_unit_test(test_real_firehol),

@@ -27,78 +27,44 @@
  * (fixed seeds: every run is the same). */
 #define FPR_TIGHT BG_FPR_MIN
 
-#include "prefix_model.h"
+#include "prefix_lists.h"
 
-/* A bg_list of the prefixes; finished (as `load` does) when finish. */
-static void list_from(struct bg_list *l, const struct pset *s, int finish)
-{
-	size_t i;
-
-	bg_list_init(l);
-	for (i = 0; i < s->n; i++) {
-		const struct pfx *p = &s->v[i];
-
-		if (!p->v6) {
-			if (l->n4 == l->cap4) {
-				l->cap4 = l->cap4 ? 2 * l->cap4 : 64;
-				l->v4 = realloc(l->v4, l->cap4 * sizeof(*l->v4));
-				assert_non_null(l->v4);
-			}
-			bg_key4_init(&l->v4[l->n4++], htonl((uint32_t)p->a), (__u8)p->plen);
-		} else {
-			__u8 b[16];
-
-			if (l->n6 == l->cap6) {
-				l->cap6 = l->cap6 ? 2 * l->cap6 : 64;
-				l->v6 = realloc(l->v6, l->cap6 * sizeof(*l->v6));
-				assert_non_null(l->v6);
-			}
-			to_bytes(p->a, b);
-			bg_key6_init(&l->v6[l->n6++], b, (__u8)p->plen);
-		}
-	}
-	if (finish)
-		bg_list_finish(l);
-}
-
-/* Plans (must succeed) a finished block list and optional allowlist. */
-static void plan(const struct pset *block, const struct pset *allow,
-		 double fpr, struct bg_filter_params *p)
+/* Plans (must succeed) a finished block list and optional allowlist; with
+ * mem, also builds the filter into a new *mem (free() it). */
+static void plan_build(const struct pset *block, const struct pset *allow,
+		       double fpr, uint64_t seed, struct bg_filter_params *p,
+		       void **mem)
 {
 	struct bg_list b, a;
 	int err;
 
 	list_from(&b, block, 1);
-	if (allow)
-		list_from(&a, allow, 1);
-	err = bg_filter_plan(&b, allow ? &a : NULL, fpr, p);
+	list_from(&a, allow, 1);
+	err = plan_lists(&b, allow ? &a : NULL, fpr, p);
 	if (err)
 		fail_msg("bg_filter_plan: %s", strerror(-err));
+	if (mem) {
+		*mem = calloc(1, p->bytes);
+		assert_non_null(*mem);
+		bg_filter_build(*mem, p, seed, &b, allow ? &a : NULL);
+	}
 	bg_list_free(&b);
-	if (allow)
-		bg_list_free(&a);
+	bg_list_free(&a);
+}
+
+static void plan(const struct pset *block, const struct pset *allow,
+		 double fpr, struct bg_filter_params *p)
+{
+	plan_build(block, allow, fpr, 0, p, NULL);
 }
 
 /* Plans and builds; returns the filter memory (free() it). */
 static void *build(const struct pset *block, const struct pset *allow,
 		   double fpr, uint64_t seed, struct bg_filter_params *p)
 {
-	struct bg_list b, a;
 	void *mem;
-	int err;
 
-	list_from(&b, block, 1);
-	if (allow)
-		list_from(&a, allow, 1);
-	err = bg_filter_plan(&b, allow ? &a : NULL, fpr, p);
-	if (err)
-		fail_msg("bg_filter_plan: %s", strerror(-err));
-	mem = calloc(1, p->bytes);
-	assert_non_null(mem);
-	bg_filter_build(mem, p, seed, &b, allow ? &a : NULL);
-	bg_list_free(&b);
-	if (allow)
-		bg_list_free(&a);
+	plan_build(block, allow, fpr, seed, p, &mem);
 	return mem;
 }
 
@@ -261,7 +227,7 @@ static void test_plan_fpr_min_many_lengths(void **state)
 		for (j = 0; j < 4 && lists[i][j]; j++)
 			pset_add(&s, P(lists[i][j]));
 		list_from(&l, &s, 1);
-		err = bg_filter_plan(&l, NULL, BG_FPR_MIN, &p);
+		err = plan_lists(&l, NULL, BG_FPR_MIN, &p);
 		bg_list_free(&l);
 		pset_free(&s);
 		if (err)
@@ -589,43 +555,6 @@ static void test_plan_ipv6_every_length(void **state)
 	pset_free(&s);
 }
 
-/* Independent merge of the prefixes of one family into ranges. */
-static size_t merge(const struct pset *s, int v6, u128 (*r)[2])
-{
-	size_t i, j, n = 0, w = 0;
-
-	for (i = 0; i < s->n; i++) {
-		if (s->v[i].v6 != v6)
-			continue;
-		r[n][0] = s->v[i].a;
-		r[n][1] = pfx_last(&s->v[i]);
-		n++;
-	}
-	for (j = n / 2; j > 0; j /= 2) /* shell sort by start */
-		for (i = j; i < n; i++) {
-			u128 t0 = r[i][0], t1 = r[i][1];
-			size_t k = i;
-
-			for (; k >= j && r[k - j][0] > t0; k -= j) {
-				r[k][0] = r[k - j][0];
-				r[k][1] = r[k - j][1];
-			}
-			r[k][0] = t0;
-			r[k][1] = t1;
-		}
-	for (i = 0; i < n; i++) {
-		if (w && (r[w - 1][1] == ones(v6) || r[i][0] <= r[w - 1][1] + 1)) {
-			if (r[i][1] > r[w - 1][1])
-				r[w - 1][1] = r[i][1];
-			continue;
-		}
-		r[w][0] = r[i][0];
-		r[w][1] = r[i][1];
-		w++;
-	}
-	return w;
-}
-
 /* The allow tables of a built filter equal the merged ranges exactly. */
 static void check_allow_tables(const void *mem, const struct pset *allow)
 {
@@ -635,14 +564,14 @@ static void check_allow_tables(const void *mem, const struct pset *allow)
 	size_t n, i;
 
 	assert_non_null(r);
-	n = merge(allow, 0, r);
+	n = pset_merge(allow, 0, r);
 	assert_int_equal(h->allow4_n, n);
 	for (i = 0; i < n; i++) {
 		const struct bg_range4 *t = (const struct bg_range4 *)(e + h->allow4_off);
 
 		assert_true(t[i].start == r[i][0] && t[i].end == r[i][1]);
 	}
-	n = merge(allow, 1, r);
+	n = pset_merge(allow, 1, r);
 	assert_int_equal(h->allow6_n, n);
 	for (i = 0; i < n; i++) {
 		const struct bg_range6 *t = (const struct bg_range6 *)(e + h->allow6_off);
@@ -696,7 +625,7 @@ static void test_plan_allow_merge(void **state)
 
 			list_from(&bl, &block, 1);
 			list_from(&al, &a, finish);
-			assert_int_equal(bg_filter_plan(&bl, &al, 0.001, &p), 0);
+			assert_int_equal(plan_lists(&bl, &al, 0.001, &p), 0);
 			if (p.allow4_n != cases[c].n4 || p.allow6_n != cases[c].n6)
 				fail_msg("case %zu (%s, ...)%s: %u + %u ranges, expected %u + %u",
 					 c, cases[c].list[0], finish ? "" : " unfinished",
