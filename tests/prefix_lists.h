@@ -12,6 +12,8 @@
 
 #include "filter.h"
 #include "lists.h"
+
+#include "blocklist.h"
 #include "prefix_model.h"
 
 /* Appends one model prefix to l as the key `load` would make of it. */
@@ -59,7 +61,7 @@ static inline int plan_lists(const struct bg_list *block,
 			     const struct bg_list *allow, double fpr,
 			     struct bg_filter_params *p)
 {
-	return bg_filter_plan(block, allow, fpr, p);
+	return bg_filter_plan(BL(block, allow, NULL), fpr, p);
 }
 
 #endif

@@ -169,7 +169,7 @@ static void publish_lists(struct fx *f, const struct bg_list *block,
 	int fd;
 
 	assert_int_equal(plan_lists(block, allow, fpr, &f->par), 0);
-	fd = bg_filter_create(&f->par, seed, block, allow);
+	fd = bg_filter_create(&f->par, seed, BL(block, allow, NULL));
 	if (fd < 0)
 		fail_msg("bg_filter_create: %s", strerror(-fd));
 	assert_int_equal(bg_filter_publish(f->filters, fd), 0);

@@ -39,11 +39,11 @@
 #define F_ALLOW 4
 
 /* The list formats by short names: the only place the tables name them. */
-#define PLAIN BG_DOM_PLAIN
-#define HOSTS BG_DOM_HOSTS
-#define ADBLOCK BG_DOM_ADBLOCK
-#define AUTO BG_DOM_AUTO
-typedef enum bg_dom_format dom_format;
+#define PLAIN BG_FMT_PLAIN
+#define HOSTS BG_FMT_HOSTS
+#define ADBLOCK BG_FMT_ADBLOCK
+#define AUTO BG_FMT_AUTO
+typedef enum bg_format dom_format;
 #define EXACT BG_NAME_EXACT
 #define TREE BG_NAME_TREE
 #define SUBS BG_NAME_SUBS

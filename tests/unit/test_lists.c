@@ -28,16 +28,17 @@
 #include "bloomgate/bloom.h"
 #include "domains.h"
 #include "lists.h"
+#include "sources.h"
 #include "lists_helpers.h"
 
 /* ---- Helpers ------------------------------------------------------------ */
 
 /* The list formats of bg_source: the only place the tests name them. */
-#define SRC_AUTO BG_SRC_AUTO
-#define SRC_ADDR BG_SRC_ADDR
-#define SRC_HOSTS BG_SRC_HOSTS
-#define SRC_PLAIN BG_SRC_PLAIN
-#define SRC_ADBLOCK BG_SRC_ADBLOCK
+#define SRC_AUTO BG_FMT_AUTO
+#define SRC_ADDR BG_FMT_ADDR
+#define SRC_HOSTS BG_FMT_HOSTS
+#define SRC_PLAIN BG_FMT_PLAIN
+#define SRC_ADBLOCK BG_FMT_ADBLOCK
 
 struct run {
 	struct bg_list l;
@@ -2117,7 +2118,7 @@ static void test_real_combined(void **state)
 
 static int src_detect(const char *buf, size_t len)
 {
-	return bg_src_detect(buf, len);
+	return bg_format_detect(buf, len);
 }
 
 static const struct detect_case src_detect_cases[] = {
@@ -2161,10 +2162,10 @@ static void test_src_detect(void **state)
 	(void)state;
 	run_detect_table("src_detect", src_detect_cases,
 			 ARRAY_SIZE(src_detect_cases), src_detect);
-	/* only the first BG_SRC_DETECT_LINES meaningful lines count */
+	/* only the first BG_FMT_DETECT_LINES meaningful lines count */
 	big = malloc(64 * 1000);
 	assert_non_null(big);
-	for (i = 0, o = 0; i < BG_SRC_DETECT_LINES; i++)
+	for (i = 0, o = 0; i < BG_FMT_DETECT_LINES; i++)
 		o += (size_t)sprintf(big + o, "# c\n198.51.100.%zu\n", i % 250);
 	for (i = 0; i < 500; i++)
 		o += (size_t)sprintf(big + o, "n%zu.example\n", i);
@@ -2178,13 +2179,13 @@ static void test_src_format_names(void **state)
 
 	(void)state;
 	for (f = SRC_AUTO; f <= SRC_ADBLOCK; f++)
-		assert_int_equal(bg_src_format_parse(bg_src_format_name(f)), f);
-	assert_string_equal(bg_src_format_name(SRC_ADDR), "addr");
-	assert_string_equal(bg_src_format_name(SRC_HOSTS), "hosts");
-	assert_string_equal(bg_src_format_name(99), "?");
-	assert_int_equal(bg_src_format_parse("Hosts"), -1);
-	assert_int_equal(bg_src_format_parse(""), -1);
-	assert_int_equal(bg_src_format_parse(NULL), -1);
+		assert_int_equal(bg_format_parse(bg_format_name(f)), f);
+	assert_string_equal(bg_format_name(SRC_ADDR), "addr");
+	assert_string_equal(bg_format_name(SRC_HOSTS), "hosts");
+	assert_string_equal(bg_format_name(99), "?");
+	assert_int_equal(bg_format_parse("Hosts"), -1);
+	assert_int_equal(bg_format_parse(""), -1);
+	assert_int_equal(bg_format_parse(NULL), -1);
 }
 
 /* The rule of load's arguments: --format and --subdomains apply to the
@@ -2260,6 +2261,7 @@ static void src_run(struct src_run *r, const char *text, int format,
 {
 	struct bg_list_opts lo = { .strict = strict };
 	struct bg_source src = { 0 };
+	struct bg_blocklist bl;
 	struct capture c;
 
 	memset(r, 0, sizeof(*r));
@@ -2271,7 +2273,12 @@ static void src_run(struct src_run *r, const char *text, int format,
 	src.allow = (uint8_t)allow;
 	lo.report = capture_open(&c);
 	r->used = -1;
-	r->rc = bg_source_parse(&src, &r->addrs, &r->names, &lo, &r->used);
+	bg_blocklist_init(&bl);
+	r->rc = bg_source_parse(&src, &bl, &lo, &r->used);
+	/* the addresses land in the part the source's role says */
+	r->addrs = allow ? bl.allow : bl.block;
+	bg_list_free(allow ? &bl.block : &bl.allow);
+	r->names = bl.names;
 	r->report = (char *)capture_close(&c);
 	/* reports name the file: replace its temporary name with "L" */
 	if (r->report) {
@@ -2430,20 +2437,17 @@ static void test_source_unreadable(void **state)
 {
 	struct bg_list_opts lo = { 0 };
 	struct bg_source src = { .path = (char *)"/nonexistent/list.txt" };
-	struct bg_list a;
-	struct bg_names n;
+	struct bg_blocklist bl;
 	struct capture c;
 	int used = -1;
 
 	(void)state;
-	bg_list_init(&a);
-	bg_names_init(&n);
+	bg_blocklist_init(&bl);
 	lo.report = capture_open(&c);
-	assert_int_equal(bg_source_parse(&src, &a, &n, &lo, &used), -ENOENT);
+	assert_int_equal(bg_source_parse(&src, &bl, &lo, &used), -ENOENT);
 	assert_string_equal(capture_close(&c), "/nonexistent/list.txt: No such file or directory\n");
 	capture_free(&c);
-	bg_list_free(&a);
-	bg_names_free(&n);
+	bg_blocklist_free(&bl);
 }
 
 int main(void)

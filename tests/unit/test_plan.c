@@ -46,7 +46,7 @@ static void plan_build(const struct pset *block, const struct pset *allow,
 	if (mem) {
 		*mem = calloc(1, p->bytes);
 		assert_non_null(*mem);
-		bg_filter_build(*mem, p, seed, &b, allow ? &a : NULL);
+		bg_filter_build(*mem, p, seed, BL(&b, allow ? &a : NULL, NULL));
 	}
 	bg_list_free(&b);
 	bg_list_free(&a);
@@ -632,7 +632,7 @@ static void test_plan_allow_merge(void **state)
 					 p.allow4_n, p.allow6_n, cases[c].n4, cases[c].n6);
 			mem = calloc(1, p.bytes);
 			assert_non_null(mem);
-			bg_filter_build(mem, &p, 5, &bl, &al);
+			bg_filter_build(mem, &p, 5, BL(&bl, &al, NULL));
 			check_allow_tables(mem, &a);
 			free(mem);
 			bg_list_free(&bl);
