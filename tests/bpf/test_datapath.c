@@ -36,6 +36,7 @@
 
 #include "bloomgate/abi.h"
 #include "bloomgate/bloom.h"
+#include "counters.h"
 #include "filter.h"
 #include "lists.h"
 #include "state.h"
@@ -85,19 +86,16 @@ static const struct fam FAMS[] = {
 
 /* ---- Names for messages ------------------------------------------------ */
 
-#define BG__NAME(name, str) str,
-static const char *const CNT_NAMES[] = { BG_COUNTERS(BG__NAME) };
-static const char *const MAL_NAMES[] = { BG_MALFORMED_REASONS(BG__NAME) };
-#undef BG__NAME
-
 static const char *cnt_name(unsigned int i)
 {
-	return i < ARRAY_SIZE(CNT_NAMES) ? CNT_NAMES[i] : "(reserved slot)";
+	return i < ARRAY_SIZE(bg_counter_names) ? bg_counter_names[i] :
+						  "(reserved slot)";
 }
 
 static const char *mal_name(unsigned int i)
 {
-	return i < ARRAY_SIZE(MAL_NAMES) ? MAL_NAMES[i] : "(reserved slot)";
+	return i < ARRAY_SIZE(bg_malformed_names) ? bg_malformed_names[i] :
+						    "(reserved slot)";
 }
 
 static const char *xdp_name(__u32 v)

@@ -45,6 +45,7 @@
 #include "bloomgate/abi.h"
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
+#include "counters.h"
 #include "domains.h"
 #include "filter.h"
 #include "lists.h"
@@ -56,10 +57,6 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define SEED 0x5eed5eed12345678ULL
 #define FUNC_FPR 1e-6
-
-#define BG__NAME(name, str) str,
-static const char *const CNT_NAMES[] = { BG_COUNTERS(BG__NAME) };
-#undef BG__NAME
 
 /* The answer's OPT record: UDP payload size (bpf/dns_reply.h). */
 #define EDNS_SIZE 1232
@@ -1061,7 +1058,7 @@ static void run(struct fx *f, const void *data, size_t len, const struct exp *e,
 		d[i] = after.cnt[i] - before.cnt[i];
 		if (d[i] != want)
 			fail_msg("%s: counter %s moved by %llu, expected %llu", what,
-				 i < BG_CNT__COUNT ? CNT_NAMES[i] : "(slot)",
+				 i < BG_CNT__COUNT ? bg_counter_names[i] : "(slot)",
 				 (unsigned long long)d[i], (unsigned long long)want);
 	}
 	for (i = 0; i < BG_MAL_SLOTS; i++)
@@ -1835,13 +1832,13 @@ static void test_fuzz(void **state)
 		      (unsigned long long)verdicts[XDP_PASS],
 		      (unsigned long long)reasons[0]);
 	for (i = BG_CNT_DNS_RESPONSE; i <= BG_CNT_DNS_TRUNCATED; i++)
-		print_message(", %s %llu", CNT_NAMES[i],
+		print_message(", %s %llu", bg_counter_names[i],
 			      (unsigned long long)reasons[i]);
 	print_message("\n");
 	assert_true(verdicts[XDP_TX] > 0 && verdicts[XDP_PASS] > 0);
 	for (i = BG_CNT_DNS_RESPONSE; i <= BG_CNT_DNS_TRUNCATED; i++)
 		if (!reasons[i])
-			fail_msg("fuzz never produced %s", CNT_NAMES[i]);
+			fail_msg("fuzz never produced %s", bg_counter_names[i]);
 }
 
 /* ---- Label words: the datapath's hashes read back from its scratch -------- */
