@@ -13,7 +13,10 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
-LDLIBS   := -lxdp -lbpf -lelf -lz -lm
+# The core links without libbpf and libxdp; the kernel part needs them.
+CORE_LDLIBS := -ljson-c -lm
+KERN_LDLIBS := -lxdp -lbpf -lelf -lz
+LDLIBS   := $(KERN_LDLIBS) $(CORE_LDLIBS)
 BPF_CFLAGS := -O2 -g -target bpf $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \
 	      -Wno-unused-function
 
@@ -25,8 +28,18 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS := user/io.c user/ip.c user/format.c user/lists.c user/domains.c user/sources.c user/filter.c user/prepare.c user/explain.c user/print.c user/opts.c user/state.c user/load.c
-LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+# Two libraries (docs/ARCHITECTURE.md). core: reading and parsing lists,
+# planning and building a filter in memory, the load pipeline's pure half,
+# explaining a verdict, the load record, the CLI's option tables; no
+# libbpf. kernel: pins and lock, attach, the filter swap, the load
+# pipeline's publishing half (libbpf, libxdp).
+CORE_SRCS := user/io.c user/ip.c user/format.c user/lists.c user/domains.c \
+	     user/sources.c user/filter.c user/prepare.c user/explain.c \
+	     user/record.c user/counters.c user/print.c user/opts.c
+KERN_SRCS := user/pins.c user/attach.c user/swap.c user/load.c
+LIB_SRCS := $(CORE_SRCS) $(KERN_SRCS)
+CORE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CORE_SRCS))
+KERN_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(KERN_SRCS))
 BPF_OBJ  := $(BUILD)/bloomgate.bpf.o
 SKEL     := $(BUILD)/bloomgate.skel.h
 HEADERS  := $(wildcard include/bloomgate/*.h user/*.h bpf/*.h)
@@ -66,20 +79,30 @@ $(BUILD)/user/%.o: user/%.c $(HEADERS) $(SKEL)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/libbloomgate.a: $(LIB_OBJS)
+$(BUILD)/libbloomgate-core.a: $(CORE_OBJS)
 	$(call msg,AR,$@)
-	$(Q)ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/bloomgate: $(BUILD)/user/cli.o $(BUILD)/libbloomgate.a
+$(BUILD)/libbloomgate.a: $(KERN_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bloomgate: $(BUILD)/user/cli.o $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Tests are built with the sanitizers.
 TEST_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(TEST_HEADERS) $(LIB_SRCS) $(HEADERS) $(SKEL)
+# Unit tests link the core alone, without libbpf: a core function that
+# came to need the kernel part would fail to link here. test_abi is the
+# exception: it compares abi.h with the BTF of the BPF object (libbpf).
+UNIT_LIBBPF := abi
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(TEST_HEADERS) $(CORE_SRCS) $(HEADERS) $(SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(TEST_CFLAGS) -Itests $< $(LIB_SRCS) $(LDLIBS) -lcmocka -lxxhash -o $@
+	$(Q)$(CC) $(TEST_CFLAGS) -Itests $< $(CORE_SRCS) \
+		$(if $(filter $*,$(UNIT_LIBBPF)),$(KERN_LDLIBS)) $(CORE_LDLIBS) \
+		-lcmocka -lxxhash -o $@
 
 $(BUILD)/tests/test_%: tests/bpf/test_%.c $(TEST_HEADERS) $(LIB_SRCS) $(HEADERS) $(SKEL)
 	$(call msg,CC,$@)
@@ -91,9 +114,9 @@ $(BUILD)/tests/%: tests/tools/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $< -o $@
 
-$(BUILD)/bench: bench/bench.c tests/pktgen.h $(BENCH_SKEL) $(SKEL) $(BUILD)/libbloomgate.a
+$(BUILD)/bench: bench/bench.c tests/pktgen.h $(BENCH_SKEL) $(SKEL) $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libbloomgate.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a $(LDLIBS) -o $@
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPFT_BINS) $(TEST_HELPERS)

@@ -9,6 +9,9 @@
 #ifndef BLOOMGATE_TESTS_BLOCKLIST_H
 #define BLOOMGATE_TESTS_BLOCKLIST_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "sources.h"
 
 static inline struct bg_blocklist bl_view(const struct bg_list *block,
@@ -25,6 +28,24 @@ static inline struct bg_blocklist bl_view(const struct bg_list *block,
 	if (names)
 		bl.names = *names;
 	return bl;
+}
+
+/* The entries of a and b (may be NULL) in one bg_names for BL(): the array
+ * is new (free(out->v)), the names are shared. */
+static inline void names_concat(struct bg_names *out, const struct bg_names *a,
+				const struct bg_names *b)
+{
+	size_t na = a ? a->n : 0, nb = b ? b->n : 0;
+
+	bg_names_init(out);
+	out->v = calloc(na + nb ? na + nb : 1, sizeof(*out->v));
+	if (!out->v)
+		abort();
+	if (na)
+		memcpy(out->v, a->v, na * sizeof(*out->v));
+	if (nb)
+		memcpy(out->v + na, b->v, nb * sizeof(*out->v));
+	out->n = na + nb;
 }
 
 #define BL(block, allow, names) \

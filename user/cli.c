@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <json-c/json.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
@@ -31,7 +32,11 @@
 #include "load.h"
 #include "opts.h"
 #include "print.h"
-#include "state.h"
+#include "attach.h"
+#include "counters.h"
+#include "pins.h"
+#include "record.h"
+#include "swap.h"
 
 #define EXIT_USAGE 2
 #define EXIT_NOT_ATTACHED 3
@@ -582,11 +587,6 @@ static int cmd_check(int argc, char **argv)
 
 /* ---- stats / status / events ------------------------------------------- */
 
-#define BG__NAME(name, str) str,
-static const char *const counter_names[] = { BG_COUNTERS(BG__NAME) };
-static const char *const malformed_names[] = { BG_MALFORMED_REASONS(BG__NAME) };
-#undef BG__NAME
-
 struct stats_args {
 	int json;
 };
@@ -622,26 +622,21 @@ static int cmd_stats(int argc, char **argv)
 	bg_state_close(&st);
 	if (ret)
 		return fail(1, "cannot read counters: %s", strerror(-ret));
-	if (json)
-		putchar('{');
-	for (i = 0; i < BG_CNT__COUNT; i++) {
-		if (json)
-			printf("%s\"%s\":%llu", i ? "," : "", counter_names[i],
-			       (unsigned long long)c.cnt[i]);
-		else
-			printf("%-28s %llu\n", counter_names[i],
-			       (unsigned long long)c.cnt[i]);
+	if (json) {
+		struct json_object *o = bg_counters_json(&c);
+
+		if (!o)
+			return fail(1, "out of memory");
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+		return 0;
 	}
-	for (i = 0; i < BG_MAL__COUNT; i++) {
-		if (json)
-			printf(",\"malformed_%s\":%llu", malformed_names[i],
-			       (unsigned long long)c.malformed[i]);
-		else
-			printf("malformed_%-18s %llu\n", malformed_names[i],
-			       (unsigned long long)c.malformed[i]);
-	}
-	if (json)
-		puts("}");
+	for (i = 0; i < BG_CNT__COUNT; i++)
+		printf("%-28s %llu\n", bg_counter_names[i],
+		       (unsigned long long)c.cnt[i]);
+	for (i = 0; i < BG_MAL__COUNT; i++)
+		printf(BG_MALFORMED_PREFIX "%-18s %llu\n", bg_malformed_names[i],
+		       (unsigned long long)c.malformed[i]);
 	return 0;
 }
 

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "state.h"
+#include "record.h"
 
 enum bg_explain_kind {
 	BG_EXPLAIN_INVALID = 0, /* neither an address nor a name: why */

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "load.h"
-#include "state.h"
+#include "pins.h"
+#include "record.h"
+#include "swap.h"
 
 /* A seed nobody can predict: keys that collide cannot be precomputed, and
  * a false positive does not survive a rebuild. */

@@ -36,9 +36,14 @@
 
 #include "bloomgate/abi.h"
 #include "bloomgate/bloom.h"
+#include "counters.h"
 #include "filter.h"
+
+#include "blocklist.h"
 #include "lists.h"
-#include "state.h"
+#include "attach.h"
+#include "pins.h"
+#include "swap.h"
 
 #include "pktgen.h"
 #include "bloomgate.skel.h"
@@ -85,19 +90,16 @@ static const struct fam FAMS[] = {
 
 /* ---- Names for messages ------------------------------------------------ */
 
-#define BG__NAME(name, str) str,
-static const char *const CNT_NAMES[] = { BG_COUNTERS(BG__NAME) };
-static const char *const MAL_NAMES[] = { BG_MALFORMED_REASONS(BG__NAME) };
-#undef BG__NAME
-
 static const char *cnt_name(unsigned int i)
 {
-	return i < ARRAY_SIZE(CNT_NAMES) ? CNT_NAMES[i] : "(reserved slot)";
+	return i < ARRAY_SIZE(bg_counter_names) ? bg_counter_names[i] :
+						  "(reserved slot)";
 }
 
 static const char *mal_name(unsigned int i)
 {
-	return i < ARRAY_SIZE(MAL_NAMES) ? MAL_NAMES[i] : "(reserved slot)";
+	return i < ARRAY_SIZE(bg_malformed_names) ? bg_malformed_names[i] :
+						    "(reserved slot)";
 }
 
 static const char *xdp_name(__u32 v)
@@ -177,8 +179,8 @@ static void publish_list(struct fx *f, const char *list, uint64_t seed)
 	assert_int_equal(bg_list_parse_buf(&l, "test", list, strlen(list),
 					   &opts), 0);
 	bg_list_finish(&l);
-	assert_int_equal(bg_filter_plan(&l, NULL, FUNC_FPR, &p), 0);
-	fd = bg_filter_create(&p, seed, &l, NULL);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, NULL), FUNC_FPR, &p), 0);
+	fd = bg_filter_create(&p, seed, BL(&l, NULL, NULL));
 	assert_true(fd >= 0);
 	assert_int_equal(bg_filter_publish(f->filters, fd), 0);
 	close(fd); /* the slot holds the map now */

@@ -45,10 +45,15 @@
 #include "bloomgate/abi.h"
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
+#include "counters.h"
 #include "domains.h"
 #include "filter.h"
+
+#include "blocklist.h"
 #include "lists.h"
-#include "state.h"
+#include "attach.h"
+#include "pins.h"
+#include "swap.h"
 
 #include "pktgen.h"
 #include "bloomgate.skel.h"
@@ -56,10 +61,6 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define SEED 0x5eed5eed12345678ULL
 #define FUNC_FPR 1e-6
-
-#define BG__NAME(name, str) str,
-static const char *const CNT_NAMES[] = { BG_COUNTERS(BG__NAME) };
-#undef BG__NAME
 
 /* The answer's OPT record: UDP payload size (bpf/dns_reply.h). */
 #define EDNS_SIZE 1232
@@ -282,7 +283,7 @@ static void publish(struct fx *f, const struct entry *e, size_t ne,
 {
 	struct bg_list_opts lo = { .strict = 1 };
 	struct bg_filter_params p;
-	struct bg_names names, anames;
+	struct bg_names names, anames, all;
 	struct bg_list l, al;
 	size_t nkeys = 0, deep = 0, akeys = 0, adeep = 0;
 	const struct bg_filter_header *h;
@@ -296,7 +297,6 @@ static void publish(struct fx *f, const struct entry *e, size_t ne,
 		assert_int_equal(bg_list_parse_buf(&l, "addrs", addrs, strlen(addrs),
 						   &lo), 0);
 	bg_list_finish(&l);
-	l.names = &names;
 	bg_list_init(&al);
 	if (ae) {
 		struct entry tmp[16];
@@ -307,16 +307,18 @@ static void publish(struct fx *f, const struct entry *e, size_t ne,
 			tmp[i] = ae[i];
 			tmp[i].allow = 1;
 		}
-		fill_names(&anames, ae, nae);
+		/* an --allow list's entries are all allow rules */
+		fill_names(&anames, tmp, nae);
 		count_keys(tmp, nae, 1, &akeys, &adeep);
 		bg_list_finish(&al);
-		al.names = &anames;
 	}
-	assert_int_equal(bg_filter_plan(&l, ae ? &al : NULL, FUNC_FPR, &p), 0);
+	names_concat(&all, &names, ae ? &anames : NULL);
+	assert_int_equal(bg_filter_plan(BL(&l, &al, &all), FUNC_FPR, &p), 0);
 	assert_int_equal(p.name_keys, nkeys);
 	assert_int_equal(p.names_too_deep, deep + adeep);
-	fd = bg_filter_create(&p, SEED, &l, ae ? &al : NULL);
+	fd = bg_filter_create(&p, SEED, BL(&l, &al, &all));
 	assert_true(fd >= 0);
+	free(all.v);
 	free(names.v);
 	if (ae)
 		free(anames.v);
@@ -1061,7 +1063,7 @@ static void run(struct fx *f, const void *data, size_t len, const struct exp *e,
 		d[i] = after.cnt[i] - before.cnt[i];
 		if (d[i] != want)
 			fail_msg("%s: counter %s moved by %llu, expected %llu", what,
-				 i < BG_CNT__COUNT ? CNT_NAMES[i] : "(slot)",
+				 i < BG_CNT__COUNT ? bg_counter_names[i] : "(slot)",
 				 (unsigned long long)d[i], (unsigned long long)want);
 	}
 	for (i = 0; i < BG_MAL_SLOTS; i++)
@@ -1835,13 +1837,13 @@ static void test_fuzz(void **state)
 		      (unsigned long long)verdicts[XDP_PASS],
 		      (unsigned long long)reasons[0]);
 	for (i = BG_CNT_DNS_RESPONSE; i <= BG_CNT_DNS_TRUNCATED; i++)
-		print_message(", %s %llu", CNT_NAMES[i],
+		print_message(", %s %llu", bg_counter_names[i],
 			      (unsigned long long)reasons[i]);
 	print_message("\n");
 	assert_true(verdicts[XDP_TX] > 0 && verdicts[XDP_PASS] > 0);
 	for (i = BG_CNT_DNS_RESPONSE; i <= BG_CNT_DNS_TRUNCATED; i++)
 		if (!reasons[i])
-			fail_msg("fuzz never produced %s", CNT_NAMES[i]);
+			fail_msg("fuzz never produced %s", bg_counter_names[i]);
 }
 
 /* ---- Label words: the datapath's hashes read back from its scratch -------- */
@@ -2172,11 +2174,11 @@ static void test_address_only_filter(void **state)
 	bg_list_init(&l);
 	assert_int_equal(bg_list_parse_buf(&l, "t", "198.51.100.7\n", 13, NULL), 0);
 	bg_list_finish(&l);
-	assert_int_equal(bg_filter_plan(&l, NULL, FUNC_FPR, &p), 0);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, NULL), FUNC_FPR, &p), 0);
 	assert_int_equal(p.name_keys, 0);
 	assert_int_equal(p.n4, 1);
 	assert_int_equal(p.short4, 0);
-	fd = bg_filter_create(&p, SEED, &l, NULL);
+	fd = bg_filter_create(&p, SEED, BL(&l, NULL, NULL));
 	assert_true(fd >= 0);
 	assert_int_equal(bg_filter_publish(f->filters, fd), 0);
 	close(fd);
@@ -2305,8 +2307,7 @@ static void test_depths_bad_header(void **state)
 	bg_list_init(&l);
 	assert_int_equal(bg_list_parse_buf(&l, "a", "198.51.100.7\n", 13, &lo), 0);
 	bg_list_finish(&l);
-	l.names = &names;
-	assert_int_equal(bg_filter_plan(&l, NULL, FUNC_FPR, &p), 0);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, &names), FUNC_FPR, &p), 0);
 	for (b = 0; b <= ARRAY_SIZE(bad); b++) {
 		struct bg_filter_header *h;
 		struct exp e = e_pass();
@@ -2314,7 +2315,7 @@ static void test_depths_bad_header(void **state)
 		int fd;
 
 		assert_non_null(mem);
-		bg_filter_build(mem, &p, SEED, &l, NULL);
+		bg_filter_build(mem, &p, SEED, BL(&l, NULL, &names));
 		h = mem;
 		assert_int_equal(h->subs_depths, 1U << 2);
 		if (b < ARRAY_SIZE(bad))

@@ -39,7 +39,9 @@
 #include "bloomgate/bloom.h"
 #include "filter.h"
 #include "lists.h"
-#include "state.h"
+#include "attach.h"
+#include "pins.h"
+#include "swap.h"
 
 #include "blocklist.h"
 #include "pktgen.h"

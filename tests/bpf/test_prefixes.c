@@ -43,7 +43,9 @@
 #include "bloomgate/bloom.h"
 #include "filter.h"
 #include "lists.h"
-#include "state.h"
+#include "attach.h"
+#include "pins.h"
+#include "swap.h"
 
 #include "pktgen.h"
 #include "bloomgate.skel.h"

@@ -119,9 +119,9 @@ attach() { # IFACE [OPTS...] ; uses $ATTACH_MODE
 	return "$BG_RC"
 }
 
-# A counter from `bloomgate stats --json` (no jq needed).
+# A counter from `bloomgate stats --json`; an error when there is none.
 bg_stat() {
-	bg stats --json | grep -o "\"$1\":[0-9]*" | cut -d: -f2
+	bg stats --json | jq -r --arg k "$1" '.[$k] // error("no counter \($k)")'
 }
 
 # Prints "match" or "no match" for one address.

@@ -151,8 +151,8 @@ stats_read() { # ASSOC-ARRAY-NAME
 	local k v
 	_s=()
 	while IFS=: read -r k v; do
-		_s[${k//\"/}]=$v
-	done < <(bg stats --json | grep -o '"[a-z0-9_]*":[0-9]*')
+		_s[$k]=$v
+	done < <(bg stats --json | jq -r 'to_entries[] | "\(.key):\(.value)"')
 }
 # A phase: counters before, the servers' logs marked, no queries served yet.
 stats_begin() {

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "bloomgate/abi.h"
+#include "counters.h"
 #include "bloomgate.skel.h"
 
 struct member {
@@ -132,12 +133,7 @@ static void test_map_sizes(void **state)
 /* Counters and malformed reasons are append-only: every published index
  * stays where it is (stats output, scripts and old pins rely on it), and
  * the names `stats` prints are unique. The DNS reasons are counters, not
- * malformed reasons (see abi.h). */
-#define BG__NAME(name, str) str,
-static const char *const cnt_names[] = { BG_COUNTERS(BG__NAME) };
-static const char *const mal_names[] = { BG_MALFORMED_REASONS(BG__NAME) };
-#undef BG__NAME
-
+ * malformed reasons (see abi.h); the names are user/counters.c's. */
 static void test_counter_indices(void **state)
 {
 	size_t i, j;
@@ -162,13 +158,15 @@ static void test_counter_indices(void **state)
 	assert_int_equal(BG_CNT__COUNT, 28);
 	assert_int_equal(BG_MAL_IPV6_EXT_TOO_LONG, 9);
 	assert_int_equal(BG_MAL__COUNT, 10);
-	assert_string_equal(cnt_names[BG_CNT_DNS_TRUNCATED], "dns_truncated");
+	assert_string_equal(bg_counter_names[BG_CNT_DNS_TRUNCATED], "dns_truncated");
 	for (i = 0; i < BG_CNT__COUNT; i++)
 		for (j = i + 1; j < BG_CNT__COUNT; j++)
-			assert_string_not_equal(cnt_names[i], cnt_names[j]);
+			assert_string_not_equal(bg_counter_names[i],
+						bg_counter_names[j]);
 	for (i = 0; i < BG_MAL__COUNT; i++)
 		for (j = i + 1; j < BG_MAL__COUNT; j++)
-			assert_string_not_equal(mal_names[i], mal_names[j]);
+			assert_string_not_equal(bg_malformed_names[i],
+						bg_malformed_names[j]);
 	assert_int_equal(BG_KEY_NAME_EXACT, 3);
 	assert_int_equal(BG_KEY_NAME_SUBS, 4);
 }

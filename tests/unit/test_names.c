@@ -25,6 +25,8 @@ static inline const void *bg_elem(const void *filter, __u32 idx)
 #include "bloomgate/lookup.h"
 #include "domains.h"
 #include "filter.h"
+
+#include "blocklist.h"
 #include "lists.h"
 
 /* A tiny target: with a handful of keys no probe below is a false
@@ -33,13 +35,13 @@ static inline const void *bg_elem(const void *filter, __u32 idx)
 #define SEED 0x5eed
 
 struct fx {
-	struct bg_names bnames, anames;
+	struct bg_names bnames, anames, all; /* all: both, for the builder */
 	struct bg_list block, allow;
 	struct bg_filter_params p;
 	void *mem;
 };
 
-static void parse(struct bg_names *n, const char *text, enum bg_dom_format fmt,
+static void parse(struct bg_names *n, const char *text, enum bg_format fmt,
 		  int allow)
 {
 	struct bg_dom_opts o = { .format = fmt, .allow = allow, .strict = 1 };
@@ -47,8 +49,8 @@ static void parse(struct bg_names *n, const char *text, enum bg_dom_format fmt,
 	assert_int_equal(bg_names_parse_buf(n, "t", text, strlen(text), &o), 0);
 }
 
-static void fx_build(struct fx *f, const char *block, enum bg_dom_format bf,
-		     const char *allow, enum bg_dom_format af)
+static void fx_build(struct fx *f, const char *block, enum bg_format bf,
+		     const char *allow, enum bg_format af)
 {
 	memset(f, 0, sizeof(*f));
 	bg_names_init(&f->bnames);
@@ -57,22 +59,22 @@ static void fx_build(struct fx *f, const char *block, enum bg_dom_format bf,
 	bg_list_init(&f->allow);
 	parse(&f->bnames, block, bf, 0);
 	bg_names_finish(&f->bnames);
-	f->block.names = &f->bnames;
 	if (allow) {
 		parse(&f->anames, allow, af, 1);
 		bg_names_finish(&f->anames);
-		f->allow.names = &f->anames;
 	}
-	assert_int_equal(bg_filter_plan(&f->block, allow ? &f->allow : NULL,
+	names_concat(&f->all, &f->bnames, allow ? &f->anames : NULL);
+	assert_int_equal(bg_filter_plan(BL(&f->block, &f->allow, &f->all),
 					TARGET, &f->p), 0);
 	f->mem = calloc(1, f->p.bytes);
 	assert_non_null(f->mem);
-	bg_filter_build(f->mem, &f->p, SEED, &f->block, allow ? &f->allow : NULL);
+	bg_filter_build(f->mem, &f->p, SEED, BL(&f->block, &f->allow, &f->all));
 }
 
 static void fx_free(struct fx *f)
 {
 	free(f->mem);
+	free(f->all.v);
 	bg_list_free(&f->block);
 	bg_list_free(&f->allow);
 	bg_names_free(&f->bnames);
@@ -92,7 +94,7 @@ static void test_rule_kinds(void **state)
 	int at;
 
 	(void)state;
-	fx_build(&f, "exact.test\n*.subs.test\n", BG_DOM_PLAIN, NULL, 0);
+	fx_build(&f, "exact.test\n*.subs.test\n", BG_FMT_PLAIN, NULL, 0);
 	assert_true(((struct bg_filter_header *)f.mem)->flags & BG_FILTER_F_NAMES);
 	assert_int_equal(f.p.name_keys, 2);
 	assert_int_equal(listed(&f, "exact.test", &at), 1);
@@ -110,7 +112,7 @@ static void test_rule_kinds(void **state)
 	assert_int_equal(listed(&f, "", &at), -1);
 	fx_free(&f);
 
-	fx_build(&f, "||tree.test^\n", BG_DOM_ADBLOCK, NULL, 0);
+	fx_build(&f, "||tree.test^\n", BG_FMT_ADBLOCK, NULL, 0);
 	assert_int_equal(f.p.name_keys, 2); /* EXACT and SUBS */
 	assert_int_equal(listed(&f, "tree.test", &at), 1);
 	assert_int_equal(at, 0);
@@ -148,7 +150,7 @@ static void test_subs_depths(void **state)
 	(void)state;
 	/* every SUBS rule at depth 2 (exact and allow rules set no bit) */
 	fx_build(&f, "||evil.org^\n*.tracker.net\nads.example.com\n",
-		 BG_DOM_ADBLOCK, "*.good.evil.org\n", BG_DOM_PLAIN);
+		 BG_FMT_ADBLOCK, "*.good.evil.org\n", BG_FMT_PLAIN);
 	h = f.mem;
 	assert_int_equal(h->subs_depths, 1U << 2);
 	assert_int_equal(f.p.subs_depths, 1U << 2);
@@ -166,7 +168,7 @@ static void test_subs_depths(void **state)
 
 	/* several depths: 2, 3 and 10; a 10-label rule matches 11 labels */
 	fx_build(&f, "||a.example^\n||b.c.example^\n"
-		 "||b.c.d.e.f.g.h.i.j.test^\n", BG_DOM_ADBLOCK, NULL, 0);
+		 "||b.c.d.e.f.g.h.i.j.test^\n", BG_FMT_ADBLOCK, NULL, 0);
 	h = f.mem;
 	assert_int_equal(h->subs_depths, (1U << 2) | (1U << 3) | (1U << 10));
 	assert_int_equal(probes_of(&f, "1.2.3.4.5.6.7.8.9.10.11.nothing", 0), 4);
@@ -178,7 +180,7 @@ static void test_subs_depths(void **state)
 	fx_free(&f);
 
 	/* no SUBS key: mask 0, the exact probe only */
-	fx_build(&f, "ads.example.com\na.b.c.d.e.f.example\n", BG_DOM_PLAIN, NULL, 0);
+	fx_build(&f, "ads.example.com\na.b.c.d.e.f.example\n", BG_FMT_PLAIN, NULL, 0);
 	h = f.mem;
 	assert_int_equal(h->subs_depths, 0);
 	assert_int_equal(probes_of(&f, "a.b.c.d.e.f.g.h.i.j.k.l", 0), 1);
@@ -197,7 +199,7 @@ static void test_subs_depths_bad(void **state)
 	size_t i;
 
 	(void)state;
-	fx_build(&f, "||evil.org^\n", BG_DOM_ADBLOCK, NULL, 0);
+	fx_build(&f, "||evil.org^\n", BG_FMT_ADBLOCK, NULL, 0);
 	h = f.mem;
 	assert_true(bg_header_ok(h));
 	assert_int_equal(bg_filter_test_name(f.mem, "www.evil.org", NULL), 1);
@@ -220,8 +222,8 @@ static void test_allow_precedence(void **state)
 	int at;
 
 	(void)state;
-	fx_build(&f, "||example.com^\n@@||fine.example.com^\n", BG_DOM_ADBLOCK,
-		 "good.example.com\n*.wild.example.com\n", BG_DOM_PLAIN);
+	fx_build(&f, "||example.com^\n@@||fine.example.com^\n", BG_FMT_ADBLOCK,
+		 "good.example.com\n*.wild.example.com\n", BG_FMT_PLAIN);
 	/* good: EXACT; fine: EXACT + SUBS; *.wild: SUBS */
 	assert_int_equal(((struct bg_filter_header *)f.mem)->allown_n, 4);
 	assert_int_equal(bg_filter_name_allowed(f.mem, "good.example.com", &at), 1);
@@ -254,8 +256,8 @@ static void test_allow_table_layout(void **state)
 
 	(void)state;
 	/* good.example.com's EXACT key comes from three rules */
-	fx_build(&f, "||example.com^\n@@||good.example.com^\n", BG_DOM_ADBLOCK,
-		 "good.example.com\nother.example.com\n", BG_DOM_PLAIN);
+	fx_build(&f, "||example.com^\n@@||good.example.com^\n", BG_FMT_ADBLOCK,
+		 "good.example.com\nother.example.com\n", BG_FMT_PLAIN);
 	h = f.mem;
 	assert_int_equal(f.p.allown_n, 4); /* EXACT+SUBS, EXACT, EXACT */
 	assert_int_equal(h->allown_n, 3);
@@ -270,7 +272,7 @@ static void test_allow_table_layout(void **state)
 	fx_free(&f);
 
 	/* no allow rules: no table, nothing allowed */
-	fx_build(&f, "||example.com^\n", BG_DOM_ADBLOCK, NULL, 0);
+	fx_build(&f, "||example.com^\n", BG_FMT_ADBLOCK, NULL, 0);
 	h = f.mem;
 	assert_int_equal(h->allown_n, 0);
 	assert_int_equal(f.p.nelems, bg_filter_nelems(h));
@@ -290,7 +292,7 @@ static void test_allow_table_search(void **state)
 	assert_non_null(text);
 	for (i = 0; i < 3000; i++)
 		w += sprintf(w, "h%d.allowed.test\n", i * 2);
-	fx_build(&f, "||test^\n", BG_DOM_ADBLOCK, text, BG_DOM_PLAIN);
+	fx_build(&f, "||test^\n", BG_FMT_ADBLOCK, text, BG_FMT_PLAIN);
 	assert_int_equal(((struct bg_filter_header *)f.mem)->allown_n, 3000);
 	for (i = 0; i < 6000; i++) {
 		snprintf(name, sizeof(name), "h%d.allowed.test", i);
@@ -314,7 +316,7 @@ static void test_too_deep(void **state)
 		 "||a.b.c.d.e.f.g.h.i.j.test^\n" /* 11 labels */
 		 "||b.c.d.e.f.g.h.i.j.test^\n" /* 10 labels */
 		 "||q.w.e.r.t.y.u.i.o.p.test^\n", /* 11 labels */
-		 BG_DOM_ADBLOCK, "*.x.b.c.d.e.f.g.h.i.j.test\n", BG_DOM_PLAIN);
+		 BG_FMT_ADBLOCK, "*.x.b.c.d.e.f.g.h.i.j.test\n", BG_FMT_PLAIN);
 	assert_int_equal(f.p.names_too_deep, 3); /* two block, one allow */
 	assert_int_equal(f.p.name_keys, 4); /* a, b, q: EXACT; b: SUBS */
 	assert_int_equal(f.p.allown_n, 0);
@@ -338,10 +340,9 @@ static void test_min_target(void **state)
 	(void)state;
 	bg_names_init(&names);
 	bg_list_init(&l);
-	parse(&names, "||example.com^\n", BG_DOM_ADBLOCK, 0);
+	parse(&names, "||example.com^\n", BG_FMT_ADBLOCK, 0);
 	bg_names_finish(&names);
-	l.names = &names;
-	assert_int_equal(bg_filter_plan(&l, NULL, BG_FPR_MIN, &p), 0);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, &names), BG_FPR_MIN, &p), 0);
 	assert_true(p.predicted_addr <= BG_FPR_MIN);
 	bg_list_free(&l);
 	bg_names_free(&names);
@@ -369,8 +370,8 @@ static void test_sized_for_depths(void **state)
 			wa += sprintf(wa, ".l%d", j);
 		wa += sprintf(wa, "^\n");
 	}
-	fx_build(&one, one_text, BG_DOM_ADBLOCK, NULL, 0);
-	fx_build(&all, all_text, BG_DOM_ADBLOCK, NULL, 0);
+	fx_build(&one, one_text, BG_FMT_ADBLOCK, NULL, 0);
+	fx_build(&all, all_text, BG_FMT_ADBLOCK, NULL, 0);
 	assert_int_equal(one.p.subs_depths, 1U << 2);
 	assert_int_equal(all.p.subs_depths, BG_SUBS_DEPTHS_ALL);
 	assert_int_equal(one.p.name_keys, 4000);
@@ -398,10 +399,10 @@ static void test_no_names_flag(void **state)
 	(void)state;
 	bg_list_init(&l);
 	assert_int_equal(bg_list_parse_buf(&l, "t", "192.0.2.1\n", 10, NULL), 0);
-	assert_int_equal(bg_filter_plan(&l, NULL, 0.4, &p), 0);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, NULL), 0.4, &p), 0);
 	mem = calloc(1, p.bytes);
 	assert_non_null(mem);
-	bg_filter_build(mem, &p, 1, &l, NULL);
+	bg_filter_build(mem, &p, 1, BL(&l, NULL, NULL));
 	assert_false(((struct bg_filter_header *)mem)->flags & BG_FILTER_F_NAMES);
 	memset((char *)mem + 64 * p.bloom_off, 0xff, 64ULL * p.nblocks);
 	assert_int_equal(bg_filter_test_name(mem, "example.com", NULL), 0);

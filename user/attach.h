@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Attaching bloomgate to interfaces and detaching it, through libxdp, and
+ * the attachment records `status` lists. Kernel part: needs libbpf and
+ * libxdp.
+ */
+#ifndef BLOOMGATE_ATTACH_H
+#define BLOOMGATE_ATTACH_H
+
+#include <stddef.h>
+
+#include "bloomgate/abi.h"
+#include "pins.h"
+
+enum bg_mode {
+	BG_MODE_NATIVE = 1,
+	BG_MODE_SKB = 2,
+};
+
+struct bg_attach_opts {
+	enum bg_mode mode;
+	enum bg_match match;
+	enum bg_action action;
+	enum bg_dns_action dns_action; /* 0: BG_DNS_ACTION_NXDOMAIN */
+	__u16 dns_ports[BG_DNS_PORTS_MAX]; /* 0 = unused; all 0: BG_DNS_PORT */
+};
+
+/* Attaches to ifname; errors carry a one-line message in err. */
+int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
+	      size_t errlen);
+int bg_detach(const char *ifname, char *err, size_t errlen);
+/* Detaches from every recorded interface (also ones that no longer exist)
+ * and removes every pin. */
+int bg_detach_all(char *err, size_t errlen);
+
+/* Reads the attachment records (up to max), returns how many. */
+int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max);
+
+#endif
