@@ -946,21 +946,18 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 
 /* ---- Files -------------------------------------------------------------- */
 
+static int parse_buf(void *l, const char *name, const char *buf, size_t len,
+		     const void *o)
+{
+	return bg_names_parse_buf(l, name, buf, len, o);
+}
+
 int bg_names_parse_file(struct bg_names *l, const char *path,
 			const struct bg_dom_opts *o)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	int ret;
-
 	struct bg_reporter rep = reporter_of(o);
 
-	ret = bg_read_list(path, &rep, &buf, &len);
-	if (ret < 0)
-		return ret;
-	ret = bg_names_parse_buf(l, path, buf, len, o);
-	free(buf);
-	return ret;
+	return bg_parse_file(path, &rep, parse_buf, l, o);
 }
 
 /* ---- Sorting ------------------------------------------------------------ */

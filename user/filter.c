@@ -247,41 +247,23 @@ static int cpe_target(const uint8_t *t, int n, int l)
 	return best;
 }
 
-/* Disjoint ranges from sorted, non-nested prefixes (bg_list_finish order
- * is by key bytes, i.e. plen first: so sort by address here). */
-static uint32_t count_ranges4(const struct bg_list *l, int below,
-			      struct bg_range4 *out);
-static uint32_t count_ranges6(const struct bg_list *l, int below,
-			      struct bg_range6 *out);
+/* Disjoint ranges from the prefixes of a list shorter than a length: the
+ * allowlist's exact tables and the short IPv6 prefixes. One driver, the
+ * family in a table: fill the ranges, sort them by start (bg_list_finish
+ * order is by key bytes, i.e. plen first), merge overlaps and neighbours. */
+struct range_fam {
+	size_t size; /* of one range */
+	size_t (*fill)(const struct bg_list *l, int below, void *r);
+	int (*cmp)(const void *a, const void *b);
+	size_t (*merge)(void *r, size_t n); /* in place; the count left */
+	size_t (*count)(const struct bg_list *l); /* prefixes of the family */
+};
 
-static int cmp_range4(const void *a, const void *b)
+static size_t fill4(const struct bg_list *l, int below, void *out)
 {
-	const struct bg_range4 *x = a, *y = b;
+	struct bg_range4 *r = out;
+	size_t i, n = 0;
 
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int cmp_range6(const void *a, const void *b)
-{
-	const struct bg_range6 *x = a, *y = b;
-
-	if (x->start_hi != y->start_hi)
-		return x->start_hi < y->start_hi ? -1 : 1;
-	return x->start_lo < y->start_lo ? -1 : x->start_lo > y->start_lo;
-}
-
-/* Builds the ranges of every IPv4 prefix (all lengths when below is 33)
- * shorter than below, merges overlaps and neighbours; returns the count.
- * With out == NULL only counts (still exact). */
-static uint32_t count_ranges4(const struct bg_list *l, int below,
-			      struct bg_range4 *out)
-{
-	struct bg_range4 *r;
-	size_t i, n = 0, w = 0;
-
-	r = malloc((l->n4 ? l->n4 : 1) * sizeof(*r));
-	if (!r)
-		return UINT32_MAX;
 	for (i = 0; i < l->n4; i++) {
 		__u32 a = __builtin_bswap32(l->v4[i].addr);
 		__u8 pl = l->v4[i].plen;
@@ -292,7 +274,21 @@ static uint32_t count_ranges4(const struct bg_list *l, int below,
 		r[n].end = a | (pl >= 32 ? 0 : (pl ? 0xffffffffU >> pl : 0xffffffffU));
 		n++;
 	}
-	qsort(r, n, sizeof(*r), cmp_range4);
+	return n;
+}
+
+static int cmp_range4(const void *a, const void *b)
+{
+	const struct bg_range4 *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static size_t merge4(void *out, size_t n)
+{
+	struct bg_range4 *r = out;
+	size_t i, w = 0;
+
 	for (i = 0; i < n; i++) {
 		if (w && (r[w - 1].end == 0xffffffffU ||
 			  r[i].start <= r[w - 1].end + 1)) {
@@ -302,10 +298,7 @@ static uint32_t count_ranges4(const struct bg_list *l, int below,
 		}
 		r[w++] = r[i];
 	}
-	if (out)
-		memcpy(out, r, w * sizeof(*r));
-	free(r);
-	return (uint32_t)w;
+	return w;
 }
 
 static void prefix6_range(const struct bg_key6 *k, struct bg_range6 *r)
@@ -321,19 +314,31 @@ static void prefix6_range(const struct bg_key6 *k, struct bg_range6 *r)
 	r->end_lo = lo | mlo;
 }
 
-static uint32_t count_ranges6(const struct bg_list *l, int below,
-			      struct bg_range6 *out)
+static size_t fill6(const struct bg_list *l, int below, void *out)
 {
-	struct bg_range6 *r;
-	size_t i, n = 0, w = 0;
+	struct bg_range6 *r = out;
+	size_t i, n = 0;
 
-	r = malloc((l->n6 ? l->n6 : 1) * sizeof(*r));
-	if (!r)
-		return UINT32_MAX;
 	for (i = 0; i < l->n6; i++)
 		if (l->v6[i].plen < below)
 			prefix6_range(&l->v6[i], &r[n++]);
-	qsort(r, n, sizeof(*r), cmp_range6);
+	return n;
+}
+
+static int cmp_range6(const void *a, const void *b)
+{
+	const struct bg_range6 *x = a, *y = b;
+
+	if (x->start_hi != y->start_hi)
+		return x->start_hi < y->start_hi ? -1 : 1;
+	return x->start_lo < y->start_lo ? -1 : x->start_lo > y->start_lo;
+}
+
+static size_t merge6(void *out, size_t n)
+{
+	struct bg_range6 *r = out;
+	size_t i, w = 0;
+
 	for (i = 0; i < n; i++) {
 		if (w) {
 			struct bg_range6 *p = &r[w - 1];
@@ -351,10 +356,54 @@ static uint32_t count_ranges6(const struct bg_list *l, int below,
 		}
 		r[w++] = r[i];
 	}
+	return w;
+}
+
+static size_t count4(const struct bg_list *l)
+{
+	return l->n4;
+}
+
+static size_t count6(const struct bg_list *l)
+{
+	return l->n6;
+}
+
+static const struct range_fam fam4 = { sizeof(struct bg_range4), fill4,
+				       cmp_range4, merge4, count4 };
+static const struct range_fam fam6 = { sizeof(struct bg_range6), fill6,
+				       cmp_range6, merge6, count6 };
+
+/* The ranges of every prefix of the family shorter than below (33 / 129:
+ * all), merged; returns the count. With out == NULL only counts (still
+ * exact); UINT32_MAX when out of memory. */
+static uint32_t count_ranges(const struct range_fam *f, const struct bg_list *l,
+			     int below, void *out)
+{
+	size_t n = f->count(l), w;
+	void *r = malloc((n ? n : 1) * f->size);
+
+	if (!r)
+		return UINT32_MAX;
+	n = f->fill(l, below, r);
+	qsort(r, n, f->size, f->cmp);
+	w = f->merge(r, n);
 	if (out)
-		memcpy(out, r, w * sizeof(*r));
+		memcpy(out, r, w * f->size);
 	free(r);
 	return (uint32_t)w;
+}
+
+static uint32_t count_ranges4(const struct bg_list *l, int below,
+			      struct bg_range4 *out)
+{
+	return count_ranges(&fam4, l, below, out);
+}
+
+static uint32_t count_ranges6(const struct bg_list *l, int below,
+			      struct bg_range6 *out)
+{
+	return count_ranges(&fam6, l, below, out);
 }
 
 static uint32_t elems(uint32_t n, uint32_t per)

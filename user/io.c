@@ -158,3 +158,17 @@ int bg_read_list(const char *path, const struct bg_reporter *r, char **bufp,
 		bg_report_file(r, path, strerror(-ret));
 	return ret;
 }
+
+int bg_parse_file(const char *path, const struct bg_reporter *r,
+		  bg_parse_fn fn, void *dst, const void *opts)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int ret = bg_read_list(path, r, &buf, &len);
+
+	if (ret < 0)
+		return ret;
+	ret = fn(dst, path, buf, len, opts);
+	free(buf);
+	return ret;
+}

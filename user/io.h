@@ -69,4 +69,13 @@ int bg_read_file(const char *path, char **bufp, size_t *lenp);
 int bg_read_list(const char *path, const struct bg_reporter *r, char **bufp,
 		 size_t *lenp);
 
+/* A parser of one list held in memory, into dst, with its options. */
+typedef int (*bg_parse_fn)(void *dst, const char *name, const char *buf,
+			   size_t len, const void *opts);
+
+/* Reads the list at path (bg_read_list()) and parses it with fn; 0 or
+ * -errno, as bg_read_list() or fn returns. */
+int bg_parse_file(const char *path, const struct bg_reporter *r,
+		  bg_parse_fn fn, void *dst, const void *opts);
+
 #endif

@@ -435,30 +435,22 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 
 /* ---- Files -------------------------------------------------------------- */
 
+static int parse_buf(void *l, const char *name, const char *buf, size_t len,
+		     const void *opts)
+{
+	return bg_list_parse_buf(l, name, buf, len, opts);
+}
+
 int bg_list_parse_file(struct bg_list *l, const char *path,
 		       const struct bg_list_opts *opts)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	int ret;
-
 	struct bg_reporter rep = bg_reporter_of(opts);
 
-	ret = bg_read_list(path, &rep, &buf, &len);
-	if (ret < 0)
-		return ret;
-	ret = bg_list_parse_buf(l, path, buf, len, opts);
-	free(buf);
-	return ret;
+	return bg_parse_file(path, &rep, parse_buf, l, opts);
 }
 
 int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
-			  const struct bg_key6 *k6,
-			  void (*cb)(void *ctx, const char *path, size_t line,
-				     const char *text,
-				     const struct bg_key4 *k4,
-				     const struct bg_key6 *k6),
-			  void *ctx)
+			  const struct bg_key6 *k6, bg_cover_fn cb, void *ctx)
 {
 	char text[BG_LIST_LINE_MAX + 1], *buf = NULL;
 	const char *s, *e, *reason;

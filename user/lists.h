@@ -101,13 +101,11 @@ int bg_prefix_covers6(const struct bg_key6 *prefix, const __u8 addr[16]);
  * lines are skipped silently. Returns the number of covering entries,
  * -EINVAL when both keys are NULL, or -errno when the file cannot be read.
  */
+typedef void (*bg_cover_fn)(void *ctx, const char *path, size_t line,
+			    const char *text, const struct bg_key4 *k4,
+			    const struct bg_key6 *k6);
 int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
-			  const struct bg_key6 *k6,
-			  void (*cb)(void *ctx, const char *path, size_t line,
-				     const char *text,
-				     const struct bg_key4 *k4,
-				     const struct bg_key6 *k6),
-			  void *ctx);
+			  const struct bg_key6 *k6, bg_cover_fn cb, void *ctx);
 
 /*
  * One line [s, e) of an address list, classified as the parser would
