@@ -110,7 +110,7 @@ struct set {
 	uint64_t us_probes, us_pos_bg, us_pos_classic; /* userspace FPR */
 };
 
-/* ---- classic Bloom filter (userspace half of bench_classic) -------------- */
+/* ---- classic Bloom filter (userspace half of bench_classic) ------------- */
 
 /* The k bit positions of addr_be (network order), as bench_classic computes
  * them: double hashing of the two halves of one bg_hash64, fastrange to m. */
@@ -769,7 +769,7 @@ static void print_code(struct set *s, int lpm_fd, const char *lpm_list)
 	printf("\n");
 }
 
-/* ---- the section ---------------------------------------------------------- */
+/* ---- the section -------------------------------------------------------- */
 
 static struct set SETS[8];
 static uint32_t *keys; /* the largest list; the smaller ones are its start */

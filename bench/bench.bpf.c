@@ -3,8 +3,9 @@
  * Benchmark baselines for bloomgate, run through BPF_PROG_TEST_RUN by
  * the userspace benchmark (bench/addr.c: (a), (c)-(h); bench/cidr.c: (a),
  * (i); bench/dns.c: the DNS section's packet step, bench_dns, at the end).
- * Every program parses the packet with the datapath's own parser (bpf/parse.h), probes the IPv4 destination against one structure,
- * then steps the destination through the same full-period LCG as the
+ * Every program parses the packet with the datapath's own parser
+ * (bpf/parse.h), probes the IPv4 destination against one structure, then
+ * steps the destination through the same full-period LCG as the
  * datapath's bg_bench_step(), so that the `repeat` iterations of one test
  * run probe different keys (XDP test runs reuse one packet buffer).
  *

@@ -919,7 +919,7 @@ static void print_cidr_checks(void)
 	}
 }
 
-/* ---- the section ---------------------------------------------------------- */
+/* ---- the section -------------------------------------------------------- */
 
 static void cidr_verify(void)
 {

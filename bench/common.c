@@ -20,7 +20,7 @@ uint32_t PKT_DADDR0;
 int failures;
 static struct timespec T0;
 
-/* ---- progress, errors, time ---------------------------------------------- */
+/* ---- progress, errors, time --------------------------------------------- */
 
 void progress_start(void)
 {
@@ -81,7 +81,7 @@ void fail(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* ---- numbers -------------------------------------------------------------- */
+/* ---- numbers ------------------------------------------------------------ */
 
 uint64_t splitmix64(uint64_t *s)
 {
@@ -154,7 +154,7 @@ void variant_medians(struct run *const *timed, int nv, double *ns,
 	}
 }
 
-/* ---- address sets ---------------------------------------------------------- */
+/* ---- address sets ------------------------------------------------------- */
 
 uint64_t *bm_alloc(void)
 {
@@ -199,7 +199,7 @@ void list_from(struct bg_list *l, const uint32_t *addr, uint64_t n)
 	l->n4 = l->cap4 = n;
 	l->accepted = n;
 }
-/* ---- bloomgate ------------------------------------------------------------- */
+/* ---- bloomgate ---------------------------------------------------------- */
 
 struct bloomgate *bg_load(int bench_vary)
 {
@@ -354,7 +354,7 @@ void prog_calls_str(const struct proginfo *pi, char *buf, size_t len)
 	else if (!buf[0])
 		snprintf(buf, len, "none");
 }
-/* ---- the bench packet and its test runs ------------------------------------ */
+/* ---- the bench packet and its test runs --------------------------------- */
 
 void bench_init(void)
 {
@@ -414,7 +414,7 @@ uint32_t lcg_pow(uint32_t a, uint64_t steps)
 	return a * rm + ra;
 }
 
-/* ---- report helpers ---------------------------------------------------------- */
+/* ---- report helpers ----------------------------------------------------- */
 
 long long fd_memlock(int fd)
 {

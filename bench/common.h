@@ -61,12 +61,13 @@ struct opts {
 
 extern struct opts O;
 
-/* ---- sections ------------------------------------------------------------ */
+/* ---- sections ----------------------------------------------------------- */
 
 /*
  * One benchmark section: a file of its own defining a `const struct
- * section`, and one line in main.c's SECTIONS[]. main runs the hooks of the selected sections phase by phase,
- * in table order; any hook may be NULL.
+ * section`, and one line in main.c's SECTIONS[]. main runs the hooks of
+ * the selected sections phase by phase, each phase in table order; any
+ * hook may be NULL.
  */
 struct section {
 	const char *name; /* --only token */
@@ -88,7 +89,7 @@ extern int firehol_missing;
 /* Seed of the generated CIDR list: O.seed ^ MIX_SEED_XOR. */
 #define MIX_SEED_XOR 0xc1d7ULL
 
-/* ---- progress, errors, time ---------------------------------------------- */
+/* ---- progress, errors, time --------------------------------------------- */
 
 extern int failures; /* failed checks: the exit status */
 
@@ -101,7 +102,7 @@ void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double now_s(void);
 double cpu_s(void); /* CPU time of the calling thread */
 
-/* ---- numbers -------------------------------------------------------------- */
+/* ---- numbers ------------------------------------------------------------ */
 
 uint64_t splitmix64(uint64_t *s);
 int cmp_double(const void *a, const void *b);
@@ -109,8 +110,8 @@ double median(const double *v, int n);
 double minimum(const double *v, int n);
 double iqr(double *v, int n); /* interquartile range; sorts v */
 
-/* Median or minimum of one field over the first n (at most 256) of an
- * array of per-round results. */
+/* stat(double *v, int n) (median, minimum, iqr) of one field over the
+ * first n (at most 256) of an array of per-round results. */
 #define ROUNDS_STAT(stat, runs, n, field)                                    \
 	({                                                                   \
 		double t_[256];                                              \
@@ -122,7 +123,7 @@ double iqr(double *v, int n); /* interquartile range; sorts v */
 #define ROUNDS_MEDIAN(runs, n, field) ROUNDS_STAT(median, runs, n, field)
 #define ROUNDS_MIN(runs, n, field) ROUNDS_STAT(minimum, runs, n, field)
 
-/* ---- address sets ---------------------------------------------------------- */
+/* ---- address sets ------------------------------------------------------- */
 
 static inline int bm_test(const uint64_t *bm, uint32_t a)
 {
@@ -137,10 +138,10 @@ static inline void bm_set(uint64_t *bm, uint32_t a)
 uint64_t *bm_alloc(void); /* a zeroed 2^32-bit bitmap, 512 MiB */
 /* n random distinct addresses (host order) and their membership bitmap. */
 uint32_t *gen_keys(uint64_t n, uint64_t seed, uint64_t **bitmap);
-/* A list of the n addresses as /32 keys, as bg_list_finish leaves one. */
+/* A bg_list of the n addresses as /32 keys, without a file to parse. */
 void list_from(struct bg_list *l, const uint32_t *addr, uint64_t n);
 
-/* ---- bloomgate ------------------------------------------------------------- */
+/* ---- bloomgate ---------------------------------------------------------- */
 
 /* bloomgate's real program, loaded with cfg_action=DROP, cfg_match=dst and
  * cfg_bench_vary as given (1: it steps its own destination). */
@@ -148,7 +149,7 @@ struct bloomgate *bg_load(int bench_vary);
 /* bg_counters_read of bg's counters map; dies on failure. */
 void bg_counters(struct bloomgate *bg, struct bg_counters *c);
 
-/* ---- the bench packet and its test runs ------------------------------------ */
+/* ---- the bench packet and its test runs --------------------------------- */
 
 extern struct pkt PKT; /* 60-byte IPv4/UDP frame */
 extern uint32_t PKT_DADDR0; /* its destination, host order */
@@ -176,7 +177,7 @@ uint32_t lcg_pow(uint32_t a, uint64_t steps);
 void variant_medians(struct run *const *timed, int nv, double *ns,
 		     double *cpu_ns);
 
-/* ---- xlated code: which calls are left after the verifier ------------------ */
+/* ---- xlated code: which calls are left after the verifier --------------- */
 
 #define PI_CALLS_MAX 512 /* call sites kept per program */
 struct proginfo {
@@ -190,7 +191,7 @@ void prog_inspect(int fd, struct proginfo *pi);
 void kallsyms_resolve(void);
 void prog_calls_str(const struct proginfo *pi, char *buf, size_t len);
 
-/* ---- report helpers ---------------------------------------------------------- */
+/* ---- report helpers ----------------------------------------------------- */
 
 long long fd_memlock(int fd); /* the kernel's memlock figure, -1: unknown */
 /* Short forms for tables: 8 results may be in use at once. */

@@ -841,7 +841,7 @@ static void dns_bench(void)
 	free(cal);
 }
 
-/* ---- DNS output ---------------------------------------------------------- */
+/* ---- DNS output --------------------------------------------------------- */
 
 static double dmed(const struct dvar *v)
 {

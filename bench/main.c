@@ -60,6 +60,37 @@ static const struct section *const SECTIONS[] = {
 };
 #define NSECTIONS (sizeof(SECTIONS) / sizeof(SECTIONS[0]))
 
+static int section_on(const struct section *sec)
+{
+	size_t i;
+
+	for (i = 0; i < NSECTIONS; i++)
+		if (SECTIONS[i] == sec)
+			return (O.sections >> i) & 1;
+	return 0;
+}
+
+/* "addr, cidr, dns" */
+static const char *section_names(void)
+{
+	static char buf[256];
+	size_t i, off = 0;
+
+	for (i = 0; i < NSECTIONS && off < sizeof(buf); i++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s",
+					i ? ", " : "", SECTIONS[i]->name);
+	return buf;
+}
+
+/* Runs one hook of every selected section, in table order. */
+#define EACH_SECTION(hook, ...)                                              \
+	do {                                                                 \
+		size_t i_;                                                   \
+		for (i_ = 0; i_ < NSECTIONS; i_++)                           \
+			if (SECTIONS[i_]->hook && section_on(SECTIONS[i_]))  \
+				SECTIONS[i_]->hook(__VA_ARGS__);             \
+	} while (0)
+
 struct opts O = {
 	.sizes = { 1000000, 10000000 },
 	.nsizes = 2,
@@ -82,59 +113,7 @@ struct opts O = {
 	.dns_rounds = 15,
 };
 
-/* ---- output ------------------------------------------------------------- */
-
-static int section_on(const struct section *sec)
-{
-	size_t i;
-
-	for (i = 0; i < NSECTIONS; i++)
-		if (SECTIONS[i] == sec)
-			return (O.sections >> i) & 1;
-	return 0;
-}
-
-static void print_params(void)
-{
-	const char *sep;
-	int i;
-
-	printf("Parameters: sections ");
-	for (i = 0, sep = ""; i < (int)NSECTIONS; i++)
-		if (section_on(SECTIONS[i])) {
-			printf("%s%s", sep, SECTIONS[i]->name);
-			sep = ",";
-		}
-	printf("; sizes");
-	if (!O.nsizes)
-		printf(" none");
-	for (i = 0; i < O.nsizes; i++)
-		printf("%s%s", i ? "," : " ", human_n(O.sizes[i]));
-	printf("; repeat %u per test run; %d rounds, variants interleaved "
-	       "(order rotated each round); target FPR %g; kernel bloom "
-	       "map_extra %u; key seed 0x%llx; FPR samples %u; ",
-	       O.repeat, O.rounds, O.target, O.kbloom_k,
-	       (unsigned long long)O.seed, O.fpr_samples);
-	if (O.cpu >= 0)
-		printf("pinned to CPU %d", O.cpu);
-	else
-		printf("not pinned");
-	printf("; CIDR lists: FireHOL level 1 %s, generated %s prefixes "
-	       "(seed 0x%llx)",
-	       !O.firehol || !O.firehol[0] ? "skipped" :
-	       firehol_missing		    ? "absent" :
-						      "present",
-	       O.cidr_n ? human_n(O.cidr_n) : "no",
-	       (unsigned long long)(O.seed ^ MIX_SEED_XOR));
-	if (section_on(&sec_dns))
-		printf("; DNS: %s listed domains and %s listed IPv4 addresses in "
-		       "one filter, %d rounds of about %.0f ms per run",
-		       human_n(O.dns_names), O.dns_addrs ? human_n(O.dns_addrs) : "no",
-		       O.dns_rounds, O.dns_run_ms);
-	printf(".\n\n");
-}
-
-/* ---- main --------------------------------------------------------------- */
+/* ---- options ------------------------------------------------------------ */
 
 static void usage(FILE *f)
 {
@@ -228,18 +207,6 @@ static int set_number(int c, const char *arg)
 		return 1;
 	}
 	return 0;
-}
-
-/* "addr, cidr, dns" */
-static const char *section_names(void)
-{
-	static char buf[256];
-	size_t i, off = 0;
-
-	for (i = 0; i < NSECTIONS && off < sizeof(buf); i++)
-		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s",
-					i ? ", " : "", SECTIONS[i]->name);
-	return buf;
 }
 
 static void parse_args(int argc, char **argv)
@@ -369,14 +336,49 @@ static void parse_args(int argc, char **argv)
 		die("bad DNS parameters (see --help)");
 }
 
-/* Runs one hook of every selected section, in table order. */
-#define EACH_SECTION(hook, ...)                                              \
-	do {                                                                 \
-		size_t i_;                                                   \
-		for (i_ = 0; i_ < NSECTIONS; i_++)                           \
-			if (SECTIONS[i_]->hook && section_on(SECTIONS[i_]))  \
-				SECTIONS[i_]->hook(__VA_ARGS__);             \
-	} while (0)
+/* ---- output ------------------------------------------------------------- */
+
+static void print_params(void)
+{
+	const char *sep;
+	int i;
+
+	printf("Parameters: sections ");
+	for (i = 0, sep = ""; i < (int)NSECTIONS; i++)
+		if (section_on(SECTIONS[i])) {
+			printf("%s%s", sep, SECTIONS[i]->name);
+			sep = ",";
+		}
+	printf("; sizes");
+	if (!O.nsizes)
+		printf(" none");
+	for (i = 0; i < O.nsizes; i++)
+		printf("%s%s", i ? "," : " ", human_n(O.sizes[i]));
+	printf("; repeat %u per test run; %d rounds, variants interleaved "
+	       "(order rotated each round); target FPR %g; kernel bloom "
+	       "map_extra %u; key seed 0x%llx; FPR samples %u; ",
+	       O.repeat, O.rounds, O.target, O.kbloom_k,
+	       (unsigned long long)O.seed, O.fpr_samples);
+	if (O.cpu >= 0)
+		printf("pinned to CPU %d", O.cpu);
+	else
+		printf("not pinned");
+	printf("; CIDR lists: FireHOL level 1 %s, generated %s prefixes "
+	       "(seed 0x%llx)",
+	       !O.firehol || !O.firehol[0] ? "skipped" :
+	       firehol_missing		    ? "absent" :
+						      "present",
+	       O.cidr_n ? human_n(O.cidr_n) : "no",
+	       (unsigned long long)(O.seed ^ MIX_SEED_XOR));
+	if (section_on(&sec_dns))
+		printf("; DNS: %s listed domains and %s listed IPv4 addresses in "
+		       "one filter, %d rounds of about %.0f ms per run",
+		       human_n(O.dns_names), O.dns_addrs ? human_n(O.dns_addrs) : "no",
+		       O.dns_rounds, O.dns_run_ms);
+	printf(".\n\n");
+}
+
+/* ---- main --------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
