@@ -53,6 +53,10 @@ TEST_HELPERS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/too
 
 BENCH_BPF := $(BUILD)/bench.bpf.o
 BENCH_SKEL := $(BUILD)/bench.skel.h
+# bench/main.c and one file per section; bench.h is shared with the BPF side
+BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
+BENCH_HDRS := $(wildcard bench/*.h)
+$(BENCH_BPF): bench/bench.h
 
 .PHONY: all deps test unit bpftest e2e demo bench clean
 all: $(BUILD)/bloomgate
@@ -114,9 +118,9 @@ $(BUILD)/tests/%: tests/tools/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests $< -o $@
 
-$(BUILD)/bench: bench/bench.c tests/pktgen.h $(BENCH_SKEL) $(SKEL) $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a
+$(BUILD)/bench: $(BENCH_SRCS) $(BENCH_HDRS) tests/pktgen.h $(BENCH_SKEL) $(SKEL) $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(BENCH_SRCS) $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a $(LDLIBS) -o $@
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPFT_BINS) $(TEST_HELPERS)

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Benchmark baselines for bloomgate, run through BPF_PROG_TEST_RUN by
- * bench/bench.c (address lists: (a), (c)-(h); CIDR lists: (a), (i); the
- * DNS section's packet step, bench_dns, at the end). Every program parses the packet with the datapath's own
- * parser (bpf/parse.h), probes the IPv4 destination against one structure,
- * then steps the destination through the same full-period LCG as the
+ * the userspace benchmark (bench/addr.c: (a), (c)-(h); bench/cidr.c: (a),
+ * (i); bench/dns.c: the DNS section's packet step, bench_dns, at the end).
+ * Every program parses the packet with the datapath's own parser
+ * (bpf/parse.h), probes the IPv4 destination against one structure, then
+ * steps the destination through the same full-period LCG as the
  * datapath's bg_bench_step(), so that the `repeat` iterations of one test
  * run probe different keys (XDP test runs reuse one packet buffer).
  *
@@ -18,19 +19,7 @@
 
 #include "bloomgate/bloom.h"
 #include "parse.h"
-
-/* Indices into bench_pos[]; bench.c uses the same numbers. */
-enum {
-	BP_PASS,
-	BP_CLASSIC,
-	BP_KBLOOM,
-	BP_HASH,
-	BP_BLOCKED,
-	BP_BLOCKED_INNER,
-	BP_BLOCKED_FIXED,
-	BP_LPM,
-	BP__COUNT,
-};
+#include "bench.h"
 
 __u64 bench_pos[BP__COUNT];
 
@@ -65,7 +54,7 @@ struct {
 } hset SEC(".maps");
 
 /* (f) bloomgate's blocked layout in a plain array: lookups are inlined.
- * bench.c creates this map itself (nblocks + 1 entries) and hands it over
+ * bench/addr.c creates this map itself (nblocks + 1 entries) and hands it over
  * with bpf_map__reuse_fd(); it is also the inner-map template of (h). */
 struct blocked_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -93,8 +82,9 @@ struct {
 } blocked_outer SEC(".maps");
 
 /* (h) Map-in-map slot whose inner maps all have one fixed size (no
- * BPF_F_INNER_MAP): bench.c sets the template with bpf_map__set_inner_map_fd
- * to the map of (f), so its max_entries is the real one. */
+ * BPF_F_INNER_MAP): bench/addr.c sets the template with
+ * bpf_map__set_inner_map_fd to the map of (f), so its max_entries is the
+ * real one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
@@ -103,17 +93,11 @@ struct {
 } blocked_outer_fixed SEC(".maps");
 
 /* (i) Exact longest-prefix match: the kernel's LPM trie holding the listed
- * IPv4 prefixes (CIDR benchmarks). Key as the kernel wants it: prefix
- * length, then the address in network byte order. */
-struct lpm_key4 {
-	__u32 prefixlen;
-	__u32 addr;
-};
-
+ * IPv4 prefixes (CIDR benchmarks), key as in bench.h. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* required for LPM tries */
-	__type(key, struct lpm_key4);
+	__type(key, struct bench_lpm_key4);
 	__type(value, __u32);
 	__uint(max_entries, 1); /* prefixes, set before load */
 } lpm SEC(".maps");
@@ -123,17 +107,7 @@ static __always_inline void bench_step(struct bg_pkt *pkt)
 {
 	__u32 a = bpf_ntohl(pkt->ip4->daddr);
 
-	pkt->ip4->daddr = bpf_htonl(a * 2654435761U + 1);
-}
-
-static __always_inline int bench_verdict(struct bg_pkt *pkt, int hit, int idx)
-{
-	bench_step(pkt);
-	if (hit) {
-		bench_pos[idx]++;
-		return XDP_DROP;
-	}
-	return XDP_PASS;
+	pkt->ip4->daddr = bpf_htonl(a * BENCH_LCG_MUL + BENCH_LCG_ADD);
 }
 
 /* The probe of bloomgate's bg_probe() without its counters. */
@@ -155,33 +129,38 @@ static __always_inline int blocked_probe(void *map, __u32 addr)
 	return b && bg_bloom_test(b, h, hdr->k);
 }
 
-/* (a) Parse and step only. */
-SEC("xdp")
-int bench_pass(struct xdp_md *ctx)
+/* blocked_probe() on the filter in slot 0 of a map-in-map: (g) and (h)
+ * differ only in how their outer map declares the inner one. */
+static __always_inline int slot_probe(void *outer, __u32 addr)
 {
-	struct bg_pkt pkt;
+	__u32 zero = 0;
+	void *filter = bpf_map_lookup_elem(outer, &zero);
 
-	bg_parse(ctx, &pkt);
-	if (pkt.family != BG_KEY_IPV4)
-		return XDP_PASS;
-	return bench_verdict(&pkt, 0, BP_PASS);
+	return filter && blocked_probe(filter, addr);
+}
+
+/*
+ * The probes, one per variant: 1 if the IPv4 destination `a` (network byte
+ * order) is positive. They differ only here; BENCH_PROG() below wraps each
+ * in the same program, so the parse and the step cost the same in all.
+ */
+
+/* (a) No probe: parse and step only. */
+static __always_inline int probe_pass(__u32 a)
+{
+	(void)a;
+	return 0;
 }
 
 /* (c) k bit positions over the whole array, double hashing of the two
  * halves of one bg_hash64, fastrange to m. */
-SEC("xdp")
-int bench_classic(struct xdp_md *ctx)
+static __always_inline int probe_classic(__u32 a)
 {
 	struct bg_key4 key;
-	struct bg_pkt pkt;
 	__u32 h1, h2, i;
-	int hit = 1;
 	__u64 h;
 
-	bg_parse(ctx, &pkt);
-	if (pkt.family != BG_KEY_IPV4)
-		return XDP_PASS;
-	bg_key4_init(&key, pkt.ip4->daddr, 32);
+	bg_key4_init(&key, a, 32);
 	h = bg_key4_hash(&key, classic_seed);
 	h1 = (__u32)h;
 	h2 = (__u32)(h >> 32);
@@ -190,109 +169,82 @@ int bench_classic(struct xdp_md *ctx)
 		__u32 w = bit >> 6;
 		__u64 *word = bpf_map_lookup_elem(&classic_bits, &w);
 
-		if (!word || !(*word & (1ULL << (bit & 63)))) {
-			hit = 0;
-			break;
-		}
+		if (!word || !(*word & (1ULL << (bit & 63))))
+			return 0;
 		h1 += h2;
 	}
-	return bench_verdict(&pkt, hit, BP_CLASSIC);
+	return 1;
 }
 
 /* (d) bpf_map_peek_elem on the kernel's Bloom filter map. */
-SEC("xdp")
-int bench_kbloom(struct xdp_md *ctx)
+static __always_inline int probe_kbloom(__u32 a)
 {
-	struct bg_pkt pkt;
-	__u32 a;
-
-	bg_parse(ctx, &pkt);
-	if (pkt.family != BG_KEY_IPV4)
-		return XDP_PASS;
-	a = pkt.ip4->daddr;
-	return bench_verdict(&pkt, bpf_map_peek_elem(&kbloom, &a) == 0,
-			     BP_KBLOOM);
+	return bpf_map_peek_elem(&kbloom, &a) == 0;
 }
 
 /* (e) Exact lookup in a hash map. */
-SEC("xdp")
-int bench_hash(struct xdp_md *ctx)
+static __always_inline int probe_hash(__u32 a)
 {
-	struct bg_pkt pkt;
-	__u32 a;
-
-	bg_parse(ctx, &pkt);
-	if (pkt.family != BG_KEY_IPV4)
-		return XDP_PASS;
-	a = pkt.ip4->daddr;
-	return bench_verdict(&pkt, bpf_map_lookup_elem(&hset, &a) != NULL,
-			     BP_HASH);
+	return bpf_map_lookup_elem(&hset, &a) != NULL;
 }
 
 /* (f) Blocked probe, filter in a plain array map. */
-SEC("xdp")
-int bench_blocked(struct xdp_md *ctx)
+static __always_inline int probe_blocked(__u32 a)
 {
-	struct bg_pkt pkt;
-
-	bg_parse(ctx, &pkt);
-	if (pkt.family != BG_KEY_IPV4)
-		return XDP_PASS;
-	return bench_verdict(&pkt, blocked_probe(&blocked, pkt.ip4->daddr),
-			     BP_BLOCKED);
+	return blocked_probe(&blocked, a);
 }
 
 /* (g) Blocked probe through ARRAY_OF_MAPS, BPF_F_INNER_MAP inner map. */
-SEC("xdp")
-int bench_blocked_inner(struct xdp_md *ctx)
+static __always_inline int probe_blocked_inner(__u32 a)
 {
-	struct bg_pkt pkt;
-	__u32 zero = 0;
-	void *filter;
-	int hit = 0;
-
-	bg_parse(ctx, &pkt);
-	if (pkt.family != BG_KEY_IPV4)
-		return XDP_PASS;
-	filter = bpf_map_lookup_elem(&blocked_outer, &zero);
-	if (filter)
-		hit = blocked_probe(filter, pkt.ip4->daddr);
-	return bench_verdict(&pkt, hit, BP_BLOCKED_INNER);
+	return slot_probe(&blocked_outer, a);
 }
 
 /* (h) Blocked probe through ARRAY_OF_MAPS, fixed-size inner map. */
-SEC("xdp")
-int bench_blocked_fixed(struct xdp_md *ctx)
+static __always_inline int probe_blocked_fixed(__u32 a)
 {
-	struct bg_pkt pkt;
-	__u32 zero = 0;
-	void *filter;
-	int hit = 0;
-
-	bg_parse(ctx, &pkt);
-	if (pkt.family != BG_KEY_IPV4)
-		return XDP_PASS;
-	filter = bpf_map_lookup_elem(&blocked_outer_fixed, &zero);
-	if (filter)
-		hit = blocked_probe(filter, pkt.ip4->daddr);
-	return bench_verdict(&pkt, hit, BP_BLOCKED_FIXED);
+	return slot_probe(&blocked_outer_fixed, a);
 }
 
 /* (i) LPM trie lookup of the destination (a /32 key: longest match). */
-SEC("xdp")
-int bench_lpm(struct xdp_md *ctx)
+static __always_inline int probe_lpm(__u32 a)
 {
-	struct lpm_key4 key;
-	struct bg_pkt pkt;
+	struct bench_lpm_key4 key = { .prefixlen = 32, .addr = a };
 
-	bg_parse(ctx, &pkt);
-	if (pkt.family != BG_KEY_IPV4)
-		return XDP_PASS;
-	key.prefixlen = 32;
-	key.addr = pkt.ip4->daddr;
-	return bench_verdict(&pkt, bpf_map_lookup_elem(&lpm, &key) != NULL,
-			     BP_LPM);
+	return bpf_map_lookup_elem(&lpm, &key) != NULL;
 }
+
+/*
+ * XDP program `name`: parse with the datapath's parser (non-IPv4 passes
+ * unprobed), probe the destination, step it, and on a positive count it
+ * in bench_pos[idx] and drop.
+ */
+#define BENCH_PROG(name, probe, idx)                                         \
+	SEC("xdp")                                                           \
+	int name(struct xdp_md *ctx)                                         \
+	{                                                                    \
+		struct bg_pkt pkt;                                           \
+		int hit;                                                     \
+									     \
+		bg_parse(ctx, &pkt);                                         \
+		if (pkt.family != BG_KEY_IPV4)                               \
+			return XDP_PASS;                                     \
+		hit = probe(pkt.ip4->daddr);                                 \
+		bench_step(&pkt);                                            \
+		if (!hit)                                                    \
+			return XDP_PASS;                                     \
+		bench_pos[idx]++;                                            \
+		return XDP_DROP;                                             \
+	}
+
+BENCH_PROG(bench_pass, probe_pass, BP_PASS)
+BENCH_PROG(bench_classic, probe_classic, BP_CLASSIC)
+BENCH_PROG(bench_kbloom, probe_kbloom, BP_KBLOOM)
+BENCH_PROG(bench_hash, probe_hash, BP_HASH)
+BENCH_PROG(bench_blocked, probe_blocked, BP_BLOCKED)
+BENCH_PROG(bench_blocked_inner, probe_blocked_inner, BP_BLOCKED_INNER)
+BENCH_PROG(bench_blocked_fixed, probe_blocked_fixed, BP_BLOCKED_FIXED)
+BENCH_PROG(bench_lpm, probe_lpm, BP_LPM)
 
 /* ---- DNS section: vary the query, then run the real program -------------
  *
@@ -300,7 +252,7 @@ int bench_lpm(struct xdp_md *ctx)
  * its own. Each iteration it
  *   1. steps a 64-bit LCG (bd_x, MMIX constants: full period 2^64);
  *   2. rewrites the first BD_RESTORE bytes of the frame from bd_tmpl, the
- *      query as bench.c built it: a previous iteration answered with XDP_TX
+ *      query as bench/dns.c built it: a previous iteration answered with XDP_TX
  *      swapped the headers and set QR=1 in place, and the next one must be
  *      the query again;
  *   3. writes the top 32 bits of the state as the IPv4 destination, and up to
@@ -310,15 +262,10 @@ int bench_lpm(struct xdp_md *ctx)
  *      tail-calls bloomgate_dns through its bg_progs for UDP to port 53) or
  *      bloomgate_dns itself, loaded from build/bloomgate.skel.h, or
  *      bench_nop to measure steps 1-4 alone.
- * bench.c repeats the same steps in userspace to know every name and
+ * bench/dns.c repeats the same steps in userspace to know every name and
  * address the datapath saw. The step is the same whatever the target and
  * the packet, so it cancels out of every difference between variants.
  */
-#define BD_RESTORE 64
-#define BD_VARY_MAX 8
-#define BD_LCG_MUL 6364136223846793005ULL
-#define BD_LCG_ADD 1442695040888963407ULL
-
 __u64 bd_x; /* LCG state: userspace sets the start before each run */
 __u64 bd_tmpl[BD_RESTORE / 8]; /* the frame's first BD_RESTORE bytes */
 __u32 bd_daddr_off; /* frame offset of the IPv4 destination */
@@ -364,7 +311,7 @@ int bench_dns(struct xdp_md *ctx)
 		v >>= 4;
 	}
 	bpf_tail_call(ctx, &bd_target, 0);
-	return XDP_ABORTED; /* empty slot: bench.c treats it as an error */
+	return XDP_ABORTED; /* empty slot: bench/dns.c treats it as an error */
 }
 
 /* Tail-call target that does nothing: bench_dns's own cost. */
