@@ -333,7 +333,8 @@ pass:
 
 /* ---- DNS (issue 4): tail-called by bloomgate_xdp ------------------------ */
 
-/* The name probe reads s->suf[] with the masked indices of bloomgate/lookup.h. */
+/* bg_name_listed and bg_name_allow_round (bloomgate/lookup.h) read
+ * s->suf[] with their masked indices. */
 _Static_assert(sizeof(((struct bg_dns_scratch *)0)->suf) ==
 		       BG_NAME_SUF_SIZE * sizeof(__u64),
 	       "the scratch suffix hashes are the array bg_name_listed reads");

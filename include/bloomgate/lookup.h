@@ -231,7 +231,7 @@ BG_INLINE int bg_name_key_allowed(const void *filter,
 #define BG_NAME_SUF_MASK (BG_NAME_SUF_SIZE - 1)
 _Static_assert(BG_NAME_SUF_SIZE >= BG_DNS_LABELS_MAX + 1 &&
 		       !(BG_NAME_SUF_SIZE & BG_NAME_SUF_MASK),
-	       "suf[] holds S_1 .. S_n and S_{n+1} = 0; a power of two to mask");
+	       "suf[] holds S_1 .. S_n and S_{n+1} = 0, a power of two");
 
 /*
  * The block probe of a name: the whole name as an EXACT key, then each
@@ -245,6 +245,10 @@ _Static_assert(BG_NAME_SUF_SIZE >= BG_DNS_LABELS_MAX + 1 &&
  * Returns 1 if maybe listed, with *label (not NULL) the index of the first
  * label of the matching key (0: the whole name). *probes is incremented
  * per Bloom probe made (bloomgate_dns's dns_probes).
+ *
+ * The loop ends on `listed` rather than returning from inside: the return
+ * made clang lay out bloomgate_dns so that the verifier walked ~600 more
+ * instructions (docs/DESIGN-NOTES.md has the figures).
  */
 BG_INLINE int bg_name_listed(const void *filter,
 			     const struct bg_filter_header *hdr,
@@ -280,7 +284,8 @@ BG_INLINE int bg_name_listed(const void *filter,
  * BG_DNS_SUFFIX_MAX, i < n) the suffix of i labels as a SUBS key -- every
  * suffix the block probe may use, whatever subs_depths says: an allow rule
  * covers its subdomains at any depth. Returns 1 if the allowed-name table
- * holds the key, 0 if not, -1 when there is no round i (the last is past).
+ * holds the key, 0 if not, -1 when there is no round i (the name has no
+ * suffix that deep, or i > BG_DNS_SUFFIX_MAX).
  *
  * One round per call, so each side drives the rounds its own way: the
  * datapath from a bpf_loop() callback (11 unrolled searches of
@@ -309,7 +314,9 @@ BG_INLINE int bg_name_allow_round(const void *filter,
 
 #ifndef __bpf__
 /* Userspace driver of the allow rounds: 1 if the name is allowed, with
- * *label (not NULL) the index of the first label of the allowed key. */
+ * *label (not NULL) the index of the first label of the allowed key. Not
+ * for BPF: a plain loop makes the verifier walk every round's search
+ * (bloomgate_dns drives the rounds with bpf_loop()). */
 BG_INLINE int bg_name_allowlisted(const void *filter,
 				  const struct bg_filter_header *hdr,
 				  const __u64 *suf, __u32 n, __u32 *label)
