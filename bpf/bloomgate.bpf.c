@@ -333,14 +333,11 @@ pass:
 
 /* ---- DNS (issue 4): tail-called by bloomgate_xdp ------------------------ */
 
-/* 1 if the Bloom part may hold name key (kind, suffix hash). */
-static __always_inline int bg_probe_name(const void *filter,
-					 const struct bg_filter_header *hdr,
-					 __u32 kind, __u64 suffix)
-{
-	return bg_probe_hash(filter, hdr,
-			     bg_name_key_hash(kind, suffix, hdr->seed));
-}
+/* bg_name_listed and bg_name_allow_round (bloomgate/lookup.h) read
+ * s->suf[] with their masked indices. */
+_Static_assert(sizeof(((struct bg_dns_scratch *)0)->suf) ==
+		       BG_NAME_SUF_SIZE * sizeof(__u64),
+	       "the scratch suffix hashes are the array bg_name_listed reads");
 
 struct bg_dns_allow_ctx {
 	void *filter;
@@ -349,29 +346,17 @@ struct bg_dns_allow_ctx {
 	__u32 allowed;
 };
 
-/* One bpf_loop() round of the name allowlist: round 0 the whole name as an
- * EXACT key, round i the suffix of i labels as a SUBS key (the suffixes the
- * block probe uses). 1 stops the loop. */
+/* One bpf_loop() round of the name allowlist (bg_name_allow_round). 1
+ * stops the loop: the name is allowed, or no round is left. */
 static long bg_dns_allow_cb(__u32 i, void *ctx)
 {
 	struct bg_dns_allow_ctx *a = ctx;
-	struct bg_dns_scratch *s = a->s;
-	__u32 n = s->n;
-	__u64 h;
+	int r = bg_name_allow_round(a->filter, a->hdr, a->s->suf, a->s->n, i);
 
-	if (!i)
-		h = bg_name_key_hash(BG_KEY_NAME_EXACT, s->suf[0], a->hdr->seed);
-	else if (i < n && i <= BG_DNS_SUFFIX_MAX)
-		h = bg_name_key_hash(BG_KEY_NAME_SUBS,
-				     s->suf[(n - i) & BG_DNS_LH_MASK],
-				     a->hdr->seed);
-	else
-		return 1;
-	if (bg_name_allowed(a->filter, a->hdr, h)) {
-		a->allowed = 1;
-		return 1;
-	}
-	return 0;
+	if (!r)
+		return 0;
+	a->allowed = r > 0;
+	return 1;
 }
 
 /* 1 if the name in s is allowed (checked after a positive only). The
@@ -385,7 +370,7 @@ static __always_inline int bg_dns_allowed(void *filter,
 
 	if (!hdr->allown_n)
 		return 0;
-	bpf_loop(1 + BG_DNS_SUFFIX_MAX, bg_dns_allow_cb, &a, 0);
+	bpf_loop(BG_NAME_ALLOW_ROUNDS, bg_dns_allow_cb, &a, 0);
 	return a.allowed;
 }
 
@@ -435,11 +420,12 @@ static __always_inline void bg_dns_emit(struct xdp_md *ctx,
 /*
  * Judges DNS queries by name; tail-called by bloomgate_xdp for UDP (not a
  * fragment) to one of cfg_dns_ports when the filter holds names, after the
- * address verdict. The full name is probed as an exact key, then each
- * proper suffix of at most BG_DNS_SUFFIX_MAX labels, shortest first, as a
- * "subdomains" key, skipping the depths (label counts) at which the filter
- * has no SUBS key (hdr->subs_depths; dns_probes counts the probes made); a
- * positive that the name allowlist holds passes
+ * address verdict. The name is probed as `bloomgate check` probes it
+ * (bg_name_listed, bloomgate/lookup.h): the full name as an exact key, then
+ * each proper suffix of at most BG_DNS_SUFFIX_MAX labels, shortest first,
+ * as a "subdomains" key, only at the depths (label counts) at which the
+ * filter has a SUBS key (hdr->subs_depths; dns_probes counts the probes
+ * made); a positive that the name allowlist holds passes
  * (dns_allowlisted); otherwise cfg_dns_action: drop, flag (pass, event),
  * or answer NXDOMAIN / REFUSED in place with XDP_TX (bpf/dns_reply.h; any
  * other value answers NXDOMAIN). An answer that cannot be built (IPv6
@@ -460,8 +446,8 @@ int bloomgate_dns(struct xdp_md *ctx)
 	struct bg_counters *c;
 	struct bg_pkt pkt;
 	void *filter = NULL;
-	__u32 zero = 0, probes = 0, depths, i, n;
-	int ret, listed = 0;
+	__u32 zero = 0, probes = 0, n;
+	int ret, listed;
 
 	c = bpf_map_lookup_elem(&BG_MAP_COUNTERS, &zero);
 	if (!c)
@@ -497,18 +483,7 @@ int bloomgate_dns(struct xdp_md *ctx)
 	if (!hdr || !filter || !n || n > BG_DNS_LABELS_MAX)
 		goto pass; /* no filter, or the root name: not judged */
 
-	probes++;
-	listed = bg_probe_name(filter, hdr, BG_KEY_NAME_EXACT, s->suf[0]);
-	depths = hdr->subs_depths;
-	for (i = 1; i <= BG_DNS_SUFFIX_MAX && !listed; i++) {
-		if (i >= n || !(depths >> i))
-			break; /* no deeper suffix, or no SUBS key that deep */
-		if (!bg_dns_depth_probed(depths, i))
-			continue; /* no SUBS key of i labels: nothing to find */
-		probes++;
-		listed = bg_probe_name(filter, hdr, BG_KEY_NAME_SUBS,
-				       s->suf[(n - i) & BG_DNS_LH_MASK]);
-	}
+	listed = bg_name_listed(filter, hdr, s->suf, n, NULL, &probes);
 	c->cnt[BG_CNT_DNS_PROBES] += probes;
 	if (!listed) {
 		bg_count(c, BG_CNT_DNS_NEGATIVES);

@@ -762,20 +762,21 @@ int bg_filter_allowed6(const void *mem, const __u8 addr[16])
 }
 
 /*
- * Names: the probes bloomgate_dns makes, in its order -- the whole name as
- * an exact key, then each proper suffix of at most BG_DNS_SUFFIX_MAX
- * labels, shortest first, as a subdomains key, skipping the depths no SUBS
- * key has (subs_depths). `allowed` selects the exact allow table instead of
- * the Bloom part: it is searched at every depth, as the datapath does.
- * *probes (not NULL) counts the Bloom probes.
+ * Names: bloomgate_dns's own probe (bg_name_listed) and allow check
+ * (bg_name_allow_round, in bg_name_allowlisted's rounds) on the suffix
+ * hashes of the dotted name. Returns -1 for a name that is not legal, 0
+ * when the filter is not probed for names (no name keys: the bits would
+ * answer at their false-positive rate), else 1 with *label the index of
+ * the matching key's first label (0: the whole name), or 0. *probes
+ * counts the Bloom probes (0 for the allow check).
  */
 static int name_lookup(const void *mem, const char *name, int allowed,
 		       int *label, __u32 *probes)
 {
 	const struct bg_filter_header *h = mem;
-	__u64 suf[BG_DNS_LABELS_MAX + 1];
-	__u32 dummy;
-	int n, i;
+	__u64 suf[BG_NAME_SUF_SIZE];
+	__u32 dummy, at = 0;
+	int n, r;
 
 	if (!probes)
 		probes = &dummy;
@@ -784,23 +785,13 @@ static int name_lookup(const void *mem, const char *name, int allowed,
 		return -1;
 	if (!bg_header_ok(h) || !(h->flags & BG_FILTER_F_NAMES) || !h->nblocks)
 		return 0;
-	for (i = 0; i <= BG_DNS_SUFFIX_MAX && i < n; i++) {
-		/* i = 0: the name; i >= 1: the suffix of i labels */
-		__u32 kind = i ? BG_KEY_NAME_SUBS : BG_KEY_NAME_EXACT;
-		int at = i ? n - i : 0;
-		__u64 k = bg_name_key_hash(kind, suf[at], h->seed);
-
-		if (!allowed && i && !bg_dns_depth_probed(h->subs_depths, (__u32)i))
-			continue;
-		if (!allowed)
-			(*probes)++;
-		if (allowed ? bg_name_allowed(mem, h, k) : bg_probe_hash(mem, h, k)) {
-			if (label)
-				*label = at;
-			return 1;
-		}
-	}
-	return 0;
+	if (allowed)
+		r = bg_name_allowlisted(mem, h, suf, (__u32)n, &at);
+	else
+		r = bg_name_listed(mem, h, suf, (__u32)n, &at, probes);
+	if (r && label)
+		*label = (int)at;
+	return r;
 }
 
 int bg_filter_test_name(const void *mem, const char *name, int *label)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The one lookup of an address in a filter, shared by the datapath and by
- * `bloomgate check`. The includer defines how an element of the filter map
- * is reached, before including this file:
+ * The one lookup of an address or a DNS name in a filter, shared by the
+ * datapath and by `bloomgate check`. The includer defines how an element
+ * of the filter map is reached, before including this file:
  *
  *   static inline const void *bg_elem(const void *filter, __u32 idx);
  *
@@ -13,12 +13,15 @@
  * probe at one of the header's prefix lengths is positive, or (IPv6) an
  * exact short-prefix range holds it. Every loop is bounded by a named
  * constant: at most BG_PROBES_MAX Bloom probes per address, plus one bitmap
- * read (IPv4) or one range search (IPv6).
+ * read (IPv4) or one range search (IPv6). A name (bg_name_listed) makes at
+ * most 1 + BG_DNS_SUFFIX_MAX Bloom probes, and after a positive at most
+ * BG_NAME_ALLOW_ROUNDS searches of the name allowlist.
  */
 #ifndef BLOOMGATE_LOOKUP_H
 #define BLOOMGATE_LOOKUP_H
 
 #include "bloom.h"
+#include "dns.h"
 
 BG_INLINE __u32 bg_bloom_base(const struct bg_filter_header *hdr)
 {
@@ -197,8 +200,8 @@ BG_INLINE __u32 bg_allown_off(const struct bg_filter_header *hdr)
 
 /* 1 if the name key with Bloom hash h is one of the allowed name keys
  * (exact: a sorted table of 64-bit hashes, searched without branches). */
-BG_INLINE int bg_name_allowed(const void *filter,
-			      const struct bg_filter_header *hdr, __u64 h)
+BG_INLINE int bg_name_key_allowed(const void *filter,
+				  const struct bg_filter_header *hdr, __u64 h)
 {
 	__u32 off = bg_allown_off(hdr), n = hdr->allown_n, pos;
 	const __u64 *r;
@@ -214,6 +217,126 @@ BG_INLINE int bg_name_allowed(const void *filter,
 	r = bg_elem(filter, off + pos / BG_NAMEKEY_PER_ELEM);
 	return r && r[pos % BG_NAMEKEY_PER_ELEM] == h;
 }
+
+/*
+ * Names. Both sides hold the suffix hashes of an n-label name (1 <= n <=
+ * BG_DNS_LABELS_MAX) the same way: suf[j] = S_{j+1} (bloomgate/dns.h), the
+ * suffix from label j (0-based, leftmost 0) on, so suf[0] is the whole name
+ * and suf[n - i] the suffix of i labels. The datapath has them in its
+ * scratch value (bpf/dns.h, suf[]), userspace from bg_name_hashes(); both
+ * arrays have BG_NAME_SUF_SIZE values and are read here with indices masked
+ * by BG_NAME_SUF_MASK, the bound the verifier needs for a map value.
+ */
+#define BG_NAME_SUF_SIZE 128
+#define BG_NAME_SUF_MASK (BG_NAME_SUF_SIZE - 1)
+_Static_assert(BG_NAME_SUF_SIZE >= BG_DNS_LABELS_MAX + 1 &&
+		       !(BG_NAME_SUF_SIZE & BG_NAME_SUF_MASK),
+	       "suf[] holds S_1 .. S_n and S_{n+1} = 0, a power of two");
+
+/*
+ * The block probe of a name: the whole name as an EXACT key, then each
+ * proper suffix of i labels (1 <= i <= BG_DNS_SUFFIX_MAX, i < n), shortest
+ * first, as a SUBS key, but only at the depths some SUBS key of the filter
+ * has (hdr->subs_depths, bg_dns_depth_probed): a depth without one cannot
+ * answer but at the false-positive rate. The loop ends at the first
+ * positive, at the deepest suffix, or as soon as no depth >= i is set
+ * (nothing deeper could be probed). At most 1 + BG_DNS_SUFFIX_MAX probes.
+ *
+ * Returns 1 if maybe listed, with *label (not NULL) the index of the first
+ * label of the matching key (0: the whole name). *probes is incremented
+ * per Bloom probe made (bloomgate_dns's dns_probes).
+ *
+ * The loop ends on `listed` rather than returning from inside: the return
+ * made clang lay out bloomgate_dns so that the verifier walked ~600 more
+ * instructions (docs/DESIGN-NOTES.md has the figures).
+ */
+BG_INLINE int bg_name_listed(const void *filter,
+			     const struct bg_filter_header *hdr,
+			     const __u64 *suf, __u32 n, __u32 *label,
+			     __u32 *probes)
+{
+	__u32 depths = hdr->subs_depths, i, at = 0;
+	int listed;
+
+	(*probes)++;
+	listed = bg_probe_hash(filter, hdr,
+			       bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0],
+						hdr->seed));
+	for (i = 1; i <= BG_DNS_SUFFIX_MAX && !listed; i++) {
+		if (i >= n || !(depths >> i))
+			break; /* no deeper suffix, or no SUBS key that deep */
+		if (!bg_dns_depth_probed(depths, i))
+			continue; /* no SUBS key of i labels: nothing to find */
+		at = (n - i) & BG_NAME_SUF_MASK;
+		(*probes)++;
+		listed = bg_probe_hash(filter, hdr,
+				       bg_name_key_hash(BG_KEY_NAME_SUBS, suf[at],
+							hdr->seed));
+	}
+	if (listed && label)
+		*label = at;
+	return listed;
+}
+
+/*
+ * Round i of the name allowlist check (made after a block positive only):
+ * round 0 the whole name as an EXACT key, round i (1 <= i <=
+ * BG_DNS_SUFFIX_MAX, i < n) the suffix of i labels as a SUBS key -- every
+ * suffix the block probe may use, whatever subs_depths says: an allow rule
+ * covers its subdomains at any depth. Returns 1 if the allowed-name table
+ * holds the key, 0 if not, -1 when there is no round i (the name has no
+ * suffix that deep, or i > BG_DNS_SUFFIX_MAX).
+ *
+ * One round per call, so each side drives the rounds its own way: the
+ * datapath from a bpf_loop() callback (11 unrolled searches of
+ * BG_RANGE_STEPS lookups each would cost the verifier far more),
+ * userspace with bg_name_allowlisted().
+ */
+BG_INLINE int bg_name_allow_round(const void *filter,
+				  const struct bg_filter_header *hdr,
+				  const __u64 *suf, __u32 n, __u32 i)
+{
+	__u64 h;
+
+	if (!i)
+		h = bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], hdr->seed);
+	else if (i < n && i <= BG_DNS_SUFFIX_MAX)
+		h = bg_name_key_hash(BG_KEY_NAME_SUBS,
+				     suf[(n - i) & BG_NAME_SUF_MASK], hdr->seed);
+	else
+		return -1;
+	return bg_name_key_allowed(filter, hdr, h);
+}
+
+/* Rounds of the allow check: the whole name, then BG_DNS_SUFFIX_MAX
+ * suffixes at most. */
+#define BG_NAME_ALLOW_ROUNDS (1 + BG_DNS_SUFFIX_MAX)
+
+#ifndef __bpf__
+/* Userspace driver of the allow rounds: 1 if the name is allowed, with
+ * *label (not NULL) the index of the first label of the allowed key. Not
+ * for BPF: a plain loop makes the verifier walk every round's search
+ * (bloomgate_dns drives the rounds with bpf_loop()). */
+BG_INLINE int bg_name_allowlisted(const void *filter,
+				  const struct bg_filter_header *hdr,
+				  const __u64 *suf, __u32 n, __u32 *label)
+{
+	__u32 i;
+	int r;
+
+	for (i = 0; i < BG_NAME_ALLOW_ROUNDS; i++) {
+		r = bg_name_allow_round(filter, hdr, suf, n, i);
+		if (r < 0)
+			break;
+		if (r) {
+			if (label)
+				*label = i ? n - i : 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+#endif
 
 /* A header the builder would never write is no filter at all (k = 0 would
  * match everything, offsets past the map would read nothing). */

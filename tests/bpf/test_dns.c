@@ -2286,6 +2286,100 @@ static void test_depths(void **state)
 	expect_probes(f, "com", 0, 1);
 }
 
+/*
+ * bloomgate_dns and userspace (bg_filter_test_name_probes, the same
+ * bg_name_listed) agree on the verdict and on dns_probes, for names of 1
+ * to 13 labels, listed or not, under every mask subs_depths can hold: the
+ * header element of the published map is rewritten in place per mask (the
+ * bits stay those of depths 2, 3 and 10), and the userspace copy with it.
+ * The masks make every combination of skipped depths and early stops.
+ */
+static void test_probes_agree(void **state)
+{
+	static struct entry rules[] = {
+		{ "evil.org", E_TREE, 0 }, /* depth 2 */
+		{ "b.c.example", E_SUBS, 0 }, /* depth 3 */
+		{ NULL, E_SUBS, 0 }, /* B10: depth 10 */
+	};
+	static const char *const names[] = {
+		"nothing", "a.nothing", "a.b.c.d.nothing", "evil.org",
+		"x.evil.org", "a.b.c.d.e.f.g.h.i.j.k.evil.org", "x.b.c.example",
+		"x.y.z.b.c.example", "b.c.example",
+		"1.2.3.4.5.6.7.8.9.10.11.12.13",
+		NULL, /* "x." B10 */
+	};
+	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct fx *f = *state;
+	struct bg_filter_header *h;
+	struct bg_filter_params p;
+	struct bg_names bn;
+	struct bg_list l;
+	char deep[64];
+	__u32 m, k, listed_n = 0;
+	size_t i;
+	void *mem;
+	int fd;
+
+	rules[2].name = B10;
+	snprintf(deep, sizeof(deep), "x.%s", B10);
+	fill_names(&bn, rules, ARRAY_SIZE(rules));
+	bg_list_init(&l);
+	bg_list_finish(&l);
+	l.names = &bn;
+	assert_int_equal(bg_filter_plan(&l, NULL, FUNC_FPR, &p), 0);
+	mem = calloc(p.nelems, BG_FILTER_VALUE_SIZE);
+	assert_non_null(mem);
+	bg_filter_build(mem, &p, SEED, &l, NULL);
+	h = mem;
+	assert_int_equal(h->subs_depths, (1U << 2) | (1U << 3) | (1U << 10));
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),
+			    BG_FILTER_VALUE_SIZE, p.nelems, &opts);
+	assert_true(fd >= 0);
+	for (k = 0; k < p.nelems; k++)
+		assert_int_equal(bpf_map_update_elem(fd, &k, (char *)mem + 64 * k,
+						     BPF_ANY), 0);
+	assert_int_equal(bg_filter_publish(f->filters, fd), 0);
+	f->use_xdp = 0;
+	for (m = 0; m <= BG_SUBS_DEPTHS_ALL; m += 2) {
+		k = 0;
+		h->subs_depths = (__u16)m;
+		assert_int_equal(bpf_map_update_elem(fd, &k, mem, BPF_ANY), 0);
+		for (i = 0; i < ARRAY_SIZE(names); i++) {
+			const char *name = names[i] ? names[i] : deep;
+			struct dnsq q = Q(name);
+			struct exp e = { .verdict = XDP_PASS };
+			struct pkt pk;
+			__u32 up = 99;
+			int listed;
+
+			listed = bg_filter_test_name_probes(mem, name, NULL, &up);
+			assert_true(listed == 0 || listed == 1);
+			listed_n += (__u32)listed;
+			e.cnt[BG_CNT_DNS_QUERIES] = 1;
+			e.cnt[BG_CNT_DNS_PROBES] = up;
+			if (listed) { /* C_DROP */
+				e.verdict = XDP_DROP;
+				e.cnt[BG_CNT_DNS_POSITIVES] = 1;
+				e.cnt[BG_CNT_DROPPED] = 1;
+			} else {
+				e.cnt[BG_CNT_DNS_NEGATIVES] = 1;
+				e.cnt[BG_CNT_PASSED] = 1;
+			}
+			build_dns(&pk, NET4, 53, &q);
+			run(f, pk.buf, pk.len, &e,
+			    "subs_depths %#x, %s: userspace %s, %u probes", m,
+			    name, listed ? "listed" : "not listed", up);
+		}
+	}
+	/* the masks reached both verdicts (evil.org is listed at any mask) */
+	assert_true(listed_n > 512 && listed_n < 512 * ARRAY_SIZE(names));
+	close(fd);
+	free(mem);
+	free(bn.v);
+	bg_list_free(&l);
+}
+
 /* A header with subs_depths bits the builder never sets (0, above
  * BG_DNS_SUFFIX_MAX) is no filter: queries pass unjudged, bloomgate_xdp
  * counts no_filter. */
@@ -2835,6 +2929,7 @@ int main(void)
 		T(test_depths, C_DST),
 		T(test_depths, C_XDP),
 		T(test_depths_bad_header, C_DST),
+		T(test_probes_agree, C_DROP),
 		T(test_no_filter, C_NOFILTER),
 		T(test_no_filter_xdp, C_NOFILTER_XDP),
 		T(test_reply_ip_fields, C_DST),

@@ -189,6 +189,84 @@ static void test_subs_depths(void **state)
 	fx_free(&f);
 }
 
+/* A name of n labels, none listed: "l2.l3...ln.nothing" ("nothing" alone
+ * for n = 1). */
+static void unlisted_name(char *buf, int n)
+{
+	int i;
+
+	*buf = 0;
+	for (i = n; i > 1; i--)
+		buf += sprintf(buf, "l%d.", i);
+	strcpy(buf, "nothing");
+}
+
+/* The probes a negative query of n labels makes with mask m, counted from
+ * the mask: 1 for the exact key, 1 per depth i of m with i < n. */
+static __u32 model_probes(__u32 m, int n)
+{
+	__u32 below = n > BG_DNS_SUFFIX_MAX ? BG_SUBS_DEPTHS_ALL
+					     : ((1U << n) - 1) & ~1U;
+
+	return 1 + (__u32)__builtin_popcount(m & below);
+}
+
+/*
+ * The userspace probe is the datapath's (bg_name_listed): for every mask
+ * subs_depths can hold, a name probes its exact key and exactly the depths
+ * of the mask below its label count, and no more past the deepest one --
+ * names up to 13 labels, deeper than any depth. Checked through
+ * bg_filter_test_name_probes and on bg_name_listed itself.
+ */
+static void test_probe_follows_depths(void **state)
+{
+	/* a 13-label name listed through the depth-2 SUBS key of evil.org */
+	const char *deep = "a.b.c.d.e.f.g.h.i.j.k.evil.org";
+	__u64 suf[BG_NAME_SUF_SIZE];
+	struct bg_filter_header *h;
+	char name[128];
+	struct fx f;
+	__u32 m, p, at;
+	int n, nl;
+
+	(void)state;
+	fx_build(&f, "||evil.org^\n", BG_DOM_ADBLOCK, NULL, 0);
+	h = f.mem;
+	assert_int_equal(h->subs_depths, 1U << 2);
+	for (m = 0; m <= BG_SUBS_DEPTHS_ALL; m += 2) {
+		h->subs_depths = (__u16)m;
+		assert_true(bg_header_ok(h));
+		for (n = 1; n <= 13; n++) {
+			unlisted_name(name, n);
+			if ((__u32)probes_of(&f, name, 0) != model_probes(m, n))
+				fail_msg("mask %#x, %s: %d probes, expected %u", m,
+					 name, probes_of(&f, name, 0),
+					 model_probes(m, n));
+			assert_int_equal(bg_name_hashes(name, h->seed, suf, &nl), 0);
+			assert_int_equal(nl, n);
+			p = 0;
+			assert_int_equal(bg_name_listed(f.mem, h, suf, (__u32)n,
+							NULL, &p), 0);
+			assert_int_equal(p, model_probes(m, n));
+		}
+		/* listed only when depth 2 is probed, after depth 1 if set */
+		if (m & (1U << 2)) {
+			assert_int_equal(probes_of(&f, deep, 1),
+					 2 + ((m >> 1) & 1));
+			assert_int_equal(bg_name_hashes(deep, h->seed, suf, &nl), 0);
+			p = 0;
+			at = 99;
+			assert_int_equal(bg_name_listed(f.mem, h, suf, (__u32)nl,
+							&at, &p), 1);
+			assert_int_equal(at, 11);
+		} else {
+			assert_int_equal((__u32)probes_of(&f, deep, 0),
+					 model_probes(m, 13));
+		}
+	}
+	fx_free(&f);
+}
+
 /* A header with subs_depths bits the builder never writes (0, above
  * BG_DNS_SUFFIX_MAX) is no filter. */
 static void test_subs_depths_bad(void **state)
@@ -423,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_min_target),
 		cmocka_unit_test(test_sized_for_depths),
 		cmocka_unit_test(test_subs_depths),
+		cmocka_unit_test(test_probe_follows_depths),
 		cmocka_unit_test(test_subs_depths_bad),
 	};
 
