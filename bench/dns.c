@@ -164,35 +164,20 @@ static int wire_to_dotted(const uint8_t *q, char *out)
 }
 
 /*
- * bloomgate_dns's judgement of a name, in userspace on the live filter: the
- * whole name as an exact key, then each proper suffix of at most
- * BG_DNS_SUFFIX_MAX labels, shortest first, as a subdomains key, skipping
- * the depths (label counts) no SUBS key of the filter has (the header's
- * subs_depths); the first positive ends it. Returns 1 if listed; *probes
- * counts the probes made.
+ * bloomgate_dns's judgement of a name, in userspace on the live filter,
+ * with the datapath's own probe (bg_name_listed(), bloomgate/lookup.h).
+ * Returns 1 if listed; *probes counts the probes made.
  */
 static int dns_judge(const void *fmem, const char *dotted, uint32_t *probes)
 {
 	const struct bg_filter_header *h = fmem;
-	__u64 suf[BG_DNS_LABELS_MAX + 1];
-	int n, i;
+	__u64 suf[BG_NAME_SUF_SIZE];
+	int n;
 
 	*probes = 0;
 	if (bg_name_hashes(dotted, h->seed, suf, &n))
 		die("bg_name_hashes refused '%s'", dotted);
-	(*probes)++;
-	if (bg_probe_hash(fmem, h, bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0],
-						    h->seed)))
-		return 1;
-	for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < n; i++) {
-		if (!bg_dns_depth_probed(h->subs_depths, (__u32)i))
-			continue;
-		(*probes)++;
-		if (bg_probe_hash(fmem, h, bg_name_key_hash(BG_KEY_NAME_SUBS,
-							    suf[n - i], h->seed)))
-			return 1;
-	}
-	return 0;
+	return bg_name_listed(fmem, h, suf, (__u32)n, NULL, probes);
 }
 
 static int dns_is_query53(const struct dvar *v)
