@@ -29,14 +29,8 @@
 
 /* bloomgate's own lookup (bloomgate/lookup.h, the datapath's code) on a
  * filter mmapped in userspace, so the bench can count the probes an address
- * costs; bg_elem as user/filter.c defines it for bg_filter_test4. */
-static inline const void *bg_elem(const void *filter, __u32 idx)
-{
-	return idx < bg_filter_nelems(filter) ?
-		       (const struct bg_block *)filter + idx :
-		       NULL;
-}
-#include "bloomgate/lookup.h"
+ * costs. */
+#include "mem_lookup.h"
 
 /* ---- options (bench/main.c) --------------------------------------------- */
 

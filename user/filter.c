@@ -728,14 +728,7 @@ __u32 bg_filter_nelems(const struct bg_filter_header *h)
 	       elems(h->allown_n, BG_NAMEKEY_PER_ELEM);
 }
 
-static inline const void *bg_elem(const void *filter, __u32 idx)
-{
-	const struct bg_filter_header *h = filter;
-
-	return idx < bg_filter_nelems(h) ? (const struct bg_block *)filter + idx : NULL;
-}
-
-#include "bloomgate/lookup.h"
+#include "mem_lookup.h"
 
 int bg_filter_test4(const void *mem, __u32 addr_be)
 {

@@ -2326,11 +2326,10 @@ static void test_probes_agree(void **state)
 	fill_names(&bn, rules, ARRAY_SIZE(rules));
 	bg_list_init(&l);
 	bg_list_finish(&l);
-	l.names = &bn;
-	assert_int_equal(bg_filter_plan(&l, NULL, FUNC_FPR, &p), 0);
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, &bn), FUNC_FPR, &p), 0);
 	mem = calloc(p.nelems, BG_FILTER_VALUE_SIZE);
 	assert_non_null(mem);
-	bg_filter_build(mem, &p, SEED, &l, NULL);
+	bg_filter_build(mem, &p, SEED, BL(&l, NULL, &bn));
 	h = mem;
 	assert_int_equal(h->subs_depths, (1U << 2) | (1U << 3) | (1U << 10));
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),

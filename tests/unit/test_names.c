@@ -17,12 +17,7 @@
 
 #include "bloomgate/dns.h"
 
-/* bg_allown_off() only; the lookups themselves go through user/filter.c */
-static inline const void *bg_elem(const void *filter, __u32 idx)
-{
-	return (const struct bg_block *)filter + idx;
-}
-#include "bloomgate/lookup.h"
+#include "mem_lookup.h"
 #include "domains.h"
 #include "filter.h"
 
@@ -230,7 +225,7 @@ static void test_probe_follows_depths(void **state)
 	int n, nl;
 
 	(void)state;
-	fx_build(&f, "||evil.org^\n", BG_DOM_ADBLOCK, NULL, 0);
+	fx_build(&f, "||evil.org^\n", BG_FMT_ADBLOCK, NULL, 0);
 	h = f.mem;
 	assert_int_equal(h->subs_depths, 1U << 2);
 	for (m = 0; m <= BG_SUBS_DEPTHS_ALL; m += 2) {
