@@ -1,6 +1,7 @@
 # bloomgate build. `make` builds build/bloomgate; `make test` installs what
 # is missing, builds and runs every suite; `make demo`; `make bench`.
 .DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
 .SUFFIXES:
 .SECONDARY:
 
@@ -33,8 +34,8 @@ endif
 # explaining a verdict, the load record, the CLI's option tables; no
 # libbpf. kernel: pins and lock, attach, the filter swap, the load
 # pipeline's publishing half (libbpf, libxdp).
-CORE_SRCS := user/io.c user/ip.c user/format.c user/lists.c user/domains.c \
-	     user/sources.c user/filter.c user/prepare.c user/explain.c \
+CORE_SRCS := user/io.c user/ip.c user/format.c user/wire.c user/lists.c user/domains.c \
+	     user/sources.c user/filter.c user/probe.c user/prepare.c user/explain.c \
 	     user/record.c user/counters.c user/print.c user/opts.c
 KERN_SRCS := user/pins.c user/attach.c user/swap.c user/load.c
 LIB_SRCS := $(CORE_SRCS) $(KERN_SRCS)

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bloomgate: the command line. One binary, iproute2-style subcommands.
+ * A front end only: each command declares its options (user/opts.h), calls
+ * the core or kernel library, and prints what it returns; the load and
+ * check logic live in user/load.c, user/prepare.c and user/explain.c, their
+ * text in user/print.c. Long only because it holds every command.
  * Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 bloomgate is
  * not attached (no pinned state), 4 the list was rejected (nothing loaded).
  */
@@ -29,6 +33,7 @@
 #include "filter.h"
 #include "lists.h"
 #include "explain.h"
+#include "wire.h"
 #include "load.h"
 #include "opts.h"
 #include "print.h"

@@ -4,6 +4,12 @@
  * validated, lowercased names, each with a kind (the name, the name and its
  * subdomains, or its subdomains only) and an allow flag.
  *
+ * One concern, though a long file: the three formats share one name
+ * grammar (normalise()), one storage (an arena and an entry array), one
+ * sort, and `check`'s re-reading of a list (bg_names_find()) must parse
+ * exactly as the load did, so it calls the same line parsers. Detection
+ * across formats and dispatch live above, in user/sources.c.
+ *
  * Lines. A UTF-8 byte-order mark at the start, CRLF line ends, blanks
  * (spaces, tabs) around the text, blank lines and a missing final newline
  * are all fine. A line with a NUL byte ("binary data") or longer than
@@ -1210,60 +1216,6 @@ int bg_names_find(const char *path, const struct bg_dom_opts *o,
 	if (ret)
 		return ret;
 	return nhits > INT_MAX ? INT_MAX : (int)nhits;
-}
-
-/* ---- Wire form to text (events) ----------------------------------------- */
-
-int bg_name_from_wire(const uint8_t *wire, size_t len, char *out,
-		      size_t outlen)
-{
-	size_t i = 0, o = 0, total = 0;
-
-	if (!wire || !out || outlen < 2)
-		return -1;
-	if (len > BG_DNS_NAME_MAX)
-		len = BG_DNS_NAME_MAX; /* a name is never longer */
-	for (;;) {
-		unsigned int l, k;
-
-		if (i >= len)
-			return -1; /* no root byte */
-		l = wire[i++];
-		if (l == 0)
-			break;
-		if (l > BG_DNS_LABEL_MAX)
-			return -1; /* a pointer (0xc0) or a reserved type */
-		if (l > len - i)
-			return -1; /* the label runs past the bytes */
-		total += 1 + l;
-		if (o) {
-			if (o + 1 >= outlen)
-				return -1;
-			out[o++] = '.';
-		}
-		for (k = 0; k < l; k++) {
-			unsigned char c = wire[i + k];
-
-			if ((c && name_char[c] == c) || (c >= 'A' && c <= 'Z')) {
-				if (o + 1 >= outlen)
-					return -1;
-				out[o++] = (char)c;
-			} else {
-				/* RFC 1035 5.1 presentation form: \DDD */
-				if (o + 4 >= outlen)
-					return -1;
-				snprintf(out + o, 5, "\\%03u", c);
-				o += 4;
-			}
-		}
-		i += l;
-	}
-	if (total + 1 > BG_DNS_NAME_MAX)
-		return -1;
-	if (!o)
-		out[o++] = '.'; /* the root */
-	out[o] = '\0';
-	return (int)o;
 }
 
 /* ---- Detection of plain lists (user/sources.c) --------------------------- */

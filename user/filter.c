@@ -1,4 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Planning and building a filter (layout in bloomgate/abi.h): the
+ * false-positive model and sizing, controlled prefix expansion, the exact
+ * range tables, the name keys, the map layout, and the build into memory.
+ * One concern in one file on purpose: the plan counts exactly the keys and
+ * ranges the build writes, through the same static helpers (count_ranges,
+ * allow_name_keys, the expansion targets), so the two cannot drift apart.
+ * The lookups on a built filter are in user/probe.c.
+ */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -719,86 +728,11 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 					  seed, &bl->names);
 }
 
-/* ---- Userspace lookups (same code as the datapath) --------------------- */
+/* ---- Layout ---------------------------------------------------------- */
 
 __u32 bg_filter_nelems(const struct bg_filter_header *h)
 {
-	/* bg_allown_off(h) (bloomgate/lookup.h, included below) */
+	/* bg_allown_off(h) (bloomgate/lookup.h) + the allowed name keys */
 	return h->short6_off + elems(h->short6_n, BG_RANGE6_PER_ELEM) +
 	       elems(h->allown_n, BG_NAMEKEY_PER_ELEM);
-}
-
-#include "mem_lookup.h"
-
-int bg_filter_test4(const void *mem, __u32 addr_be)
-{
-	__u32 probes = 0;
-
-	return bg_header_ok(mem) && bg_listed4(mem, mem, addr_be, &probes);
-}
-
-int bg_filter_test6(const void *mem, const __u8 addr[16])
-{
-	__u32 probes = 0;
-
-	return bg_header_ok(mem) && bg_listed6(mem, mem, addr, &probes);
-}
-
-int bg_filter_allowed4(const void *mem, __u32 addr_be)
-{
-	return bg_header_ok(mem) && bg_allowed4(mem, mem, addr_be);
-}
-
-int bg_filter_allowed6(const void *mem, const __u8 addr[16])
-{
-	return bg_header_ok(mem) && bg_allowed6(mem, mem, addr);
-}
-
-/*
- * Names: bloomgate_dns's own probe (bg_name_listed) and allow check
- * (bg_name_allow_round, in bg_name_allowlisted's rounds) on the suffix
- * hashes of the dotted name. Returns -1 for a name that is not legal, 0
- * when the filter is not probed for names (no name keys: the bits would
- * answer at their false-positive rate), else 1 with *label the index of
- * the matching key's first label (0: the whole name), or 0. *probes
- * counts the Bloom probes (0 for the allow check).
- */
-static int name_lookup(const void *mem, const char *name, int allowed,
-		       int *label, __u32 *probes)
-{
-	const struct bg_filter_header *h = mem;
-	__u64 suf[BG_NAME_SUF_SIZE];
-	__u32 dummy, at = 0;
-	int n, r;
-
-	if (!probes)
-		probes = &dummy;
-	*probes = 0;
-	if (bg_name_hashes(name, h->seed, suf, &n))
-		return -1;
-	if (!bg_header_ok(h) || !(h->flags & BG_FILTER_F_NAMES) || !h->nblocks)
-		return 0;
-	if (allowed)
-		r = bg_name_allowlisted(mem, h, suf, (__u32)n, &at);
-	else
-		r = bg_name_listed(mem, h, suf, (__u32)n, &at, probes);
-	if (r && label)
-		*label = (int)at;
-	return r;
-}
-
-int bg_filter_test_name(const void *mem, const char *name, int *label)
-{
-	return name_lookup(mem, name, 0, label, NULL);
-}
-
-int bg_filter_test_name_probes(const void *mem, const char *name, int *label,
-			       __u32 *probes)
-{
-	return name_lookup(mem, name, 0, label, probes);
-}
-
-int bg_filter_name_allowed(const void *mem, const char *name, int *label)
-{
-	return name_lookup(mem, name, 1, label, NULL);
 }

@@ -3,6 +3,11 @@
  * Blocklist parsing: files of addresses and CIDR prefixes into sorted,
  * de-duplicated, overlap-free keys.
  *
+ * One concern, though a long file: address lists, from a line to the
+ * finished key arrays. The sort and the overlap reduction are most of its
+ * length (they are what makes 10M-line lists fast), and `check`'s
+ * re-reading (bg_list_find_covering()) must use the same line parser.
+ *
  * Format: one IPv4 or IPv6 address or CIDR prefix per line (plain lists,
  * FireHOL .ipset and .netset files, Spamhaus DROP files). '#' and ';' start
  * a comment anywhere on a line; blank lines, spaces, tabs and CRLF line ends

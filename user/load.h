@@ -15,82 +15,7 @@
 #ifndef BLOOMGATE_LOAD_H
 #define BLOOMGATE_LOAD_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#include "filter.h"
-#include "io.h"
-#include "sources.h"
-
-enum bg_load_stage {
-	BG_STAGE_NONE = 0, /* no failure */
-	BG_STAGE_PARSE, /* reading and parsing the lists */
-	BG_STAGE_PLAN, /* sizing the filter; also: no entry at all */
-	BG_STAGE_BUILD, /* creating and filling the filter map */
-	BG_STAGE_PUBLISH, /* the swap */
-	BG_STAGE_RECORD, /* the load record (the filter is live) */
-	BG_STAGE__COUNT,
-};
-
-/* "parse", "plan", ...; "none". */
-const char *bg_load_stage_name(int stage);
-
-struct bg_load_opts {
-	struct bg_sources *sources; /* in order; each source's format is set
-				       to the one used (detected or stated) */
-	double fpr; /* target false-positive rate; 0: BG_FPR_DEFAULT */
-	int strict; /* a rejected line (or a too-deep rule) fails the load */
-	bg_diag_fn diag; /* every diagnostic as it happens; may be NULL */
-	void *diag_ctx;
-	uint64_t seed; /* 0: random (getrandom()) */
-};
-
-/* Rules of the domain lists kept after finishing, by what they do. */
-struct bg_load_rules {
-	size_t exact, subs; /* blocking rules, by kind */
-	size_t allow_rules; /* allow rules (@@) in block lists */
-	size_t allow_listed; /* entries of --allow domain lists */
-};
-
-/* Diagnostics kept in the report (all are passed to opts->diag). */
-#define BG_LOAD_DIAGS_MAX 64
-
-struct bg_load_report {
-	/* files by kind */
-	size_t n_addr, n_addr_allow, n_dom, n_allow;
-	/* the counters of the finished lists (their arrays are not kept:
-	 * the pointers are NULL) */
-	struct bg_list block, allow;
-	struct bg_names names;
-	struct bg_load_rules rules;
-	size_t entries; /* blocked addresses, prefixes and names kept */
-	double fpr; /* the target used */
-	struct bg_filter_params plan;
-	uint64_t seed;
-	uint32_t filter_id; /* map id of the filter published */
-	double ms[BG_STAGE__COUNT]; /* time per stage, milliseconds */
-	/* diagnostics: counts, and the first BG_LOAD_DIAGS_MAX (copies) */
-	size_t n_errors, n_warnings, n_diags;
-	struct bg_diag diags[BG_LOAD_DIAGS_MAX];
-	/* failure: the stage, -errno, and one line saying what and why */
-	enum bg_load_stage failed;
-	int err;
-	int strict_rejected, strict_too_deep; /* why a strict parse failed */
-	char msg[512];
-};
-
-void bg_load_report_init(struct bg_load_report *r);
-void bg_load_report_free(struct bg_load_report *r);
-
-/*
- * Parses every source into bl (initialised here; free it with
- * bg_blocklist_free() whatever the result), finishes it and plans the
- * filter into r->plan. 0, or a negative errno with r->failed, r->err and
- * r->msg set (BG_STAGE_PARSE or BG_STAGE_PLAN). Pure: touches no kernel
- * state, so the agent can validate lists with it (agent --check).
- */
-int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
-		    struct bg_load_report *r);
+#include "prepare.h"
 
 struct bg_state; /* user/pins.h */
 
@@ -103,11 +28,5 @@ struct bg_state; /* user/pins.h */
  */
 int bg_load(struct bg_state *st, const struct bg_load_opts *o,
 	    struct bg_load_report *r);
-
-/* For the two halves of the pipeline: a monotonic clock in milliseconds,
- * and setting the report's failure (returns err). */
-double bg_now_ms(void);
-int bg_load_fail(struct bg_load_report *r, enum bg_load_stage stage, int err,
-		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

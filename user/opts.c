@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Table-driven command-line options: parsing, synopsis and help from one
- * declaration per option (opts.h).
+ * declaration per option (opts.h). One concern: the parser, the synopsis
+ * and the help text read the same table, so they live together.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "bloomgate/dns.h"
-#include "load.h"
+#include "prepare.h"
 
 static const char *const stage_names[BG_STAGE__COUNT] = {
 	[BG_STAGE_NONE] = "none", [BG_STAGE_PARSE] = "parse",

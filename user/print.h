@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "explain.h"
-#include "load.h"
+#include "prepare.h"
 
 /* "1.85 MiB", "12.0 KiB", "512 B". */
 void bg_fmt_bytes(char *buf, size_t len, double bytes);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "domains.h"
+#include "wire.h"
 #include "lists_helpers.h"
 
 /* Relative to the repository root, the working directory of `make test`. */

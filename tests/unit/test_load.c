@@ -19,7 +19,7 @@
 
 #include "explain.h"
 #include "filter.h"
-#include "load.h"
+#include "prepare.h"
 
 static char dir[] = "/tmp/bg-test-load.XXXXXX";
 
