@@ -31,17 +31,23 @@ BG_INLINE __u32 bg_bloom_block(__u64 h, __u32 nblocks)
 	return (__u32)(((__u64)(__u32)(h >> 32) * nblocks) >> 32);
 }
 
+/* The next of a key's bit positions in its block: g runs from the hash,
+ * multiplied once per bit; the top 9 bits pick one of the 512. The builder
+ * and the probe step through the same positions with it. */
+BG_INLINE __u32 bg_bloom_next_bit(__u64 *g)
+{
+	*g *= BG_BLOOM_MUL;
+	return (__u32)(*g >> 55);
+}
+
 /* Sets the k bits of hash h in block b (builder). */
 BG_INLINE void bg_bloom_set(struct bg_block *b, __u64 h, __u32 k)
 {
 	__u64 g = h;
-	__u32 i;
+	__u32 i, bit;
 
 	for (i = 0; i < BG_K_MAX && i < k; i++) {
-		__u32 bit;
-
-		g *= BG_BLOOM_MUL;
-		bit = (__u32)(g >> 55);
+		bit = bg_bloom_next_bit(&g);
 		b->w[bit >> 6] |= 1ULL << (bit & 63);
 	}
 }
@@ -50,13 +56,10 @@ BG_INLINE void bg_bloom_set(struct bg_block *b, __u64 h, __u32 k)
 BG_INLINE int bg_bloom_test(const struct bg_block *b, __u64 h, __u32 k)
 {
 	__u64 g = h;
-	__u32 i;
+	__u32 i, bit;
 
 	for (i = 0; i < BG_K_MAX && i < k; i++) {
-		__u32 bit;
-
-		g *= BG_BLOOM_MUL;
-		bit = (__u32)(g >> 55);
+		bit = bg_bloom_next_bit(&g);
 		if (!(b->w[bit >> 6] & (1ULL << (bit & 63))))
 			return 0;
 	}
