@@ -54,6 +54,7 @@ mnt() { # MOUNT-ARGS... TARGET
 	MOUNTS+=("${!#}")
 }
 
+# shellcheck disable=SC2317 # run by the EXIT trap
 unmount_all() {
 	local i
 	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
