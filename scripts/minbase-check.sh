@@ -54,9 +54,13 @@ mnt() { # MOUNT-ARGS... TARGET
 	MOUNTS+=("${!#}")
 }
 
+# Every mount under $M becomes a slave first: /run/netns is a peer of the
+# host's, and unmounting it (lazily, with namespaces still mounted in it)
+# would otherwise unmount the host's namespaces too, other runs' included.
 # shellcheck disable=SC2317 # run by the EXIT trap
 unmount_all() {
 	local i
+	((${#MOUNTS[@]})) && mount --make-rslave "${MOUNTS[0]}"
 	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
 		umount "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}" ||
 			echo "minbase-check: cannot unmount ${MOUNTS[i]}" >&2
@@ -68,7 +72,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Unmounts whatever an earlier run left mounted under $M (deepest first).
-if [ -d "$M" ]; then
+if [ -d "$M" ] && mountpoint -q "$M"; then
+	mount --make-rslave "$M"
 	findmnt -rn -o TARGET | grep -E "^$M(/|\$)" | sort -r | while read -r t; do
 		umount "$t" 2>/dev/null || umount -l "$t"
 	done
