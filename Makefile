@@ -9,7 +9,9 @@ BUILD   := build
 CC      ?= gcc
 CLANG   ?= clang
 BPFTOOL ?= bpftool
-ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
+# 2>/dev/null: `make test` on a system without a compiler yet parses this
+# before its deps step installs one (the sub-make that builds parses again).
+ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g

@@ -15,6 +15,10 @@
 # absent that part is skipped and the doc says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib-require.sh
+source scripts/lib-require.sh
+require_cmds awk sed grep head tee mktemp date mkdir mv cat nproc uname lscpu \
+	pkg-config git clang
 
 BUILD=${BUILD:-build}
 BIN="$BUILD/bench"

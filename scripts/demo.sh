@@ -15,6 +15,7 @@ IF_C=eth0 IF_GWC=lan0 IF_GWS=wan0 IF_S=eth0
 E2E_LOCK_WAIT=10
 # shellcheck source=tests/e2e/lib.sh
 source tests/e2e/lib.sh
+require_cmds "${E2E_CMDS[@]}"
 
 LIST=data/sample-blocklist.txt
 ALLOW=data/sample-allowlist.txt
@@ -51,9 +52,6 @@ check_why() { # ADDR
 
 for f in "$LIST" "$ALLOW" "$DOMAINS"; do
 	[ -f "$f" ] || die "$f is missing"
-done
-for f in dig dnsmasq; do
-	command -v "$f" >/dev/null || die "$f is not installed (make deps)"
 done
 T0=$SECONDS
 e2e_init

@@ -1,29 +1,58 @@
 #!/bin/sh
 # Install every Debian package bloomgate needs to build, test, demo and bench.
-# Idempotent and quiet when everything is already present.
+# Idempotent and quiet when everything is already present; when it cannot
+# install (not root, no apt-get, apt-get failing) it stops with one line.
 set -eu
+# shellcheck source=scripts/lib-require.sh
+. "$(dirname "$0")/lib-require.sh"
 
-# dnsutils (dig) and dnsmasq-base (the dnsmasq binary, without the system
-# service) are the DNS client and server of the DNS end-to-end test and demo;
-# ethtool reads the veth XDP counters it reports.
-PKGS="make gcc clang llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev
-zlib1g-dev libcmocka-dev libxxhash-dev pkg-config iproute2 iputils-ping
-linux-libc-dev libc6-dev gcc-multilib dnsutils dnsmasq-base ethtool"
+# Build-time packages (libraries and headers); the packages of the commands
+# the scripts call come from the table in lib-require.sh. libjson-c-dev:
+# JSON in the CLI and the load record. gcc-multilib: the asm/ headers that
+# the BPF fixture compiled by the e2e tests (no multiarch -I) includes.
+BUILD_PKGS="libc6-dev linux-libc-dev gcc-multilib llvm libbpf-dev libxdp-dev
+xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev"
+PKGS="$BUILD_PKGS $(bg_cmd_pkgs)"
 
+# One dpkg-query for all of them: "ii NAME " per installed package. A
+# package dpkg has never heard of prints nothing (and an error we do not
+# need), so it counts as missing.
+# shellcheck disable=SC2086,SC2016
+installed=" $(dpkg-query -W -f='${db:Status-Abbrev}${Package} ' $PKGS 2>/dev/null || :)"
 missing=""
 for p in $PKGS; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
-		missing="$missing $p"
-	fi
+	case $installed in
+	*" ii $p "*) ;;
+	*) missing="$missing $p" ;;
+	esac
 done
-[ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
-	exit 1
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: missing packages:$missing; run 'make deps' as root to install them" >&2
+		exit 1
+	fi
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "install-deps: no apt-get (not Debian?); install by hand:$missing" >&2
+		exit 1
+	fi
+	echo "install-deps: installing$missing"
+	log=$(mktemp /tmp/bloomgate-install-deps.XXXXXX)
+	export DEBIAN_FRONTEND=noninteractive
+	# Wait for another apt run (another checkout's make test) rather than
+	# fail on its lock.
+	# shellcheck disable=SC2086
+	if ! { apt-get -o DPkg::Lock::Timeout=300 update &&
+		apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends $missing; } \
+		>"$log" 2>&1; then
+		why=$(grep '^E: ' "$log" | head -n1)
+		echo "install-deps: apt-get failed (${why:-$(tail -n1 "$log")}); full output in $log" >&2
+		exit 1
+	fi
+	rm -f "$log"
 fi
-echo "install-deps: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+
+# The table's packages must provide the table's commands: this catches a
+# wrong entry, or a command removed by hand from an installed package.
+# shellcheck disable=SC2046
+require_cmds $(bg_cmds)

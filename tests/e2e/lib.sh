@@ -27,6 +27,12 @@
 # clean up after a run that was killed outright.
 
 E2E_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts/lib-require.sh
+source "$E2E_ROOT/scripts/lib-require.sh"
+# Every external command the e2e suites (test_*.sh), this file and the demo
+# call; e2e_init checks them before it creates anything (require_cmds).
+E2E_CMDS=(ip nsenter sysctl bpftool flock timeout "${CLANG:-clang}" dig dnsmasq ethtool jq
+	awk sed grep find mktemp date seq sort tee wc cut tr head uname id)
 BG_BIN=${BG_BIN:-$E2E_ROOT/build/bloomgate}
 UDPSEND=$E2E_ROOT/build/tests/udpsend
 UDPSINK=$E2E_ROOT/build/tests/udpsink
@@ -359,21 +365,39 @@ client_xdp_pass() { # on|off
 
 # ---- topology ---------------------------------------------------------------
 
+# Sets sysctls in namespace NS, then reads every one back from /proc/sys
+# inside NS (through nsenter, not sysctl) and fails, with the reason in
+# TOPO_ERR, unless each has the value written. A setting that did not take
+# (no sysctl, a read-only /proc/sys in a container) must stop the setup: a
+# gateway without forwarding otherwise shows up later as every datagram
+# lost, in every suite.
 _ns_sysctl() { # NS KEY=VALUE...
-	local ns=$1
+	local ns=$1 kv key got
 	shift
-	ip netns exec "$ns" sysctl -qw "$@" >/dev/null
+	if ! ip netns exec "$ns" sysctl -qw "$@" >/dev/null; then
+		TOPO_ERR="sysctl -w $* failed in $ns"
+		return 1
+	fi
+	for kv in "$@"; do
+		key=${kv%%=*}
+		got=$(in_ns "$ns" cat "/proc/sys/${key//.//}" 2>/dev/null)
+		if [ "$got" != "${kv#*=}" ]; then
+			TOPO_ERR="$key is '${got:-unreadable}' in $ns after setting it to ${kv#*=}"
+			return 1
+		fi
+	done
 }
 
 topo_setup() {
 	local ns
+	TOPO_ERR=
 	for ns in "$NS_C" "$NS_GW" "$NS_S"; do
 		ip netns add "$ns" || return 1
 		# No DAD anywhere, link-local addresses included.
 		_ns_sysctl "$ns" net.ipv6.conf.all.accept_dad=0 \
 			net.ipv6.conf.default.accept_dad=0 \
 			net.ipv6.conf.default.router_solicitations=0 \
-			net.ipv6.conf.all.router_solicitations=0
+			net.ipv6.conf.all.router_solicitations=0 || return 1
 		ip -n "$ns" link set lo up
 	done
 	ip -n "$NS_C" link add "$IF_C" address "$MAC_C" type veth \
@@ -381,7 +405,7 @@ topo_setup() {
 	ip -n "$NS_S" link add "$IF_S" address "$MAC_S" type veth \
 		peer name "$IF_GWS" address "$MAC_GWS" netns "$NS_GW" || return 1
 
-	_ns_sysctl "$NS_GW" net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	_ns_sysctl "$NS_GW" net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 || return 1
 
 	# client
 	ip -n "$NS_C" addr add "$C_IP4/25" dev "$IF_C"
@@ -495,9 +519,7 @@ e2e_init() {
 	for f in "$BG_BIN" "$UDPSEND" "$UDPSINK"; do
 		[ -x "$f" ] || die "$f is missing: run make first (make all build/tests/udpsend build/tests/udpsink)"
 	done
-	for f in ip nsenter bpftool flock timeout; do
-		command -v "$f" >/dev/null || die "$f is not installed"
-	done
+	require_cmds "${E2E_CMDS[@]}"
 	exec {E2E_LOCK_FD}>"$E2E_LOCK"
 	flock -w "${E2E_LOCK_WAIT:-300}" "$E2E_LOCK_FD" || die "another bloomgate e2e run or demo holds $E2E_LOCK"
 
@@ -523,5 +545,5 @@ e2e_init() {
 	trap 'e2e_cleanup; exit 143' TERM
 	E2E_TMP=$(mktemp -d /tmp/bloomgate-e2e.XXXXXX)
 	echo "$NS_C $NS_GW $NS_S $BG_PIN $E2E_TMP" >"$E2E_MARKER"
-	topo_setup || die "cannot build the namespace topology"
+	topo_setup || die "cannot build the namespace topology${TOPO_ERR:+: $TOPO_ERR}"
 }

@@ -1,0 +1,160 @@
+#!/bin/bash
+# Proves that `make test` passes on a minimal Debian 12: the README's steps
+# (apt-get install make, then make test) run in a chroot of
+# `debootstrap --variant=minbase bookworm`, on a clean clone of a branch.
+#
+#   scripts/minbase-check.sh [REPO]     as root; REPO defaults to this checkout
+#
+# Do not wrap it in `flock /tmp/bg-e2e.lock`: it takes that machine-wide lock
+# itself, for `make test` only (the e2e suites use global names and
+# /sys/fs/bpf); installing and building run outside it. MINBASE_LOCK= (empty)
+# skips the lock, for a caller that holds it already.
+#
+# The base image, MINBASE_ROOT (default /srv/deb12), is created when absent
+# and never changed: each run works on an overlay of it, MINBASE_RUN
+# (default /srv/deb12-run: upper/, work/, merged/, make-test.log), wiped at
+# the start of the next run, so every run starts from the minimal system
+# and really installs the packages. Downloaded .debs are kept in
+# $MINBASE_RUN.cache/ between runs (only the download is saved).
+#
+# What the chroot gets from the host: /proc, /sys, /sys/fs/bpf (the host's
+# bpffs: pins are machine-wide anyway), /dev, /dev/pts, /run/netns (a shared
+# bind, so namespaces the tests create are the host's, visible as such and
+# cleaned up as such), /etc/resolv.conf. Debian's mirror must be reachable.
+# The branch cloned is the one checked out in REPO (MINBASE_BRANCH
+# overrides); only committed work is tested. /work/shared (MINBASE_SHARED)
+# is copied to /work/shared in the chroot. Exit status: make test's.
+set -u
+
+REPO=$(cd "${1:-$(dirname "$0")/..}" && pwd) || exit 1
+BASE=${MINBASE_ROOT:-/srv/deb12}
+RUN=${MINBASE_RUN:-/srv/deb12-run}
+CACHE=$RUN.cache
+SHARED=${MINBASE_SHARED:-/work/shared}
+LOCK=${MINBASE_LOCK-/tmp/bg-e2e.lock}
+MIRROR=http://deb.debian.org/debian
+M=$RUN/merged
+MOUNTS=() # mount points made here, unmounted in reverse order
+
+die() {
+	echo "minbase-check: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || die "must run as root"
+BRANCH=${MINBASE_BRANCH:-$(git -C "$REPO" rev-parse --abbrev-ref HEAD)} ||
+	die "$REPO is not a git checkout"
+[ -d "$SHARED" ] || die "$SHARED is missing"
+
+# Mounts and records it for unmounting. The binds are made slaves, so
+# nothing mounted or unmounted under them reaches the host (/run/netns
+# excepted, on purpose).
+mnt() { # MOUNT-ARGS... TARGET
+	mount "$@" || die "mount $* failed"
+	MOUNTS+=("${!#}")
+}
+
+# Every mount under $M becomes a slave first: /run/netns is a peer of the
+# host's, and unmounting it (lazily, with namespaces still mounted in it)
+# would otherwise unmount the host's namespaces too, other runs' included.
+# shellcheck disable=SC2317 # run by the EXIT trap
+unmount_all() {
+	local i
+	((${#MOUNTS[@]})) && mount --make-rslave "${MOUNTS[0]}"
+	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+		umount "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}" ||
+			echo "minbase-check: cannot unmount ${MOUNTS[i]}" >&2
+	done
+	MOUNTS=()
+}
+trap unmount_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Unmounts whatever an earlier run left mounted under $M (deepest first).
+if [ -d "$M" ] && mountpoint -q "$M"; then
+	mount --make-rslave "$M"
+	findmnt -rn -o TARGET | grep -E "^$M(/|\$)" | sort -r | while read -r t; do
+		umount "$t" 2>/dev/null || umount -l "$t"
+	done
+fi
+
+# rm -rf of a tree with /dev or /sys still bound in it would reach the host's.
+if findmnt -rn -o TARGET | grep -qE "^$M(/|\$)"; then
+	die "something is still mounted under $M: unmount it first"
+fi
+
+# ---- the base image -----------------------------------------------------------
+if [ ! -x "$BASE/usr/bin/apt-get" ]; then
+	command -v debootstrap >/dev/null ||
+		apt-get install -y -qq debootstrap >/dev/null ||
+		die "cannot install debootstrap"
+	echo "minbase-check: debootstrap --variant=minbase bookworm $BASE"
+	debootstrap --variant=minbase bookworm "$BASE" "$MIRROR" >"$BASE.debootstrap.log" 2>&1 ||
+		die "debootstrap failed (see $BASE.debootstrap.log)"
+fi
+
+# ---- the host side: bpffs, a shared /run/netns ----------------------------------
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs"
+mkdir -p /run/netns
+# What `ip netns add` does itself: /run/netns a mount point, shared.
+mountpoint -q /run/netns || mount --bind /run/netns /run/netns || die "cannot bind /run/netns"
+mount --make-shared /run/netns || die "cannot make /run/netns shared"
+
+# ---- a fresh overlay of the base --------------------------------------------------
+rm -rf --one-file-system "$RUN"
+mkdir -p "$RUN/upper" "$RUN/work" "$M" "$CACHE"
+mnt -t overlay overlay -o "lowerdir=$BASE,upperdir=$RUN/upper,workdir=$RUN/work" "$M"
+mount --make-private "$M"
+mnt -t proc proc "$M/proc"
+mnt --bind /sys "$M/sys"
+mount --make-rslave "$M/sys"
+mnt --bind /sys/fs/bpf "$M/sys/fs/bpf"
+mount --make-rslave "$M/sys/fs/bpf"
+mnt --bind /dev "$M/dev"
+mount --make-rslave "$M/dev"
+mnt --bind /dev/pts "$M/dev/pts"
+mount --make-rslave "$M/dev/pts"
+mkdir -p "$M/run/netns"
+mnt --bind /run/netns "$M/run/netns"
+mkdir -p "$M/var/cache/apt/archives"
+mnt --bind "$CACHE" "$M/var/cache/apt/archives"
+mount --make-private "$M/var/cache/apt/archives"
+
+# The sources of the debian:12 image (debootstrap writes bookworm main only).
+cat >"$M/etc/apt/sources.list" <<EOF
+deb $MIRROR bookworm main
+deb $MIRROR bookworm-updates main
+deb http://deb.debian.org/debian-security bookworm-security main
+EOF
+cp /etc/resolv.conf "$M/etc/resolv.conf"
+
+mkdir -p "$M/work"
+git clone -q --branch "$BRANCH" "$REPO" "$M/work/main" || die "git clone $REPO failed"
+cp -a "$SHARED" "$M/work/shared"
+echo "minbase-check: $BRANCH at $(git -C "$M/work/main" log -1 --format='%h %s' | cut -c1-60)"
+
+# ---- the README's steps, in the chroot -------------------------------------------
+in_chroot() { # SHELL-COMMAND
+	chroot "$M" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		/bin/sh -c "$1"
+}
+
+LOG=$RUN/make-test.log
+echo "minbase-check: apt-get update && apt-get install -y make; make deps (log: $LOG)"
+in_chroot 'set -e; apt-get update -qq; apt-get install -y -qq make; cd /work/main; make deps' \
+	>"$LOG" 2>&1 || die "installing make or the dependencies failed (see $LOG)"
+
+echo "minbase-check: make test${LOCK:+ (under $LOCK)}"
+if [ -n "$LOCK" ]; then
+	flock "$LOCK" chroot "$M" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		/bin/sh -c 'cd /work/main && make test' >>"$LOG" 2>&1
+else
+	in_chroot 'cd /work/main && make test' >>"$LOG" 2>&1
+fi
+rc=$?
+grep -E '^(not ok|failed suites:|[0-9]+ passed, [0-9]+ failed)' "$LOG"
+echo "minbase-check: make test exit $rc (full output: $LOG)"
+exit "$rc"
