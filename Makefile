@@ -36,9 +36,10 @@ endif
 # explaining a verdict, the load record, the CLI's option tables; no
 # libbpf. kernel: pins and lock, attach, the filter swap, the load
 # pipeline's publishing half (libbpf, libxdp).
-CORE_SRCS := user/io.c user/ip.c user/format.c user/wire.c user/lists.c user/domains.c \
-	     user/sources.c user/filter.c user/probe.c user/prepare.c user/explain.c \
-	     user/record.c user/counters.c user/print.c user/opts.c
+CORE_SRCS := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
+	     user/domains.c user/sources.c user/filter.c user/probe.c \
+	     user/prepare.c user/explain.c user/record.c user/counters.c \
+	     user/print.c user/opts.c user/attach_opts.c
 KERN_SRCS := user/pins.c user/attach.c user/swap.c user/load.c
 LIB_SRCS := $(CORE_SRCS) $(KERN_SRCS)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CORE_SRCS))

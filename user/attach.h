@@ -10,20 +10,8 @@
 #include <stddef.h>
 
 #include "bloomgate/abi.h"
+#include "attach_opts.h"
 #include "pins.h"
-
-enum bg_mode {
-	BG_MODE_NATIVE = 1,
-	BG_MODE_SKB = 2,
-};
-
-struct bg_attach_opts {
-	enum bg_mode mode;
-	enum bg_match match;
-	enum bg_action action;
-	enum bg_dns_action dns_action; /* 0: BG_DNS_ACTION_NXDOMAIN */
-	__u16 dns_ports[BG_DNS_PORTS_MAX]; /* 0 = unused; all 0: BG_DNS_PORT */
-};
 
 /* Attaches to ifname; errors carry a one-line message in err. */
 int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,

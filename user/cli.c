@@ -102,23 +102,17 @@ static int open_state(struct bg_state *st, int lock)
 
 static const char *match_name(int m)
 {
-	return m == BG_MATCH_DST ? "dst" : m == BG_MATCH_SRC ? "src" :
-		m == BG_MATCH_BOTH ? "both" : "?";
+	return bg_enum_name(bg_match_values, m);
 }
 
 static const char *action_name(int a)
 {
-	return a == BG_ACTION_DROP ? "drop" : a == BG_ACTION_FLAG ? "flag" : "?";
+	return bg_enum_name(bg_action_values, a);
 }
-
-static const char *const dns_action_names[] = {
-	[BG_DNS_ACTION_DROP] = "drop", [BG_DNS_ACTION_FLAG] = "flag",
-	[BG_DNS_ACTION_NXDOMAIN] = "nxdomain", [BG_DNS_ACTION_REFUSED] = "refused",
-};
 
 static const char *dns_action_name(int a)
 {
-	return a > 0 && a <= BG_DNS_ACTION_REFUSED ? dns_action_names[a] : "?";
+	return bg_enum_name(bg_dns_action_values, a);
 }
 
 /* "53" or "53,5353": the ports in use (0 = unused), into buf. */
@@ -170,34 +164,6 @@ static const struct attach_args attach_defaults = {
 	.dns_action = BG_DNS_ACTION_NXDOMAIN,
 };
 
-static const struct bg_opt_enum mode_values[] = {
-	{ "native", BG_MODE_NATIVE, "driver XDP" },
-	{ "skb", BG_MODE_SKB, "generic XDP, for drivers without native XDP" },
-	{ NULL },
-};
-
-static const struct bg_opt_enum match_values[] = {
-	{ "dst", BG_MATCH_DST, "the destination address" },
-	{ "src", BG_MATCH_SRC, "the source address" },
-	{ "both", BG_MATCH_BOTH, "either" },
-	{ NULL },
-};
-
-static const struct bg_opt_enum action_values[] = {
-	{ "drop", BG_ACTION_DROP, "drop the packet" },
-	{ "flag", BG_ACTION_FLAG, "pass, count, and send an event (bloomgate events)" },
-	{ NULL },
-};
-
-/* In the order the synopsis has always listed them. */
-static const struct bg_opt_enum dns_action_values[] = {
-	{ "drop", BG_DNS_ACTION_DROP, "drop the query" },
-	{ "flag", BG_DNS_ACTION_FLAG, "pass, count, and send an event with the name" },
-	{ "nxdomain", BG_DNS_ACTION_NXDOMAIN, "answer NXDOMAIN from XDP" },
-	{ "refused", BG_DNS_ACTION_REFUSED, "answer REFUSED from XDP" },
-	{ NULL },
-};
-
 /* A --dns-port: in range already (the table), not given twice. */
 static int attach_port(void *ctx, const struct bg_opt *o,
 		       const struct bg_optval *v, char *err, size_t errlen)
@@ -217,16 +183,16 @@ static int attach_port(void *ctx, const struct bg_opt *o,
 }
 
 static const struct bg_opt attach_opts[] = {
-	{ .name = "mode", .type = BG_OPT_ENUM, .values = mode_values,
+	{ .name = "mode", .type = BG_OPT_ENUM, .values = bg_mode_values,
 	  .help = "how the program is attached",
 	  .off = offsetof(struct attach_args, mode) },
-	{ .name = "match", .type = BG_OPT_ENUM, .values = match_values,
+	{ .name = "match", .type = BG_OPT_ENUM, .values = bg_match_values,
 	  .help = "the address looked up",
 	  .off = offsetof(struct attach_args, match) },
-	{ .name = "action", .type = BG_OPT_ENUM, .values = action_values,
+	{ .name = "action", .type = BG_OPT_ENUM, .values = bg_action_values,
 	  .help = "on a listed address",
 	  .off = offsetof(struct attach_args, action) },
-	{ .name = "dns-action", .type = BG_OPT_ENUM, .values = dns_action_values,
+	{ .name = "dns-action", .type = BG_OPT_ENUM, .values = bg_dns_action_values,
 	  .help = "on a DNS query (UDP to a DNS port) for a listed name",
 	  .off = offsetof(struct attach_args, dns_action) },
 	{ .name = "dns-port", .type = BG_OPT_UINT, .metavar = "N",
