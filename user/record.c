@@ -27,18 +27,23 @@ const char *bg_pin_dir(void)
 	return d && *d ? d : BG_PIN_DIR;
 }
 
-void bg_record_path(char *buf, size_t len)
+void bg_run_path(char *buf, size_t len, const char *suffix)
 {
 	const char *d = bg_pin_dir();
-	size_t i, o;
+	size_t i, o, sl = strlen(suffix);
 
 	o = (size_t)snprintf(buf, len, "%s/", BG_RECORD_DIR);
 	for (i = 0; d[i] && o + 1 < len; i++)
 		buf[o++] = d[i] == '/' ? '_' : d[i];
-	if (o + 7 < len)
-		memcpy(buf + o, ".lists", 7);
+	if (o + sl < len)
+		memcpy(buf + o, suffix, sl + 1);
 	else
 		buf[len - 1] = 0;
+}
+
+void bg_record_path(char *buf, size_t len)
+{
+	bg_run_path(buf, len, ".lists");
 }
 
 /* Adds v as o[key], taking v; -ENOMEM when v is NULL (its constructor ran

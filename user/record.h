@@ -37,7 +37,12 @@ struct bg_record {
 	int n;
 };
 
-/* The record's file: BG_RECORD_DIR/<pin directory, '/' made '_'>.lists */
+/* A file of this pin directory's in BG_RECORD_DIR: BG_RECORD_DIR/<pin
+ * directory, '/' made '_'><suffix> (the record ".lists", the agent's
+ * control socket ".sock"). */
+void bg_run_path(char *buf, size_t len, const char *suffix);
+
+/* The record's file: bg_run_path(".lists"). */
 void bg_record_path(char *buf, size_t len);
 
 /* Writes the record of n sources atomically (a temporary file renamed over
