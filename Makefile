@@ -33,9 +33,10 @@ endif
 
 # Two libraries (docs/ARCHITECTURE.md). core: reading and parsing lists,
 # planning and building a filter in memory, the load pipeline's pure half,
-# explaining a verdict, the load record, the CLI's option tables; no
-# libbpf. kernel: pins and lock, attach, the filter swap, the load
-# pipeline's publishing half (libbpf, libxdp).
+# explaining a verdict, the load record, the CLI's option tables, the
+# agent's /metrics (libmicrohttpd); no libbpf. kernel: pins and lock,
+# attach, the filter swap, the load pipeline's publishing half (libbpf,
+# libxdp).
 CORE_SRCS := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
 	     user/domains.c user/sources.c user/filter.c user/probe.c \
 	     user/prepare.c user/explain.c user/record.c user/counters.c \
