@@ -595,8 +595,12 @@ static int split_addr(const char *addr, char *host, size_t hostlen,
 static int listen_on(const char *addr, int *family, int *port, char *err,
 		     size_t errlen)
 {
+	/* Numeric addresses only: a daemon that asks DNS where to listen
+	 * can stall at boot or bind somewhere unexpected. "localhost" is
+	 * the one name, taken to mean 127.0.0.1. */
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV |
+					      AI_NUMERICHOST };
 	struct addrinfo *res;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -608,6 +612,8 @@ static int listen_on(const char *addr, int *family, int *port, char *err,
 			 "metrics address %s: expected HOST:PORT or [IPV6]:PORT", addr);
 		return -EINVAL;
 	}
+	if (!strcmp(host, "localhost"))
+		strcpy(host, "127.0.0.1");
 	rc = getaddrinfo(host, serv, &hints, &res);
 	if (rc) {
 		snprintf(err, errlen, "metrics address %s: %s", addr,

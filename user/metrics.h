@@ -116,7 +116,8 @@ int bg_metrics_render(FILE *out, const struct bg_metrics_view *v);
 
 /*
  * An HTTP server on addr ("127.0.0.1:9571", "[::1]:9571", "0.0.0.0:9571",
- * "localhost:9571"; port 0: any free one, see bg_metrics_port()), on its
+ * "localhost:9571" (the one name: 127.0.0.1; no DNS lookup); port 0: any
+ * free one, see bg_metrics_port()), on its
  * own thread. GET (and HEAD) /metrics answers 200 with what render()
  * writes to its stream, 500 when render() returns nonzero; other paths
  * 404; other methods 405. render() runs on the server's thread, one

@@ -554,6 +554,7 @@ static void test_server_errors(void **state)
 	static const char *const bad[] = {
 		"nope", "127.0.0.1", "127.0.0.1:", ":9571", "127.0.0.1:http",
 		"127.0.0.1:70000", "::1:9571", "[::1]9571", "[::1", "256.1.1.1:80",
+		"example.com:9571", /* numeric only: no DNS lookup */
 	};
 	struct bg_metrics_server *s, *s2;
 	char err[256], addr[64];
@@ -569,7 +570,7 @@ static void test_server_errors(void **state)
 			fail_msg("%s: message does not name it: %s", bad[i], err);
 	}
 
-	s = bg_metrics_start("127.0.0.1:0", noop_render, NULL, err, sizeof(err));
+	s = bg_metrics_start("localhost:0", noop_render, NULL, err, sizeof(err));
 	assert_non_null(s);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", bg_metrics_port(s));
 	s2 = bg_metrics_start(addr, noop_render, NULL, err, sizeof(err));
