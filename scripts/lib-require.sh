@@ -33,6 +33,7 @@ dnsmasq:dnsmasq-base
 ethtool:ethtool
 ping:iputils-ping
 jq:jq
+promtool:prometheus
 git:git
 bash:bash
 awk:mawk

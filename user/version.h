@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The release of bloomgate, one definition: bloomgate_build_info{version}
+ * on the agent's /metrics, and whatever else reports a version.
+ */
+#ifndef BLOOMGATE_VERSION_H
+#define BLOOMGATE_VERSION_H
+
+#define BG_VERSION "0.9.0"
+
+#endif
