@@ -63,7 +63,7 @@ BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
 BENCH_HDRS := $(wildcard bench/*.h)
 $(BENCH_BPF): bench/bench.h
 
-.PHONY: all deps test unit bpftest e2e demo bench clean
+.PHONY: all deps test unit bpftest e2e demo bench install clean
 all: $(BUILD)/bloomgate
 
 deps:
@@ -138,6 +138,18 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench
 	$(Q)./bench/run.sh
+
+# make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's
+# systemd unit, an example config (kept when one is there), the README.
+PREFIX  ?= /usr/local
+UNITDIR ?= /etc/systemd/system
+install: all
+	install -D -m 0755 $(BUILD)/bloomgate $(DESTDIR)$(PREFIX)/sbin/bloomgate
+	install -D -m 0644 etc/bloomgate-agent.service $(DESTDIR)$(UNITDIR)/bloomgate-agent.service
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/bloomgate/README.md
+	install -d -m 0755 $(DESTDIR)/etc/bloomgate
+	[ -e $(DESTDIR)/etc/bloomgate/bloomgate.yaml ] || \
+		install -m 0644 etc/bloomgate.yaml $(DESTDIR)/etc/bloomgate/bloomgate.yaml
 
 clean:
 	rm -rf $(BUILD)

@@ -338,6 +338,10 @@ static void save_filter(const struct agent *a, uint32_t id)
 	json_object_object_add(o, "filter_id", json_object_new_int64(id));
 	json_object_object_add(o, "fingerprint", json_object_new_string(fp));
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)a->generation));
+	json_object_object_add(o, "keys", json_object_new_int64((int64_t)a->filter.keys));
+	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)a->filter.bytes));
+	json_object_object_add(o, "bits_per_key", json_object_new_double(a->filter.bits_per_key));
+	json_object_object_add(o, "predicted_fpr", json_object_new_double(a->filter.predicted_fpr));
 	filter_file(a, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (json_object_to_file_ext(tmp, o, JSON_C_TO_STRING_PLAIN) == 0)
@@ -371,6 +375,17 @@ static int can_adopt(struct agent *a)
 		ok = 1;
 		if (json_object_object_get_ex(o, "generation", &g))
 			a->generation = (uint64_t)json_object_get_int64(g);
+		/* what metrics say of it, as it was built */
+		a->have_filter = 1;
+		a->filter.generation = a->generation;
+		if (json_object_object_get_ex(o, "keys", &g))
+			a->filter.keys = (uint64_t)json_object_get_int64(g);
+		if (json_object_object_get_ex(o, "bytes", &g))
+			a->filter.bytes = (uint64_t)json_object_get_int64(g);
+		if (json_object_object_get_ex(o, "bits_per_key", &g))
+			a->filter.bits_per_key = json_object_get_double(g);
+		if (json_object_object_get_ex(o, "predicted_fpr", &g))
+			a->filter.predicted_fpr = json_object_get_double(g);
 	}
 	json_object_put(o);
 	return ok;
@@ -469,8 +484,6 @@ static int rebuild(struct agent *a)
 		      r.plan.bits_per_entry, a->filter.build_seconds * 1e3,
 		      r.ms[BG_STAGE_PUBLISH]);
 	}
-	a->filter.rebuilds = a->rebuilds;
-	a->filter.rebuild_failures = a->rebuild_failures;
 	pthread_mutex_unlock(&a->lock);
 	if (!ret) {
 		save_filter(a, r.filter_id);
@@ -616,6 +629,8 @@ static int render(void *ctx, FILE *out)
 		ms[i].fetches = s->fetches;
 	}
 	v.filter = a->have_filter ? &a->filter : NULL;
+	v.rebuilds = a->rebuilds;
+	v.rebuild_failures = a->rebuild_failures;
 	v.sources = ms;
 	v.nsources = a->nsrc;
 	v.start_time = a->start_time;
