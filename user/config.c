@@ -49,6 +49,8 @@ struct ynode {
 
 struct pctx {
 	const char *file;
+	const char *buf; /* the config's text, len bytes */
+	size_t len;
 	char *err;
 	size_t errlen;
 	char where[96]; /* the key being read: "lists[2].refresh" */
@@ -114,15 +116,26 @@ static const char *q(struct pctx *p, const char *s)
 
 static int y_next(struct pctx *p, yaml_parser_t *yp, yaml_event_t *ev)
 {
+	size_t line, i;
+	const char *hint = "";
+
 	if (yaml_parser_parse(yp, ev))
 		return 0;
 	if (yp->error == YAML_MEMORY_ERROR)
 		return fail(p, -ENOMEM, 0, "out of memory");
+	line = yp->problem_mark.line + 1;
+	/* The reader (bad UTF-8) knows the offset only. */
+	if (yp->error == YAML_READER_ERROR)
+		for (i = 0, line = 1; i < yp->problem_offset && i < p->len; i++)
+			line += p->buf[i] == '\n';
+	/* `events: -` reads as a list item where a value was expected. */
+	if (yp->problem && strstr(yp->problem, "block sequence entries"))
+		hint = " (a lone - as a value is written \"-\")";
 	/* libyaml's own words: "mapping values are not allowed in this
 	 * context", "found character that cannot start any token"... */
-	return bad(p, yp->problem_mark.line + 1, "YAML: %s%s%s",
+	return bad(p, line, "YAML: %s%s%s%s",
 		   yp->problem ? yp->problem : "syntax error",
-		   yp->context ? " " : "", yp->context ? yp->context : "");
+		   yp->context ? " " : "", yp->context ? yp->context : "", hint);
 }
 
 static int y_add(struct pctx *p, struct ynode *y, struct ynode *kid)
@@ -700,13 +713,18 @@ static int set_field(struct pctx *p, const struct field *f,
 		*(int *)at = v;
 		return 0;
 	case F_NUMBER:
-	case F_DURATION:
-		if (f->type == F_NUMBER ? number(s, &d) : (d = bg_config_duration(s)) < 0)
-			return bad(p, y->line, f->type == F_NUMBER ?
-				   "%s: '%s' is not a number" :
-				   "%s: '%s' is not a duration (a number with ms, s, m, h or d)",
+		if (number(s, &d))
+			return bad(p, y->line, "%s: '%s' is not a number",
 				   p->where, q(p, s));
-		if (d < f->min || d > f->max || (f->flags & FF_MIN_OPEN && d <= f->min))
+		goto range;
+	case F_DURATION:
+		d = bg_config_duration(s);
+		if (d < 0)
+			return bad(p, y->line, "%s: '%s' is not a duration (a number with ms, s, m, h or d)",
+				   p->where, q(p, s));
+range:
+		if (d < f->min || d > f->max ||
+		    (f->flags & FF_MIN_OPEN && d <= f->min))
 			return bad(p, y->line, "%s: %s is out of range (%s%g..%g%s)",
 				   p->where, q(p, s),
 				   f->flags & FF_MIN_OPEN ? "above " : "", f->min,
@@ -972,7 +990,8 @@ void bg_config_free(struct bg_config *c)
 int bg_config_parse_buf(const char *name, const char *buf, size_t len,
 			struct bg_config *c, char *err, size_t errlen)
 {
-	struct pctx p = { .file = name, .err = err, .errlen = errlen };
+	struct pctx p = { .file = name, .buf = buf, .len = len, .err = err,
+			  .errlen = errlen };
 	size_t lines[FIELDS_MAX] = { 0 };
 	const struct ynode *sec[FIELDS_MAX] = { 0 };
 	struct ynode *root;

@@ -332,6 +332,10 @@ static const struct err_case err_cases[] = {
 	  "t.yaml:2: YAML: did not find expected ',' or ']' while parsing a flow sequence" },
 	{ "lists:\n\t- name: a\n",
 	  "t.yaml:2: YAML: found character that cannot start any token while scanning for the next token" },
+	{ "fpr: 0.1\nlists:\n  - name: \"a\xff\"\n",
+	  "t.yaml:3: YAML: invalid leading UTF-8 octet" },
+	{ "events: -\n" L1,
+	  "t.yaml:1: YAML: block sequence entries are not allowed in this context (a lone - as a value is written \"-\")" },
 	/* keys */
 	{ "fpr: 0.01\nfrp: 0.01\n" L1,
 	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, lists)" },
