@@ -8,12 +8,15 @@ set -eu
 
 # Build-time packages (libraries and headers); the packages of the commands
 # the scripts call come from the table in lib-require.sh. libjson-c-dev:
-# JSON in the CLI and the load record. libmicrohttpd-dev: the agent's
-# /metrics server. gcc-multilib: the asm/ headers that the BPF fixture
-# compiled by the e2e tests (no multiarch -I) includes.
+# JSON in the CLI and the load record. The agent: libyaml-dev (its
+# config), libcurl4-openssl-dev (fetching lists), libsqlite3-dev (its
+# store), libmicrohttpd-dev (/metrics), libsystemd-dev (sd_notify).
+# gcc-multilib: the asm/ headers that the BPF fixture compiled by the e2e
+# tests (no multiarch -I) includes.
 BUILD_PKGS="libc6-dev linux-libc-dev gcc-multilib llvm libbpf-dev libxdp-dev
 xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev
-libmicrohttpd-dev"
+libyaml-dev libcurl4-openssl-dev libsqlite3-dev libmicrohttpd-dev
+libsystemd-dev"
 PKGS="$BUILD_PKGS $(bg_cmd_pkgs)"
 
 # One dpkg-query for all of them: "ii NAME " per installed package. A
