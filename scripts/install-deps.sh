@@ -10,8 +10,12 @@ set -eu
 # the scripts call come from the table in lib-require.sh. libjson-c-dev:
 # JSON in the CLI and the load record. gcc-multilib: the asm/ headers that
 # the BPF fixture compiled by the e2e tests (no multiarch -I) includes.
+# libcurl4-openssl-dev, libssl-dev: the agent fetching lists (user/fetch.c:
+# HTTP(S), SHA-256 of a copy). libmicrohttpd-dev: the test HTTP server
+# (tests/tools/httpd.c).
 BUILD_PKGS="libc6-dev linux-libc-dev gcc-multilib llvm libbpf-dev libxdp-dev
-xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev"
+xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev
+libcurl4-openssl-dev libssl-dev libmicrohttpd-dev"
 PKGS="$BUILD_PKGS $(bg_cmd_pkgs)"
 
 # One dpkg-query for all of them: "ii NAME " per installed package. A
