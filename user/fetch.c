@@ -534,7 +534,7 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	char sha[65];
 	long status = 0;
 	CURLcode rc;
-	int ret = 0;
+	int ret = 0, ask;
 
 	s.h = curl_easy_init();
 	s.md = EVP_MD_CTX_new();
@@ -551,7 +551,10 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	s.fd = t.fd;
 	s.cap = src->max_bytes;
 
-	if (v && sendable(v->etag)) {
+	/* the validators describe the copy kept: with no copy (removed by
+	 * hand, a new state directory) a 304 would leave the source empty */
+	ask = v && !access(cache_path, F_OK);
+	if (ask && sendable(v->etag)) {
 		snprintf(hdr, sizeof(hdr), "If-None-Match: %s", v->etag);
 		l = curl_slist_append(hdrs, hdr);
 		if (!l) {
@@ -560,7 +563,7 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 		}
 		hdrs = l;
 	}
-	if (v && sendable(v->last_modified)) {
+	if (ask && sendable(v->last_modified)) {
 		snprintf(hdr, sizeof(hdr), "If-Modified-Since: %s",
 			 v->last_modified);
 		l = curl_slist_append(hdrs, hdr);
@@ -580,7 +583,9 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	curl_easy_setopt(s.h, CURLOPT_MAXREDIRS, FETCH_MAX_REDIRS);
 	/* "": every encoding this libcurl decodes (gzip, deflate, ...) */
 	curl_easy_setopt(s.h, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(s.h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	/* at least 1 ms: 0 would mean no timeout at all */
+	curl_easy_setopt(s.h, CURLOPT_TIMEOUT_MS,
+			 timeout * 1000 < 1 ? 1L : (long)(timeout * 1000));
 	/* no SIGALRM for name resolution: the agent has threads */
 	curl_easy_setopt(s.h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(s.h, CURLOPT_USERAGENT, "bloomgate-agent");
@@ -590,7 +595,7 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	curl_easy_setopt(s.h, CURLOPT_ERRORBUFFER, errbuf);
 	/* a Content-Length above the cap is refused before any byte; the
 	 * decoded body is capped by on_body() */
-	if (src->max_bytes)
+	if (src->max_bytes && src->max_bytes <= INT64_MAX)
 		curl_easy_setopt(s.h, CURLOPT_MAXFILESIZE_LARGE,
 				 (curl_off_t)src->max_bytes);
 

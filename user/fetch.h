@@ -21,7 +21,7 @@
 
 /* A source as configured (the agent fills it from its config). */
 struct bg_fetch_src {
-	const char *name; /* for messages */
+	const char *name; /* for the caller's messages (r->err has none) */
 	const char *url; /* http(s)://, or NULL */
 	const char *path; /* a local file, or NULL; exactly one of the two */
 	int format, subdomains, allow; /* as `load --format` etc. (enum
@@ -81,7 +81,8 @@ void bg_fetch_global_cleanup(void);
  * "cache_path.XXXXXX" next to it, so that the rename is atomic).
  *
  * URL: a GET with If-None-Match / If-Modified-Since from *v (304:
- * NOT_MODIFIED); compressed transfer accepted (whatever libcurl decodes);
+ * NOT_MODIFIED; no validators are sent when cache_path does not exist,
+ * so a removed copy is downloaded again); compressed transfer accepted (whatever libcurl decodes);
  * up to 5 redirects followed, http and https only; TLS verified; the size
  * cap enforced on the decoded bytes while receiving (the transfer is
  * aborted at the cap: a decompression bomb or an endless body costs at most

@@ -586,8 +586,8 @@ int main(int argc, char **argv)
 				     MHD_USE_THREAD_PER_CONNECTION |
 				     MHD_USE_ERROR_LOG,
 			     (uint16_t)port, NULL, NULL, on_request, NULL,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 			     MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "httpd: cannot listen on 127.0.0.1:%ld\n",
