@@ -530,7 +530,8 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	struct curl_slist *hdrs = NULL, *l;
 	struct sink s = { .fd = -1 };
 	struct tmp t = { .fd = -1 };
-	double timeout = src->timeout > 0 ? src->timeout : FETCH_TIMEOUT_DEFAULT;
+	double timeout = src->timeout > 0 ? src->timeout
+					  : FETCH_TIMEOUT_DEFAULT;
 	char sha[65];
 	long status = 0;
 	CURLcode rc;

@@ -76,22 +76,27 @@ int bg_fetch_global_init(void);
 void bg_fetch_global_cleanup(void);
 
 /*
- * Refreshes the last good copy of src at cache_path (its directory must
- * exist and be writable: the new copy is written to a temporary file
- * "cache_path.XXXXXX" next to it, so that the rename is atomic).
+ * Refreshes the last good copy of src at cache_path. Its directory must
+ * exist and be writable: the new copy is received into an unnamed file
+ * there (O_TMPFILE; a named "cache_path.XXXXXX" where the file system has
+ * none), linked as "cache_path.PID.N" and renamed over cache_path, so a
+ * kill -9 at any point leaves nothing but the old or the new copy (and, in
+ * the short link-to-rename window, that one extra name). Blocks for up to
+ * src->timeout; one call per thread at a time, any number of threads.
  *
  * URL: a GET with If-None-Match / If-Modified-Since from *v (304:
- * NOT_MODIFIED; no validators are sent when cache_path does not exist,
- * so a removed copy is downloaded again); compressed transfer accepted (whatever libcurl decodes);
- * up to 5 redirects followed, http and https only; TLS verified; the size
- * cap enforced on the decoded bytes while receiving (the transfer is
- * aborted at the cap: a decompression bomb or an endless body costs at most
- * max_bytes of disk); the timeout covers connect and body. A status >= 400,
- * or any other not 2xx, fails. On 2xx the body is validated and renamed
- * over cache_path when valid (fsync of the file and the directory), and *v
- * is updated from the response's headers (cleared when it has none; on 304
- * updated only from the headers it carries). The same bytes as the kept
- * copy: UNCHANGED, the file is not rewritten.
+ * NOT_MODIFIED; no validators are sent when cache_path does not exist, so
+ * a removed copy is downloaded again); compressed transfer accepted
+ * (whatever libcurl decodes); up to 5 redirects followed, http and https
+ * only; TLS verified; the size cap enforced on the decoded bytes while
+ * receiving (the transfer is aborted at the cap: a decompression bomb or an
+ * endless body costs at most max_bytes of disk); the timeout covers
+ * connect and body. Any status but 2xx and 304 fails ("HTTP 500"). On 2xx
+ * the body is validated and renamed over cache_path when valid (fsync of
+ * the file and the directory), and *v is updated from the response's
+ * headers (cleared when it has none; on 304 updated only from the headers
+ * it carries; untouched on failure: the validators describe the kept
+ * copy). The same bytes as the kept copy: UNCHANGED, not rewritten.
  *
  * path: the file (regular, at most max_bytes) is copied to the temporary
  * file once, and that copy is what is validated and kept: an editor writing

@@ -476,7 +476,8 @@ static enum MHD_Result serve(struct MHD_Connection *c, const char *method,
 	}
 	if (!q.noval) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED, lm);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED,
+					lm);
 	}
 	if (use_gzip)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
