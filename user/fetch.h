@@ -82,7 +82,8 @@ void bg_fetch_global_cleanup(void);
  * none), linked as "cache_path.PID.N" and renamed over cache_path, so a
  * kill -9 at any point leaves nothing but the old or the new copy (and, in
  * the short link-to-rename window, that one extra name). Blocks for up to
- * src->timeout; one call per thread at a time, any number of threads.
+ * src->timeout. Calls from several threads at once are fine when their
+ * cache_paths differ.
  *
  * URL: a GET with If-None-Match / If-Modified-Since from *v (304:
  * NOT_MODIFIED; no validators are sent when cache_path does not exist, so
