@@ -17,7 +17,8 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 # The core links without libbpf and libxdp; the kernel part needs them.
-CORE_LDLIBS := -ljson-c -lyaml -lm -lmicrohttpd
+# fetch.c: libcurl for URLs, libcrypto for SHA-256 of a copy.
+CORE_LDLIBS := -ljson-c -lyaml -lm -lmicrohttpd -lcurl -lcrypto
 KERN_LDLIBS := -lxdp -lbpf -lelf -lz
 LDLIBS   := $(KERN_LDLIBS) $(CORE_LDLIBS)
 BPF_CFLAGS := -O2 -g -target bpf $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \
@@ -41,7 +42,7 @@ CORE_SRCS := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
 	     user/domains.c user/sources.c user/filter.c user/probe.c \
 	     user/prepare.c user/explain.c user/record.c user/counters.c \
 	     user/print.c user/opts.c user/attach_opts.c user/metrics.c \
-	     user/config.c
+	     user/config.c user/fetch.c
 KERN_SRCS := user/pins.c user/attach.c user/swap.c user/load.c
 LIB_SRCS := $(CORE_SRCS) $(KERN_SRCS)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CORE_SRCS))
@@ -122,7 +123,12 @@ $(BUILD)/tests/test_%: tests/bpf/test_%.c $(TEST_HEADERS) $(LIB_SRCS) $(HEADERS)
 $(BUILD)/tests/%: tests/tools/%.c $(HEADERS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(TOOL_LDLIBS) -o $@
+
+# A tool's own libraries (none for most). The test HTTP server: libmicrohttpd,
+# zlib for gzip, libcrypto for its ETags; test_fetch runs it.
+$(BUILD)/tests/httpd: TOOL_LDLIBS := -lmicrohttpd -lz -lcrypto
+$(BUILD)/tests/test_fetch: | $(BUILD)/tests/httpd
 
 $(BUILD)/bench: $(BENCH_SRCS) $(BENCH_HDRS) tests/pktgen.h $(BENCH_SKEL) $(SKEL) $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a
 	$(call msg,LD,$@)
