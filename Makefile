@@ -17,7 +17,7 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 # The core links without libbpf and libxdp; the kernel part needs them.
-CORE_LDLIBS := -ljson-c -lm
+CORE_LDLIBS := -ljson-c -lsqlite3 -lm
 KERN_LDLIBS := -lxdp -lbpf -lelf -lz
 LDLIBS   := $(KERN_LDLIBS) $(CORE_LDLIBS)
 BPF_CFLAGS := -O2 -g -target bpf $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \
@@ -39,7 +39,7 @@ endif
 CORE_SRCS := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
 	     user/domains.c user/sources.c user/filter.c user/probe.c \
 	     user/prepare.c user/explain.c user/record.c user/counters.c \
-	     user/print.c user/opts.c user/attach_opts.c
+	     user/print.c user/opts.c user/attach_opts.c user/store.c
 KERN_SRCS := user/pins.c user/attach.c user/swap.c user/load.c
 LIB_SRCS := $(CORE_SRCS) $(KERN_SRCS)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CORE_SRCS))

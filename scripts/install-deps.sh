@@ -8,10 +8,12 @@ set -eu
 
 # Build-time packages (libraries and headers); the packages of the commands
 # the scripts call come from the table in lib-require.sh. libjson-c-dev:
-# JSON in the CLI and the load record. gcc-multilib: the asm/ headers that
-# the BPF fixture compiled by the e2e tests (no multiarch -I) includes.
+# JSON in the CLI and the load record. libsqlite3-dev: the agent's store
+# (user/store.c). gcc-multilib: the asm/ headers that the BPF fixture
+# compiled by the e2e tests (no multiarch -I) includes.
 BUILD_PKGS="libc6-dev linux-libc-dev gcc-multilib llvm libbpf-dev libxdp-dev
-xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev"
+xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev
+libsqlite3-dev"
 PKGS="$BUILD_PKGS $(bg_cmd_pkgs)"
 
 # One dpkg-query for all of them: "ii NAME " per installed package. A
