@@ -6,7 +6,8 @@
  * One concern, though a long file: address lists, from a line to the
  * finished key arrays. The sort and the overlap reduction are most of its
  * length (they are what makes 10M-line lists fast), and `check`'s
- * re-reading (bg_list_find_covering()) must use the same line parser.
+ * re-reading (bg_list_find_covering()) and the agent's store (bg_list_scan())
+ * must use the same line parser.
  *
  * Format: one IPv4 or IPv6 address or CIDR prefix per line (plain lists,
  * FireHOL .ipset and .netset files, Spamhaus DROP files). '#' and ';' start
@@ -454,34 +455,21 @@ int bg_list_parse_file(struct bg_list *l, const char *path,
 	return bg_parse_file(path, &rep, parse_buf, l, opts);
 }
 
-int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
-			  const struct bg_key6 *k6, bg_cover_fn cb, void *ctx)
+int bg_list_scan(const char *buf, size_t len, bg_scan_fn cb, void *ctx)
 {
-	char text[BG_LIST_LINE_MAX + 1], *buf = NULL;
+	char text[BG_LIST_LINE_MAX + 1];
 	const char *s, *e, *reason;
 	struct bg_line_iter it;
 	struct bg_key4 e4;
 	struct bg_key6 e6;
-	size_t len = 0, count = 0;
-	int ret, kind, hb;
+	size_t count = 0;
+	int kind, hb;
 
-	if (!k4 && !k6)
-		return -EINVAL;
-	ret = bg_read_file(path, &buf, &len);
-	if (ret < 0)
-		return ret;
 	bg_lines_init(&it, buf, len);
 	while (bg_lines_next(&it, &s, &e)) {
 		kind = parse_line(s, e, it.has_nul, &e4, &e6, &reason, &hb);
-		if (kind == BG_KEY_IPV4) {
-			if (!k4 || !bg_prefix_covers4(&e4, k4->addr))
-				continue;
-		} else if (kind == BG_KEY_IPV6) {
-			if (!k6 || !bg_prefix_covers6(&e6, k6->addr))
-				continue;
-		} else {
+		if (kind != BG_KEY_IPV4 && kind != BG_KEY_IPV6)
 			continue; /* blank, comment or rejected */
-		}
 		count++;
 		if (!cb)
 			continue;
@@ -492,11 +480,52 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 			e--;
 		memcpy(text, s, (size_t)(e - s));
 		text[e - s] = '\0';
-		cb(ctx, path, it.lineno, text, kind == BG_KEY_IPV4 ? &e4 : NULL,
+		cb(ctx, it.lineno, text, kind == BG_KEY_IPV4 ? &e4 : NULL,
 		   kind == BG_KEY_IPV6 ? &e6 : NULL);
 	}
-	free(buf);
 	return count > INT_MAX ? INT_MAX : (int)count;
+}
+
+/* bg_list_find_covering(): the scan, filtered to the entries covering. */
+struct covering {
+	const char *path;
+	const struct bg_key4 *k4;
+	const struct bg_key6 *k6;
+	bg_cover_fn cb;
+	void *ctx;
+	size_t count;
+};
+
+static void on_scan_cover(void *ctx, size_t line, const char *text,
+			  const struct bg_key4 *k4, const struct bg_key6 *k6)
+{
+	struct covering *c = ctx;
+
+	if (k4 ? !c->k4 || !bg_prefix_covers4(k4, c->k4->addr)
+	       : !c->k6 || !bg_prefix_covers6(k6, c->k6->addr))
+		return;
+	c->count++;
+	if (c->cb)
+		c->cb(c->ctx, c->path, line, text, k4, k6);
+}
+
+int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
+			  const struct bg_key6 *k6, bg_cover_fn cb, void *ctx)
+{
+	struct covering c = { .path = path, .k4 = k4, .k6 = k6, .cb = cb,
+			      .ctx = ctx };
+	char *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (!k4 && !k6)
+		return -EINVAL;
+	ret = bg_read_file(path, &buf, &len);
+	if (ret < 0)
+		return ret;
+	bg_list_scan(buf, len, on_scan_cover, &c);
+	free(buf);
+	return c.count > INT_MAX ? INT_MAX : (int)c.count;
 }
 
 /* ---- Sorting ------------------------------------------------------------ */

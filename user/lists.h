@@ -108,6 +108,21 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 			  const struct bg_key6 *k6, bg_cover_fn cb, void *ctx);
 
 /*
+ * Every accepted entry of an address list held in memory, in line order,
+ * parsed exactly as bg_list_parse_buf() parses it (the same line parser):
+ * cb gets the 1-based line number, the line's text without surrounding
+ * blanks (comment included, NUL-terminated, valid during the call) and the
+ * entry's masked key, k4 or k6 (the other NULL). Blank, comment and
+ * rejected lines are skipped silently (nothing is reported). cb may be
+ * NULL. Returns the number of accepted entries (INT_MAX at most). The
+ * agent's store (user/store.c) imports a list's entries with their lines
+ * through it, and bg_list_find_covering() filters it.
+ */
+typedef void (*bg_scan_fn)(void *ctx, size_t line, const char *text,
+			   const struct bg_key4 *k4, const struct bg_key6 *k6);
+int bg_list_scan(const char *buf, size_t len, bg_scan_fn cb, void *ctx);
+
+/*
  * One line [s, e) of an address list, classified as the parser would
  * (has_nul: the buffer holds a NUL byte somewhere, bg_line_iter.has_nul):
  * 1 an entry, 0 blank or comment, -1 rejected. For format detection.
