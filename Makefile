@@ -19,7 +19,7 @@ CFLAGS   += $(WARN) -std=gnu11 -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 # The core links without libbpf and libxdp; the kernel part needs them.
 # fetch.c: libcurl for URLs, libcrypto for SHA-256 of a copy.
 CORE_LDLIBS := -ljson-c -lyaml -lm -lmicrohttpd -lcurl -lcrypto -lsqlite3
-KERN_LDLIBS := -lxdp -lbpf -lelf -lz
+KERN_LDLIBS := -lxdp -lbpf -lelf -lz -lsystemd -lpthread
 LDLIBS   := $(KERN_LDLIBS) $(CORE_LDLIBS)
 BPF_CFLAGS := -O2 -g -target bpf $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \
 	      -Wno-unused-function
@@ -43,7 +43,7 @@ CORE_SRCS := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
 	     user/prepare.c user/explain.c user/record.c user/counters.c \
 	     user/print.c user/opts.c user/attach_opts.c user/metrics.c \
 	     user/config.c user/fetch.c user/store.c
-KERN_SRCS := user/pins.c user/attach.c user/swap.c user/load.c
+KERN_SRCS := user/pins.c user/attach.c user/swap.c user/load.c user/agent.c
 LIB_SRCS := $(CORE_SRCS) $(KERN_SRCS)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CORE_SRCS))
 KERN_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(KERN_SRCS))

@@ -402,8 +402,9 @@ static void store_entries(struct agent *a)
 
 		if (!s->have_copy || !strcmp(s->sha256, s->stored_sha))
 			continue;
-		if (bg_store_set_entries(a->store, s->cfg->name, s->copy,
-					 s->cfg->format, s->cfg->subdomains,
+		if (bg_store_set_entries(a->store, s->cfg->name,
+					 s->cfg->url ? s->cfg->url : s->cfg->path,
+					 s->copy, s->cfg->format, s->cfg->subdomains,
 					 s->cfg->allow)) {
 			logf_("source %s: cannot store its entries", s->cfg->name);
 			continue;
@@ -521,7 +522,9 @@ static int setup_sources(struct agent *a, const struct src *old, size_t nold)
 
 		s->cfg = &a->cfg.lists[i];
 		s->wd = -1;
-		snprintf(s->copy, sizeof(s->copy), "%s/%s.list", dir, s->cfg->name);
+		if (snprintf(s->copy, sizeof(s->copy), "%s/%s.list", dir,
+			     s->cfg->name) >= (int)sizeof(s->copy))
+			return -ENAMETOOLONG;
 		s->state = NULL;
 		for (j = 0; j < nold; j++) {
 			if (strcmp(old[j].cfg->name, s->cfg->name))
@@ -913,6 +916,10 @@ int bg_agent_run(const char *config_path)
 
 	pthread_mutex_init(&a.lock, NULL);
 	a.start_time = wall();
+	if (bg_fetch_global_init()) {
+		logf_("cannot initialise libcurl");
+		return 1;
+	}
 	a.config_path = strdup(config_path);
 	if (!a.config_path)
 		return 1;
@@ -1021,6 +1028,11 @@ int bg_agent_check(const char *config_path, FILE *out)
 	if (bg_config_load(config_path, &cfg, err, sizeof(err))) {
 		fprintf(out, "%s\n", err);
 		return 2;
+	}
+	if (bg_fetch_global_init()) {
+		fprintf(out, "cannot initialise libcurl\n");
+		bg_config_free(&cfg);
+		return 1;
 	}
 	fprintf(out, "%s: config valid: %zu interfaces, %zu lists\n", config_path,
 		cfg.n_ifaces, cfg.n_lists);

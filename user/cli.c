@@ -37,7 +37,9 @@
 #include "load.h"
 #include "opts.h"
 #include "print.h"
+#include "agent.h"
 #include "attach.h"
+#include "config.h"
 #include "counters.h"
 #include "pins.h"
 #include "record.h"
@@ -617,6 +619,58 @@ static const struct bg_cmd status_cmd = {
 		   "loaded filter.",
 };
 
+/* status: the agent's part, when one runs ("agent: none running" else). */
+static void print_agent_status(void)
+{
+	struct json_object *o, *v, *srcs;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	if (bg_agent_ask("status", f)) {
+		fclose(f);
+		free(buf);
+		puts("agent: none running");
+		return;
+	}
+	fclose(f);
+	o = json_tokener_parse(buf);
+	free(buf);
+	if (!o) {
+		puts("agent: running, but its status cannot be read");
+		return;
+	}
+	printf("agent: pid %d, up %.0f s, config %s, filter generation %lld\n",
+	       json_object_object_get_ex(o, "pid", &v) ? json_object_get_int(v) : 0,
+	       json_object_object_get_ex(o, "uptime", &v) ? json_object_get_double(v) : 0,
+	       json_object_object_get_ex(o, "config", &v) ? json_object_get_string(v) : "?",
+	       json_object_object_get_ex(o, "generation", &v) ? (long long)json_object_get_int64(v) : 0);
+	if (json_object_object_get_ex(o, "sources", &srcs))
+		for (i = 0; i < json_object_array_length(srcs); i++) {
+			struct json_object *s = json_object_array_get_idx(srcs, i), *n;
+			const char *err = json_object_object_get_ex(s, "last_error", &v) ?
+						  json_object_get_string(v) : "";
+
+			printf("  list %s (%s): %s, %lld entries",
+			       json_object_object_get_ex(s, "name", &v) ? json_object_get_string(v) : "?",
+			       json_object_object_get_ex(s, "origin", &v) ? json_object_get_string(v) : "?",
+			       json_object_object_get_ex(s, "state", &v) ? json_object_get_string(v) : "?",
+			       json_object_object_get_ex(s, "entries", &v) ? (long long)json_object_get_int64(v) : 0);
+			if (json_object_object_get_ex(s, "last_success", &v) && json_object_get_double(v) > 0)
+				printf(", last success %.0f s ago",
+				       (double)time(NULL) - json_object_get_double(v));
+			if (json_object_object_get_ex(s, "next_fetch_in", &n) && n)
+				printf(", next fetch in %.0f s", json_object_get_double(n));
+			if (err && *err)
+				printf(", last error: %s", err);
+			putchar('\n');
+		}
+	json_object_put(o);
+}
+
+
 static int cmd_status(int argc, char **argv)
 {
 	struct bg_attach_rec recs[BG_ATTACH_MAX];
@@ -699,6 +753,7 @@ static int cmd_status(int argc, char **argv)
 		puts("filter: none loaded (every packet passes)");
 	}
 	bg_state_close(&st);
+	print_agent_status();
 	return 0;
 }
 
@@ -822,6 +877,74 @@ static int cmd_events(int argc, char **argv)
 	return 0;
 }
 
+/* ---- agent / reload ----------------------------------------------------- */
+
+struct agent_args {
+	const char *config;
+	int check;
+};
+
+static const struct agent_args agent_defaults = { .config = BG_CONFIG_DEFAULT };
+
+static const struct bg_opt agent_opts[] = {
+	{ .name = "config", .type = BG_OPT_PATH, .metavar = "FILE",
+	  .help = "the agent's YAML config",
+	  .off = offsetof(struct agent_args, config) },
+	{ .name = "check", .type = BG_OPT_FLAG,
+	  .help = "validate the config and fetch and parse every list, without "
+		  "touching the datapath; exit 0 when all is usable",
+	  .off = offsetof(struct agent_args, check) },
+	{ NULL },
+};
+
+static const struct bg_cmd agent_cmd = {
+	.name = "agent",
+	.summary = "Runs the agent: attaches to the configured interfaces, keeps\n"
+		   "a last good copy of every list (files watched, URLs fetched on\n"
+		   "their interval with conditional GET), rebuilds and swaps the\n"
+		   "filter when one changes, serves Prometheus metrics. The filter\n"
+		   "stays live when the agent stops (fail-static).",
+	.opts = agent_opts, .defaults = &agent_defaults,
+};
+
+static int cmd_agent(int argc, char **argv)
+{
+	struct agent_args a = agent_defaults;
+	int ret;
+
+	if ((ret = parse_args(&agent_cmd, &argc, argv, &a)))
+		return ret < 0 ? 0 : ret;
+	if (a.check) {
+		ret = bg_agent_check(a.config, stdout);
+		return ret == 2 ? EXIT_USAGE : ret ? EXIT_LIST : 0;
+	}
+	if ((ret = need_root()))
+		return ret;
+	return bg_agent_run(a.config);
+}
+
+static const struct bg_cmd reload_cmd = {
+	.name = "reload",
+	.summary = "Asks the running agent to re-read its config and every list\n"
+		   "now, and waits until it has (the answer names the filter\n"
+		   "generation). Same as SIGHUP, with an answer.",
+};
+
+static int cmd_reload(int argc, char **argv)
+{
+	int ret;
+
+	if ((ret = parse_args(&reload_cmd, &argc, argv, NULL)))
+		return ret < 0 ? 0 : ret;
+	if ((ret = need_root()))
+		return ret;
+	ret = bg_agent_ask("reload", stdout);
+	if (ret)
+		return fail(EXIT_NOT_ATTACHED, "no agent is running (%s)", strerror(-ret));
+	return 0;
+}
+
+
 /* ---- main --------------------------------------------------------------- */
 
 /* The commands, in the order help lists them. */
@@ -836,6 +959,8 @@ static const struct {
 	{ &status_cmd, cmd_status },
 	{ &events_cmd, cmd_events },
 	{ &detach_cmd, cmd_detach },
+	{ &agent_cmd, cmd_agent },
+	{ &reload_cmd, cmd_reload },
 };
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))

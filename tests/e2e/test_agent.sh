@@ -123,7 +123,7 @@ agent_start
 wait_until 15 matches "$X" || t_fail "$X (URL list) not matched 15 s after start: $(tail -3 "$E2E_TMP/agent.log")"
 wait_until 5 matches "$Y" || t_fail "$Y (file list) not matched"
 expect_traffic t2 "$X $Y $X6" "$Z"
-src_state_is remote ok || t_fail "status: remote is '$(src_state remote)', not ok"
+wait_until 5 src_state_is remote ok || t_fail "status: remote is '$(src_state remote)', not ok: $(bg status 2>&1 | tail -3)"
 t_end "$E2E_NAME"
 
 # ---- 3. a change on the server reaches the datapath --------------------------------
