@@ -445,8 +445,8 @@ int bg_store_source_put(struct bg_store *s, const struct bg_store_source *src)
 	sqlite3_stmt *st;
 	int ret = 0;
 
-	if (!src->name[0] || strnlen(src->name, sizeof(src->name)) ==
-				     sizeof(src->name))
+	if (!src->name[0] || strnlen(src->name, sizeof(src->name)) >=
+				     BG_STORE_NAME_MAX)
 		return -EINVAL;
 	if (!(st = stmt(s, ST_SRC_PUT, &ret)))
 		return ret;
@@ -538,27 +538,54 @@ static int by_id(struct bg_store *s, int which, sqlite3_int64 id)
 	return step_done(st);
 }
 
-/* Ends the transaction: COMMIT when ret is 0, else ROLLBACK; ret or the
- * commit's failure. */
-static int end_tx(struct bg_store *s, int ret)
+/*
+ * The transaction of one call: its own (BEGIN IMMEDIATE: the write lock
+ * at once, waiting through the busy timeout, rather than failing at the
+ * first write), or a savepoint inside the caller's bg_store_begin(), so
+ * that a failed call leaves the caller's other changes in place.
+ */
+static int tx_begin(struct bg_store *s, int *nested)
+{
+	*nested = !sqlite3_get_autocommit(s->db);
+	return exec(s, *nested ? "SAVEPOINT bg_store" : "BEGIN IMMEDIATE");
+}
+
+/* Ends it: kept when ret >= 0, else undone; ret or the commit's failure. */
+static int tx_end(struct bg_store *s, int nested, int ret)
 {
 	if (ret >= 0) {
-		int c = exec(s, "COMMIT");
+		int c = exec(s, nested ? "RELEASE bg_store" : "COMMIT");
 
 		if (!c)
 			return ret;
 		ret = c;
 	}
-	exec(s, "ROLLBACK");
+	exec(s, nested ? "ROLLBACK TO bg_store; RELEASE bg_store"
+		       : "ROLLBACK");
 	return ret;
+}
+
+int bg_store_begin(struct bg_store *s)
+{
+	return exec(s, "BEGIN IMMEDIATE");
+}
+
+int bg_store_commit(struct bg_store *s)
+{
+	return exec(s, "COMMIT");
+}
+
+int bg_store_rollback(struct bg_store *s)
+{
+	return exec(s, "ROLLBACK");
 }
 
 int bg_store_source_delete(struct bg_store *s, const char *name)
 {
 	sqlite3_int64 id = 0;
-	int ret;
+	int ret, nested;
 
-	ret = exec(s, "BEGIN IMMEDIATE");
+	ret = tx_begin(s, &nested);
 	if (ret)
 		return ret;
 	ret = source_id(s, name, &id);
@@ -568,7 +595,7 @@ int bg_store_source_delete(struct bg_store *s, const char *name)
 		ret = by_id(s, ST_ENT_DEL, id);
 	if (!ret)
 		ret = by_id(s, ST_SRC_DEL, id);
-	return end_tx(s, ret);
+	return tx_end(s, nested, ret);
 }
 
 /* ---- Entries ------------------------------------------------------------ */
@@ -881,9 +908,9 @@ int bg_store_set_entries(struct bg_store *s, const char *name,
 	sqlite3_stmt *st;
 	char *buf = NULL;
 	size_t len = 0;
-	int ret;
+	int ret, nested;
 
-	if (!name || !*name || strlen(name) >= sizeof(((struct bg_store_source *)0)->name) ||
+	if (!name || !*name || strlen(name) >= BG_STORE_NAME_MAX ||
 	    format < 0 || format >= BG_FMT__COUNT)
 		return -EINVAL;
 	ret = bg_read_file(copy, &buf, &len);
@@ -892,7 +919,7 @@ int bg_store_set_entries(struct bg_store *s, const char *name,
 	if (format == BG_FMT_AUTO)
 		format = bg_format_detect(buf, len);
 
-	ret = exec(s, "BEGIN IMMEDIATE");
+	ret = tx_begin(s, &nested);
 	if (ret)
 		goto out;
 	ret = source_id(s, name, &im.source);
@@ -905,8 +932,8 @@ int bg_store_set_entries(struct bg_store *s, const char *name,
 	} else if (ret > 0) {
 		ret = by_id(s, ST_ENT_DEL, im.source);
 	}
-	if (!ret && !(im.st = stmt(s, ST_ENT_ADD, &ret)))
-		goto tx;
+	if (!ret)
+		im.st = stmt(s, ST_ENT_ADD, &ret);
 	if (ret)
 		goto tx;
 	im.buf = buf;
@@ -925,7 +952,7 @@ int bg_store_set_entries(struct bg_store *s, const char *name,
 tx:
 	if (im.st)
 		sqlite3_reset(im.st);
-	ret = end_tx(s, ret);
+	ret = tx_end(s, nested, ret);
 	/* The import filled the page cache; the agent idles between
 	 * imports, so give the memory back (the pages are on disk). */
 	sqlite3_db_release_memory(s->db);
@@ -972,7 +999,7 @@ static int collect(sqlite3_stmt *st, struct hits *h, const char *entry,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (name_kinds) {
 			kind = sqlite3_column_int(st, 5);
-			if (!(name_kinds & (1 << kind)))
+			if (kind < 0 || kind > 15 || !(name_kinds & (1 << kind)))
 				continue;
 		}
 		if (!(x = new_hit(h))) {

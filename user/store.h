@@ -32,6 +32,8 @@
 #define BG_STORE_FILE "bloomgate.db"
 /* PRAGMA user_version of the schema this build writes. */
 #define BG_STORE_SCHEMA 1
+/* Longest source name + 1 (struct bg_store_source.name). */
+#define BG_STORE_NAME_MAX 65
 /* Bytes of a line's text kept per entry ("..." marks a cut). */
 #define BG_STORE_TEXT_MAX 200
 
@@ -51,8 +53,19 @@ void bg_store_close(struct bg_store *s);
 /* SQLite's message about the last failure on s, for logs. */
 const char *bg_store_errmsg(struct bg_store *s);
 
+/*
+ * Each call below is atomic on its own. bg_store_begin() groups the calls
+ * up to bg_store_commit() into one transaction, so that readers see all
+ * of them or none (say, every source a rebuild used and its generation,
+ * when the new filter is published); a call failing inside it undoes only
+ * its own changes. bg_store_rollback() drops the group.
+ */
+int bg_store_begin(struct bg_store *s);
+int bg_store_commit(struct bg_store *s);
+int bg_store_rollback(struct bg_store *s);
+
 struct bg_store_source {
-	char name[65];
+	char name[BG_STORE_NAME_MAX];
 	char url[1024], path[1024]; /* one of them, the other "" */
 	int format, subdomains, allow; /* as configured (enum bg_format) */
 	char etag[256], last_modified[64], sha256[65];
@@ -87,9 +100,10 @@ int bg_store_source_delete(struct bg_store *s, const char *name);
  * out silently (the agent's parse reported them). origin (the URL or path
  * the copy came from; NULL: the source's url, else its path) is what
  * explanations name. One transaction: on any failure the old entries stay.
- * The source's row is created when absent; its entries, origin and
- * entries_format are set. Returns the number of entries stored, or -errno
- * (-errno of reading copy included).
+ * The source's row is created when absent; its entries (the count
+ * stored), origin and entries_format are set. Returns the number of
+ * entries stored, or -errno (-errno of reading copy included; -EINVAL for
+ * a name too long or an unknown format).
  */
 int bg_store_set_entries(struct bg_store *s, const char *name,
 			 const char *origin, const char *copy, int format,
@@ -97,7 +111,7 @@ int bg_store_set_entries(struct bg_store *s, const char *name,
 
 /* One entry behind a verdict. */
 struct bg_store_hit {
-	char source[65];
+	char source[BG_STORE_NAME_MAX];
 	char origin[1024];
 	size_t line;
 	char text[BG_STORE_TEXT_MAX + 4]; /* the line, without surrounding

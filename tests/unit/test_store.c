@@ -667,6 +667,46 @@ static void test_replace(void **state)
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM entries"), 1);
 }
 
+/* A group of calls is seen by readers all at once, or not at all; a call
+ * failing inside the group undoes only itself. */
+static void test_transaction(void **state)
+{
+	struct fix *f = *state;
+	struct bg_store_source src = { .name = "b", .path = "/b" }, got;
+	struct bg_store *ro;
+	const char *copy;
+
+	open_store(f);
+	assert_int_equal(bg_store_open_ro(f->state, &ro), 0);
+	copy = put_file(f, "a.copy", "192.0.2.1\n");
+
+	assert_int_equal(bg_store_begin(f->s), 0);
+	assert_int_equal(bg_store_set_entries(f->s, "a", "/a", copy,
+					      BG_FMT_AUTO, 0, 0), 1);
+	/* fails inside the group: its own changes undone, not the group's */
+	assert_int_equal(bg_store_set_entries(f->s, "a", "/a",
+					      "/nonexistent/bloomgate/copy",
+					      BG_FMT_AUTO, 0, 0), -ENOENT);
+	assert_int_equal(bg_store_source_delete(f->s, "nope"), -ENOENT);
+	assert_int_equal(bg_store_source_put(f->s, &src), 0);
+	/* the writer sees its changes, a reader none yet */
+	free(explain(f->s, "192.0.2.1", 1));
+	free(explain(ro, "192.0.2.1", 0));
+	assert_int_equal(bg_store_source_get(ro, "b", &got), -ENOENT);
+	assert_int_equal(bg_store_commit(f->s), 0);
+	free(explain(ro, "192.0.2.1", 1));
+	assert_int_equal(bg_store_source_get(ro, "b", &got), 0);
+
+	/* rolled back: none of it */
+	assert_int_equal(bg_store_begin(f->s), 0);
+	assert_int_equal(bg_store_source_delete(f->s, "a"), 0);
+	assert_int_equal(bg_store_source_delete(f->s, "b"), 0);
+	assert_int_equal(bg_store_rollback(f->s), 0);
+	free(explain(f->s, "192.0.2.1", 1));
+	assert_int_equal(bg_store_source_get(f->s, "b", &got), 0);
+	bg_store_close(ro);
+}
+
 /* 200k entries, timed; nothing is asserted about time (CI machines vary),
  * everything about what was stored. */
 static double now(void)
@@ -683,7 +723,7 @@ static void test_import_200k(void **state)
 	struct fix *f = *state;
 	struct bg_store_hit *h;
 	char path[256];
-	double t0, t1, t2;
+	double t0, t1;
 	FILE *fp;
 	size_t i;
 
@@ -711,14 +751,8 @@ static void test_import_200k(void **state)
 	assert_int_equal(bg_store_set_entries(f->s, "big", "/big", path,
 					      BG_FMT_ADDR, 0, 0), (int)want);
 	t1 = now();
-	/* the same again: every old entry deleted, every new one added */
-	assert_int_equal(bg_store_set_entries(f->s, "big", "/big", path,
-					      BG_FMT_ADDR, 0, 0), (int)want);
-	t2 = now();
-	print_message("store: 200k entries imported in %.3f s (%.0f rows/s);"
-		      " replaced in %.3f s (%.0f rows/s)\n", t1 - t0,
-		      (double)want / (t1 - t0), t2 - t1,
-		      (double)want / (t2 - t1));
+	print_message("store: 200k entries imported in %.3f s (%.0f rows/s,"
+		      " sanitizer build)\n", t1 - t0, (double)want / (t1 - t0));
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM entries"), want);
 	/* line 1 is 10.0.0.0/24 (i = 0); line 2 is i = 1 */
 	h = explain(f->s, "10.0.0.1", 1);
@@ -757,6 +791,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hosts_and_text, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transaction, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_import_200k, setup,
 						teardown),
 	};
