@@ -40,6 +40,7 @@
 #include "agent.h"
 #include "attach.h"
 #include "config.h"
+#include "store.h"
 #include "counters.h"
 #include "pins.h"
 #include "record.h"
@@ -510,8 +511,33 @@ static const struct bg_cmd check_cmd = {
 	.pos = &check_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
 };
 
+/* The agent's store behind a record, when the record names the agent's
+ * copies (STATE_DIR/lists/NAME.list) and STATE_DIR/bloomgate.db is there:
+ * then check names each source and the line as fetched. NULL otherwise. */
+static struct bg_store *agent_store_of(const struct bg_record *rec)
+{
+	char dir[PATH_MAX], *p;
+	struct bg_store *st = NULL;
+
+	if (rec->n < 1 || snprintf(dir, sizeof(dir), "%s", rec->src[0].path) >=
+				  (int)sizeof(dir))
+		return NULL;
+	p = strrchr(dir, '/');
+	if (!p || strcmp(p + strlen(p) - 5, ".list"))
+		return NULL;
+	*p = 0;
+	p = strrchr(dir, '/');
+	if (!p || strcmp(p, "/lists"))
+		return NULL;
+	*p = 0;
+	if (bg_store_open_ro(dir, &st))
+		return NULL;
+	return st;
+}
+
 static int cmd_check(int argc, char **argv)
 {
+	struct bg_store *store = NULL;
 	struct bg_record rec;
 	const void *mem;
 	struct bg_state st;
@@ -539,10 +565,13 @@ static int cmd_check(int argc, char **argv)
 			    "(ABI %d expected); reload it", BG_ABI_VERSION);
 	if (ret)
 		return fail(1, "cannot read the live filter: %s", strerror(-ret));
+	if (have_rec)
+		store = agent_store_of(&rec);
 	for (i = 1; i < argc; i++) {
 		struct bg_explanation x;
 
-		if (bg_explain(mem, have_rec ? &rec : NULL, argv[i], &x)) {
+		if (store ? bg_explain_store(mem, store, argv[i], &x) :
+			    bg_explain(mem, have_rec ? &rec : NULL, argv[i], &x)) {
 			bad = fail(1, "%s: out of memory", argv[i]);
 		} else if (x.kind == BG_EXPLAIN_INVALID) {
 			fprintf(stderr, "bloomgate: %s: %s\n", argv[i], x.why);
@@ -553,6 +582,8 @@ static int cmd_check(int argc, char **argv)
 		bg_explain_free(&x);
 	}
 	bg_filter_unmap(mem, len);
+	if (store)
+		bg_store_close(store);
 	if (have_rec)
 		bg_record_free(&rec);
 	return bad;

@@ -9,6 +9,7 @@
 #include "bloomgate/dns.h"
 #include "explain.h"
 #include "filter.h"
+#include "store.h"
 
 /* Collecting entries: the list, the query (names) and what to keep. */
 struct collect {
@@ -135,56 +136,102 @@ static const char *bad_arg_reason(const char *arg, const char *addr_why,
 	return name_why ? name_why : "not a domain name";
 }
 
-int bg_explain(const void *mem, const struct bg_record *rec, const char *arg,
-	       struct bg_explanation *x)
+/* The verdict on arg, as the datapath gives it; fills kind, listed,
+ * allowed, no_names, name (for a name) and the address keys. */
+static void judge(const void *mem, const char *arg, struct bg_explanation *x,
+		  struct bg_key4 *k4, struct bg_key6 *k6, int *family)
 {
 	const struct bg_filter_header *h = mem;
 	const char *why = NULL, *name_why = NULL;
-	struct collect c = { 0 };
-	struct bg_key4 k4;
-	struct bg_key6 k6;
-	int kind, label = 0;
+	int label = 0;
 
-	memset(x, 0, sizeof(*x));
-	x->known = rec != NULL;
-	kind = bg_parse_addr(arg, &k4, &k6, &why);
-	if (kind) {
-		const struct bg_key4 *p4 = kind == BG_KEY_IPV4 ? &k4 : NULL;
-		const struct bg_key6 *p6 = kind == BG_KEY_IPV6 ? &k6 : NULL;
-
+	*family = bg_parse_addr(arg, k4, k6, &why);
+	if (*family) {
 		x->kind = BG_EXPLAIN_ADDR;
-		x->listed = p4 ? bg_filter_test4(mem, k4.addr) :
-				 bg_filter_test6(mem, k6.addr);
-		if (!x->listed)
-			return 0;
-		x->allowed = p4 ? bg_filter_allowed4(mem, k4.addr) :
-				  bg_filter_allowed6(mem, k6.addr);
-		if (!rec)
-			return 0;
-		find_addr(x, rec, 0, p4, p6, &c);
-		if (x->allowed)
-			find_addr(x, rec, 1, p4, p6, &c);
-		return c.err;
+		x->listed = *family == BG_KEY_IPV4 ? bg_filter_test4(mem, k4->addr) :
+						     bg_filter_test6(mem, k6->addr);
+		if (x->listed)
+			x->allowed = *family == BG_KEY_IPV4 ?
+					     bg_filter_allowed4(mem, k4->addr) :
+					     bg_filter_allowed6(mem, k6->addr);
+		return;
 	}
 	if (bg_name_normalise(arg, strlen(arg), x->name, &name_why) ||
 	    (x->listed = bg_filter_test_name(mem, x->name, &label)) < 0) {
 		x->kind = BG_EXPLAIN_INVALID;
 		x->listed = 0;
 		x->why = bad_arg_reason(arg, why, name_why);
-		return 0;
+		return;
 	}
 	x->kind = BG_EXPLAIN_NAME;
 	if (!x->listed) {
 		x->no_names = !(h->flags & BG_FILTER_F_NAMES);
-		return 0;
+		return;
 	}
 	/* The datapath asks the name allowlist only after a positive. */
 	x->allowed = bg_filter_name_allowed(mem, x->name, &label) == 1;
-	if (!rec)
+}
+
+int bg_explain(const void *mem, const struct bg_record *rec, const char *arg,
+	       struct bg_explanation *x)
+{
+	struct collect c = { 0 };
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+	int family;
+
+	memset(x, 0, sizeof(*x));
+	x->known = rec != NULL;
+	judge(mem, arg, x, &k4, &k6, &family);
+	if (!x->listed || !rec)
 		return 0;
-	find_name(x, rec, 0, &c);
-	if (x->allowed)
-		find_name(x, rec, 1, &c);
+	if (x->kind == BG_EXPLAIN_ADDR) {
+		const struct bg_key4 *p4 = family == BG_KEY_IPV4 ? &k4 : NULL;
+		const struct bg_key6 *p6 = family == BG_KEY_IPV6 ? &k6 : NULL;
+
+		find_addr(x, rec, 0, p4, p6, &c);
+		if (x->allowed)
+			find_addr(x, rec, 1, p4, p6, &c);
+	} else {
+		find_name(x, rec, 0, &c);
+		if (x->allowed)
+			find_name(x, rec, 1, &c);
+	}
+	return c.err;
+}
+
+int bg_explain_store(const void *mem, struct bg_store *st, const char *arg,
+		     struct bg_explanation *x)
+{
+	struct collect c = { 0 };
+	struct bg_store_hit *hits = NULL;
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+	size_t i, n = 0;
+	char where[BG_STORE_NAME_MAX + 1024 + 4];
+	int family, ret;
+
+	memset(x, 0, sizeof(*x));
+	x->known = 1;
+	judge(mem, arg, x, &k4, &k6, &family);
+	if (!x->listed)
+		return 0;
+	ret = bg_store_explain(st, arg, &hits, &n);
+	if (ret)
+		return ret == -EINVAL ? 0 : ret;
+	for (i = 0; i < n && !c.err; i++) {
+		const struct bg_store_hit *h = &hits[i];
+
+		if (h->allow && !x->allowed)
+			continue; /* the datapath asks the allowlist only then */
+		c.out = h->allow ? &x->allow : &x->block;
+		/* the source by name, and where its copy came from */
+		snprintf(where, sizeof(where), "%s (%s)", h->source, h->origin);
+		push(&c, where, h->line,
+		     x->kind == BG_EXPLAIN_ADDR ? h->entry : h->text,
+		     h->parent[0] ? h->parent : NULL);
+	}
+	free(hits);
 	return c.err;
 }
 

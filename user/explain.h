@@ -60,4 +60,11 @@ int bg_explain(const void *mem, const struct bg_record *rec, const char *arg,
 	       struct bg_explanation *x);
 void bg_explain_free(struct bg_explanation *x);
 
+struct bg_store; /* user/store.h */
+
+/* The same verdict, with the entries behind it from the agent's store: the
+ * source's name and origin (URL or path, as fetched) and the line. */
+int bg_explain_store(const void *mem, struct bg_store *st, const char *arg,
+		     struct bg_explanation *x);
+
 #endif
