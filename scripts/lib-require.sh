@@ -34,6 +34,8 @@ ethtool:ethtool
 ping:iputils-ping
 jq:jq
 promtool:prometheus
+systemd-analyze:systemd
+getconf:libc-bin
 git:git
 bash:bash
 awk:mawk

@@ -44,6 +44,7 @@
 #include <json-c/json.h>
 #include <net/if.h>
 #include <systemd/sd-daemon.h>
+#include <bpf/libbpf.h>
 
 #include "agent.h"
 #include "attach.h"
@@ -53,6 +54,7 @@
 #include "load.h"
 #include "metrics.h"
 #include "pins.h"
+#include "print.h"
 #include "record.h"
 #include "store.h"
 #include "swap.h"
@@ -97,6 +99,11 @@ struct agent {
 	int have_filter;
 	double start_time;
 	int stop;
+	/* flag events as JSON lines (cfg.events) */
+	FILE *events_out;
+	struct ring_buffer *events;
+	struct bg_state events_st;
+	int events_open;
 };
 
 /* ---- Helpers ------------------------------------------------------------ */
@@ -501,6 +508,71 @@ static void want_rebuild(struct agent *a)
 		a->rebuild_at = mono() + a->cfg.debounce;
 }
 
+/* ---- Flag events ------------------------------------------------------- */
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct agent *a = ctx;
+
+	bg_print_event_json(a->events_out, data, size);
+	return 0;
+}
+
+/* Opens the event ring buffer and the output when cfg.events asks; the
+ * ring buffer's fd joins the epoll set, so events cost no polling. */
+static void open_events(struct agent *a)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (!a->cfg.events || a->events)
+		return;
+	if (!strcmp(a->cfg.events, "-"))
+		a->events_out = stdout;
+	else
+		a->events_out = fopen(a->cfg.events, "ae");
+	if (!a->events_out) {
+		logf_("events: cannot open %s: %s", a->cfg.events, strerror(errno));
+		return;
+	}
+	if (bg_state_open(&a->events_st, 0)) {
+		logf_("events: bloomgate is not attached: no events");
+		goto fail;
+	}
+	a->events_open = 1;
+	a->events = ring_buffer__new(a->events_st.events_fd, on_event, a, NULL);
+	if (!a->events) {
+		logf_("events: cannot open the ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	ev.data.fd = ring_buffer__epoll_fd(a->events);
+	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) == 0)
+		return;
+	logf_("events: %s", strerror(errno));
+fail:
+	if (a->events)
+		ring_buffer__free(a->events);
+	a->events = NULL;
+	if (a->events_open)
+		bg_state_close(&a->events_st);
+	a->events_open = 0;
+	if (a->events_out && a->events_out != stdout)
+		fclose(a->events_out);
+	a->events_out = NULL;
+}
+
+static void close_events(struct agent *a)
+{
+	if (a->events)
+		ring_buffer__free(a->events);
+	if (a->events_open)
+		bg_state_close(&a->events_st);
+	if (a->events_out && a->events_out != stdout)
+		fclose(a->events_out);
+	a->events = NULL;
+	a->events_open = 0;
+	a->events_out = NULL;
+}
+
 /* ---- Setup -------------------------------------------------------------- */
 
 static int setup_sources(struct agent *a, const struct src *old, size_t nold)
@@ -808,6 +880,8 @@ static int reload_config(struct agent *a)
 	if (ret)
 		return ret;
 	attach_ifaces(a);
+	close_events(a);
+	open_events(a);
 	return 0;
 }
 
@@ -885,6 +959,7 @@ static int add_fd(struct agent *a, int fd)
 
 static void agent_free(struct agent *a)
 {
+	close_events(a);
 	if (a->metrics)
 		bg_metrics_stop(a->metrics);
 	if (a->ctlfd >= 0) {
@@ -964,6 +1039,7 @@ int bg_agent_run(const char *config_path)
 			logf_("metrics on %s: %s", a.cfg.metrics, err);
 	}
 	attach_ifaces(&a);
+	open_events(&a);
 	/* Every source once, then the filter: adopted when the copies are
 	 * those the live filter was built from, rebuilt otherwise. */
 	run_due(&a, 1);
@@ -995,6 +1071,8 @@ int bg_agent_run(const char *config_path)
 				on_inotify(&a);
 			else if (ev[i].data.fd == a.ctlfd)
 				on_control(&a);
+			else if (a.events)
+				ring_buffer__consume(a.events);
 		}
 		if (a.stop)
 			break;

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Reports as text (user/print.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
 
 #include "bloomgate/dns.h"
 #include "print.h"
+#include "wire.h"
 
 void bg_fmt_bytes(char *buf, size_t len, double b)
 {
@@ -262,4 +269,60 @@ void bg_print_explanation(FILE *out, const char *arg,
 		fprintf(out, "%s: match (probable false positive: no listed entry covers it)\n",
 			arg);
 	}
+}
+
+/* ---- Events ------------------------------------------------------------- */
+
+double bg_event_unix_time(__u64 ts_ns)
+{
+	struct timespec mono, real;
+	double now_mono, now_real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	now_mono = (double)mono.tv_sec + (double)mono.tv_nsec / 1e9;
+	now_real = (double)real.tv_sec + (double)real.tv_nsec / 1e9;
+	return now_real - (now_mono - (double)ts_ns / 1e9);
+}
+
+int bg_print_event_json(FILE *out, const void *data, size_t size)
+{
+	const struct bg_event *e = data;
+	char addr[INET6_ADDRSTRLEN] = "?", ifn[IF_NAMESIZE] = "?";
+	char name[BG_NAME_TEXT_MAX];
+	struct json_object *o;
+	int ret = 0;
+
+	if (size < sizeof(*e))
+		return -EINVAL;
+	o = json_object_new_object();
+	if (!o)
+		return -ENOMEM;
+	inet_ntop(e->family == BG_KEY_IPV4 ? AF_INET : AF_INET6, e->addr, addr,
+		  sizeof(addr));
+	if (!if_indextoname(e->ifindex, ifn))
+		snprintf(ifn, sizeof(ifn), "?");
+	json_object_object_add(o, "time", json_object_new_double(bg_event_unix_time(e->ts_ns)));
+	json_object_object_add(o, "verdict", json_object_new_string(
+		e->verdict == BG_VERDICT_FLAG ? "flag" : "drop"));
+	json_object_object_add(o, "ifindex", json_object_new_int((int)e->ifindex));
+	json_object_object_add(o, "interface", json_object_new_string(ifn));
+	if (e->which == BG_EVENT_NAME) {
+		const struct bg_name_event *ne = data;
+
+		if (size < sizeof(*ne) ||
+		    bg_name_from_wire(ne->name, sizeof(ne->name), name, sizeof(name)) < 0)
+			snprintf(name, sizeof(name), "(malformed name)");
+		json_object_object_add(o, "name", json_object_new_string(name));
+		json_object_object_add(o, "client", json_object_new_string(addr));
+	} else {
+		json_object_object_add(o, "match", json_object_new_string(
+			e->which == BG_MATCH_SRC ? "src" : "dst"));
+		json_object_object_add(o, "addr", json_object_new_string(addr));
+	}
+	if (fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0)
+		ret = -EIO;
+	fflush(out);
+	json_object_put(o);
+	return ret;
 }

@@ -27,4 +27,12 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 void bg_print_explanation(FILE *out, const char *arg,
 			  const struct bg_explanation *x);
 
+/* An event's kernel time (bpf_ktime_get_ns) as unix time. */
+double bg_event_unix_time(__u64 ts_ns);
+
+/* One ring-buffer event (struct bg_event or bg_name_event) as one JSON
+ * line: time, verdict, ifindex, interface, and match and addr, or name and
+ * client. 0, -EINVAL for a short record, -EIO, -ENOMEM. */
+int bg_print_event_json(FILE *out, const void *data, size_t size);
+
 #endif

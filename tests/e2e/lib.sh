@@ -32,7 +32,8 @@ source "$E2E_ROOT/scripts/lib-require.sh"
 # Every external command the e2e suites (test_*.sh), this file and the demo
 # call; e2e_init checks them before it creates anything (require_cmds).
 E2E_CMDS=(ip nsenter sysctl bpftool flock timeout "${CLANG:-clang}" dig dnsmasq ethtool jq
-	awk sed grep find mktemp date seq sort tee wc cut tr head uname id)
+	awk sed grep find mktemp date seq sort tee wc cut tr head uname id promtool
+	systemd-analyze getconf)
 BG_BIN=${BG_BIN:-$E2E_ROOT/build/bloomgate}
 UDPSEND=$E2E_ROOT/build/tests/udpsend
 UDPSINK=$E2E_ROOT/build/tests/udpsink

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Unit tests for the agent's flag events as JSON lines
+ * (bg_print_event_json(), user/print.c): each record of the ring buffer,
+ * an address or a DNS name, is one line that JSON reads back field by field.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "print.h"
+
+/* The line printed for the record, parsed; the line must end in '\n'. */
+static struct json_object *json_line(const void *rec, size_t size)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json_object *o;
+
+	assert_non_null(f);
+	assert_int_equal(bg_print_event_json(f, rec, size), 0);
+	fclose(f);
+	assert_true(len > 1);
+	assert_int_equal(buf[len - 1], '\n');
+	assert_null(memchr(buf, '\n', len - 1)); /* one line */
+	o = json_tokener_parse(buf);
+	free(buf);
+	assert_non_null(o);
+	return o;
+}
+
+static const char *str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	assert_true(json_object_object_get_ex(o, key, &v));
+	return json_object_get_string(v);
+}
+
+static void test_address_event(void **state)
+{
+	struct bg_event e = { .ifindex = 1, .family = BG_KEY_IPV4,
+			      .which = BG_MATCH_DST, .verdict = BG_VERDICT_FLAG };
+	struct timespec mono;
+	struct json_object *o, *v;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	e.ts_ns = (__u64)mono.tv_sec * 1000000000ULL + (__u64)mono.tv_nsec;
+	memcpy(e.addr, (unsigned char[]){ 198, 51, 100, 7 }, 4);
+	o = json_line(&e, sizeof(e));
+	assert_string_equal(str(o, "verdict"), "flag");
+	assert_string_equal(str(o, "match"), "dst");
+	assert_string_equal(str(o, "addr"), "198.51.100.7");
+	assert_string_equal(str(o, "interface"), "lo"); /* ifindex 1 */
+	assert_true(json_object_object_get_ex(o, "time", &v));
+	/* now, as unix time, within a few seconds */
+	assert_true(json_object_get_double(v) > (double)time(NULL) - 5 &&
+		    json_object_get_double(v) < (double)time(NULL) + 5);
+	assert_false(json_object_object_get_ex(o, "name", &v));
+	json_object_put(o);
+}
+
+static void test_name_event(void **state)
+{
+	struct bg_name_event e = { .ev = { .ifindex = 1, .family = BG_KEY_IPV6,
+					   .which = BG_EVENT_NAME,
+					   .verdict = BG_VERDICT_FLAG } };
+	static const unsigned char wire[] = "\3ads\7example\3com";
+	struct json_object *o, *v;
+
+	(void)state;
+	e.ev.addr[15] = 1; /* ::1 */
+	memcpy(e.name, wire, sizeof(wire)); /* the root byte included */
+	o = json_line(&e, sizeof(e));
+	assert_string_equal(str(o, "name"), "ads.example.com");
+	assert_string_equal(str(o, "client"), "::1");
+	assert_false(json_object_object_get_ex(o, "addr", &v));
+	json_object_put(o);
+	/* a record cut short is refused, not read past its end */
+	assert_int_equal(bg_print_event_json(stdout, &e, sizeof(e.ev) - 1), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_address_event),
+		cmocka_unit_test(test_name_event),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
