@@ -65,7 +65,7 @@ BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
 BENCH_HDRS := $(wildcard bench/*.h)
 $(BENCH_BPF): bench/bench.h
 
-.PHONY: all deps test unit bpftest e2e demo bench install clean
+.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean
 all: $(BUILD)/bloomgate
 
 deps:
@@ -141,6 +141,10 @@ test: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_HELPERS)
 	$(Q)./scripts/demo.sh
+
+demo-agent: deps
+	$(Q)$(MAKE) --no-print-directory all $(TEST_HELPERS)
+	$(Q)./scripts/demo-agent.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench
