@@ -79,6 +79,8 @@ struct src {
 	char last_error[256];
 	int have_copy;
 	int wd; /* inotify watch of its directory (path sources), -1 */
+	double changed_at; /* unix time of its first inotify event since the
+			      last refresh; 0: none */
 };
 
 struct agent {
@@ -98,6 +100,9 @@ struct agent {
 	struct bg_metrics_filter filter;
 	int have_filter;
 	double start_time;
+	/* the pending rebuild: when its first change was seen (unix time, from
+	 * the inotify event or the fetch start) and the fetch time in it */
+	double change_seen, change_fetch_ms;
 	int stop;
 	/* flag events as JSON lines (cfg.events) */
 	FILE *events_out;
@@ -251,6 +256,7 @@ static int src_refresh(struct agent *a, struct src *s)
 {
 	struct bg_fetch_result r;
 	struct bg_fetch_src f;
+	double t0 = wall();
 	int changed = 0;
 
 	fetch_src_of(s->cfg, &f);
@@ -300,10 +306,17 @@ static int src_refresh(struct agent *a, struct src *s)
 		s->due = 0; /* watched */
 	}
 	pthread_mutex_unlock(&a->lock);
-	if (changed)
-		logf_("source %s: new copy, %llu entries (%s)", s->cfg->name,
-		      (unsigned long long)s->entries,
-		      r.outcome == BG_FETCH_CHANGED && s->cfg->url ? "fetched" : "read");
+	if (changed) {
+		double seen = s->changed_at ? s->changed_at : t0;
+
+		if (!a->change_seen || seen < a->change_seen)
+			a->change_seen = seen;
+		a->change_fetch_ms += r.seconds * 1e3;
+		logf_("source %s: new copy, %llu entries (%s in %.1f ms)",
+		      s->cfg->name, (unsigned long long)s->entries,
+		      s->cfg->url ? "fetched" : "read", r.seconds * 1e3);
+	}
+	s->changed_at = 0;
 	store_put(a, s);
 	return changed;
 }
@@ -494,9 +507,21 @@ static int rebuild(struct agent *a)
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (!ret) {
+		double t = bg_now_ms();
+
 		save_filter(a, r.filter_id);
 		store_entries(a);
+		/* one line for the bench (bench/agent.sh): the change's way to
+		 * the datapath, stage by stage */
+		logf_("timing: change seen at %.6f, fetch %.1f ms, parse %.1f ms, "
+		      "plan %.1f ms, build %.1f ms, swap %.2f ms, live at %.6f, "
+		      "store %.1f ms", a->change_seen, a->change_fetch_ms,
+		      r.ms[BG_STAGE_PARSE], r.ms[BG_STAGE_PLAN], r.ms[BG_STAGE_BUILD],
+		      r.ms[BG_STAGE_PUBLISH], wall() - (bg_now_ms() - t) / 1e3,
+		      bg_now_ms() - t);
 	}
+	a->change_seen = 0;
+	a->change_fetch_ms = 0;
 	bg_load_report_free(&r);
 	bg_sources_free(&srcs);
 	return ret;
@@ -795,6 +820,8 @@ static void on_inotify(struct agent *a)
 					continue;
 				/* debounced: an editor's several writes are one */
 				s->due = mono() + a->cfg.debounce;
+				if (!s->changed_at)
+					s->changed_at = wall();
 			}
 			p += sizeof(*e) + e->len;
 		}
