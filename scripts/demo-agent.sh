@@ -80,14 +80,16 @@ send_report t1 "$OLD" "$NEW" "$OTHER"
 step "The list changes on the server: $NEW is added"
 printf '%s\n%s\n' "$OLD" "$NEW" >"$WWW/list.new" && mv "$WWW/list.new" "$WWW/list.txt"
 t0=$SECONDS
-wait_until $((2 * REFRESH + 5)) matches "$NEW"
+wait_until $((2 * REFRESH + 5)) matches "$NEW" ||
+	{ echo "demo: the change did not reach the filter" >&2; exit 1; }
 echo "    $NEW is filtered $((SECONDS - t0)) s later (the list's refresh is ${REFRESH} s)"
 send_report t2 "$OLD" "$NEW" "$OTHER"
 show check "$NEW"
 
 step "The server answers HTTP 500: the agent keeps the last good copy"
 echo "/list.txt 500" >"$E2E_TMP/http.ctl"
-wait_until $((2 * REFRESH + 5)) src_state_is failing
+wait_until $((2 * REFRESH + 5)) src_state_is failing ||
+	{ echo "demo: the agent did not report the list failing" >&2; exit 1; }
 show status
 send_report t3 "$OLD" "$NEW" "$OTHER"
 

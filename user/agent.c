@@ -37,6 +37,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -425,7 +426,7 @@ static void store_entries(struct agent *a)
 		if (bg_store_set_entries(a->store, s->cfg->name,
 					 s->cfg->url ? s->cfg->url : s->cfg->path,
 					 s->copy, s->cfg->format, s->cfg->subdomains,
-					 s->cfg->allow)) {
+					 s->cfg->allow) < 0) {
 			logf_("source %s: cannot store its entries", s->cfg->name);
 			continue;
 		}
@@ -832,16 +833,24 @@ static void on_control(struct agent *a)
 {
 	char line[256] = "";
 	struct json_object *o;
-	ssize_t n;
+	size_t len;
+	ssize_t n = 0;
 	int c;
 	FILE *f;
 
 	c = accept4(a->ctlfd, NULL, NULL, SOCK_CLOEXEC);
 	if (c < 0)
 		return;
-	n = recv(c, line, sizeof(line) - 1, 0);
-	if (n > 0)
-		line[n] = 0;
+	/* one line, possibly in several segments; a client that sends
+	 * nothing for a second is dropped (the loop must not hang on it) */
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO,
+		   &(struct timeval){ .tv_sec = 1 }, sizeof(struct timeval));
+	for (len = 0; len < sizeof(line) - 1 && !memchr(line, '\n', len); len += (size_t)n) {
+		n = recv(c, line + len, sizeof(line) - 1 - len, 0);
+		if (n <= 0)
+			break;
+	}
+	line[len] = 0;
 	line[strcspn(line, "\r\n")] = 0;
 	f = fdopen(c, "w");
 	if (!f) {
@@ -1191,7 +1200,10 @@ int bg_agent_ask(const char *cmd, FILE *out)
 		close(fd);
 		return ret;
 	}
-	if (send(fd, cmd, strlen(cmd), 0) < 0 || send(fd, "\n", 1, 0) < 0) {
+	snprintf(buf, sizeof(buf), "%s\n", cmd);
+	/* one write, no SIGPIPE: an agent that answers and closes first must
+	 * not kill the client */
+	if (send(fd, buf, strlen(buf), MSG_NOSIGNAL) < 0) {
 		ret = -errno;
 		close(fd);
 		return ret;

@@ -691,7 +691,7 @@ static void print_agent_status(void)
 			       json_object_object_get_ex(s, "entries", &v) ? (long long)json_object_get_int64(v) : 0);
 			if (json_object_object_get_ex(s, "last_success", &v) && json_object_get_double(v) > 0)
 				printf(", last success %.0f s ago",
-				       (double)time(NULL) - json_object_get_double(v));
+				       fmax(0, (double)time(NULL) - json_object_get_double(v)));
 			if (json_object_object_get_ex(s, "next_fetch_in", &n) && n)
 				printf(", next fetch in %.0f s", json_object_get_double(n));
 			if (err && *err)
