@@ -207,6 +207,7 @@ static int tmp_open(struct tmp *t, const char *cache_path)
 	return 0;
 }
 
+
 static void tmp_close(struct tmp *t)
 {
 	if (t->fd >= 0)
@@ -289,6 +290,17 @@ static void fail(struct bg_fetch_result *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->err, sizeof(r->err), fmt, ap);
 	va_end(ap);
+}
+
+/* tmp_open(), the failure reported in r; nonzero when it failed. */
+static int tmp_open_for(struct tmp *t, const char *cache_path,
+			struct bg_fetch_result *r)
+{
+	int ret = tmp_open(t, cache_path);
+
+	if (ret < 0)
+		fail(r, "a copy next to %s: %s", cache_path, strerror(-ret));
+	return ret < 0;
 }
 
 static void count_diag(void *ctx, const struct bg_diag *d)
@@ -420,10 +432,8 @@ static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
 		     src->max_bytes);
 		goto out;
 	}
-	ret = tmp_open(&t, cache_path);
-	if (ret < 0) {
-		fail(r, "a copy next to %s: %s", cache_path, strerror(-ret));
-		ret = 0;
+	if (tmp_open_for(&t, cache_path, r)) {
+		ret = 0; /* a failed fetch, not a caller's error */
 		goto out;
 	}
 	/* one copy, hashed as it is written: what is checked is what is
@@ -543,10 +553,8 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = tmp_open(&t, cache_path);
-	if (ret < 0) {
-		fail(r, "a copy next to %s: %s", cache_path, strerror(-ret));
-		ret = 0;
+	if (tmp_open_for(&t, cache_path, r)) {
+		ret = 0; /* a failed fetch, not a caller's error */
 		goto out;
 	}
 	s.fd = t.fd;
