@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The agent (user/agent.h): one event loop over epoll, no polling. What
+ * The agent (user/agent.h): one event loop over epoll, no polling. One
+ * concern, the loop and its handlers; what they call is in the libraries
+ * (config, fetch, store, metrics, load). What
  * wakes it: a signal (signalfd: TERM/INT stop, HUP re-reads the config and
  * every source), a file source changing (inotify on its directory, so a
  * file replaced by rename counts), a client on the control socket

@@ -4,7 +4,8 @@
  * A front end only: each command declares its options (user/opts.h), calls
  * the core or kernel library, and prints what it returns; the load and
  * check logic live in user/load.c, user/prepare.c and user/explain.c, their
- * text in user/print.c. Long only because it holds every command.
+ * text in user/print.c (the agent in user/agent.c). Long only because it
+ * holds every command's option table.
  * Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 bloomgate is
  * not attached (no pinned state), 4 the list was rejected (nothing loaded).
  */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The agent's config (user/config.h). Two passes: libyaml's events are
+ * The agent's config (user/config.h). One concern, long because every key
+ * is validated with its own message and line. Two passes: libyaml's events are
  * first turned into a small tree of scalars, sequences and maps, each with
  * its line; the tree is then walked against tables of the keys each
  * section accepts. Why not libyaml's document API: it resolves aliases

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The agent's store (user/store.h): sources and their entries in SQLite.
+ * One concern, long because every key kind (IPv4, IPv6, names of three
+ * kinds) has its own columns, import and query.
  *
  * Schema (version BG_STORE_SCHEMA in PRAGMA user_version):
  *
