@@ -147,7 +147,7 @@ demo-agent: deps
 	$(Q)./scripts/demo-agent.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/tests/httpd
 	$(Q)./bench/run.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's

@@ -6,8 +6,12 @@
 #   ./bench/run.sh                 full run (about 3 minutes here), writes the doc
 #   ./bench/run.sh --quick         any bench options (see build/bench --help);
 #                                  the doc is left alone unless BENCH_DOC=1
-#   ./bench/run.sh --only dns      one section (addr, cidr, dns; comma list)
+#   ./bench/run.sh --only dns      one section (addr, cidr, dns, agent; comma list)
 #   make bench BENCH_ARGS=--quick  the same through make
+#
+# The section "agent" is bench/agent.sh (the agent's way from a changed list
+# to the datapath, its memory): it builds a network namespace and attaches
+# XDP, and runs after build/bench's sections. --quick gives it a small list.
 #
 # BUILD selects the build directory (default build). The CIDR part reads the
 # FireHOL level 1 list from ../shared/data/firehol_level1.netset (relative to
@@ -69,7 +73,42 @@ machine() {
 	echo "- Tree: $commit; run $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
 
-cmd="$BIN${args[*]:+ ${args[*]}}"
+# "agent" is this script's section, not the binary's: take it out of
+# --only (or -S); when it was the only one, the binary does not run.
+run_bench=1 run_agent=1 agent_args=() bench_args=()
+i=0
+while [ $i -lt ${#args[@]} ]; do
+	a=${args[$i]}
+	only=
+	case $a in
+	--only | -S)
+		i=$((i + 1))
+		only=${args[$i]:-}
+		;;
+	--only=*) only=${a#--only=} ;;
+	-q | --quick)
+		agent_args+=(--quick)
+		bench_args+=("$a")
+		;;
+	*) bench_args+=("$a") ;;
+	esac
+	if [ -n "$only" ]; then
+		rest=$(echo ",$only," | sed 's/,agent,/,/g; s/^,*//; s/,*$//')
+		[ "$rest" = "$only" ] && run_agent=0
+		if [ -n "$rest" ]; then bench_args+=(--only "$rest"); else run_bench=0; fi
+	fi
+	i=$((i + 1))
+done
+if [ "$run_agent" = 1 ] && [ ! -x "$BUILD/tests/httpd" ]; then
+	echo "run.sh: $BUILD/tests/httpd is missing (the agent section serves a list with it); run 'make bench'" >&2
+	exit 1
+fi
+
+cmd="$BIN${bench_args[*]:+ ${bench_args[*]}}"
+[ "$run_bench" = 1 ] || cmd=
+if [ "$run_agent" = 1 ]; then
+	cmd="${cmd:+$cmd; }bench/agent.sh${agent_args[*]:+ ${agent_args[*]}}"
+fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -94,10 +133,20 @@ trap 'rm -f "$out"' EXIT
 cat "$out"
 
 status=0
-"$BIN" "${args[@]}" | tee -a "$out" || status=$?
-if [ "$status" -ne 0 ]; then
-	echo "run.sh: $BIN failed (exit $status); $DOC not updated" >&2
-	exit "$status"
+if [ "$run_bench" = 1 ]; then
+	"$BIN" "${bench_args[@]}" | tee -a "$out" || status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "run.sh: $BIN failed (exit $status); $DOC not updated" >&2
+		exit "$status"
+	fi
+fi
+if [ "$run_agent" = 1 ]; then
+	echo | tee -a "$out"
+	BUILD=$BUILD ./bench/agent.sh "${agent_args[@]}" | tee -a "$out" || status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "run.sh: bench/agent.sh failed (exit $status); $DOC not updated" >&2
+		exit "$status"
+	fi
 fi
 
 if [ "$write_doc" != 1 ]; then
@@ -225,6 +274,25 @@ the benchmark instead.
   over those rows. Every run's `dns_*` and address counters must equal what
   userspace computes for the same names and addresses with the builder's
   hashing and the datapath's lookup code.
+- **The agent** (section "The agent", `bench/agent.sh`). `bloomgate agent`
+  runs in a network namespace of the script's own, attached in skb mode to
+  one end of a veth pair, pinned under `/sys/fs/bpf/bgbench`, with an empty
+  state directory. Lists: distinct IPv4 addresses, the first outputs of a
+  full-period LCG modulo 2^32 from a fixed seed. A round writes the list
+  plus one new address (one the live filter does not already match) to a
+  temporary file and renames it over the list (in the served directory for
+  the URL list); the script takes the time just before the `mv`, reads the
+  agent's timing line for that rebuild (one per successful rebuild: when the
+  change was seen, the read or fetch, `bg_load`'s parse, plan, build and swap,
+  when the filter was live, the store's write after it), and polls `bloomgate
+  check NEWADDR` every 10 ms for the first match. `debounce: 0ms`, so the
+  figures are the pipeline's own: a configured debounce d adds 2d to a file
+  list's change (the read waits d after the inotify event, the rebuild d
+  after the read) and d to a URL list's. The URL list is fetched from
+  `build/tests/httpd` in the same namespace on 127.0.0.1 (`/plain/`: no gzip,
+  whose cost on the shared cores would be the server's), refresh 1 s.
+  Memory is `VmRSS`/`VmHWM` from `/proc/PID/status`, one second after the
+  first rebuild's timing line (the store is written by then).
 
 EOF
 	cat "$out"

@@ -3,9 +3,9 @@
 # tests (tests/run.sh, tests/e2e/*.sh), the demo and the benchmark call, and
 # require_cmds, which stops a script at its start when one is missing.
 # Sourced (POSIX sh) by scripts/install-deps.sh, tests/e2e/lib.sh (and so
-# scripts/demo.sh) and bench/run.sh: install-deps.sh installs every package
-# of this table, so the table is the one list to extend when a script starts
-# calling a new command.
+# scripts/demo.sh), bench/run.sh and bench/agent.sh: install-deps.sh
+# installs every package of this table, so the table is the one list to
+# extend when a script starts calling a new command.
 #
 # Why a check at all: a missing command does not always fail where it is
 # called. Without sysctl (procps, absent from a minimal Debian) the e2e
@@ -64,6 +64,10 @@ touch:coreutils
 ls:coreutils
 sleep:coreutils
 dirname:coreutils
+cp:coreutils
+tail:coreutils
+du:coreutils
+stat:coreutils
 '
 
 # The package that provides CMD ("unknown" when the table does not know it). Plain
