@@ -782,21 +782,29 @@ static struct json_object *status_json(struct agent *a)
 
 static int reload_config(struct agent *a);
 
-/* Refreshes every due source, then rebuilds when one changed. */
+/* Refreshes every due source, then rebuilds when one changed: after the
+ * debounce window when a URL changed (others may follow), at once when
+ * only watched files did (their events were debounced already). */
 static void run_due(struct agent *a, int all)
 {
 	double now = mono();
 	size_t i;
-	int changed = 0;
+	int url = 0, file = 0;
 
 	for (i = 0; i < a->nsrc && !a->stop; i++) {
 		struct src *s = &a->src[i];
 
-		if (all || (s->due && s->due <= now))
-			changed |= src_refresh(a, s);
+		if (!all && !(s->due && s->due <= now))
+			continue;
+		if (src_refresh(a, s)) {
+			url |= !!s->cfg->url;
+			file |= !s->cfg->url;
+		}
 	}
-	if (changed)
+	if (url)
 		want_rebuild(a);
+	else if (file && !a->rebuild_at)
+		a->rebuild_at = mono();
 }
 
 static void on_inotify(struct agent *a)

@@ -168,7 +168,9 @@ wait_pid() { # PID SECONDS
 spawn_in() { # NS CMD...
 	local ns=$1
 	shift
-	nsenter --net="/run/netns/$ns" "$@" &
+	# without the e2e lock's fd: a process that outlives a killed run
+	# must not hold the next run's lock
+	nsenter --net="/run/netns/$ns" "$@" {E2E_LOCK_FD}>&- &
 	E2E_LAST_PID=$!
 	E2E_PIDS+=("$E2E_LAST_PID")
 }
