@@ -271,6 +271,8 @@ t_begin
 reset_gw
 : >"$E2E_TMP/agent.log"
 expect_ok "agent --check" "$UNIT" agent --check --config "$CFG"
+# Neither touches the datapath: no capability at all.
+expect_ok "agent --check" -all agent --check --config "$CFG"
 agent_start "$UNIT"
 wait_until 15 matches "$X" ||
 	t_fail "$X not matched 15 s after the agent started: $(tail -3 "$E2E_TMP/agent.log")"
@@ -278,6 +280,7 @@ attached || t_fail "the agent did not attach to $IFC"
 printf '%s\n' "$X" "$Y" >"$E2E_TMP/list.tmp" && mv "$E2E_TMP/list.tmp" "$E2E_TMP/list.txt"
 wait_until 10 matches "$Y" || t_fail "$Y (added to the list) not matched: $(tail -3 "$E2E_TMP/agent.log")"
 expect_ok reload "$UNIT" reload
+expect_ok reload -all reload
 grep -q "^bloomgate_filter_generation " <<<"$(metrics_get)" || t_fail "no bloomgate_filter_generation in /metrics"
 agent_stop
 t_expect_eq "agent exit on SIGTERM" 0 "$AGENT_RC"
