@@ -28,6 +28,9 @@ sysctl:procps
 nsenter:util-linux
 flock:util-linux
 lscpu:util-linux
+setpriv:util-linux
+prlimit:util-linux
+unshare:util-linux
 dig:bind9-dnsutils
 dnsmasq:dnsmasq-base
 ethtool:ethtool
