@@ -15,6 +15,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include <xdp/libxdp.h>
 
 #include "bloomgate/dns.h"
@@ -294,6 +295,28 @@ out:
 }
 
 /* Finds bloomgate's program among those libxdp attached to ifindex. */
+/*
+ * Without CAP_SYS_ADMIN libxdp cannot open the attached program by id
+ * (BPF_PROG_GET_FD_BY_ID) and reports EPERM. The kernel's own XDP query
+ * and detach need CAP_NET_ADMIN only (the agent's unit has no
+ * CAP_SYS_ADMIN): detach the program of that mode when it is ours (its id
+ * is the recorded one), never another program.
+ */
+static int detach_by_id(int ifindex, __u32 prog_id)
+{
+	static const __u32 modes[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+	size_t i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		__u32 id = 0;
+
+		if (bpf_xdp_query_id(ifindex, (int)modes[i], &id) || id != prog_id)
+			continue;
+		return bpf_xdp_detach(ifindex, modes[i], NULL);
+	}
+	return -ENOENT;
+}
+
 static int detach_prog(int ifindex, __u32 prog_id)
 {
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
@@ -301,8 +324,12 @@ static int detach_prog(int ifindex, __u32 prog_id)
 	enum xdp_attach_mode mode;
 	int ret = -ENOENT;
 
-	if (libxdp_get_error(mp))
+	ret = libxdp_get_error(mp);
+	if (ret == -EPERM || ret == -EACCES)
+		return detach_by_id(ifindex, prog_id);
+	if (ret)
 		return -ENOENT;
+	ret = -ENOENT;
 	mode = xdp_multiprog__attach_mode(mp);
 	if (xdp_multiprog__is_legacy(mp)) {
 		p = xdp_multiprog__main_prog(mp);

@@ -46,8 +46,9 @@ int bg_load(struct bg_state *st, const struct bg_load_opts *o,
 		ret = bg_load_fail(r, BG_STAGE_BUILD, fd,
 				   "cannot build the filter (%zu bytes): %s",
 				   r->plan.bytes,
-				   fd == -ENOMEM || fd == -E2BIG || fd == -EPERM ?
-					   "not enough memory" : strerror(-fd));
+				   fd == -ENOMEM || fd == -E2BIG ? "not enough memory" :
+				   fd == -EPERM ? "not permitted (creating BPF maps needs CAP_BPF)" :
+						  strerror(-fd));
 		goto out;
 	}
 	r->filter_id = bg_map_id(fd);
