@@ -10,12 +10,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
-NS_C=bgdemo-client NS_GW=bgdemo-gateway NS_S=bgdemo-server
-IF_C=eth0 IF_GWC=lan0 IF_GWS=wan0 IF_S=eth0
-E2E_LOCK_WAIT=10
-# shellcheck source=tests/e2e/lib.sh
-source tests/e2e/lib.sh
-require_cmds "${E2E_CMDS[@]}"
+# shellcheck source=scripts/demo-env.sh
+source scripts/demo-env.sh
 
 LIST=data/sample-blocklist.txt
 ALLOW=data/sample-allowlist.txt
