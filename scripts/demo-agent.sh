@@ -92,7 +92,7 @@ send_report t3 "$OLD" "$NEW" "$OTHER"
 step "A scrape of /metrics (a few of the families)"
 in_ns "$NS_GW" bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$METRICS_PORT"' &&
 	printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' |
-	grep -E '^bloomgate_(packets_total|verdicts_total|source_entries|source_fetch_failures_total|source_not_modified_total|filter_keys|filter_generation) ' | indent
+	grep -E '^bloomgate_(packets_total|verdicts_total|source_entries|source_fetch_failures_total|source_not_modified_total|filter_keys|filter_generation)[ {]' | indent
 
 step "Stop the agent: the filter stays live (fail-static)"
 kill -TERM "$AGENT"
