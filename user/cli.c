@@ -781,8 +781,11 @@ static int cmd_status(int argc, char **argv)
 		else
 			puts("names: none loaded (DNS queries pass)");
 		bg_filter_unmap(mem, len);
-	} else {
+	} else if (ret == -ENOENT) {
 		puts("filter: none loaded (every packet passes)");
+	} else {
+		/* e.g. EPERM: the live map is found by id (CAP_SYS_ADMIN) */
+		printf("filter: cannot be read: %s\n", strerror(-ret));
 	}
 	bg_state_close(&st);
 	print_agent_status();
