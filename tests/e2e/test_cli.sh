@@ -114,4 +114,24 @@ usage_error format_after_last_list "--format, --subdomains and --no-subdomains" 
 	load list.txt --format plain
 usage_error help_unknown_command "help: unknown command 'nope'" help nope
 
+# make install: the binary, the unit and the example config where the README
+# says, and an operator's edited config never overwritten.
+E2E_NAME=make_install
+t_begin
+dest=$(mktemp -d /tmp/bloomgate-install.XXXXXX)
+if make -s -C "$E2E_ROOT" install DESTDIR="$dest" >"$dest.log" 2>&1; then
+	[ -x "$dest/usr/local/sbin/bloomgate" ] || t_fail "no executable /usr/local/sbin/bloomgate"
+	[ -f "$dest/etc/systemd/system/bloomgate-agent.service" ] || t_fail "no unit in /etc/systemd/system"
+	cmp -s "$dest/etc/bloomgate/bloomgate.yaml" "$E2E_ROOT/etc/bloomgate.yaml" ||
+		t_fail "the example config was not installed as /etc/bloomgate/bloomgate.yaml"
+	echo "# edited" >>"$dest/etc/bloomgate/bloomgate.yaml"
+	make -s -C "$E2E_ROOT" install DESTDIR="$dest" >>"$dest.log" 2>&1 || t_fail "a second make install failed"
+	tail -1 "$dest/etc/bloomgate/bloomgate.yaml" | grep -qx "# edited" ||
+		t_fail "a second make install overwrote the operator's config"
+else
+	t_fail "make install failed: $(tail -3 "$dest.log")"
+fi
+rm -rf "$dest" "$dest.log"
+t_end "$E2E_NAME"
+
 ((E2E_FAILED == 0))
