@@ -171,13 +171,13 @@ static int wire_to_dotted(const uint8_t *q, char *out)
 static int dns_judge(const void *fmem, const char *dotted, uint32_t *probes)
 {
 	const struct bg_filter_header *h = fmem;
-	__u64 suf[BG_NAME_SUF_SIZE];
+	__u64 suf[BG_NAME_SUF_SIZE], exact;
 	int n;
 
 	*probes = 0;
-	if (bg_name_hashes(dotted, h->seed, suf, &n))
+	if (bg_name_hashes(dotted, h->seed, &exact, suf, &n))
 		die("bg_name_hashes refused '%s'", dotted);
-	return bg_name_listed(fmem, h, suf, (__u32)n, NULL, probes);
+	return bg_name_listed(fmem, h, exact, suf, (__u32)n, NULL, probes);
 }
 
 static int dns_is_query53(const struct dvar *v)
@@ -633,7 +633,7 @@ static void dns_setup(void)
 	 * (the queries would then measure the listed path). */
 	for (try = 0; try < 16; try++) {
 		const struct bg_filter_header *h;
-		__u64 suf[2];
+		__u64 suf[2], exact;
 		int n, pos;
 
 		D.fseed = (O.seed * 0x9e3779b97f4a7c15ULL ^ 0xd0d0ULL) + (uint64_t)try;
@@ -656,10 +656,10 @@ static void dns_setup(void)
 		if (h->seed != D.fseed || !(h->flags & BG_FILTER_F_NAMES))
 			die("the live filter is not the one published");
 		D.seed_tries = try + 1;
-		bg_name_hashes("com", h->seed, suf, &n);
+		bg_name_hashes("com", h->seed, &exact, suf, &n);
 		pos = bg_probe_hash(D.fmem, h, bg_name_key_hash(BG_KEY_NAME_SUBS,
 								suf[0], h->seed));
-		bg_name_hashes("c", h->seed, suf, &n); /* the 127-label name's */
+		bg_name_hashes("c", h->seed, &exact, suf, &n); /* the 127-label name's */
 		pos |= bg_probe_hash(D.fmem, h, bg_name_key_hash(BG_KEY_NAME_SUBS,
 								 suf[0], h->seed));
 		if (!pos)
