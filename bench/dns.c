@@ -1096,11 +1096,12 @@ static void print_dns(void)
 	/* per byte, per label */
 	printf("#### Cost per byte and per label\n\n");
 	printf("From the medians above (kernel `duration`; thread CPU time in "
-	       "parentheses). Each label is hashed as 8 words of 64 bits (its "
-	       "length byte, its bytes and zero padding: bloomgate/dns.h) read "
-	       "in place from the lowercased name (bpf/dns.h), so the cost "
-	       "follows the number of labels and probes more than the "
-	       "bytes.\n\n");
+	       "parentheses). The exact key hashes the lowercased wire name in "
+	       "32-byte stripes, and only the labels of the suffixes probed "
+	       "(at most %d, the deepest `subs_depths` bit) are hashed, each as "
+	       "8 words of 64 bits read in place (bloomgate/dns.h, bpf/dns.h); "
+	       "what is left per label is the walk that checks it, 8 labels a "
+	       "`bpf_loop()` round.\n\n", BG_DNS_SUFFIX_MAX);
 	printf("| measure | how | ns (cpu ns) |\n|---|---|---:|\n");
 	for (s = 0; s < DS_WORST; s++) {
 		double x[DNS_NLEN][4], y[DNS_NLEN], yc[DNS_NLEN], c[5], cc[5];
@@ -1158,6 +1159,21 @@ static void print_dns(void)
 			       t->labels, dprobes(t), w->labels - t->labels,
 			       (dmed(w) - dmed(t)) / (w->labels - t->labels),
 			       (dmed_cpu(w) - dmed_cpu(t)) / (w->labels - t->labels));
+	}
+	{
+		/* issue 10's bound: the worst name against a 30-byte one */
+		const struct dvar *w = dfind(DK_QUERY, D.tail ? DT_XDP : DT_DNS,
+					     DS_WORST, 255);
+		const struct dvar *t = dfind(DK_QUERY, D.tail ? DT_XDP : DT_DNS,
+					     DS_SHORT, 30);
+
+		if (w && t && dnet(t) > 0 && dmed_cpu(t) > 0)
+			printf("| worst name / 30-byte name (ratio, not ns) | "
+			       "127-label row / the 30-byte row of labels <= 9 "
+			       "bytes (%d labels), not listed, net ns | %.2fx "
+			       "(%.2fx) |\n",
+			       t->labels, dnet(w) / dnet(t),
+			       dmed_cpu(w) / dmed_cpu(t));
 	}
 	{
 		double x[16][4], y[16], yc[16], c[5], cc[5];

@@ -90,7 +90,7 @@ BG_DNS_INLINE __u32 bg_dns_lower(__u32 c)
 
 /* L_j of a 64-byte label buffer (wire form, lowercased, zero padded). The
  * datapath hashes the same 8 words without building the buffer
- * (bpf/dns.h, bg_dns_label_cb). */
+ * (bpf/dns.h, bg_dns_hash_cb). */
 BG_DNS_INLINE __u64 bg_dns_label_hash(const __u8 *buf64, __u64 seed)
 {
 	__u64 w[BG_DNS_LABEL_BUF / 8];
