@@ -171,13 +171,13 @@ static int wire_to_dotted(const uint8_t *q, char *out)
 static int dns_judge(const void *fmem, const char *dotted, uint32_t *probes)
 {
 	const struct bg_filter_header *h = fmem;
-	__u64 suf[BG_NAME_SUF_SIZE];
+	__u64 suf[BG_NAME_SUF_SIZE], exact;
 	int n;
 
 	*probes = 0;
-	if (bg_name_hashes(dotted, h->seed, suf, &n))
+	if (bg_name_hashes(dotted, h->seed, &exact, suf, &n))
 		die("bg_name_hashes refused '%s'", dotted);
-	return bg_name_listed(fmem, h, suf, (__u32)n, NULL, probes);
+	return bg_name_listed(fmem, h, exact, suf, (__u32)n, NULL, probes);
 }
 
 static int dns_is_query53(const struct dvar *v)
@@ -633,7 +633,7 @@ static void dns_setup(void)
 	 * (the queries would then measure the listed path). */
 	for (try = 0; try < 16; try++) {
 		const struct bg_filter_header *h;
-		__u64 suf[2];
+		__u64 suf[2], exact;
 		int n, pos;
 
 		D.fseed = (O.seed * 0x9e3779b97f4a7c15ULL ^ 0xd0d0ULL) + (uint64_t)try;
@@ -656,10 +656,10 @@ static void dns_setup(void)
 		if (h->seed != D.fseed || !(h->flags & BG_FILTER_F_NAMES))
 			die("the live filter is not the one published");
 		D.seed_tries = try + 1;
-		bg_name_hashes("com", h->seed, suf, &n);
+		bg_name_hashes("com", h->seed, &exact, suf, &n);
 		pos = bg_probe_hash(D.fmem, h, bg_name_key_hash(BG_KEY_NAME_SUBS,
 								suf[0], h->seed));
-		bg_name_hashes("c", h->seed, suf, &n); /* the 127-label name's */
+		bg_name_hashes("c", h->seed, &exact, suf, &n); /* the 127-label name's */
 		pos |= bg_probe_hash(D.fmem, h, bg_name_key_hash(BG_KEY_NAME_SUBS,
 								 suf[0], h->seed));
 		if (!pos)
@@ -1096,11 +1096,12 @@ static void print_dns(void)
 	/* per byte, per label */
 	printf("#### Cost per byte and per label\n\n");
 	printf("From the medians above (kernel `duration`; thread CPU time in "
-	       "parentheses). Each label is hashed as 8 words of 64 bits (its "
-	       "length byte, its bytes and zero padding: bloomgate/dns.h) read "
-	       "in place from the lowercased name (bpf/dns.h), so the cost "
-	       "follows the number of labels and probes more than the "
-	       "bytes.\n\n");
+	       "parentheses). The exact key hashes the lowercased wire name in "
+	       "32-byte stripes, and only the labels of the suffixes probed "
+	       "(at most %d, the deepest `subs_depths` bit) are hashed, each as "
+	       "8 words of 64 bits read in place (bloomgate/dns.h, bpf/dns.h); "
+	       "what is left per label is the walk that checks it, 8 labels a "
+	       "`bpf_loop()` round.\n\n", BG_DNS_SUFFIX_MAX);
 	printf("| measure | how | ns (cpu ns) |\n|---|---|---:|\n");
 	for (s = 0; s < DS_WORST; s++) {
 		double x[DNS_NLEN][4], y[DNS_NLEN], yc[DNS_NLEN], c[5], cc[5];
@@ -1158,6 +1159,21 @@ static void print_dns(void)
 			       t->labels, dprobes(t), w->labels - t->labels,
 			       (dmed(w) - dmed(t)) / (w->labels - t->labels),
 			       (dmed_cpu(w) - dmed_cpu(t)) / (w->labels - t->labels));
+	}
+	{
+		/* issue 10's bound: the worst name against a 30-byte one */
+		const struct dvar *w = dfind(DK_QUERY, D.tail ? DT_XDP : DT_DNS,
+					     DS_WORST, 255);
+		const struct dvar *t = dfind(DK_QUERY, D.tail ? DT_XDP : DT_DNS,
+					     DS_SHORT, 30);
+
+		if (w && t && dnet(t) > 0 && dmed_cpu(t) > 0)
+			printf("| worst name / 30-byte name (ratio, not ns) | "
+			       "127-label row / the 30-byte row of labels <= 9 "
+			       "bytes (%d labels), not listed, net ns | %.2fx "
+			       "(%.2fx) |\n",
+			       t->labels, dnet(w) / dnet(t),
+			       dmed_cpu(w) / dmed_cpu(t));
 	}
 	{
 		double x[16][4], y[16], yc[16], c[5], cc[5];

@@ -351,7 +351,8 @@ struct bg_dns_allow_ctx {
 static long bg_dns_allow_cb(__u32 i, void *ctx)
 {
 	struct bg_dns_allow_ctx *a = ctx;
-	int r = bg_name_allow_round(a->filter, a->hdr, a->s->suf, a->s->n, i);
+	int r = bg_name_allow_round(a->filter, a->hdr, a->s->exact, a->s->suf,
+				    a->s->n, i);
 
 	if (!r)
 		return 0;
@@ -370,6 +371,8 @@ static __always_inline int bg_dns_allowed(void *filter,
 
 	if (!hdr->allown_n)
 		return 0;
+	/* every suffix the rounds read, past the depths the probe asked for */
+	bg_dns_suffixes(s, BG_SUBS_DEPTHS_ALL);
 	bpf_loop(BG_NAME_ALLOW_ROUNDS, bg_dns_allow_cb, &a, 0);
 	return a.allowed;
 }
@@ -421,7 +424,7 @@ static __always_inline void bg_dns_emit(struct xdp_md *ctx,
  * Judges DNS queries by name; tail-called by bloomgate_xdp for UDP (not a
  * fragment) to one of cfg_dns_ports when the filter holds names, after the
  * address verdict. The name is probed as `bloomgate check` probes it
- * (bg_name_listed, bloomgate/lookup.h): the full name as an exact key, then
+ * (bg_name_listed, bloomgate/lookup.h): the exact hash as an exact key, then
  * each proper suffix of at most BG_DNS_SUFFIX_MAX labels, shortest first,
  * as a "subdomains" key, only at the depths (label counts) at which the
  * filter has a SUBS key (hdr->subs_depths; dns_probes counts the probes
@@ -483,7 +486,9 @@ int bloomgate_dns(struct xdp_md *ctx)
 	if (!hdr || !filter || !n || n > BG_DNS_LABELS_MAX)
 		goto pass; /* no filter, or the root name: not judged */
 
-	listed = bg_name_listed(filter, hdr, s->suf, n, NULL, &probes);
+	/* the suffix hashes of the depths the probe reads, no more */
+	bg_dns_suffixes(s, hdr->subs_depths);
+	listed = bg_name_listed(filter, hdr, s->exact, s->suf, n, NULL, &probes);
 	c->cnt[BG_CNT_DNS_PROBES] += probes;
 	if (!listed) {
 		bg_count(c, BG_CNT_DNS_NEGATIVES);

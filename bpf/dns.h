@@ -25,18 +25,24 @@
  *    the scratch value, so each callback is verified as one body, not
  *    unrolled 127 times.
  *
- * Cost per label (a 127-label name is the worst case a client can send):
+ * Cost is bounded by the name's bytes, not its labels (a 127-label name is
+ * the worst case a client can send; issue 10):
  *  - the name is lowercased once, 8 bytes at a time (bg_dns_lower64), into
  *    s->lq; lowercasing each label's 64-byte buffer would redo up to 64
  *    bytes per label;
+ *  - the walk (left to right) only checks the labels and keeps their
+ *    positions, BG_DNS_WALK_STEP labels per bpf_loop() round (a round
+ *    costs a call; a label a handful of instructions);
+ *  - the exact hash E is one XXH64 over lq, 32 bytes a stripe, after the
+ *    name's bytes past its root byte are cleared (bg_dns_exact);
+ *  - label and suffix hashes are made only for the last labels, the
+ *    parents the filter's depths probe (bg_dns_suffixes, called by
+ *    bloomgate_dns), at most BG_DNS_SUFFIX_MAX of them;
  *  - a label's 64-byte buffer [len, bytes lowercased, zero padding] is never
  *    built: it is the bytes of lq at the label's length byte with the bytes
  *    past the label cleared, so its 8 words are read there (unaligned),
  *    masked with a constant table (bg_dns_label_word) and hashed as words
- *    (bg_hash64_words64, the same XXH64 as bg_hash64 of the buffer);
- *  - the walk (left to right) only checks the labels and keeps their
- *    positions; the hashing runs right to left, label hash and suffix link in
- *    one round, and only for a name the walk accepted.
+ *    (bg_hash64_words64, the same XXH64 as bg_hash64 of the buffer).
  * Everything there is branch-free but the walk's checks.
  */
 #ifndef BLOOMGATE_BPF_DNS_H
@@ -68,6 +74,11 @@
 #define BG_DNS_LQ_SIZE (BG_DNS_LW_MASK + 1 + BG_DNS_LABEL_BUF)
 #define BG_DNS_LH_SIZE 128 /* >= BG_DNS_LABELS_MAX + 1, power of two */
 #define BG_DNS_LH_MASK (BG_DNS_LH_SIZE - 1)
+/* Labels the walk checks per bpf_loop() round, and the rounds it needs for
+ * the longest name (its labels and the root byte). */
+#define BG_DNS_WALK_STEP 8
+#define BG_DNS_WALK_ROUNDS \
+	((BG_DNS_LABELS_MAX + 1 + BG_DNS_WALK_STEP - 1) / BG_DNS_WALK_STEP)
 
 /* Walk status in the scratch value. */
 #define BG_DNS_WALKING 0
@@ -84,10 +95,15 @@ struct bg_dns_scratch {
 	/* q's first bytes (the name) with A-Z lowercased, then room for the
 	 * 64-byte window of a label (bg_dns_label_word). */
 	__u8 lq[BG_DNS_LQ_SIZE] __attribute__((aligned(8)));
-	__u64 lh[BG_DNS_LH_SIZE]; /* label hashes L_1..L_n, left to right */
-	__u8 lpos[BG_DNS_LH_SIZE]; /* their length bytes' offsets in q (lq) */
-	__u64 suf[BG_DNS_LH_SIZE]; /* suffix hashes S_1..S_n, suf[n] = 0 */
+	/* Label hashes L_j and suffix hashes S_j (suf[n] = 0), left to right;
+	 * only the last nsuf labels' are made (bg_dns_suffixes). */
+	__u64 lh[BG_DNS_LH_SIZE];
+	__u8 lpos[BG_DNS_LH_SIZE]; /* the labels' length bytes' offsets in q */
+	__u64 suf[BG_DNS_LH_SIZE];
+	__u64 exact; /* E, the exact hash of the whole name */
 	__u64 seed;
+	__u32 nsuf; /* suffix hashes made: suf[n - nsuf .. n - 1] */
+	__u32 want; /* bg_dns_suffixes: the depths asked for */
 	__u32 len; /* question bytes in q */
 	__u32 pos; /* walk position in q */
 	__u32 n; /* labels */
@@ -108,6 +124,8 @@ struct bg_dns_scratch {
 };
 _Static_assert(__builtin_offsetof(struct bg_dns_scratch, q) == BG_DNS_HDR_LEN,
 	       "the question follows the DNS header in the scratch");
+_Static_assert(BG_DNS_LQ_SIZE >= BG_DNS_EXACT_MAX + 24,
+	       "the zero padding after the name stays inside lq");
 _Static_assert(8 * BG_DNS_LQ_WORDS >= BG_DNS_NAME_MAX &&
 		       BG_DNS_LW_MASK + 1 >= BG_DNS_NAME_MAX &&
 		       8 * BG_DNS_LQ_WORDS <= BG_DNS_Q_SIZE,
@@ -205,14 +223,12 @@ struct bg_dns_walk_ctx {
 	struct bg_dns_scratch *s;
 };
 
-/* One bpf_loop() round of the walk: one label (or the root byte) checked,
- * its position kept for bg_dns_hash_cb. 1 stops the loop. */
-static long bg_dns_label_cb(__u32 idx, void *ctx)
+/* One label (or the root byte) of the walk checked at s->pos, its position
+ * kept: 0 to go on, 1 when the walk stopped (s->status says why). */
+static __always_inline int bg_dns_walk_one(struct bg_dns_scratch *s)
 {
-	struct bg_dns_scratch *s = ((struct bg_dns_walk_ctx *)ctx)->s;
 	__u32 pos = s->pos, len = s->len, l, n;
 
-	(void)idx;
 	if (pos >= len || pos >= BG_DNS_Q_COPY) {
 		s->status = BG_CNT_DNS_TRUNCATED + 2;
 		return 1;
@@ -247,22 +263,40 @@ static long bg_dns_label_cb(__u32 idx, void *ctx)
 	return 0;
 }
 
+/* One bpf_loop() round of the walk: BG_DNS_WALK_STEP labels at most. Each
+ * check that stops the walk returns, so the unrolled steps are one path
+ * for the verifier, not a tree. 1 stops the loop. */
+static long bg_dns_label_cb(__u32 idx, void *ctx)
+{
+	struct bg_dns_scratch *s = ((struct bg_dns_walk_ctx *)ctx)->s;
+	__u32 k;
+
+	(void)idx;
+#pragma clang loop unroll(full)
+	for (k = 0; k < BG_DNS_WALK_STEP; k++)
+		if (bg_dns_walk_one(s))
+			return 1;
+	return 0;
+}
+
 /*
- * One bpf_loop() round of the hashing, right to left: label j = n - 1 - idx
- * (checked by the walk), its hash L_j, and S_j from L_j and S_{j+1}, so the
- * suffix chain needs no pass of its own and its links (each waits for the
- * one after it) can overlap the next label's hash. 1 stops the loop.
+ * One bpf_loop() round of the suffix hashing, right to left: the suffix of
+ * d = s->nsuf + 1 labels, i.e. label j = n - d (checked by the walk), its
+ * hash L_j and S_j from L_j and S_{j+1}, so the suffix chain needs no pass
+ * of its own. Only depths a probe reads are made: d < n (a proper suffix),
+ * and some depth >= d set in the wanted mask s->want. 1 stops the loop.
  */
 static long bg_dns_hash_cb(__u32 idx, void *ctx)
 {
 	struct bg_dns_scratch *s = ((struct bg_dns_walk_ctx *)ctx)->s;
-	__u32 n = s->n, j, pos, l, k;
+	__u32 n = s->n, d = s->nsuf + 1, j, pos, l, k;
 	__u64 seed = s->seed, w[BG_DNS_LABEL_BUF / 8], lh;
 	const __u8 *p, *keep;
 
-	if (idx >= n)
+	(void)idx;
+	if (d >= n || d > BG_DNS_SUFFIX_MAX || !(s->want >> d))
 		return 1;
-	j = (n - 1 - idx) & BG_DNS_LH_MASK;
+	j = (n - d) & BG_DNS_LH_MASK;
 	pos = s->lpos[j] & BG_DNS_LW_MASK;
 	p = s->lq + pos;
 	l = p[0]; /* 1..63, as the walk found it (lq keeps length bytes) */
@@ -273,15 +307,55 @@ static long bg_dns_hash_cb(__u32 idx, void *ctx)
 	lh = bg_hash64_words64(w, seed);
 	s->lh[j] = lh;
 	s->suf[j] = bg_dns_suffix_hash(lh, s->suf[(j + 1) & BG_DNS_LH_MASK], seed);
+	s->nsuf = d;
 	return 0;
 }
 
 /*
+ * The suffix hashes of the name bg_dns_parse accepted in s, for the depths
+ * set in want (a subs_depths mask: bit d for the suffix of d labels; the
+ * deepest set bit bounds the work), from the last label leftwards and
+ * continuing where an earlier call stopped: s->suf[n - d] for every proper
+ * suffix of d <= min(deepest wanted, BG_DNS_SUFFIX_MAX) labels. The block
+ * probe asks for the filter's depths, the allow check then for all.
+ */
+static __always_inline void bg_dns_suffixes(struct bg_dns_scratch *s,
+					    __u32 want)
+{
+	struct bg_dns_walk_ctx wctx = { .s = s };
+
+	s->want = want;
+	bpf_loop(BG_DNS_SUFFIX_MAX, bg_dns_hash_cb, &wctx, 0);
+}
+
+/*
+ * E of the name in lq, qname_len wire bytes (1..BG_DNS_NAME_MAX): the bytes
+ * from qname_len up to the next multiple of BG_DNS_EXACT_STRIPE are
+ * cleared (stale bytes of the question or of earlier packets), then the
+ * words of lq are hashed in stripes (bloomgate/dns.h, bg_dns_exact_hash).
+ * The stores are 8-byte aligned: the word holding qname_len keeps its bytes
+ * below it, the 3 words after it are zero.
+ */
+static __always_inline __u64 bg_dns_exact(struct bg_dns_scratch *s,
+					  __u32 qname_len)
+{
+	__u64 *w = (__u64 *)s->lq;
+	__u32 i = (qname_len / 8) & (BG_DNS_LQ_WORDS - 1);
+	__u32 b = 8 * (qname_len % 8);
+
+	w[i] &= ((__u64)1 << b) - 1;
+	w[i + 1] = 0;
+	w[i + 2] = 0;
+	w[i + 3] = 0;
+	return bg_dns_exact_hash(w, qname_len, s->seed);
+}
+
+/*
  * Parses pkt (from bg_parse of ctx) as a DNS query to one of ports (see
- * bg_dns_udp) and hashes its QNAME with seed into s: s->n labels, s->lh[]
- * label hashes, s->suf[] suffix hashes (s->suf[0] the whole name); s->hdr
- * and s->q hold the message's first bytes, s->l3off/l4off/ulen/family where
- * it is. Returns BG_DNS_QUERY, BG_DNS_NOT_DNS (see bg_dns_udp), or the
+ * bg_dns_udp) and hashes its QNAME with seed into s: s->n labels, s->exact
+ * its exact hash; s->suf[n] = 0 and no suffix hash yet (bg_dns_suffixes
+ * makes those the probe needs); s->hdr and s->q hold the message's first
+ * bytes, s->l3off/l4off/ulen/family where it is. Returns BG_DNS_QUERY, BG_DNS_NOT_DNS (see bg_dns_udp), or the
  * BG_CNT_DNS_* reason the packet is not judged by name.
  */
 static __always_inline int bg_dns_parse(struct xdp_md *ctx,
@@ -350,8 +424,10 @@ static __always_inline int bg_dns_parse(struct xdp_md *ctx,
 	s->qtype = 0;
 	s->qclass = 0;
 	s->qname_len = 0;
+	s->nsuf = 0;
+	s->exact = 0;
 
-	bpf_loop(BG_DNS_LABELS_MAX + 1, bg_dns_label_cb, &wctx, 0);
+	bpf_loop(BG_DNS_WALK_ROUNDS, bg_dns_label_cb, &wctx, 0);
 	if (s->status != BG_DNS_DONE) {
 		if (s->status >= 2)
 			return (int)(s->status - 2);
@@ -367,9 +443,9 @@ static __always_inline int bg_dns_parse(struct xdp_md *ctx,
 	s->qclass = (__u16)(s->q[(i + 2) & BG_DNS_Q_MASK] << 8 |
 			    s->q[(i + 3) & BG_DNS_Q_MASK]);
 
-	/* The label and suffix hashes, right to left: suf[n] = 0. */
+	/* The exact hash; the suffix chain starts from suf[n] = 0. */
+	s->exact = bg_dns_exact(s, i);
 	s->suf[s->n & BG_DNS_LH_MASK] = 0;
-	bpf_loop(BG_DNS_LABELS_MAX, bg_dns_hash_cb, &wctx, 0);
 	return BG_DNS_QUERY;
 }
 

@@ -475,7 +475,7 @@ static void count_name_keys(const struct bg_names *names,
 static size_t allow_name_keys(const struct bg_names *names, uint64_t seed,
 			      __u64 *out, uint64_t *deep)
 {
-	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	__u64 suf[BG_DNS_LABELS_MAX + 1], exact;
 	size_t i, w = 0;
 	int n;
 
@@ -484,11 +484,11 @@ static size_t allow_name_keys(const struct bg_names *names, uint64_t seed,
 
 		if (!e->allow)
 			continue;
-		if (bg_name_hashes(e->name, seed, suf, &n))
+		if (bg_name_hashes(e->name, seed, &exact, suf, &n))
 			continue;
 		if (e->kind != BG_NAME_SUBS) {
 			if (out)
-				out[w] = bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], seed);
+				out[w] = bg_name_key_hash(BG_KEY_NAME_EXACT, exact, seed);
 			w++;
 		}
 		if (e->kind != BG_NAME_EXACT) {
@@ -535,7 +535,7 @@ static uint32_t build_allow_names(__u64 *out, const struct bg_filter_params *p,
 static __u16 build_names(struct bg_block *blocks, const struct bg_filter_params *p,
 			 uint64_t seed, const struct bg_names *names)
 {
-	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	__u64 suf[BG_DNS_LABELS_MAX + 1], exact;
 	__u16 depths = 0;
 	size_t i;
 	int n;
@@ -543,10 +543,10 @@ static __u16 build_names(struct bg_block *blocks, const struct bg_filter_params 
 	for (i = 0; names && i < names->n; i++) {
 		const struct bg_name *e = &names->v[i];
 
-		if (e->allow || bg_name_hashes(e->name, seed, suf, &n))
+		if (e->allow || bg_name_hashes(e->name, seed, &exact, suf, &n))
 			continue;
 		if (e->kind != BG_NAME_SUBS)
-			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], seed));
+			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_EXACT, exact, seed));
 		if (e->kind != BG_NAME_EXACT && n <= BG_DNS_SUFFIX_MAX) {
 			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed));
 			depths |= (__u16)(1U << n);

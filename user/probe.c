@@ -46,21 +46,21 @@ static int name_lookup(const void *mem, const char *name, int allowed,
 		       int *label, __u32 *probes)
 {
 	const struct bg_filter_header *h = mem;
-	__u64 suf[BG_NAME_SUF_SIZE];
+	__u64 suf[BG_NAME_SUF_SIZE], exact;
 	__u32 dummy, at = 0;
 	int n, r;
 
 	if (!probes)
 		probes = &dummy;
 	*probes = 0;
-	if (bg_name_hashes(name, h->seed, suf, &n))
+	if (bg_name_hashes(name, h->seed, &exact, suf, &n))
 		return -1;
 	if (!bg_header_ok(h) || !(h->flags & BG_FILTER_F_NAMES) || !h->nblocks)
 		return 0;
 	if (allowed)
-		r = bg_name_allowlisted(mem, h, suf, (__u32)n, &at);
+		r = bg_name_allowlisted(mem, h, exact, suf, (__u32)n, &at);
 	else
-		r = bg_name_listed(mem, h, suf, (__u32)n, &at, probes);
+		r = bg_name_listed(mem, h, exact, suf, (__u32)n, &at, probes);
 	if (r && label)
 		*label = (int)at;
 	return r;

@@ -14,8 +14,11 @@
 /* 2: name allowlist (allown_n), DNS counters, actions, name events and the
  * 32-byte attachment record (issue 4).
  * 3: abi_version and layout are one byte each; the filter header's
- * subs_depths mask (the suffix depths a query probes as SUBS keys). */
-#define BG_ABI_VERSION 3
+ * subs_depths mask (the suffix depths a query probes as SUBS keys).
+ * 4: the EXACT name key hashes the wire name in one pass (bloomgate/dns.h,
+ * E), no longer the suffix chain of every label: same layout, other keys,
+ * so a version 3 filter must not be probed by this datapath. */
+#define BG_ABI_VERSION 4
 #define BG_FILTER_MAGIC 0x46474c42U /* "BLGF" little endian */
 
 /* Layout identifiers stored in the filter header. */

@@ -4,24 +4,35 @@
  * and the datapath (bpf/dns.h).
  *
  * A name of labels l_1 . l_2 ... l_n (l_1 leftmost, "ads" in
- * "ads.example.com") is hashed in one pass, label by label:
+ * "ads.example.com") has two kinds of hashes:
  *
+ *   exact hash  E       = XXH64(the wire form [len, bytes] ... 0,
+ *                               lowercased, zero padded to a multiple of
+ *                               32 bytes (BG_DNS_EXACT_STRIPE), seed)
  *   label hash  L_j     = XXH64(64-byte buffer: [len, bytes lowercased,
  *                               zero padding], 64, seed)
  *   suffix hash S_{n+1} = 0
  *               S_j     = XXH64({L_j, S_{j+1}} as two little-endian u64,
  *                               16, seed)
- *   Bloom key   K       = XXH64({(u64)kind, S_j}, 16, seed)
+ *   Bloom key   K       = XXH64({(u64)kind, E or S_j}, 16, seed)
  *
- * S_1 is the whole name, S_j the suffix from label j on. A query for an
- * n-label name probes S_1 as BG_KEY_NAME_EXACT and each proper suffix S_j
- * (j >= 2) of at most BG_DNS_SUFFIX_MAX labels as BG_KEY_NAME_SUBS, but
- * only at the depths (suffix label counts) some SUBS key of the filter
- * has (bg_filter_header.subs_depths, bg_dns_depth_probed). An
- * "exact" entry is inserted as EXACT, a "subdomains only" entry (*.name) as
- * SUBS, a "name and subdomains" entry as both. The constant-length label
- * buffer lets the one hash unroll in BPF; lowercasing is ASCII A-Z only
- * (DNS names compare case-insensitively in ASCII, RFC 4343).
+ * S_j is the suffix from label j on. A query for an n-label name probes E
+ * as BG_KEY_NAME_EXACT and each proper suffix S_j (j >= 2) of at most
+ * BG_DNS_SUFFIX_MAX labels as BG_KEY_NAME_SUBS, but only at the depths
+ * (suffix label counts) some SUBS key of the filter has
+ * (bg_filter_header.subs_depths, bg_dns_depth_probed). An "exact" entry is
+ * inserted as EXACT (its E), a "subdomains only" entry (*.name) as SUBS
+ * (its S_1), a "name and subdomains" entry as both.
+ *
+ * Why two: the exact key is one pass over the name's bytes, 32 at a time,
+ * whatever the label count; the label and suffix hashes cost a round per
+ * label, so the datapath makes them only for the last labels, the parents
+ * it probes (at most BG_DNS_SUFFIX_MAX). A 127-label name then costs about
+ * what a long name of few labels does (issue 10). The wire form ends at its
+ * root byte, so the zero padding cannot make two names hash the same input;
+ * the constant-length label buffer lets the label hash unroll in BPF.
+ * Lowercasing is ASCII A-Z only (DNS names compare case-insensitively in
+ * ASCII, RFC 4343).
  */
 #ifndef BLOOMGATE_DNS_H
 #define BLOOMGATE_DNS_H
@@ -43,6 +54,14 @@
 _Static_assert(BG_SUBS_DEPTHS_ALL == (1U << (BG_DNS_SUFFIX_MAX + 1)) - 2,
 	       "subs_depths: bits 1 .. BG_DNS_SUFFIX_MAX");
 #define BG_DNS_LABEL_BUF 64 /* length byte + up to 63 label bytes */
+/* The exact hash reads the wire name in stripes of 32 bytes (XXH64's),
+ * zero padded: at most BG_DNS_EXACT_MAX bytes. */
+#define BG_DNS_EXACT_STRIPE 32
+#define BG_DNS_EXACT_MAX 256
+_Static_assert(BG_DNS_EXACT_MAX >= BG_DNS_NAME_MAX &&
+		       BG_DNS_EXACT_MAX % BG_DNS_EXACT_STRIPE == 0 &&
+		       BG_DNS_EXACT_MAX <= BG_HASH_MAX_LEN,
+	       "the exact hash's stripes hold every wire name");
 #define BG_DNS_PORT 53
 
 #define BG_DNS_INLINE static inline __attribute__((always_inline))
@@ -71,7 +90,7 @@ BG_DNS_INLINE __u32 bg_dns_lower(__u32 c)
 
 /* L_j of a 64-byte label buffer (wire form, lowercased, zero padded). The
  * datapath hashes the same 8 words without building the buffer
- * (bpf/dns.h, bg_dns_label_cb). */
+ * (bpf/dns.h, bg_dns_hash_cb). */
 BG_DNS_INLINE __u64 bg_dns_label_hash(const __u8 *buf64, __u64 seed)
 {
 	__u64 w[BG_DNS_LABEL_BUF / 8];
@@ -80,6 +99,18 @@ BG_DNS_INLINE __u64 bg_dns_label_hash(const __u8 *buf64, __u64 seed)
 	for (i = 0; i < BG_DNS_LABEL_BUF / 8; i++)
 		w[i] = bg_load64(buf64 + 8 * i);
 	return bg_hash64_words64(w, seed);
+}
+
+/* E of a wire name of wire_len bytes (1..BG_DNS_NAME_MAX, root byte
+ * included), given as the little-endian words of its lowercased bytes with
+ * zeros after them up to the next multiple of BG_DNS_EXACT_STRIPE bytes. */
+BG_DNS_INLINE __u64 bg_dns_exact_hash(const __u64 *words, __u32 wire_len,
+				      __u64 seed)
+{
+	return bg_hash64_stripes(words,
+				 (wire_len + BG_DNS_EXACT_STRIPE - 1) /
+					 BG_DNS_EXACT_STRIPE,
+				 seed);
 }
 
 /* S_j from L_j and S_{j+1}: XXH64 of {L_j, S_{j+1}} (struct bg_dns_pair). */
@@ -97,18 +128,19 @@ BG_DNS_INLINE __u64 bg_name_key_hash(__u32 kind, __u64 suffix, __u64 seed)
 
 #ifndef __bpf__
 /*
- * Userspace: every suffix hash of a dotted name ("ads.example.com", no
- * trailing dot; letters are lowercased here too). suffix_hashes must hold
- * BG_DNS_LABELS_MAX + 1 values: [j] = S_{j+1} (the suffix from the j-th
- * label, 0-based), [n] = 0. 0, or -1 when the name is not a legal
- * non-root name (empty label, label over 63 bytes, wire form over 255).
+ * Userspace: the exact hash and every suffix hash of a dotted name
+ * ("ads.example.com", no trailing dot; letters are lowercased here too).
+ * *exact = E; suffix_hashes must hold BG_DNS_LABELS_MAX + 1 values: [j] =
+ * S_{j+1} (the suffix from the j-th label, 0-based), [n] = 0. 0, or -1 when
+ * the name is not a legal non-root name (empty label, label over 63 bytes,
+ * wire form over 255).
  */
-static inline int bg_name_hashes(const char *dotted, __u64 seed,
+static inline int bg_name_hashes(const char *dotted, __u64 seed, __u64 *exact,
 				 __u64 *suffix_hashes, int *nlabels)
 {
-	__u64 lh[BG_DNS_LABELS_MAX];
+	__u64 lh[BG_DNS_LABELS_MAX], wire[BG_DNS_EXACT_MAX / 8] = { 0 };
 	const char *p = dotted;
-	__u32 wire = 1; /* the root byte */
+	__u32 wire_len = 0;
 	int n = 0, j;
 
 	if (!*p)
@@ -121,18 +153,23 @@ static inline int bg_name_hashes(const char *dotted, __u64 seed,
 			len++;
 		if (!len || len > BG_DNS_LABEL_MAX || n >= BG_DNS_LABELS_MAX)
 			return -1;
-		wire += 1 + len;
-		if (wire > BG_DNS_NAME_MAX)
+		/* this label and the root byte after the name */
+		if (wire_len + 1 + len + 1 > BG_DNS_NAME_MAX)
 			return -1;
 		buf[0] = (__u8)len;
 		for (j = 0; j < (int)len; j++)
 			buf[1 + j] = (__u8)bg_dns_lower((__u8)p[j]);
 		lh[n++] = bg_dns_label_hash(buf, seed);
+		/* the wire form, little endian into the words */
+		for (j = 0; j <= (int)len; j++, wire_len++)
+			wire[wire_len / 8] |= (__u64)buf[j] << (8 * (wire_len % 8));
 		p += len;
 		if (!*p)
 			break;
 		p++; /* the dot; a trailing one makes an empty label */
 	}
+	wire_len++; /* the root byte, zero */
+	*exact = bg_dns_exact_hash(wire, wire_len, seed);
 	suffix_hashes[n] = 0;
 	for (j = n - 1; j >= 0; j--)
 		suffix_hashes[j] = bg_dns_suffix_hash(lh[j], suffix_hashes[j + 1],

@@ -12,7 +12,9 @@
  * so any alignment works; BPF cannot assume more), bg_hash64_words takes the
  * input as little-endian 64-bit words, for values a program holds in
  * registers or reads 8 bytes at a time (the DNS label hashes and the 16-byte
- * name keys, bloomgate/dns.h and bpf/dns.h). Both give XXH64 of the bytes.
+ * name keys, bloomgate/dns.h and bpf/dns.h), and bg_hash64_stripes the same
+ * for a run-time multiple of 32 bytes (the DNS exact-name hash). All give
+ * XXH64 of the bytes.
  */
 #ifndef BLOOMGATE_HASH_H
 #define BLOOMGATE_HASH_H
@@ -172,6 +174,34 @@ BG_HASH_INLINE __u64 bg_hash64_words(const __u64 *w, __u32 nwords, __u64 seed)
 	h += (__u64)nwords * 8;
 	for (; i < nwords && i < BG_HASH_MAX_LEN / 8; i++)
 		h = bg_xxh_tail8(h, w[i]);
+	return bg_xxh_avalanche(h);
+}
+
+/*
+ * XXH64 of the 32 * nstripes bytes whose little-endian 64-bit words are
+ * w[0 .. 4 * nstripes - 1] (1 <= nstripes <= BG_HASH_MAX_LEN / 32): the same
+ * steps as bg_hash64_words for a length that is a multiple of 32, but with
+ * the stripe count a run-time value, so one definition hashes inputs of any
+ * such length (the DNS exact-name hash, bloomgate/dns.h). The loop is bounded
+ * by a constant and the stripes past nstripes are skipped, so BPF code can
+ * call it with a bounded scalar.
+ */
+BG_HASH_INLINE __u64 bg_hash64_stripes(const __u64 *w, __u32 nstripes,
+				       __u64 seed)
+{
+	__u64 v[4], h;
+	__u32 i;
+
+	bg_xxh_init(v, seed);
+	for (i = 0; i < BG_HASH_MAX_LEN / 32; i++) {
+		if (i >= nstripes)
+			break;
+		v[0] = bg_xxh_round(v[0], w[4 * i]);
+		v[1] = bg_xxh_round(v[1], w[4 * i + 1]);
+		v[2] = bg_xxh_round(v[2], w[4 * i + 2]);
+		v[3] = bg_xxh_round(v[3], w[4 * i + 3]);
+	}
+	h = bg_xxh_converge(v) + (__u64)nstripes * 32;
 	return bg_xxh_avalanche(h);
 }
 

@@ -219,11 +219,13 @@ BG_INLINE int bg_name_key_allowed(const void *filter,
 }
 
 /*
- * Names. Both sides hold the suffix hashes of an n-label name (1 <= n <=
- * BG_DNS_LABELS_MAX) the same way: suf[j] = S_{j+1} (bloomgate/dns.h), the
- * suffix from label j (0-based, leftmost 0) on, so suf[0] is the whole name
- * and suf[n - i] the suffix of i labels. The datapath has them in its
- * scratch value (bpf/dns.h, suf[]), userspace from bg_name_hashes(); both
+ * Names. Both sides hold the hashes of an n-label name (1 <= n <=
+ * BG_DNS_LABELS_MAX) the same way: exact = E, the whole name's exact hash,
+ * and suf[j] = S_{j+1} (bloomgate/dns.h), the suffix from label j (0-based,
+ * leftmost 0) on, so suf[n - i] is the suffix of i labels. Only suf[n - i]
+ * for the depths i probed are read (1 <= i < n, i <= BG_DNS_SUFFIX_MAX):
+ * the datapath hashes just those labels (bpf/dns.h, bg_dns_suffixes, into
+ * its scratch suf[]), userspace has them all from bg_name_hashes(). Both
  * arrays have BG_NAME_SUF_SIZE values and are read here with indices masked
  * by BG_NAME_SUF_MASK, the bound the verifier needs for a map value.
  */
@@ -234,7 +236,7 @@ _Static_assert(BG_NAME_SUF_SIZE >= BG_DNS_LABELS_MAX + 1 &&
 	       "suf[] holds S_1 .. S_n and S_{n+1} = 0, a power of two");
 
 /*
- * The block probe of a name: the whole name as an EXACT key, then each
+ * The block probe of a name: its exact hash as an EXACT key, then each
  * proper suffix of i labels (1 <= i <= BG_DNS_SUFFIX_MAX, i < n), shortest
  * first, as a SUBS key, but only at the depths some SUBS key of the filter
  * has (hdr->subs_depths, bg_dns_depth_probed): a depth without one cannot
@@ -252,15 +254,15 @@ _Static_assert(BG_NAME_SUF_SIZE >= BG_DNS_LABELS_MAX + 1 &&
  */
 BG_INLINE int bg_name_listed(const void *filter,
 			     const struct bg_filter_header *hdr,
-			     const __u64 *suf, __u32 n, __u32 *label,
-			     __u32 *probes)
+			     __u64 exact, const __u64 *suf, __u32 n,
+			     __u32 *label, __u32 *probes)
 {
 	__u32 depths = hdr->subs_depths, i, at = 0;
 	int listed;
 
 	(*probes)++;
 	listed = bg_probe_hash(filter, hdr,
-			       bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0],
+			       bg_name_key_hash(BG_KEY_NAME_EXACT, exact,
 						hdr->seed));
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && !listed; i++) {
 		if (i >= n || !(depths >> i))
@@ -280,7 +282,7 @@ BG_INLINE int bg_name_listed(const void *filter,
 
 /*
  * Round i of the name allowlist check (made after a block positive only):
- * round 0 the whole name as an EXACT key, round i (1 <= i <=
+ * round 0 the exact hash as an EXACT key, round i (1 <= i <=
  * BG_DNS_SUFFIX_MAX, i < n) the suffix of i labels as a SUBS key -- every
  * suffix the block probe may use, whatever subs_depths says: an allow rule
  * covers its subdomains at any depth. Returns 1 if the allowed-name table
@@ -294,12 +296,13 @@ BG_INLINE int bg_name_listed(const void *filter,
  */
 BG_INLINE int bg_name_allow_round(const void *filter,
 				  const struct bg_filter_header *hdr,
-				  const __u64 *suf, __u32 n, __u32 i)
+				  __u64 exact, const __u64 *suf, __u32 n,
+				  __u32 i)
 {
 	__u64 h;
 
 	if (!i)
-		h = bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], hdr->seed);
+		h = bg_name_key_hash(BG_KEY_NAME_EXACT, exact, hdr->seed);
 	else if (i < n && i <= BG_DNS_SUFFIX_MAX)
 		h = bg_name_key_hash(BG_KEY_NAME_SUBS,
 				     suf[(n - i) & BG_NAME_SUF_MASK], hdr->seed);
@@ -319,13 +322,14 @@ BG_INLINE int bg_name_allow_round(const void *filter,
  * (bloomgate_dns drives the rounds with bpf_loop()). */
 BG_INLINE int bg_name_allowlisted(const void *filter,
 				  const struct bg_filter_header *hdr,
-				  const __u64 *suf, __u32 n, __u32 *label)
+				  __u64 exact, const __u64 *suf, __u32 n,
+				  __u32 *label)
 {
 	__u32 i;
 	int r;
 
 	for (i = 0; i < BG_NAME_ALLOW_ROUNDS; i++) {
-		r = bg_name_allow_round(filter, hdr, suf, n, i);
+		r = bg_name_allow_round(filter, hdr, exact, suf, n, i);
 		if (r < 0)
 			break;
 		if (r) {

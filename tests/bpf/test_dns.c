@@ -489,12 +489,12 @@ static int allow_has(const struct fx *f, __u32 kind, __u64 s)
 
 static int model(const struct fx *f, const char *name, int *probes)
 {
-	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	__u64 suf[BG_DNS_LABELS_MAX + 1], e;
 	int n, i;
 
-	assert_int_equal(bg_name_hashes(name, SEED, suf, &n), 0);
+	assert_int_equal(bg_name_hashes(name, SEED, &e, suf, &n), 0);
 	*probes = 1;
-	if (has_key(f, BG_KEY_NAME_EXACT, suf[0]))
+	if (has_key(f, BG_KEY_NAME_EXACT, e))
 		return 1;
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < n; i++) {
 		if (!depth_on(f, i))
@@ -510,11 +510,11 @@ static int model(const struct fx *f, const char *name, int *probes)
  * any suffix the block probe uses. */
 static int model_allowed(const struct fx *f, const char *name)
 {
-	__u64 suf[BG_DNS_LABELS_MAX + 1];
+	__u64 suf[BG_DNS_LABELS_MAX + 1], e;
 	int n, i;
 
-	assert_int_equal(bg_name_hashes(name, SEED, suf, &n), 0);
-	if (allow_has(f, BG_KEY_NAME_EXACT, suf[0]))
+	assert_int_equal(bg_name_hashes(name, SEED, &e, suf, &n), 0);
+	if (allow_has(f, BG_KEY_NAME_EXACT, e))
 		return 1;
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < n; i++)
 		if (allow_has(f, BG_KEY_NAME_SUBS, suf[n - i]))
@@ -1610,37 +1610,42 @@ static void test_no_filter_xdp(void **state)
 }
 static void test_name_hashes(void **state)
 {
-	__u64 a[BG_DNS_LABELS_MAX + 1], b[BG_DNS_LABELS_MAX + 1];
+	__u64 a[BG_DNS_LABELS_MAX + 1], b[BG_DNS_LABELS_MAX + 1], ea, eb, ec;
 	char big[300];
 	int na, nb;
 
 	(void)state;
 	init_names();
-	assert_int_equal(bg_name_hashes("Ads.Example.COM", 1, a, &na), 0);
-	assert_int_equal(bg_name_hashes("ads.example.com", 1, b, &nb), 0);
+	assert_int_equal(bg_name_hashes("Ads.Example.COM", 1, &ea, a, &na), 0);
+	assert_int_equal(bg_name_hashes("ads.example.com", 1, &eb, b, &nb), 0);
 	assert_int_equal(na, 3);
 	assert_int_equal(nb, 3);
 	assert_memory_equal(a, b, 4 * sizeof(a[0]));
+	assert_int_equal(ea, eb);
 	assert_int_equal(a[3], 0);
-	assert_int_equal(bg_name_hashes("example.com", 1, b, &nb), 0);
+	assert_int_equal(bg_name_hashes("example.com", 1, &ec, b, &nb), 0);
 	assert_int_equal(b[0], a[1]); /* a suffix hashes like the name */
 	assert_int_not_equal(a[0], a[1]);
-	assert_int_equal(bg_name_hashes(NAME255, 1, a, &na), 0);
-	assert_int_equal(bg_name_hashes(A127, 1, a, &na), 0);
+	assert_int_not_equal(ea, ec);
+	/* the exact hash is not the suffix chain (issue 10, ABI 4) */
+	assert_int_not_equal(ea, a[0]);
+	assert_int_equal(bg_name_hashes(NAME255, 1, &ea, a, &na), 0);
+	assert_int_equal(bg_name_hashes(A127, 1, &ea, a, &na), 0);
 	assert_int_equal(na, 127);
-	assert_int_equal(bg_name_hashes("", 1, a, &na), -1);
-	assert_int_equal(bg_name_hashes("a..b", 1, a, &na), -1);
-	assert_int_equal(bg_name_hashes("a.b.", 1, a, &na), -1);
+	assert_int_equal(bg_name_hashes("", 1, &ea, a, &na), -1);
+	assert_int_equal(bg_name_hashes("a..b", 1, &ea, a, &na), -1);
+	assert_int_equal(bg_name_hashes("a.b.", 1, &ea, a, &na), -1);
 	memset(big, 'x', 64);
 	big[64] = 0;
-	assert_int_equal(bg_name_hashes(big, 1, a, &na), -1);
+	assert_int_equal(bg_name_hashes(big, 1, &ea, a, &na), -1);
 	snprintf(big, sizeof(big), "x%s", NAME255); /* a 64-byte label */
-	assert_int_equal(bg_name_hashes(big, 1, a, &na), -1);
+	assert_int_equal(bg_name_hashes(big, 1, &ea, a, &na), -1);
 	snprintf(big, sizeof(big), "x.%s", NAME255); /* 257 bytes */
-	assert_int_equal(bg_name_hashes(big, 1, a, &na), -1);
+	assert_int_equal(bg_name_hashes(big, 1, &ea, a, &na), -1);
 	snprintf(big, sizeof(big), "x.%s", A127); /* 128 labels */
-	assert_int_equal(bg_name_hashes(big, 1, a, &na), -1);
+	assert_int_equal(bg_name_hashes(big, 1, &ea, a, &na), -1);
 	/* the two key kinds of one name differ */
+	assert_int_equal(bg_name_hashes("ads.example.com", 1, &ea, a, &na), 0);
 	assert_int_not_equal(bg_name_key_hash(BG_KEY_NAME_EXACT, a[0], 1),
 			     bg_name_key_hash(BG_KEY_NAME_SUBS, a[0], 1));
 }
@@ -1661,11 +1666,13 @@ static size_t rnd_pick(size_t n)
 }
 
 /* Reference: the rules of bpf/dns.h written over a plain buffer. Returns a
- * BG_CNT_DNS_* reason, or 0 with the suffix hashes in suf and n labels. */
+ * BG_CNT_DNS_* reason, or 0 with the exact hash in *exact, the suffix
+ * hashes in suf and n labels. */
 static int ref_parse(const __u8 *b, size_t len, size_t l4, __u64 seed,
-		     __u64 *suf, int *n)
+		     __u64 *exact, __u64 *suf, int *n)
 {
 	__u64 lh[BG_DNS_LABELS_MAX];
+	__u8 ew[BG_DNS_EXACT_MAX] = { 0 };
 	size_t ulen, mlen, pos = 12, wire = 0;
 	const __u8 *m = b + l4 + 8;
 	int i;
@@ -1705,11 +1712,14 @@ static int ref_parse(const __u8 *b, size_t len, size_t l4, __u64 seed,
 			buf[1 + j] = c >= 'A' && c <= 'Z' ? (__u8)(c + 32) : c;
 		}
 		lh[(*n)++] = bg_hash64(buf, sizeof(buf), seed);
+		memcpy(ew + wire, buf, 1 + l);
 		wire += 1 + l;
 		pos += 1 + l;
 	}
 	if (pos + 4 > mlen)
 		return BG_CNT_DNS_TRUNCATED;
+	wire++; /* the root byte */
+	*exact = bg_hash64(ew, (__u32)((wire + 31) / 32 * 32), seed);
 	suf[*n] = 0;
 	for (i = *n - 1; i >= 0; i--)
 		suf[i] = bg_dns_suffix_hash(lh[i], suf[i + 1], seed);
@@ -1739,7 +1749,7 @@ static void test_fuzz(void **state)
 		char name[300];
 		struct dnsq q;
 		struct exp e = e_pass();
-		__u64 suf[BG_DNS_LABELS_MAX + 1];
+		__u64 suf[BG_DNS_LABELS_MAX + 1], ex = 0;
 		struct pkt p;
 		size_t len, dns_len;
 		int nm = (int)rnd_pick(4), r, nl;
@@ -1793,7 +1803,7 @@ static void test_fuzz(void **state)
 				break;
 			}
 		}
-		r = ref_parse(p.buf, len, p.l4, SEED, suf, &nl);
+		r = ref_parse(p.buf, len, p.l4, SEED, &ex, suf, &nl);
 		if (r) {
 			e = e_reason(r);
 		} else {
@@ -1802,7 +1812,7 @@ static void test_fuzz(void **state)
 			e.cnt[BG_CNT_DNS_QUERIES] = 1;
 			if (nl) {
 				probes = 1;
-				listed = has_key(f, BG_KEY_NAME_EXACT, suf[0]);
+				listed = has_key(f, BG_KEY_NAME_EXACT, ex);
 				for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < nl && !listed;
 				     i++) {
 					if (!depth_on(f, i))
@@ -1851,7 +1861,7 @@ static void test_fuzz(void **state)
 /* Offsets in struct bg_dns_scratch (bpf/dns.h), from the program's BTF. */
 struct scratch_layout {
 	size_t size, stride; /* value size; per-CPU stride in a lookup */
-	size_t hdr, n, seed, lh, suf;
+	size_t hdr, n, seed, lh, suf, exact, nsuf;
 };
 
 static size_t btf_member_off(const struct btf *btf, const struct btf_type *t,
@@ -1885,18 +1895,24 @@ static void scratch_layout(const struct fx *f, struct scratch_layout *L)
 	L->seed = btf_member_off(btf, t, "seed");
 	L->lh = btf_member_off(btf, t, "lh");
 	L->suf = btf_member_off(btf, t, "suf");
+	L->exact = btf_member_off(btf, t, "exact");
+	L->nsuf = btf_member_off(btf, t, "nsuf");
 }
 
 /* Byte values seen by check_label_hashes at each offset in a label buffer
- * (1..63) and at each offset modulo 8 in the message (the word lanes). */
+ * (1..63) of a label the datapath hashed, and at each offset modulo 8 in
+ * the message (the word lanes, read by the exact hash and the labels). */
 static __u8 SEEN_OFF[256][BG_DNS_LABEL_BUF], SEEN_LANE[256][8];
 
-/* Reference label hashes of a well-formed wire name, from the definition
- * (bloomgate/dns.h) with the byte interface of the hash only: the buffer
- * [len, bytes with A-Z lowercased, zeros], then the suffix chain over the
- * pair's bytes. Returns the number of labels. */
-static int ref_label_hashes(const __u8 *w, __u64 seed, __u64 *lh, __u64 *suf)
+/* Reference hashes of a well-formed wire name, from the definition
+ * (bloomgate/dns.h) with the byte interface of the hash only: the exact
+ * hash of the lowercased wire form zero padded to 32-byte stripes; the
+ * label buffers [len, bytes with A-Z lowercased, zeros], then the suffix
+ * chain over the pair's bytes. Returns the number of labels. */
+static int ref_label_hashes(const __u8 *w, __u64 seed, __u64 *exact, __u64 *lh,
+			    __u64 *suf)
 {
+	__u8 ew[BG_DNS_EXACT_MAX] = { 0 };
 	size_t pos = 0;
 	int n = 0, j;
 
@@ -1910,12 +1926,13 @@ static int ref_label_hashes(const __u8 *w, __u64 seed, __u64 *lh, __u64 *suf)
 			__u8 c = w[pos + 1 + i];
 
 			buf[1 + i] = c >= 'A' && c <= 'Z' ? (__u8)(c | 0x20) : c;
-			SEEN_OFF[c][1 + i] = 1;
 			SEEN_LANE[c][(pos + 1 + i) % 8] = 1;
 		}
 		lh[n++] = bg_hash64(buf, sizeof(buf), seed);
+		memcpy(ew + pos, buf, 1 + l);
 		pos += 1 + l;
 	}
+	*exact = bg_hash64(ew, (__u32)((pos + 1 + 31) / 32 * 32), seed);
 	suf[n] = 0;
 	for (j = n - 1; j >= 0; j--) {
 		__u64 pair[2] = { lh[j], suf[j + 1] };
@@ -1966,9 +1983,13 @@ static size_t fill_labels(__u8 *w, size_t n, unsigned int *next, size_t maxl)
 /*
  * Runs the query with wire name w (qlen bytes with the root) through
  * bloomgate_dns after filling every CPU's scratch value with pattern, and
- * checks the label and suffix hashes it left there against
- * ref_label_hashes, and against the builder's bg_name_hashes when the
- * name has a dotted form.
+ * checks the exact hash and the label and suffix hashes it left there
+ * against ref_label_hashes, and against the builder's bg_name_hashes when
+ * the name has a dotted form. The datapath hashes only the labels of the
+ * suffixes it probes (bpf/dns.h, bg_dns_suffixes): depth d while d < n,
+ * d <= BG_DNS_SUFFIX_MAX and the filter has a SUBS depth >= d; after a
+ * positive with a name allowlist, every such d. Exactly those are checked,
+ * and the count too (no more work than that).
  */
 static void check_label_hashes(struct fx *f, const struct scratch_layout *L,
 			       __u8 *pcpu, int ncpu, int cpu, const __u8 *w,
@@ -1977,23 +1998,27 @@ static void check_label_hashes(struct fx *f, const struct scratch_layout *L,
 {
 	const struct bg_filter_header *h = f->mem;
 	__u64 lh[BG_DNS_LABELS_MAX + 1], suf[BG_DNS_LABELS_MAX + 1];
-	__u64 bsuf[BG_DNS_LABELS_MAX + 1], v;
+	__u64 bsuf[BG_DNS_LABELS_MAX + 1], v, ex, bex;
 	static __u16 id = 0x4000;
 	char dotted[300];
 	struct dnsq q = *tmpl;
 	struct exp e = e_pass();
 	const __u8 *sv;
 	struct pkt p;
-	__u32 key = 0, sn;
-	int n, i, bn, probes, listed = 0;
+	__u32 key = 0, sn, nsuf;
+	int n, i, d, bn, probes, listed = 0;
+	size_t pos, k;
 
 	q.wire = w;
 	q.wire_len = wl;
 	q.id = ++id;
-	n = ref_label_hashes(w, h->seed, lh, suf);
+	n = ref_label_hashes(w, h->seed, &ex, lh, suf);
 	if (wire_dotted(w, dotted)) {
-		assert_int_equal(bg_name_hashes(dotted, h->seed, bsuf, &bn), 0);
+		assert_int_equal(bg_name_hashes(dotted, h->seed, &bex, bsuf, &bn), 0);
 		assert_int_equal(bn, n);
+		if (bex != ex)
+			fail_msg("%s: builder exact hash differs from the reference",
+				 what);
 		for (i = 0; i <= n; i++)
 			if (bsuf[i] != suf[i])
 				fail_msg("%s: builder S_%d differs from the reference",
@@ -2001,13 +2026,21 @@ static void check_label_hashes(struct fx *f, const struct scratch_layout *L,
 	}
 	/* the probe model over the reference hashes */
 	probes = 1;
-	listed = has_key(f, BG_KEY_NAME_EXACT, suf[0]);
+	listed = has_key(f, BG_KEY_NAME_EXACT, ex);
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && i < n && !listed; i++) {
 		if (!depth_on(f, i))
 			continue;
 		probes++;
 		listed = has_key(f, BG_KEY_NAME_SUBS, suf[n - i]);
 	}
+	/* the suffixes the datapath hashes */
+	for (d = 0; d + 1 < n && d + 1 <= BG_DNS_SUFFIX_MAX &&
+		    (h->subs_depths >> (d + 1));
+	     d++)
+		;
+	if (listed && h->allown_n)
+		while (d + 1 < n && d + 1 <= BG_DNS_SUFFIX_MAX)
+			d++;
 	e.cnt[BG_CNT_DNS_QUERIES] = 1;
 	e.cnt[BG_CNT_DNS_PROBES] = (__u64)probes;
 	e.cnt[listed ? BG_CNT_DNS_POSITIVES : BG_CNT_DNS_NEGATIVES] = 1;
@@ -2038,13 +2071,26 @@ static void check_label_hashes(struct fx *f, const struct scratch_layout *L,
 		fail_msg("%s: %u labels, seed %#llx in the scratch; expected %d, %#llx",
 			 what, sn, (unsigned long long)v, n,
 			 (unsigned long long)h->seed);
-	for (i = 0; i < n; i++) {
+	memcpy(&v, sv + L->exact, sizeof(v));
+	if (v != ex)
+		fail_msg("%s: exact hash %#llx, expected %#llx", what,
+			 (unsigned long long)v, (unsigned long long)ex);
+	memcpy(&nsuf, sv + L->nsuf, sizeof(nsuf));
+	if ((int)nsuf != d)
+		fail_msg("%s: %u suffixes hashed, expected %d (%d labels, depths %#x)",
+			 what, nsuf, d, n, h->subs_depths);
+	for (i = n - d; i < n; i++) {
 		memcpy(&v, sv + L->lh + 8 * (size_t)i, sizeof(v));
 		if (v != lh[i])
 			fail_msg("%s: label %d hash %#llx, expected %#llx", what, i + 1,
 				 (unsigned long long)v, (unsigned long long)lh[i]);
+		/* the bytes of this label went through the label words */
+		for (pos = 0, k = 0; k < (size_t)i; k++)
+			pos += 1 + w[pos];
+		for (k = 0; k < w[pos]; k++)
+			SEEN_OFF[w[pos + 1 + k]][1 + k] = 1;
 	}
-	for (i = 0; i <= n; i++) {
+	for (i = n - d; i <= n; i++) {
 		memcpy(&v, sv + L->suf + 8 * (size_t)i, sizeof(v));
 		if (v != suf[i])
 			fail_msg("%s: S_%d %#llx, expected %#llx", what, i + 1,
@@ -2118,20 +2164,55 @@ static void test_label_words(void **state)
 		checks += 2;
 	}
 	/* every byte value at every offset: 4 names per start byte; in the
-	 * first 256 the first label has 63 bytes from the start byte, then
-	 * the label lengths and the name's length vary */
+	 * first 256 the last label (the datapath hashes the last labels only)
+	 * has 63 bytes from the start byte, then the label lengths and the
+	 * name's length vary */
 	for (len = 0; len < 256 * 4; len++) {
 		size_t maxl = len < 256 ? BG_DNS_LABEL_MAX :
 					  1 + (len * 7) % BG_DNS_LABEL_MAX;
 
 		next = (unsigned int)len;
-		o = fill_labels(w, BG_DNS_NAME_MAX - 1 - (len % 5) * 40, &next, maxl);
+		if (len < 256) {
+			o = fill_labels(w, BG_DNS_NAME_MAX - 1 - 64 - (len % 5) * 40,
+					&next, maxl);
+			next = (unsigned int)len;
+			w[o++] = BG_DNS_LABEL_MAX;
+			while (o < BG_DNS_NAME_MAX - 1 - (len % 5) * 40)
+				w[o++] = (__u8)(next++);
+		} else {
+			o = fill_labels(w, BG_DNS_NAME_MAX - 1 - (len % 5) * 40,
+					&next, maxl);
+		}
 		w[o++] = 0;
 		snprintf(what, sizeof(what), "byte sweep %zu (labels <= %zu, %zu bytes)",
 			 len, maxl, o);
 		check_label_hashes(f, &L, pcpu, ncpu, cpu, w, o,
 				   patterns[len % ARRAY_SIZE(patterns)],
 				   len & 1 ? &edns : &plain, what);
+		checks++;
+	}
+	/* the exact hash over every stripe count and padding: every label
+	 * count of one-byte labels (1..127), and every wire length (3..255)
+	 * in labels of up to 63 bytes */
+	for (len = 1; len <= BG_DNS_LABELS_MAX; len++) {
+		next = (unsigned int)(len * 3);
+		o = fill_labels(w, 2 * len, &next, 1);
+		w[o++] = 0;
+		snprintf(what, sizeof(what), "%zu one-byte labels", len);
+		check_label_hashes(f, &L, pcpu, ncpu, cpu, w, o,
+				   patterns[len % ARRAY_SIZE(patterns)],
+				   len & 1 ? &edns : &plain, what);
+		checks++;
+	}
+	for (len = 3; len <= BG_DNS_NAME_MAX; len++) {
+		next = (unsigned int)(len * 5);
+		o = fill_labels(w, len - 1, &next, BG_DNS_LABEL_MAX);
+		w[o++] = 0;
+		assert_int_equal(o, len);
+		snprintf(what, sizeof(what), "a %zu-byte name", len);
+		check_label_hashes(f, &L, pcpu, ncpu, cpu, w, o,
+				   patterns[(len + 3) % ARRAY_SIZE(patterns)],
+				   len & 1 ? &plain : &edns, what);
 		checks++;
 	}
 	/* 127 one-byte labels of every value */

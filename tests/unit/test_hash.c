@@ -104,7 +104,8 @@ static __u64 rnd64(void)
 }
 
 /* bg_hash64_words is bg_hash64 of the words' bytes, for 0..32 words (every
- * branch: stripes, 8-byte tail), several seeds; words64 and words16 too. */
+ * branch: stripes, 8-byte tail), several seeds; words64, words16 and
+ * stripes (1..8 run-time stripes of 32 bytes) too. */
 static void test_words_match_bytes(void **state)
 {
 	static const __u64 seeds[] = SEEDS;
@@ -126,6 +127,10 @@ static void test_words_match_bytes(void **state)
 
 				assert_int_equal(bg_hash64_words(w, (uint32_t)n, seeds[s]), x);
 				assert_int_equal(bg_hash64(b, (uint32_t)(8 * n), seeds[s]), x);
+				if (n && n % 4 == 0)
+					assert_int_equal(bg_hash64_stripes(w, (uint32_t)n / 4,
+									   seeds[s]),
+							 x);
 			}
 			assert_int_equal(bg_hash64_words64(w, seeds[s]),
 					 XXH64(b, 64, seeds[s]));
@@ -160,20 +165,29 @@ static __u64 ref_pair(__u64 a, __u64 b, __u64 seed)
 	return XXH64(bytes, sizeof(bytes), seed);
 }
 
-/* Every suffix hash of a dotted name by the definition. Returns n. */
-static int ref_name(const char *name, __u64 seed, __u64 *suf)
+/* The exact hash and every suffix hash of a dotted name by the
+ * definition: E = XXH64 of the lowercased wire form zero padded to a
+ * multiple of 32 bytes. Returns n. */
+static int ref_name(const char *name, __u64 seed, __u64 *exact, __u64 *suf)
 {
 	__u64 lh[BG_DNS_LABELS_MAX];
+	uint8_t wire[BG_DNS_EXACT_MAX] = { 0 };
+	size_t o = 0, i;
 	int n = 0, j;
 
 	for (;;) {
 		size_t len = strcspn(name, ".");
 
 		lh[n++] = ref_label(name, len, seed);
+		wire[o++] = (uint8_t)len;
+		for (i = 0; i < len; i++)
+			wire[o++] = (uint8_t)bg_dns_lower((uint8_t)name[i]);
 		if (!name[len])
 			break;
 		name += len + 1;
 	}
+	o++; /* the root byte */
+	*exact = XXH64(wire, (o + 31) / 32 * 32, seed);
 	suf[n] = 0;
 	for (j = n - 1; j >= 0; j--)
 		suf[j] = ref_pair(lh[j], suf[j + 1], seed);
@@ -193,7 +207,7 @@ static void test_dns_keys(void **state)
 		"a", "AZaz@[`{09-_.\x7f\x01\xfe",
 	};
 	char name[300];
-	__u64 suf[BG_DNS_LABELS_MAX + 1], ref[BG_DNS_LABELS_MAX + 1];
+	__u64 suf[BG_DNS_LABELS_MAX + 1], ref[BG_DNS_LABELS_MAX + 1], e, re;
 	uint8_t buf[BG_DNS_LABEL_BUF], raw[BG_DNS_LABEL_MAX];
 	size_t s, len, i, k;
 	int n, rn, j;
@@ -229,9 +243,39 @@ static void test_dns_keys(void **state)
 		}
 		/* whole names: fixed ones, 127 labels, 63-byte labels, random
 		 * bytes (no dot, no NUL) in random label lengths */
-		for (i = 0; i < sizeof(names) / sizeof(names[0]) + 300; i++) {
-			if (i < sizeof(names) / sizeof(names[0])) {
+		for (i = 0; i < sizeof(names) / sizeof(names[0]) + 300 + 127 + 253;
+		     i++) {
+			const size_t nf = sizeof(names) / sizeof(names[0]);
+
+			if (i < nf) {
 				snprintf(name, sizeof(name), "%s", names[i]);
+			} else if (i >= nf + 300 && i < nf + 300 + 127) {
+				/* 1 .. 127 one-byte labels */
+				size_t nl = i - nf - 300 + 1;
+
+				for (k = 0; k < nl; k++) {
+					name[2 * k] = (char)('A' + (k * 7) % 58);
+					name[2 * k + 1] = k == nl - 1 ? 0 : '.';
+				}
+			} else if (i >= nf + 300 + 127) {
+				/* every wire length 3 .. 255: labels of up to
+				 * 63 bytes, the last one what is left */
+				size_t wl = i - nf - 300 - 127 + 3, o = 0, left;
+
+				for (left = wl - 1; left;) {
+					size_t l = left - 1 > 63 ? 63 : left - 1;
+
+					if (left - 1 - l == 1)
+						l--; /* leave no 1-byte rest */
+					if (o)
+						name[o++] = '.';
+					for (k = 0; k < l; k++)
+						name[o + k] = (char)('a' + (o + k) % 26);
+					o += l;
+					left -= 1 + l;
+				}
+				name[o] = 0;
+				assert_int_equal(o + 2, wl);
 			} else if (i % 100 == 0) {
 				for (k = 0; k < 127; k++) {
 					name[2 * k] = (char)('A' + k % 58);
@@ -259,35 +303,39 @@ static void test_dns_keys(void **state)
 				}
 				name[o] = 0;
 			}
-			assert_int_equal(bg_name_hashes(name, seed, suf, &n), 0);
-			rn = ref_name(name, seed, ref);
+			assert_int_equal(bg_name_hashes(name, seed, &e, suf, &n), 0);
+			rn = ref_name(name, seed, &re, ref);
 			assert_int_equal(n, rn);
+			assert_int_equal(e, re);
 			for (j = 0; j <= n; j++)
 				assert_int_equal(suf[j], ref[j]);
 		}
 	}
-	/* values from the byte-buffer code before the word interface */
+	/* values from the byte-buffer code before the word interface (s1,
+	 * s2, subs), and of the exact key since ABI 4 (exact: E hashes the
+	 * wire name; the values are libxxhash's XXH64 of the padded wire
+	 * form, then of {EXACT, E}) */
 	{
 		static const struct {
 			const char *name;
 			__u64 s1, s2, exact, subs;
 		} gold[] = {
 			{ "ads.example.com", 0xe60a3cef77419445ULL, 0x92e74d0df22a9a91ULL,
-			  0x591b9de465f117a3ULL, 0xf4f71381c4ac8bfcULL },
+			  0x5e07f46181722788ULL, 0xf4f71381c4ac8bfcULL },
 			{ "Ads.Example.COM", 0xe60a3cef77419445ULL, 0x92e74d0df22a9a91ULL,
-			  0x591b9de465f117a3ULL, 0xf4f71381c4ac8bfcULL },
+			  0x5e07f46181722788ULL, 0xf4f71381c4ac8bfcULL },
 			{ "x@[`{.\x80\xc1\xda\xff.zZ", 0x5bc6fd7d1b20187eULL,
-			  0xbcc2b7dccc08027bULL, 0x36916744e1a91dd6ULL,
+			  0xbcc2b7dccc08027bULL, 0xb7b96edf38a401d5ULL,
 			  0xa004bf0daae49c2fULL },
 		};
 		const __u64 seed = 0x5eed5eed12345678ULL;
 
 		for (i = 0; i < sizeof(gold) / sizeof(gold[0]); i++) {
-			assert_int_equal(bg_name_hashes(gold[i].name, seed, suf, &n), 0);
+			assert_int_equal(bg_name_hashes(gold[i].name, seed, &e, suf, &n), 0);
 			assert_int_equal(n, 3);
 			assert_int_equal(suf[0], gold[i].s1);
 			assert_int_equal(suf[1], gold[i].s2);
-			assert_int_equal(bg_name_key_hash(BG_KEY_NAME_EXACT, suf[0], seed),
+			assert_int_equal(bg_name_key_hash(BG_KEY_NAME_EXACT, e, seed),
 					 gold[i].exact);
 			assert_int_equal(bg_name_key_hash(BG_KEY_NAME_SUBS, suf[1], seed),
 					 gold[i].subs);
