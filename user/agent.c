@@ -387,7 +387,15 @@ static int can_adopt(struct agent *a)
 	if (!o)
 		return 0;
 	if (!bg_state_open(&st, 0)) {
-		live = bg_filter_current_id(st.filters_fd);
+		const void *mem;
+		size_t len;
+
+		/* only a filter this build can read: one of another ABI
+		 * (an upgrade) is rebuilt, never adopted */
+		if (!bg_filter_map_current(st.filters_fd, &mem, &len)) {
+			live = bg_filter_current_id(st.filters_fd);
+			bg_filter_unmap(mem, len);
+		}
 		bg_state_close(&st);
 	}
 	fingerprint(a, fp, sizeof(fp));
