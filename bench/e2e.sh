@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=scripts/lib-require.sh
 source scripts/lib-require.sh
 require_cmds ip nsenter flock ethtool awk sed grep date rm mkdir mktemp head \
-	sort cat nproc
+	sort cat nproc seq sh bpftool xdp-filter nft
 
 BUILD=${BUILD:-build}
 BG=$BUILD/bloomgate
@@ -71,6 +71,7 @@ cleanup() {
 			sed -n 's/^[0-9]*: \([a-z0-9]*\)@.*/\1/p'); do
 			ip -n "$NS" link set dev "$dev" xdp off 2>/dev/null
 		done
+		in_ns xdp-filter unload --all >/dev/null 2>&1
 		ip netns del "$NS" 2>/dev/null
 	fi
 	if [ -d "$PIN" ]; then
@@ -207,13 +208,47 @@ if [ -r "$FIREHOL" ]; then
 	HAVE_FH=1
 fi
 bg_conf bgmix mix "$TMP/mixed.txt $TMP/names.txt $TMP/adblock.txt"
+
+# xdp-filter (xdp-tools): its IPv4 map is a per-CPU hash of XF_N entries,
+# pinned under /sys/fs/bpf/xdp-filter (global: one at a time); value 2 is
+# its "match the destination" flag. Filled with one bpftool batch, not one
+# xdp-filter process per address.
+XF=/sys/fs/bpf/xdp-filter
+[ -e "$XF" ] && die "$XF exists: another xdp-filter is loaded"
+pair xf
+t=$(date +%s%N)
+in_ns xdp-filter load "${IFB[xf]}" -m native -f ipv4 || die "xdp-filter load failed"
+XF_N=$(bpftool map show pinned "$XF/filter_ipv4" | sed -n 's/.*max_entries \([0-9]*\).*/\1/p')
+[ -n "$XF_N" ] || die "cannot read xdp-filter's map size"
+"$GEN" list 0 "$XF_N" | awk -v m="$XF/filter_ipv4" -F. \
+	'{ printf "map update pinned %s key %s %s %s %s value 2 0 0 0 0 0 0 0\n", m, $1, $2, $3, $4 }' >"$TMP/xf.batch"
+bpftool batch file "$TMP/xf.batch" >/dev/null || die "cannot fill xdp-filter's map"
+LOADMS[xf]=$((($(date +%s%N) - t) / 1000000))
+C_XF=$(count "$XF_N")
+
+# an nftables set of the N1 addresses on the netdev ingress hook; the veth
+# needs an XDP program to take redirected frames at all: bare XDP_PASS.
+# The drops are nft's (its rule counter), not XDP's.
+livegen_conf nft pass
+{
+	echo "table netdev bge2e {"
+	echo "	set bl { type ipv4_addr; size $N1; }"
+	echo "	chain in { type filter hook ingress device \"${IFB[nft]}\" priority 0; ip daddr @bl counter drop; }"
+	echo "}"
+	awk 'NR % 10000 == 1 { if (NR > 1) print " }"; printf "add element netdev bge2e bl {" ; sep = " " }
+		{ printf "%s%s", sep, $1; sep = ", " } END { print " }" }' "$TMP/list1.txt"
+} >"$TMP/nft.txt"
+t=$(date +%s%N)
+in_ns nft -f "$TMP/nft.txt" || die "nft -f failed"
+LOADMS[nft]=$((($(date +%s%N) - t) / 1000000))
 mib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1048576 }'; }
 
 # ---- rows ----------------------------------------------------------------
 
 # "TRAFFIC|LO COUNT MATCH|CONF|FLOOR-CONF|LABEL|EXPECT": EXPECT is the
 # dropped share the row must show: all, none (at most 1 %: false
-# positives), pct (0.5-3 %), any
+# positives), pct (0.5-3 %), any (FireHOL: its prefixes may cover some of
+# 16.0.0.0/4)
 ROWS=()
 row() { ROWS+=("$1|$2|$3|$4|$5|$6"); }
 T_CLEAN="clean (unlisted, passed to the stack)"
@@ -225,11 +260,20 @@ row "$T_CLEAN" "$R_CLEAN" bg1 floor1_pass "bloomgate, $C1 /32 keys ($(mib "$F1")
 row "$T_CLEAN" "$R_CLEAN" bg2 floor2_pass "bloomgate, $C2 /32 keys ($(mib "$F2") MiB)" none
 [ "$HAVE_FH" = 1 ] && row "$T_CLEAN" "$R_CLEAN" bgfh "" "bloomgate, FireHOL level 1 ($(mib "${FBYTES[fh]}") MiB)" any
 row "$T_CLEAN" "$R_CLEAN" bgmix "" "bloomgate, mixed: $C1 IPv4, IPv6 addresses and prefixes, IPv4 prefixes, names ($(mib "${FBYTES[mix]}") MiB)" none
+row "$T_CLEAN" "$R_CLEAN" xf "" "xdp-filter (xdp-tools), $C_XF addresses (its maximum)" none
+row "$T_CLEAN" "$R_CLEAN" nft "" "nftables netdev-ingress set, $C1 addresses (XDP_PASS in front)" none
+T_XF="flood, the first $C_XF of the list (xdp-filter's maximum)"
+R_XF="0 $XF_N dst"
+row "$T_XF" "$R_XF" bare_drop "" "bare \`XDP_DROP\`" all
+row "$T_XF" "$R_XF" floor1_drop floor1_drop "floor: one random line, drop ($(mib "$F1") MiB)" all
+row "$T_XF" "$R_XF" bg1 floor1_drop "bloomgate $C1" all
+row "$T_XF" "$R_XF" xf "" "xdp-filter, $C_XF addresses" all
 T_F1="flood, $C1 (every destination listed, dropped)"
 R_F1="0 $N1 dst"
 row "$T_F1" "$R_F1" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F1" "$R_F1" floor1_drop floor1_drop "floor: one random line, drop ($(mib "$F1") MiB)" all
 row "$T_F1" "$R_F1" bg1 floor1_drop "bloomgate $C1" all
+row "$T_F1" "$R_F1" nft "" "nftables set $C1, drop (XDP_PASS in front)" all
 T_F2="flood, $C2"
 R_F2="0 $N2 dst"
 row "$T_F2" "$R_F2" bare_drop "" "bare \`XDP_DROP\`" all
@@ -258,6 +302,11 @@ xdp_counts() { # IFACE
 	in_ns ethtool -S "$1" | awk '/rx_queue_0_xdp_packets:/ { p = $2 } /rx_queue_0_xdp_drops:/ { d = $2 } END { print p, d }'
 }
 
+# nft's rule counter (the nftables rows' drops)
+nft_count() {
+	in_ns nft list chain netdev bge2e in | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
+}
+
 # one run of row I: appends "I FRAMES NS RX DROPS" to $TMP/runs
 run_row() { # I
 	local IFS='|' t r c f l e lo n m b p0 d0 p1 d1 out
@@ -268,9 +317,11 @@ run_row() { # I
 	read -r lo n m <<<"$r"
 	b=${IFB[$c]}
 	read -r p0 d0 <<<"$(xdp_counts "$b")"
+	[ "$c" = nft ] && d0=$(nft_count)
 	out=$(in_ns "$GEN" gen "${b%b}a" "${MAC[$c]}" "$lo" "$n" --match "$m" \
 		--seconds "$SECS" --cpu "$CPU" 2>&1) || die "livegen gen ($c): $out"
 	read -r p1 d1 <<<"$(xdp_counts "$b")"
+	[ "$c" = nft ] && d1=$(nft_count)
 	echo "$I_ROW $out $((p1 - p0)) $((d1 - d0))" >>"$TMP/runs"
 }
 
@@ -359,16 +410,24 @@ mind=$(awk 'NR == 1 || $3 < m { m = $3 } END { printf "%.1f", m * 100 }' "$TMP/m
 echo "Delivered: at least $mind % of the frames sent reached the peer's XDP program in every run (the rest overflowed the veth's ring and count as the sender's \`xdp_xmit_errors\`)."
 echo
 echo "Load times (\`bloomgate load\`, wall clock, the process included):"
-for k in 1m 10m fh mix; do
+for k in 1m 10m fh mix xf nft; do
 	[ -n "${LOADMS[$k]:-}" ] || continue
 	case $k in
 	1m) n="$C1 addresses" ;; 10m) n="$C2 addresses" ;; fh) n="FireHOL level 1" ;; mix) n="mixed" ;;
+	xf)
+		echo "- xdp-filter, $C_XF addresses: ${LOADMS[$k]} ms (\`xdp-filter load\` and one \`bpftool batch\` of map updates)"
+		continue
+		;;
+	nft)
+		echo "- nftables, $C1 addresses: ${LOADMS[$k]} ms (\`nft -f\`: the table, the set, its elements in commands of 10,000)"
+		continue
+		;;
 	esac
-	echo "- $n: ${LOADMS[$k]} ms, filter $(mib "${FBYTES[$k]}") MiB (entries read: ${LOADLINE[$k]}${NAMESLINE[$k]:+; names read: ${NAMESLINE[$k]}})"
+	echo "- bloomgate, $n: ${LOADMS[$k]} ms, filter $(mib "${FBYTES[$k]}") MiB (entries read: ${LOADLINE[$k]}${NAMESLINE[$k]:+; names read: ${NAMESLINE[$k]}})"
 done
 [ "$HAVE_FH" = 1 ] || echo "- FireHOL level 1: skipped, $FIREHOL is absent"
 echo
-echo "Not measured yet: xdp-filter (xdp-tools) at its maximum entries and an nftables netdev-ingress set of the same $C1 addresses."
+echo "nftables rows: XDP passes every frame; their \"dropped\" is nft's own rule counter over the run, checked as the others."
 echo
 echo "Section time $((SECONDS - T0)) s."
 if [ "$fail" != 0 ]; then

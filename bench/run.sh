@@ -312,6 +312,12 @@ the benchmark instead.
   whose cost on the shared cores would be the server's), refresh 1 s.
   Memory is `VmRSS`/`VmHWM` from `/proc/PID/status`, one second after the
   first rebuild's timing line (the store is written by then).
+- **End to end** (section "End to end", `bench/e2e.sh`). Live frames
+  (`BPF_F_TEST_XDP_LIVE_FRAMES`) from the project's own generator
+  (`build/livegen`, bench/livegen.c and bench/livegen.bpf.c) redirected into
+  veth pairs in a network namespace of the script's own; the receiving end
+  runs the program measured in native mode. The section states its method
+  above its table.
 
 EOF
 	cat "$out"
