@@ -61,9 +61,11 @@ TEST_HELPERS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/too
 BENCH_BPF := $(BUILD)/bench.bpf.o
 BENCH_SKEL := $(BUILD)/bench.skel.h
 # bench/main.c and one file per section; bench.h is shared with the BPF side
-BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out %.bpf.c bench/livegen.c,$(wildcard bench/*.c))
 BENCH_HDRS := $(wildcard bench/*.h)
 $(BENCH_BPF): bench/bench.h
+# the end-to-end section's live-frames generator (bench/e2e.sh), a tool of its own
+LIVEGEN := $(BUILD)/livegen
 
 .PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean
 all: $(BUILD)/bloomgate
@@ -77,6 +79,11 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(HEADERS)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/bench.bpf.o: bench/bench.bpf.c $(HEADERS)
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/livegen.bpf.o: bench/livegen.bpf.c bench/livegen.h
 	$(call msg,BPF,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -134,6 +141,10 @@ $(BUILD)/bench: $(BENCH_SRCS) $(BENCH_HDRS) tests/pktgen.h $(BENCH_SKEL) $(SKEL)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(BENCH_SRCS) $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a $(LDLIBS) -o $@
 
+$(LIVEGEN): bench/livegen.c bench/livegen.h $(BUILD)/livegen.skel.h
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $< -lbpf -lelf -lz -o $@
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPFT_BINS) $(TEST_HELPERS)
 	$(Q)./tests/run.sh
@@ -147,7 +158,7 @@ demo-agent: deps
 	$(Q)./scripts/demo-agent.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/tests/httpd
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/tests/httpd $(LIVEGEN)
 	$(Q)./bench/run.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's

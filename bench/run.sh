@@ -6,12 +6,15 @@
 #   ./bench/run.sh                 full run (about 3 minutes here), writes the doc
 #   ./bench/run.sh --quick         any bench options (see build/bench --help);
 #                                  the doc is left alone unless BENCH_DOC=1
-#   ./bench/run.sh --only dns      one section (addr, cidr, dns, agent; comma list)
+#   ./bench/run.sh --only dns      one section (addr, cidr, dns, agent, e2e; comma list)
 #   make bench BENCH_ARGS=--quick  the same through make
 #
 # The section "agent" is bench/agent.sh (the agent's way from a changed list
 # to the datapath, its memory): it builds a network namespace and attaches
 # XDP, and runs after build/bench's sections. --quick gives it a small list.
+# The section "e2e" is bench/e2e.sh (live frames into a veth pair: bloomgate
+# against the bare verdicts and the one-cache-line floor); it runs last,
+# with the same --quick.
 #
 # BUILD selects the build directory (default build). The CIDR part reads the
 # FireHOL level 1 list from ../shared/data/firehol_level1.netset (relative to
@@ -73,9 +76,9 @@ machine() {
 	echo "- Tree: $commit; run $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
 
-# "agent" is this script's section, not the binary's: take it out of
-# --only (or -S); when it was the only one, the binary does not run.
-run_bench=1 run_agent=1 agent_args=() bench_args=()
+# "agent" and "e2e" are this script's sections, not the binary's: take them
+# out of --only (or -S); when they were the only ones, the binary does not run.
+run_bench=1 run_agent=1 run_e2e=1 agent_args=() bench_args=()
 i=0
 while [ $i -lt ${#args[@]} ]; do
 	a=${args[$i]}
@@ -93,8 +96,9 @@ while [ $i -lt ${#args[@]} ]; do
 	*) bench_args+=("$a") ;;
 	esac
 	if [ -n "$only" ]; then
-		rest=$(echo ",$only," | sed 's/,agent,/,/g; s/^,*//; s/,*$//')
-		[ "$rest" = "$only" ] && run_agent=0
+		case ",$only," in *,agent,*) ;; *) run_agent=0 ;; esac
+		case ",$only," in *,e2e,*) ;; *) run_e2e=0 ;; esac
+		rest=$(echo ",$only," | sed 's/,agent,/,/g; s/,e2e,/,/g; s/^,*//; s/,*$//')
 		if [ -n "$rest" ]; then bench_args+=(--only "$rest"); else run_bench=0; fi
 	fi
 	i=$((i + 1))
@@ -108,6 +112,13 @@ cmd="$BIN${bench_args[*]:+ ${bench_args[*]}}"
 [ "$run_bench" = 1 ] || cmd=
 if [ "$run_agent" = 1 ]; then
 	cmd="${cmd:+$cmd; }bench/agent.sh${agent_args[*]:+ ${agent_args[*]}}"
+fi
+if [ "$run_e2e" = 1 ]; then
+	if [ ! -x "$BUILD/livegen" ]; then
+		echo "run.sh: $BUILD/livegen is missing (the e2e section's generator); run 'make bench'" >&2
+		exit 1
+	fi
+	cmd="${cmd:+$cmd; }bench/e2e.sh${agent_args[*]:+ ${agent_args[*]}}"
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -145,6 +156,14 @@ if [ "$run_agent" = 1 ]; then
 	BUILD=$BUILD ./bench/agent.sh "${agent_args[@]}" | tee -a "$out" || status=$?
 	if [ "$status" -ne 0 ]; then
 		echo "run.sh: bench/agent.sh failed (exit $status); $DOC not updated" >&2
+		exit "$status"
+	fi
+fi
+if [ "$run_e2e" = 1 ]; then
+	echo | tee -a "$out"
+	BUILD=$BUILD ./bench/e2e.sh "${agent_args[@]}" | tee -a "$out" || status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "run.sh: bench/e2e.sh failed (exit $status); $DOC not updated" >&2
 		exit "$status"
 	fi
 fi
@@ -293,6 +312,12 @@ the benchmark instead.
   whose cost on the shared cores would be the server's), refresh 1 s.
   Memory is `VmRSS`/`VmHWM` from `/proc/PID/status`, one second after the
   first rebuild's timing line (the store is written by then).
+- **End to end** (section "End to end", `bench/e2e.sh`). Live frames
+  (`BPF_F_TEST_XDP_LIVE_FRAMES`) from the project's own generator
+  (`build/livegen`, bench/livegen.c and bench/livegen.bpf.c) redirected into
+  veth pairs in a network namespace of the script's own; the receiving end
+  runs the program measured in native mode. The section states its method
+  above its table.
 
 EOF
 	cat "$out"

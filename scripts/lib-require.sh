@@ -34,6 +34,8 @@ unshare:util-linux
 dig:bind9-dnsutils
 dnsmasq:dnsmasq-base
 ethtool:ethtool
+xdp-filter:xdp-tools
+nft:nftables
 ping:iputils-ping
 jq:jq
 promtool:prometheus

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The end-to-end section's programs (bench/e2e.sh, loaded by bench/livegen.c).
+ *
+ * lg_gen is the generator: run by BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_XDP_LIVE_FRAMES, it gives each frame a new IPv4 destination
+ * (or source) from the full-period LCG of livegen.h and redirects it into
+ * one end of a veth pair. Live frames come from a page pool whose pages
+ * keep what the last frame wrote, so the sequence lives in .bss, not in the
+ * packet.
+ *
+ * The others run on the receiving end: bare XDP_DROP and XDP_PASS, and the
+ * floor, which reads one 64-byte line of an array as large as the filter
+ * compared with it, chosen by a hash of the address, then gives a fixed
+ * verdict: the least any filter that touches one cache line can cost.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "livegen.h"
+
+const volatile __u32 gen_ifindex = 0;
+const volatile __u32 gen_lo = 0;    /* first number sent */
+const volatile __u32 gen_count = 1; /* numbers sent: [lo, lo + count) */
+const volatile __u32 gen_mask = 0;  /* 2^k - 1 >= count - 1 */
+const volatile __u32 gen_match = LG_MATCH_DST;
+
+__u32 gen_state;
+
+static __always_inline __u16 csum_fold(__u32 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+SEC("xdp")
+int lg_gen(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct iphdr *iph = data + sizeof(struct ethhdr);
+	__u32 s = gen_state, old, new, sum;
+	int i;
+
+	if ((void *)(iph + 1) > end)
+		return XDP_ABORTED;
+	for (i = 0; i < 64; i++) {
+		s = (s * LG_LCG_A + LG_LCG_C) & gen_mask;
+		if (s < gen_count)
+			break;
+	}
+	if (s >= gen_count) /* 64 misses in a row: < 2^-64 */
+		s %= gen_count;
+	gen_state = s;
+	new = bpf_htonl(LG_BASE + lg_perm(gen_lo + s));
+	if (gen_match == LG_MATCH_SRC) {
+		old = iph->saddr;
+		iph->saddr = new;
+	} else {
+		old = iph->daddr;
+		iph->daddr = new;
+	}
+	/* incremental header checksum (RFC 1624): the stack checks it */
+	sum = (__u16)~iph->check;
+	sum += (__u16)~(old & 0xffff) + (__u16)~(old >> 16);
+	sum += (new & 0xffff) + (new >> 16);
+	iph->check = csum_fold(sum);
+	return bpf_redirect(gen_ifindex, 0);
+}
+
+SEC("xdp")
+int lg_drop(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int lg_pass(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_PASS;
+}
+
+const volatile __u32 floor_lines = 1;
+const volatile __u32 floor_verdict = XDP_PASS;
+const volatile __u32 floor_match = LG_MATCH_DST;
+
+struct lg_line {
+	__u64 w[8];
+};
+
+/* mmapable: the data starts on a page, so every line is one cache line */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct lg_line);
+	__uint(max_entries, 1); /* floor_lines, set before load */
+} lg_floor_map SEC(".maps");
+
+SEC("xdp")
+int lg_floor(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = data + sizeof(*eth);
+	struct lg_line *line;
+	__u32 addr, h, idx;
+
+	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return floor_verdict;
+	addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
+	h = (__u32)(((__u64)addr * 0x9e3779b97f4a7c15ULL) >> 32);
+	idx = (__u32)(((__u64)h * floor_lines) >> 32);
+	line = bpf_map_lookup_elem(&lg_floor_map, &idx);
+	if (!line)
+		return XDP_ABORTED;
+	/* the array is zeroed: never true; the load is what is measured */
+	if (line->w[0] == 1)
+		return XDP_ABORTED;
+	return floor_verdict;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

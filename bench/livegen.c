@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * livegen: the end-to-end section's tool (bench/e2e.sh); loads
+ * bench/livegen.bpf.c.
+ *
+ *   livegen list LO N
+ *	the addresses numbered [LO, LO + N) (livegen.h), one a line
+ *   livegen attach IFACE drop|pass|floor [--bytes B] [--verdict drop|pass]
+ *		[--match dst|src]
+ *	attaches a receiving program in native mode (netlink, no link: it
+ *	stays after exit; `ip link set dev IFACE xdp off` removes it); the
+ *	floor's array holds B bytes rounded up to 64-byte lines
+ *   livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S]
+ *		[--cpu C] [--batch N]
+ *	sends live frames into IFACE (one end of a veth pair) for S seconds
+ *	from CPU C, each with the next address of [LO, LO + COUNT); prints
+ *	"FRAMES NANOSECONDS"
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "livegen.h"
+#include "livegen.skel.h"
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: livegen list LO N\n"
+		"       livegen attach IFACE drop|pass|floor [--bytes B] [--verdict drop|pass] [--match dst|src]\n"
+		"       livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S] [--cpu C] [--batch N]\n");
+	exit(2);
+}
+
+static unsigned long num(const char *s)
+{
+	char *e;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &e, 0);
+	if (errno || e == s || *e) {
+		fprintf(stderr, "livegen: not a number: %s\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+static unsigned int ifindex_of(const char *name)
+{
+	unsigned int i = if_nametoindex(name);
+
+	if (!i) {
+		fprintf(stderr, "livegen: no interface %s\n", name);
+		exit(1);
+	}
+	return i;
+}
+
+static int match_of(const char *s)
+{
+	if (!strcmp(s, "dst"))
+		return LG_MATCH_DST;
+	if (!strcmp(s, "src"))
+		return LG_MATCH_SRC;
+	usage();
+	return -1;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	unsigned long lo, n, i;
+	unsigned int a;
+
+	if (argc != 2)
+		usage();
+	lo = num(argv[0]);
+	n = num(argv[1]);
+	if (lo + n > (1UL << LG_BITS)) {
+		fprintf(stderr, "livegen: numbers end at 2^%d\n", LG_BITS);
+		return 1;
+	}
+	for (i = lo; i < lo + n; i++) {
+		a = LG_BASE + lg_perm(i);
+		printf("%u.%u.%u.%u\n", a >> 24, (a >> 16) & 255, (a >> 8) & 255,
+		       a & 255);
+	}
+	return fflush(stdout) ? 1 : 0;
+}
+
+static struct livegen *open_skel(void)
+{
+	struct livegen *skel = livegen__open();
+
+	if (!skel) {
+		fprintf(stderr, "livegen: cannot open the BPF object\n");
+		exit(1);
+	}
+	return skel;
+}
+
+static int cmd_attach(int argc, char **argv)
+{
+	unsigned long bytes = 64, lines;
+	int verdict = XDP_PASS, match = LG_MATCH_DST, err, i;
+	struct livegen *skel;
+	struct bpf_program *prog;
+	unsigned int ifindex;
+
+	if (argc < 2)
+		usage();
+	ifindex = ifindex_of(argv[0]);
+	for (i = 2; i < argc; i++) {
+		if (i + 1 >= argc)
+			usage();
+		if (!strcmp(argv[i], "--bytes"))
+			bytes = num(argv[++i]);
+		else if (!strcmp(argv[i], "--verdict"))
+			verdict = !strcmp(argv[++i], "drop") ? XDP_DROP : XDP_PASS;
+		else if (!strcmp(argv[i], "--match"))
+			match = match_of(argv[++i]);
+		else
+			usage();
+	}
+	lines = (bytes + 63) / 64;
+	if (!lines || lines > 0xffffffffUL)
+		usage();
+	skel = open_skel();
+	if (!strcmp(argv[1], "drop"))
+		prog = skel->progs.lg_drop;
+	else if (!strcmp(argv[1], "pass"))
+		prog = skel->progs.lg_pass;
+	else if (!strcmp(argv[1], "floor"))
+		prog = skel->progs.lg_floor;
+	else
+		usage();
+	skel->rodata->floor_lines = lines;
+	skel->rodata->floor_verdict = verdict;
+	skel->rodata->floor_match = match;
+	err = bpf_map__set_max_entries(skel->maps.lg_floor_map, lines);
+	if (!err)
+		err = livegen__load(skel);
+	if (!err)
+		err = bpf_xdp_attach(ifindex, bpf_program__fd(prog),
+				     XDP_FLAGS_DRV_MODE, NULL);
+	if (err)
+		fprintf(stderr, "livegen: attach %s: %s\n", argv[0], strerror(-err));
+	livegen__destroy(skel);
+	return err ? 1 : 0;
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* 60 bytes: Ethernet, IPv4, UDP, 18 bytes of payload (64 on the wire) */
+static void build_frame(unsigned char *f, const unsigned char *dst,
+			const unsigned char *src)
+{
+	struct ethhdr *eth = (void *)f;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct udphdr *udp = (void *)(ip + 1);
+	unsigned int sum = 0, i;
+	unsigned short *w = (void *)ip;
+
+	memset(f, 0, 60);
+	memcpy(eth->h_dest, dst, ETH_ALEN);
+	memcpy(eth->h_source, src, ETH_ALEN);
+	eth->h_proto = htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tot_len = htons(60 - sizeof(*eth));
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->saddr = htonl(0xc0000201); /* 192.0.2.1 */
+	ip->daddr = htonl(0xc6336401); /* 198.51.100.1 */
+	for (i = 0; i < sizeof(*ip) / 2; i++)
+		sum += w[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip->check = ~sum;
+	udp->source = htons(40000);
+	udp->dest = htons(9);
+	udp->len = htons(60 - sizeof(*eth) - sizeof(*ip));
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+	unsigned long lo, count, batch = 64, frames = 0, repeat = 1 << 20;
+	unsigned char dst[ETH_ALEN], src[ETH_ALEN] = { 2, 0, 0, 0, 0, 1 };
+	double seconds = 1;
+	int match = LG_MATCH_DST, cpu = -1, err = 0, i, k;
+	unsigned long long t0, t;
+	struct livegen *skel;
+	unsigned char frame[60];
+	unsigned int ifindex;
+	cpu_set_t set;
+
+	if (argc < 4)
+		usage();
+	ifindex = ifindex_of(argv[0]);
+	if (sscanf(argv[1], "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dst[0], &dst[1],
+		   &dst[2], &dst[3], &dst[4], &dst[5]) != 6)
+		usage();
+	lo = num(argv[2]);
+	count = num(argv[3]);
+	for (i = 4; i < argc; i++) {
+		if (i + 1 >= argc)
+			usage();
+		if (!strcmp(argv[i], "--match"))
+			match = match_of(argv[++i]);
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--cpu"))
+			cpu = num(argv[++i]);
+		else if (!strcmp(argv[i], "--batch"))
+			batch = num(argv[++i]);
+		else
+			usage();
+	}
+	if (!count || lo + count > (1UL << LG_BITS) || seconds <= 0)
+		usage();
+	if (cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("livegen: sched_setaffinity");
+			return 1;
+		}
+	}
+	for (k = 0; (1UL << k) < count; k++)
+		;
+	skel = open_skel();
+	skel->rodata->gen_ifindex = ifindex;
+	skel->rodata->gen_lo = lo;
+	skel->rodata->gen_count = count;
+	skel->rodata->gen_mask = k >= 32 ? 0xffffffffU : (1U << k) - 1;
+	skel->rodata->gen_match = match;
+	if (livegen__load(skel)) {
+		fprintf(stderr, "livegen: cannot load the BPF object\n");
+		livegen__destroy(skel);
+		return 1;
+	}
+	build_frame(frame, dst, src);
+	t0 = now_ns();
+	do {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
+			    .data_size_in = sizeof(frame), .repeat = repeat,
+			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+			    .batch_size = batch);
+
+		err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.lg_gen), &o);
+		if (err) {
+			fprintf(stderr, "livegen: test run: %s\n", strerror(-err));
+			break;
+		}
+		frames += repeat;
+		t = now_ns();
+		/* about 0.1 s a call after the first, so the end is close to S */
+		if (t > t0 && frames == repeat)
+			repeat = repeat * 100000000ULL / (t - t0) + 1;
+	} while (t - t0 < seconds * 1e9);
+	livegen__destroy(skel);
+	if (err)
+		return 1;
+	printf("%lu %llu\n", frames, t - t0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage();
+	if (!strcmp(argv[1], "list"))
+		return cmd_list(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "attach"))
+		return cmd_attach(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "gen"))
+		return cmd_gen(argc - 2, argv + 2);
+	usage();
+	return 2;
+}

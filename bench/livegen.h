@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the live-frames generator (bench/livegen.bpf.c) and its loader
+ * (bench/livegen.c) share: the address space the end-to-end section
+ * (bench/e2e.sh) lists and sends from.
+ *
+ * Address number i (0 <= i < 2^28) is LG_BASE + lg_perm(i): a bijection, so
+ * the list "numbers [0, N)" and traffic "numbers [LO, LO + COUNT)" overlap
+ * exactly where the number ranges do, and the addresses still land all
+ * over 16.0.0.0/4 (public unicast) rather than in one dense block.
+ */
+#ifndef BLOOMGATE_BENCH_LIVEGEN_H
+#define BLOOMGATE_BENCH_LIVEGEN_H
+
+#define LG_BASE 0x10000000U /* 16.0.0.0 */
+#define LG_BITS 28
+#define LG_MASK ((1U << LG_BITS) - 1)
+
+/* xorshift-multiply rounds, each a bijection on 28 bits */
+static inline unsigned int lg_perm(unsigned int x)
+{
+	x &= LG_MASK;
+	x ^= x >> 15;
+	x = (x * 0x2c1b3c6dU) & LG_MASK;
+	x ^= x >> 12;
+	x = (x * 0x297a2d39U) & LG_MASK;
+	x ^= x >> 15;
+	return x;
+}
+
+/* The traffic's number sequence: a full-period LCG modulo 2^k (a = 1 mod 4,
+ * c odd), values >= count skipped, so one period sends every number of
+ * [0, count) exactly once. */
+#define LG_LCG_A 1664525U
+#define LG_LCG_C 1013904223U
+
+#define LG_MATCH_DST 0
+#define LG_MATCH_SRC 1
+
+#endif
