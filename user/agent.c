@@ -358,6 +358,7 @@ static void save_filter(const struct agent *a, uint32_t id)
 	if (!o)
 		return;
 	fingerprint(a, fp, sizeof(fp));
+	json_object_object_add(o, "abi", json_object_new_int(BG_ABI_VERSION));
 	json_object_object_add(o, "filter_id", json_object_new_int64(id));
 	json_object_object_add(o, "fingerprint", json_object_new_string(fp));
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)a->generation));
@@ -387,19 +388,17 @@ static int can_adopt(struct agent *a)
 	if (!o)
 		return 0;
 	if (!bg_state_open(&st, 0)) {
-		const void *mem;
-		size_t len;
-
-		/* only a filter this build can read: one of another ABI
-		 * (an upgrade) is rebuilt, never adopted */
-		if (!bg_filter_map_current(st.filters_fd, &mem, &len)) {
-			live = bg_filter_current_id(st.filters_fd);
-			bg_filter_unmap(mem, len);
-		}
+		live = bg_filter_current_id(st.filters_fd);
 		bg_state_close(&st);
 	}
 	fingerprint(a, fp, sizeof(fp));
-	if (json_object_object_get_ex(o, "filter_id", &id) &&
+	/* Only a filter of this build's layout: after an upgrade to another
+	 * ABI it is rebuilt, never adopted. The ABI is the one saved with it
+	 * (reading the live map itself would need CAP_SYS_ADMIN, which the
+	 * agent's unit does not grant). */
+	if (json_object_object_get_ex(o, "abi", &g) &&
+	    json_object_get_int(g) == BG_ABI_VERSION &&
+	    json_object_object_get_ex(o, "filter_id", &id) &&
 	    json_object_object_get_ex(o, "fingerprint", &f) && live &&
 	    (uint32_t)json_object_get_int64(id) == live &&
 	    !strcmp(json_object_get_string(f), fp)) {
