@@ -28,6 +28,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=scripts/lib-require.sh
 source scripts/lib-require.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 require_cmds ip nsenter flock awk sed grep date mv cp rm rmdir mkdir mktemp \
 	head tail cut seq sleep cat du stat ls
 
@@ -256,27 +258,10 @@ table() { # ROUNDS-FILE DETECT-LABEL
 
 # ---- setup --------------------------------------------------------------
 
-[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, bpffs)"
 for f in "$BG" "$HTTPD"; do
 	[ -x "$f" ] || die "$f is missing: run make all $HTTPD"
 done
-mkdir -p "$(dirname "$LOCK")"
-exec {LOCK_FD}>"$LOCK"
-flock -w 600 "$LOCK_FD" || die "another bloomgate e2e run, demo or bench holds $LOCK"
-
-if [ -e "$MARKER" ]; then
-	read -r TMP <"$MARKER"
-	say "cleaning up after an earlier run that did not finish"
-	cleanup
-	TMP=
-fi
-[ -e "/run/netns/$NS" ] && die "network namespace $NS exists already (not ours): remove it first"
-[ -e "$PIN" ] && die "$PIN exists: another bloomgate uses it"
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT
-trap 'cleanup; exit 143' TERM
-TMP=$(mktemp -d /tmp/bloomgate-bench-agent.XXXXXX)
-echo "$TMP" >"$MARKER"
+bench_begin bloomgate-bench-agent
 
 # lo for the HTTP server; a veth pair with both ends up to attach to
 if ! { ip netns add "$NS" &&

@@ -29,6 +29,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=scripts/lib-require.sh
 source scripts/lib-require.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 require_cmds ip nsenter flock ethtool awk sed grep date rm mkdir mktemp head \
 	sort cat nproc seq sh bpftool xdp-filter nft
 
@@ -87,26 +89,10 @@ cleanup() {
 
 # ---- setup --------------------------------------------------------------
 
-[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, bpffs)"
 for f in "$BG" "$GEN"; do
 	[ -x "$f" ] || die "$f is missing: run make bench"
 done
-mkdir -p "$(dirname "$LOCK")"
-exec {LOCK_FD}>"$LOCK"
-flock -w 600 "$LOCK_FD" || die "another bloomgate e2e run, demo or bench holds $LOCK"
-if [ -e "$MARKER" ]; then
-	read -r TMP <"$MARKER"
-	say "cleaning up after an earlier run that did not finish"
-	cleanup
-	TMP=
-fi
-[ -e "/run/netns/$NS" ] && die "network namespace $NS exists already (not ours): remove it first"
-[ -e "$PIN" ] && die "$PIN exists: another bloomgate uses it"
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT
-trap 'cleanup; exit 143' TERM
-TMP=$(mktemp -d /tmp/bloomgate-bench-e2e.XXXXXX)
-echo "$TMP" >"$MARKER"
+bench_begin bloomgate-bench-e2e
 ip netns add "$NS" || die "cannot add the namespace $NS"
 ip -n "$NS" link set lo up
 # no IPv6 on the pairs: no router solicitations or MLD reports of the
