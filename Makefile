@@ -21,7 +21,7 @@ CFLAGS   += $(WARN) -std=gnu11 -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 CORE_LDLIBS := -ljson-c -lyaml -lm -lmicrohttpd -lcurl -lcrypto -lsqlite3
 KERN_LDLIBS := -lxdp -lbpf -lelf -lz -lsystemd -lpthread
 LDLIBS   := $(KERN_LDLIBS) $(CORE_LDLIBS)
-BPF_CFLAGS := -O2 -g -target bpf $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \
+BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \
 	      -Wno-unused-function
 
 ifeq ($(V),1)

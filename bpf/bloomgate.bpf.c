@@ -167,18 +167,21 @@ static __always_inline int bg_judge6(const void *filter,
 }
 
 /*
- * bg_dns_udp of the packet, from what bloomgate_xdp kept in the scratch
- * value before the address judge: 1 if it goes to bloomgate_dns.
+ * 1 if the packet is a UDP datagram (not a fragment) to one of the DNS
+ * ports. The port is read with bpf_xdp_load_bytes(), not through a packet
+ * pointer: a bounds check here would leave the judge after it with two
+ * packet ranges, and the verifier walking it once for each.
  */
-static __always_inline int bg_dns_tail_ok(struct xdp_md *ctx,
-					  const struct bg_dns_scratch *s)
+static __always_inline int bg_dns_to_port(struct xdp_md *ctx,
+					  const struct bg_pkt *pkt)
 {
 	struct udphdr udp;
 
-	if (s->tail != IPPROTO_UDP || s->frag)
+	if (!bg_dns_l4_ok(pkt))
 		return 0;
 	/* fails unless the whole UDP header is in the frame */
-	if (bpf_xdp_load_bytes(ctx, s->l4off, &udp, sizeof(udp)))
+	if (bpf_xdp_load_bytes(ctx, (__u32)((long)pkt->l4 - (long)ctx->data),
+			       &udp, sizeof(udp)))
 		return 0;
 	return bg_dns_port_in(udp.dest, cfg_dns_ports);
 }
@@ -264,26 +267,25 @@ int bloomgate_xdp(struct xdp_md *ctx)
 	}
 	if (pkt.frag)
 		bg_count(c, BG_CNT_FRAGMENTS);
-	/*
-	 * For the DNS test after the address judge (bg_dns_tail_ok): kept in
-	 * the scratch map value as scalars. Testing the packet there keeps
-	 * packet pointers live through the judge, and a 0/1 register decided
-	 * here is known on every path, so the verifier marks it precise where
-	 * it is tested and walks the judge once per value: either took
-	 * bloomgate_xdp from ~195k verified instructions to ~360k (over the
-	 * 1M limit with --match both). A value read back from a map is unknown
-	 * to the verifier, and bpf_xdp_load_bytes() needs no packet pointer.
-	 */
-	s->tail = pkt.l4proto;
-	s->frag = pkt.frag;
-	s->l4off = pkt.l4 ? (__u32)((long)pkt.l4 - (long)ctx->data) : 0xffff;
 
 	filter = bpf_map_lookup_elem(&BG_MAP_FILTERS, &zero);
 	if (!filter)
 		goto no_filter;
 	hdr = bpf_map_lookup_elem(filter, &zero);
-	if (!hdr || !bg_header_ok(hdr))
+	/* The loader checked the whole header before publishing it (and the
+	 * map is frozen): one compare tells a filter of this ABI. */
+	if (!hdr || !bg_header_current(hdr))
 		goto no_filter;
+	/*
+	 * Whether the packet goes to bloomgate_dns after the address judge,
+	 * decided here while the packet pointers are checked anyway, and kept
+	 * in the scratch map value: a 0/1 register known on every path would
+	 * be marked precise where it is tested and have the verifier walk the
+	 * judge once per value (~195k verified instructions to ~360k, over
+	 * the 1M limit with --match both); a value read back from a map is
+	 * unknown to it. Only a filter with names needs the UDP header.
+	 */
+	s->to_dns = (hdr->flags & BG_FILTER_F_NAMES) && bg_dns_to_port(ctx, &pkt);
 
 	if (pkt.family == BG_KEY_IPV4) {
 		if ((cfg_match & BG_MATCH_DST) &&
@@ -305,7 +307,7 @@ int bloomgate_xdp(struct xdp_md *ctx)
 	if (!which) {
 		/* Not listed by address: a DNS query is judged by name in
 		 * bloomgate_dns, which counts the verdict from here on. */
-		if ((hdr->flags & BG_FILTER_F_NAMES) && bg_dns_tail_ok(ctx, s)) {
+		if (s->to_dns) {
 			/* In the program's body, not in a subprogram: a tail
 			 * call from a subprogram returns to its caller. */
 			bpf_tail_call(ctx, &BG_MAP_PROGS, BG_PROG_DNS);
@@ -465,7 +467,7 @@ int bloomgate_dns(struct xdp_md *ctx)
 		hdr = bpf_map_lookup_elem(filter, &zero);
 		/* A filter without name keys is not probed for names: its
 		 * bits would answer at its false-positive rate. */
-		if (hdr && (!bg_header_ok(hdr) || !hdr->nblocks ||
+		if (hdr && (!bg_header_current(hdr) || !hdr->nblocks ||
 			    !(hdr->flags & BG_FILTER_F_NAMES)))
 			hdr = NULL;
 	}

@@ -114,9 +114,10 @@ struct bg_dns_scratch {
 	__u32 l3off, l4off; /* IP and UDP header offsets */
 	__u32 ulen; /* UDP length of the query (header included) */
 	__u8 family; /* BG_KEY_IPV4 / BG_KEY_IPV6 */
-	__u8 tail; /* bloomgate_xdp: pkt.l4proto, UDP header at l4off */
-	__u8 frag; /* bloomgate_xdp: pkt.frag */
-	__u8 pad;
+	/* bloomgate_xdp: 1 = a UDP datagram to a DNS port (bg_dns_udp) and
+	 * the filter holds names: judged by name after the address */
+	__u8 to_dns;
+	__u8 pad[2];
 	/* Headers of an answer, built here before they are written back. */
 	__u8 eth[12]; /* destination and source MAC */
 	__u8 ip[80]; /* IPv4 header with options (<= 60), or IPv6 (40) */
@@ -161,7 +162,7 @@ static __always_inline int bg_dns_l4_ok(const struct bg_pkt *pkt)
 /*
  * The UDP header of a packet judged as DNS: bg_dns_l4_ok, the whole UDP
  * header in the frame, destination port one of ports. NULL otherwise.
- * bloomgate_xdp makes the same test from scalars (bg_dns_tail_ok).
+ * bloomgate_xdp makes it before the address judge (s->to_dns).
  */
 static __always_inline struct udphdr *bg_dns_udp(struct xdp_md *ctx,
 						 const struct bg_pkt *pkt,

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "mem_lookup.h"
 #include "swap.h"
 
 __u32 bg_map_id(int fd)
@@ -58,6 +59,13 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 		return err;
 	}
 	bg_filter_build(mem, p, seed, bl);
+	/* The datapath tests only the header's first word per packet
+	 * (bg_header_current): the rest is checked here, once. */
+	if (!bg_header_ok(mem)) {
+		munmap(mem, len);
+		close(fd);
+		return -EINVAL;
+	}
 	munmap(mem, len);
 	/* Read-only from now on for every syscall user: the bits the datapath
 	 * reads can no longer change under it. */

@@ -344,6 +344,31 @@ BG_INLINE int bg_name_allowlisted(const void *filter,
 
 /* A header the builder would never write is no filter at all (k = 0 would
  * match everything, offsets past the map would read nothing). */
+/* The first 6 bytes of a header of this ABI: magic, abi_version, layout,
+ * as one little-endian word (both sides are little endian). */
+#define BG_HEADER_ID                                                          \
+	((__u64)BG_FILTER_MAGIC | (__u64)BG_ABI_VERSION << 32 |                \
+	 (__u64)BG_LAYOUT_BLOCKED512 << 40)
+#define BG_HEADER_ID_MASK 0xffffffffffffULL
+
+/* 1 if hdr is a filter header of this ABI and layout: the datapath's one
+ * per-packet test. The rest of bg_header_ok() holds for every filter the
+ * loader publishes (bg_filter_create() refuses one that fails it, and the
+ * map is frozen before it is published), and no bound the verifier needs
+ * rests on it: every loop has its named constant. */
+BG_INLINE int bg_header_current(const struct bg_filter_header *hdr)
+{
+	__u64 w;
+
+	__builtin_memcpy(&w, hdr, sizeof(w));
+	return (w & BG_HEADER_ID_MASK) == BG_HEADER_ID;
+}
+_Static_assert(__builtin_offsetof(struct bg_filter_header, abi_version) == 4 &&
+		       __builtin_offsetof(struct bg_filter_header, layout) == 5,
+	       "magic, abi_version and layout are the first 6 bytes");
+
+/* The whole header is consistent: checked before a filter is published
+ * and by every userspace reader. */
 BG_INLINE int bg_header_ok(const struct bg_filter_header *hdr)
 {
 	return hdr->magic == BG_FILTER_MAGIC &&

@@ -48,6 +48,7 @@
 #include "counters.h"
 #include "domains.h"
 #include "filter.h"
+#include "mem_lookup.h"
 
 #include "blocklist.h"
 #include "lists.h"
@@ -2460,12 +2461,28 @@ static void test_probes_agree(void **state)
 	bg_list_free(&l);
 }
 
-/* A header with subs_depths bits the builder never sets (0, above
- * BG_DNS_SUFFIX_MAX) is no filter: queries pass unjudged, bloomgate_xdp
- * counts no_filter. */
+/*
+ * Headers the datapath must not judge by. A header with subs_depths bits
+ * the builder never sets (0, above BG_DNS_SUFFIX_MAX) fails bg_header_ok(),
+ * which bg_filter_create() applies before anything is published, and every
+ * userspace reader: it never reaches the datapath. A header of another
+ * magic, ABI version or layout is refused per packet (bg_header_current):
+ * queries pass unjudged, bloomgate_xdp counts no_filter.
+ */
 static void test_depths_bad_header(void **state)
 {
-	static const __u16 bad[] = { 1U << 11, 1U << 15, 1U << 0, 0xffff };
+	static const struct {
+		__u16 depths; /* or'ed into subs_depths */
+		int byte; /* header byte xor'ed with x, -1: none */
+		__u8 x;
+	} bad[] = {
+		{ 1U << 11, -1, 0 }, { 1U << 15, -1, 0 }, { 1U << 0, -1, 0 },
+		{ 0xffff, -1, 0 },
+		{ 0, 0, 0x01 }, /* magic */
+		{ 0, 3, 0x80 }, /* magic */
+		{ 0, 4, 0x07 }, /* abi_version */
+		{ 0, 5, 0x02 }, /* layout */
+	};
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	struct bg_list_opts lo = { .strict = 1 };
@@ -2483,6 +2500,7 @@ static void test_depths_bad_header(void **state)
 	bg_list_finish(&l);
 	assert_int_equal(bg_filter_plan(BL(&l, NULL, &names), FUNC_FPR, &p), 0);
 	for (b = 0; b <= ARRAY_SIZE(bad); b++) {
+		int good = b == ARRAY_SIZE(bad);
 		struct bg_filter_header *h;
 		struct exp e = e_pass();
 		void *mem = calloc(p.nelems, BG_FILTER_VALUE_SIZE);
@@ -2492,8 +2510,21 @@ static void test_depths_bad_header(void **state)
 		bg_filter_build(mem, &p, SEED, BL(&l, NULL, &names));
 		h = mem;
 		assert_int_equal(h->subs_depths, 1U << 2);
-		if (b < ARRAY_SIZE(bad))
-			h->subs_depths |= bad[b];
+		assert_true(bg_header_ok(h) && bg_header_current(h));
+		if (!good) {
+			h->subs_depths |= bad[b].depths;
+			if (bad[b].byte >= 0)
+				((__u8 *)h)[bad[b].byte] ^= bad[b].x;
+		}
+		/* userspace: refused by the whole check */
+		assert_int_equal(bg_header_ok(h), good);
+		assert_int_equal(bg_filter_test_name(mem, "www.evil.org", NULL), good);
+		assert_int_equal(bg_filter_test4(mem, htonl(0xc6336407)), good);
+		if (!good && bad[b].byte < 0) {
+			free(mem); /* never published: nothing for the datapath */
+			continue;
+		}
+		assert_int_equal(bg_header_current(h), good);
 		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),
 				    BG_FILTER_VALUE_SIZE, p.nelems, &opts);
 		assert_true(fd >= 0);
@@ -2506,16 +2537,11 @@ static void test_depths_bad_header(void **state)
 		}
 		assert_int_equal(bg_filter_publish(f->filters, fd), 0);
 		close(fd);
-		/* userspace: the same check */
-		assert_int_equal(bg_filter_test_name(mem, "www.evil.org", NULL),
-				 b == ARRAY_SIZE(bad));
-		assert_int_equal(bg_filter_test4(mem, htonl(0xc6336407)),
-				 b == ARRAY_SIZE(bad));
 		free(mem);
 		/* bloomgate_dns: no filter, the query passes unjudged */
 		f->use_xdp = 0;
 		e.cnt[BG_CNT_DNS_QUERIES] = 1;
-		if (b == ARRAY_SIZE(bad)) { /* the good header: answered */
+		if (good) { /* the good header: answered */
 			e.cnt[BG_CNT_DNS_PROBES] = 2;
 			e.cnt[BG_CNT_DNS_POSITIVES] = 1;
 			e.cnt[BG_CNT_PASSED] = 0;
@@ -2524,9 +2550,8 @@ static void test_depths_bad_header(void **state)
 			e.rewritten = 1;
 		}
 		build_dns(&pk, NET4, 53, &q);
-		run(f, pk.buf, pk.len, &e, "subs_depths %#x",
-		    b < ARRAY_SIZE(bad) ? bad[b] : 0);
-		if (b == ARRAY_SIZE(bad))
+		run(f, pk.buf, pk.len, &e, "bad header %zu", b);
+		if (good)
 			continue;
 		/* bloomgate_xdp: no_filter, no tail call */
 		f->use_xdp = 1;
@@ -2534,7 +2559,7 @@ static void test_depths_bad_header(void **state)
 		e.cnt[BG_CNT_PACKETS] = 1;
 		e.cnt[BG_CNT_IPV4] = 1;
 		e.cnt[BG_CNT_NO_FILTER] = 1;
-		run(f, pk.buf, pk.len, &e, "subs_depths %#x (bloomgate_xdp)", bad[b]);
+		run(f, pk.buf, pk.len, &e, "bad header %zu (bloomgate_xdp)", b);
 	}
 	f->use_xdp = 0;
 	free(names.v);
