@@ -55,10 +55,12 @@ BG_INLINE void bg_bloom_set(struct bg_block *b, __u64 h, __u32 k)
 /* 1 if all k bits of hash h are set in block b: "maybe listed". */
 BG_INLINE int bg_bloom_test(const struct bg_block *b, __u64 h, __u32 k)
 {
+	/* one compare per bit: n is bounded for the verifier already */
+	__u32 n = k < BG_K_MAX ? k : BG_K_MAX;
 	__u64 g = h;
 	__u32 i, bit;
 
-	for (i = 0; i < BG_K_MAX && i < k; i++) {
+	for (i = 0; i < n; i++) {
 		bit = bg_bloom_next_bit(&g);
 		if (!(b->w[bit >> 6] & (1ULL << (bit & 63))))
 			return 0;
@@ -100,9 +102,12 @@ BG_INLINE void bg_key6_init(struct bg_key6 *key, const __u8 *addr, __u8 plen)
 	}
 }
 
+/* XXH64 of the key's 8 bytes, taken from its fields in a register. */
 BG_INLINE __u64 bg_key4_hash(const struct bg_key4 *key, __u64 seed)
 {
-	return bg_hash64(key, sizeof(*key), seed);
+	return bg_hash64_u64((__u64)key->kind | (__u64)key->plen << 8 |
+				     (__u64)key->pad << 16 | (__u64)key->addr << 32,
+			     seed);
 }
 
 BG_INLINE __u64 bg_key6_hash(const struct bg_key6 *key, __u64 seed)

@@ -109,6 +109,14 @@ BG_HASH_INLINE __u64 bg_xxh_tail8(__u64 h, __u64 lane)
 	return bg_rotl64(h, 27) * BG_XXH_P1 + BG_XXH_P4;
 }
 
+/* XXH64 of the 8 little-endian bytes of w: one lane, no stripes. For keys
+ * a program holds in a register (the IPv4 key, bloomgate/bloom.h): five
+ * multiplies, no bytes to load. */
+BG_HASH_INLINE __u64 bg_hash64_u64(__u64 w, __u64 seed)
+{
+	return bg_xxh_avalanche(bg_xxh_tail8(seed + BG_XXH_P5 + 8, w));
+}
+
 /* XXH64(data, len, seed). len must be a compile-time constant in BPF code. */
 BG_HASH_INLINE __u64 bg_hash64(const void *data, __u32 len, __u64 seed)
 {

@@ -65,6 +65,14 @@ static void test_key_encoding(void **state)
 	assert_int_equal(k4.pad, 0);
 	assert_int_equal(k4.addr, __builtin_bswap32(0xc0000200));
 	assert_int_equal(bg_key4_hash(&k4, 5), XXH64(&k4, sizeof(k4), 5));
+	for (i = 0; i < 100000; i++) { /* the register path is XXH64 too */
+		__u64 seed = (__u64)i * 0x9E3779B97F4A7C15ULL;
+
+		bg_key4_init(&k4, (__u32)(i * 2654435761U), (__u8)(i % 33));
+		assert_int_equal(bg_key4_hash(&k4, seed), XXH64(&k4, sizeof(k4), seed));
+		assert_int_equal(bg_hash64_u64(seed ^ (__u64)i << 7, (__u64)i),
+				 XXH64(&(__u64){ seed ^ (__u64)i << 7 }, 8, (__u64)i));
+	}
 	bg_key4_init(&k4, 0xffffffff, 0);
 	assert_int_equal(k4.addr, 0);
 	bg_key4_init(&k4, 0xffffffff, 32);
