@@ -222,8 +222,8 @@ static const struct bg_opt attach_opts[] = {
 	  .set = attach_port },
 	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",
 	  .help = "a filter map of fixed size, for KEYS Bloom keys at fpr "
-		  BG_TEXTIFY(BG_FPR_DEFAULT) ": lookups inlined; a larger list "
-		  "is refused (default: any size)",
+		  BG_TEXTIFY(BG_FPR_DEFAULT) ": lookups inlined, a larger list "
+		  "refused; without it, any size",
 	  .min = 1, .max = (double)BG_CAPACITY_MAX,
 	  .off = offsetof(struct attach_args, capacity) },
 	{ NULL },
@@ -265,7 +265,8 @@ static int cmd_attach(int argc, char **argv)
 	if (bg_attach(a.ifname, &o, err, sizeof(err)))
 		return fail(1, "%s", err);
 	fmt_ports(ports, sizeof(ports), o.dns_ports);
-	fmt_capacity(cap, sizeof(cap), bg_filter_capacity_elems(o.capacity));
+	fmt_capacity(cap, sizeof(cap),
+		     o.capacity ? bg_filter_capacity_elems(o.capacity) : 0);
 	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s, "
 	       "capacity %s)\n",
 	       a.ifname, o.mode == BG_MODE_SKB ? "skb" : "native",
