@@ -525,7 +525,17 @@ t_expect_eq "dropped counter growth vs. sent - delivered" \
 	"$(($(sent_total t9c) - $(recv_total t9c)))" "$((d1 - d0))"
 x=$(traffic_anomalies t9c)
 [ -z "$x" ] || t_fail "traffic anomalies: $x"
-[ "$(bg_check 198.51.100.22)" = match ] || t_fail "check B-only after the last load (B): no match"
+# swaps took effect: only in one list, dropped under one filter only
+for a in "${AONLY[@]}" "${BONLY[@]}"; do
+	s=$(sent t9c "$a")
+	r=$(recv t9c "$a")
+	if [ "$r" -eq 0 ] || [ "$r" -ge "$s" ]; then
+		t_fail "$a (in one list only): $r of $s delivered, expected some but not all"
+	fi
+done
+# the last load (i = 20) was list A
+[ "$(bg_check "${AONLY[0]}")" = match ] || t_fail "check ${AONLY[0]} after the last load (A): no match"
+[ "$(bg_check "${BONLY[0]}")" = "no match" ] || t_fail "check ${BONLY[0]} after the last load (A): match"
 t_end "$E2E_NAME"
 
 E2E_NAME=capacity_attach_mismatch
@@ -542,7 +552,7 @@ done
 t_expect_eq "bloomgate_xdp on $IF_GWC after the refused attaches" "$PID1" "$(bg_prog_id "$IF_GWC")"
 attach "$IF_GWS" --capacity "$CAP_KEYS" || t_fail "attach $IF_GWS with the same capacity failed: $BG_ERR"
 bg detach "$IF_GWS" >/dev/null || t_fail "detach $IF_GWS failed"
-[ "$(bg_check 198.51.100.22)" = match ] || t_fail "check after attach/detach of $IF_GWS: no match"
+[ "$(bg_check "${AONLY[0]}")" = match ] || t_fail "check ${AONLY[0]} after attach/detach of $IF_GWS: no match"
 t_end "$E2E_NAME"
 
 # ---- 7. detach leaves nothing ------------------------------------------------------
