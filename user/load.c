@@ -36,10 +36,11 @@ int bg_load(struct bg_state *st, const struct bg_load_opts *o,
 	int ret, fd;
 
 	/* The filter map must fit the slot: a fixed size when the
-	 * attachments have a capacity (attach --capacity). */
+	 * attachments have a capacity (attach --capacity). Not a fault of
+	 * the lists when it cannot be read: reported as the build's. */
 	ret = bg_attach_capacity(st, &lo.capacity);
 	if (ret)
-		return bg_load_fail(r, BG_STAGE_PLAN, ret,
+		return bg_load_fail(r, BG_STAGE_BUILD, ret,
 				    "cannot read the attachments' filter capacity: %s",
 				    ret == -EPROTO ? "the records disagree" :
 						     strerror(-ret));
