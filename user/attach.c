@@ -20,6 +20,7 @@
 
 #include "bloomgate/dns.h"
 #include "attach.h"
+#include "filter.h"
 #include "bloomgate.skel.h"
 
 #define BG_PROG_NAME "bloomgate_xdp"
@@ -57,6 +58,51 @@ int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max)
 		recs[n++] = r;
 	}
 	return n;
+}
+
+/* The capacity of the first record into *cap: 1, or 0 when there is
+ * none; -EPROTO when two records disagree. */
+static int recs_capacity(int attach_fd, __u32 *cap)
+{
+	int found = 0;
+	__u32 i;
+
+	*cap = 0;
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		struct bg_attach_rec r;
+
+		if (bpf_map_lookup_elem(attach_fd, &i, &r))
+			return -errno;
+		if (!r.ifindex)
+			continue;
+		if (found && r.capacity != *cap)
+			return -EPROTO;
+		*cap = r.capacity;
+		found = 1;
+	}
+	return found;
+}
+
+int bg_attach_capacity(struct bg_state *st, __u32 *capacity)
+{
+	int ret = recs_capacity(st->attach_fd, capacity);
+
+	return ret < 0 ? ret : 0;
+}
+
+/* An attachment's capacity in a refusal: "--capacity 1000 (1673
+ * elements)" (keys: what was asked, 0 when unknown), "a capacity of 1673
+ * elements" or "no --capacity (any size)". */
+static const char *fmt_capacity(char *buf, size_t len, __u32 cap, uint64_t keys)
+{
+	if (cap && keys)
+		snprintf(buf, len, "--capacity %llu (%u elements)",
+			 (unsigned long long)keys, cap);
+	else if (cap)
+		snprintf(buf, len, "a capacity of %u elements", cap);
+	else
+		snprintf(buf, len, "no --capacity (any size)");
+	return buf;
 }
 
 static int find_rec(int attach_fd, __u32 ifindex, __u32 *slot)
@@ -107,14 +153,22 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	struct bg_attach_rec rec;
 	struct bpf_map *maps[BG_PIN__COUNT];
 	struct bg_state st = { .lock_fd = -1 };
-	char path[PATH_MAX], ebuf[128];
-	int ifindex, ret, fresh, progs_fd, dns_fd, pinned = 0;
-	__u32 slot, key = BG_PROG_DNS, any_port = 0;
+	char path[PATH_MAX], ebuf[128], c1[64], c2[64];
+	int ifindex, ret, fresh, progs_fd, dns_fd, pinned = 0, tmpl_fd = -1;
+	__u32 slot, key = BG_PROG_DNS, any_port = 0, cap = 0, have;
 	size_t i;
 
 	ifindex = ifindex_of(ifname, err, errlen);
 	if (ifindex < 0)
 		return ifindex;
+	if (o->capacity) {
+		cap = bg_filter_capacity_elems(o->capacity);
+		if (!cap) {
+			errf(err, errlen, "--capacity %llu: too large",
+			     (unsigned long long)o->capacity);
+			return -E2BIG;
+		}
+	}
 	ret = bg_ensure_bpffs();
 	if (ret) {
 		errf(err, errlen, "cannot mount bpffs on /sys/fs/bpf: %s",
@@ -155,6 +209,31 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 			skel->rodata->cfg_dns_ports[i] = 0;
 	}
 
+	/* A fixed-size filter: bg_filters' inner-map template without
+	 * BPF_F_INNER_MAP and of exactly cap elements, so the verifier can
+	 * inline the lookups in the filter (array_map_gen_lookup) and every
+	 * filter map must have that size (user/swap.c). Not through
+	 * bpf_map__set_max_entries(bpf_map__inner_map()): libbpf 1.1 crashes
+	 * on it. */
+	if (cap) {
+		LIBBPF_OPTS(bpf_map_create_opts, topts, .map_flags = BPF_F_MMAPABLE);
+
+		tmpl_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter_tmpl",
+					 sizeof(__u32), BG_FILTER_VALUE_SIZE, cap,
+					 &topts);
+		if (tmpl_fd < 0) {
+			ret = -errno;
+			errf(err, errlen, "cannot create a filter map of %u elements: %s",
+			     cap, strerror(errno));
+			goto out;
+		}
+		if (bpf_map__set_inner_map_fd(skel->maps.BG_MAP_FILTERS, tmpl_fd)) {
+			ret = -EINVAL;
+			errf(err, errlen, "cannot set the filter map template");
+			goto out;
+		}
+	}
+
 	/* Reuse the pinned maps when another interface is attached already,
 	 * so every interface shares one filter; otherwise pin new ones. */
 	maps[BG_PIN_FILTERS] = skel->maps.BG_MAP_FILTERS;
@@ -182,12 +261,21 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		errf(err, errlen, "cannot load the XDP program: %s", ebuf);
 		goto out;
 	}
-	/* Refuse a second attachment to the same interface. */
+	/* Refuse a second attachment to the same interface, and one whose
+	 * capacity differs: every attachment here shares bg_filters and the
+	 * template it was created with, the first attachment's. */
 	if (!fresh) {
 		bg_map_pin_path(path, sizeof(path), st.dir, BG_PIN_ATTACH);
 		st.attach_fd = bpf_obj_get(path);
 		if (st.attach_fd >= 0) {
 			ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
+			if (ret == 0 && slot != BG_ATTACH_MAX) {
+				int r = recs_capacity(st.attach_fd, &have);
+
+				ret = r < 0 ? r : ret;
+				if (r == 1 && have != cap)
+					ret = -EXDEV;
+			}
 			close(st.attach_fd);
 			st.attach_fd = -1;
 			if (ret == 1) {
@@ -202,6 +290,20 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 				     BG_ATTACH_MAX);
 				goto out;
 			}
+			if (ret == -EXDEV) {
+				errf(err, errlen, "bloomgate is attached with %s in %s; "
+				     "this attachment would have %s: all share one "
+				     "filter map (detach them first to change it)",
+				     fmt_capacity(c1, sizeof(c1), have, 0), st.dir,
+				     fmt_capacity(c2, sizeof(c2), cap, o->capacity));
+				goto out;
+			}
+			if (ret == -EPROTO) {
+				errf(err, errlen, "the attachment records in %s disagree "
+				     "on the capacity", st.dir);
+				goto out;
+			}
+			/* other errors: as before, the attach itself decides */
 		}
 	}
 	ret = xdp_program__attach(prog, ifindex,
@@ -226,6 +328,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	rec.prog_id = xdp_program__id(prog);
 	rec.netns_ino = bg_netns_ino();
 	rec.dns_action = skel->rodata->cfg_dns_action;
+	rec.capacity = cap;
 	for (i = 0; i < BG_DNS_PORTS_MAX; i++)
 		rec.dns_ports[i] = skel->rodata->cfg_dns_ports[i];
 	progs_fd = bpf_map__fd(skel->maps.BG_MAP_PROGS);
@@ -289,6 +392,9 @@ out:
 	}
 	xdp_program__close(prog);
 	bloomgate__destroy(skel);
+	/* the kernel copied what it needs of the template into bg_filters */
+	if (tmpl_fd >= 0)
+		close(tmpl_fd);
 	if (st.lock_fd >= 0)
 		close(st.lock_fd);
 	return ret;

@@ -24,4 +24,9 @@ int bg_detach_all(char *err, size_t errlen);
 /* Reads the attachment records (up to max), returns how many. */
 int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max);
 
+/* The filter capacity of the attachments (bg_attach_rec.capacity: elements,
+ * 0 = any size) into *capacity; 0 with none attached. -EPROTO when the
+ * records disagree (attach refuses that), else -errno. */
+int bg_attach_capacity(struct bg_state *st, __u32 *capacity);
+
 #endif

@@ -8,6 +8,8 @@
 #ifndef BLOOMGATE_ATTACH_OPTS_H
 #define BLOOMGATE_ATTACH_OPTS_H
 
+#include <stdint.h>
+
 #include "bloomgate/abi.h"
 #include "opts.h"
 
@@ -22,7 +24,14 @@ struct bg_attach_opts {
 	enum bg_action action;
 	enum bg_dns_action dns_action; /* 0: BG_DNS_ACTION_NXDOMAIN */
 	__u16 dns_ports[BG_DNS_PORTS_MAX]; /* 0 = unused; all 0: BG_DNS_PORT */
+	/* Bloom keys the filter map must hold at BG_FPR_DEFAULT: the map is
+	 * then of that fixed size (bg_filter_capacity_elems()), so the
+	 * verifier inlines the lookups in it. 0: any size (the default). */
+	uint64_t capacity;
 };
+
+/* Largest capacity (Bloom keys) accepted: a map of about 1.8 GB. */
+#define BG_CAPACITY_MAX 1000000000ULL
 
 /* The defaults: native, dst, drop, nxdomain, port 53. */
 extern const struct bg_attach_opts bg_attach_defaults;

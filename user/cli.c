@@ -134,6 +134,22 @@ static void fmt_ports(char *buf, size_t len, const __u16 *ports)
 		snprintf(buf, len, "none");
 }
 
+/* "any size", or "16000 keys, 1.86 MiB": a filter map capacity of elems
+ * elements (bg_attach_rec.capacity), in the keys it holds at the default
+ * false-positive rate. */
+static void fmt_capacity(char *buf, size_t len, __u32 elems)
+{
+	char b[32];
+
+	if (!elems) {
+		snprintf(buf, len, "any size");
+		return;
+	}
+	bg_fmt_bytes(b, sizeof(b), (double)elems * BG_FILTER_VALUE_SIZE);
+	snprintf(buf, len, "%llu keys, %s",
+		 (unsigned long long)bg_filter_capacity_keys(elems), b);
+}
+
 /*
  * Parses a command's arguments into ctx (user/opts.h). 0: go on, with the
  * positional arguments now in argv[1..*argc); else what to exit with,
@@ -161,6 +177,7 @@ struct attach_args {
 	int mode, match, action, dns_action;
 	__u16 ports[BG_DNS_PORTS_MAX];
 	int nports;
+	unsigned long long capacity;
 };
 
 static const struct attach_args attach_defaults = {
@@ -203,6 +220,12 @@ static const struct bg_opt attach_opts[] = {
 	  .help = "UDP destination port judged as DNS; given ports replace 53",
 	  .min = 1, .max = 65535, .max_count = BG_DNS_PORTS_MAX,
 	  .set = attach_port },
+	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",
+	  .help = "a filter map of fixed size, for KEYS Bloom keys at fpr "
+		  BG_TEXTIFY(BG_FPR_DEFAULT) ": lookups inlined, a larger list "
+		  "refused; without it, any size",
+	  .min = 1, .max = (double)BG_CAPACITY_MAX,
+	  .off = offsetof(struct attach_args, capacity) },
 	{ NULL },
 };
 
@@ -224,7 +247,7 @@ static int cmd_attach(int argc, char **argv)
 {
 	struct attach_args a = attach_defaults;
 	struct bg_attach_opts o = { 0 };
-	char err[256] = "", ports[64];
+	char err[256] = "", ports[64], cap[96];
 	int ret;
 
 	if ((ret = parse_args(&attach_cmd, &argc, argv, &a)))
@@ -238,13 +261,17 @@ static int cmd_attach(int argc, char **argv)
 	memcpy(o.dns_ports, a.ports, sizeof(o.dns_ports));
 	if (!a.nports)
 		o.dns_ports[0] = BG_DNS_PORT;
+	o.capacity = a.capacity;
 	if (bg_attach(a.ifname, &o, err, sizeof(err)))
 		return fail(1, "%s", err);
 	fmt_ports(ports, sizeof(ports), o.dns_ports);
-	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s)\n",
+	fmt_capacity(cap, sizeof(cap),
+		     o.capacity ? bg_filter_capacity_elems(o.capacity) : 0);
+	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s, "
+	       "capacity %s)\n",
 	       a.ifname, o.mode == BG_MODE_SKB ? "skb" : "native",
 	       match_name(o.match), action_name(o.action),
-	       dns_action_name(o.dns_action), ports);
+	       dns_action_name(o.dns_action), ports, cap);
 	return 0;
 }
 
@@ -708,6 +735,8 @@ static int cmd_status(int argc, char **argv)
 	struct bg_attach_rec recs[BG_ATTACH_MAX];
 	struct bg_state st;
 	const void *mem;
+	char cap[96] = "";
+	__u32 cap_elems = UINT32_MAX; /* none formatted yet */
 	size_t len;
 	int n, i, ret;
 
@@ -737,11 +766,18 @@ static int cmd_status(int argc, char **argv)
 		}
 		if_indextoname(recs[i].ifindex, name);
 		fmt_ports(ports, sizeof(ports), recs[i].dns_ports);
+		/* the records agree (attach refuses another capacity): the
+		 * keys are worked out once */
+		if (recs[i].capacity != cap_elems) {
+			cap_elems = recs[i].capacity;
+			fmt_capacity(cap, sizeof(cap), cap_elems);
+		}
 		printf("attached: %s (ifindex %u, %s mode, match %s, action %s, "
-		       "dns-action %s, dns-ports %s, prog id %u, dns prog id %u)\n",
+		       "dns-action %s, dns-ports %s, capacity %s, prog id %u, "
+		       "dns prog id %u)\n",
 		       name, recs[i].ifindex, recs[i].mode == BG_MODE_SKB ? "skb" : "native",
 		       match_name(recs[i].match), action_name(recs[i].action),
-		       dns_action_name(recs[i].dns_action), ports, recs[i].prog_id,
+		       dns_action_name(recs[i].dns_action), ports, cap, recs[i].prog_id,
 		       recs[i].dns_prog_id);
 	}
 	ret = bg_filter_map_current(st.filters_fd, &mem, &len);

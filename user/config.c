@@ -13,6 +13,7 @@
  * lines to point at.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -403,6 +404,7 @@ enum ftype {
 	F_DURATION, /* double seconds in [min, max] */
 	F_SHARE, /* double in [0, 1], or "N%" */
 	F_SIZE, /* uint64_t >= 1 */
+	F_COUNT, /* uint64_t in [min, max], decimal digits only */
 	F_ENUM, /* int, from values[] */
 	F_FORMAT, /* int, enum bg_format */
 	F_PORTS, /* __u16[BG_DNS_PORTS_MAX] */
@@ -456,7 +458,7 @@ static const struct field root_fields[R__COUNT + 1] = {
 };
 
 enum { I_NAME, I_MODE, I_MATCH, I_ACTION, I_DNS_ACTION, I_DNS_PORTS,
-       I__COUNT };
+       I_CAPACITY, I__COUNT };
 
 #define I_OFF(m) offsetof(struct bg_cfg_iface, m)
 static const struct field iface_fields[I__COUNT + 1] = {
@@ -473,6 +475,9 @@ static const struct field iface_fields[I__COUNT + 1] = {
 			   .values = bg_dns_action_values },
 	[I_DNS_PORTS] = { .key = "dns_ports", .type = F_PORTS,
 			  .off = I_OFF(attach.dns_ports) },
+	[I_CAPACITY] = { .key = "capacity", .type = F_COUNT,
+			 .off = I_OFF(attach.capacity), .min = 1,
+			 .max = BG_CAPACITY_MAX },
 };
 
 enum { L_NAME, L_URL, L_PATH, L_FORMAT, L_SUBDOMAINS, L_ALLOW, L_REFRESH,
@@ -758,6 +763,21 @@ range:
 			return bad(p, y->line, "%s: '%s' is not a size above 0 (bytes, or with K, M, G)",
 				   p->where, q(p, s));
 		return 0;
+	case F_COUNT: {
+		unsigned long long u = 0;
+		char *end = NULL;
+
+		/* strtoull() would take "-1", " 1" and "+1" */
+		if (isdigit((unsigned char)s[0])) {
+			errno = 0;
+			u = strtoull(s, &end, 10);
+		}
+		if (!end || *end || errno || (double)u < f->min || (double)u > f->max)
+			return bad(p, y->line, "%s: '%s' is not a whole number from %g to %g",
+				   p->where, q(p, s), f->min, f->max);
+		*(uint64_t *)at = u;
+		return 0;
+	}
 	case F_ENUM: {
 		const struct bg_opt_enum *e;
 

@@ -132,6 +132,10 @@ int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p)
 			    BG_BLOCK_BITS);
 	if (hi < 1)
 		hi = 1;
+	/* Checked before the first model call too: a hi past 32 bits would
+	 * be truncated, and the model run with billions of keys a block. */
+	if (hi >= UINT32_MAX / 4)
+		return -E2BIG;
 	while (best_k(n, (uint32_t)hi, &k) > target) {
 		hi *= 2;
 		if (hi >= UINT32_MAX / 4)
@@ -555,6 +559,33 @@ static __u16 build_names(struct bg_block *blocks, const struct bg_filter_params 
 	return depths;
 }
 
+/* The Bloom probes a lookup makes at most: the false-positive target is
+ * per address or query, and each probe is a chance of a false positive. */
+static int plan_probes(const struct bg_filter_params *p)
+{
+	/* An address not listed is probed at up to max(n4, n6) lengths. */
+	int probes = p->n4 > p->n6 ? p->n4 : p->n6;
+
+	/* A query is probed as its full name and its parent suffixes at the
+	 * depths that have a subdomain rule (subs_depths): at most
+	 * 1 + BG_DNS_SUFFIX_MAX probes. */
+	if (p->name_keys && probes < 1 + __builtin_popcount(p->subs_depths))
+		probes = 1 + __builtin_popcount(p->subs_depths);
+	return probes ? probes : 1;
+}
+
+/* The map layout (bloomgate/abi.h) from the part sizes and nblocks. */
+static void plan_layout(struct bg_filter_params *p)
+{
+	p->bloom_off = 1 + (p->short4 ? BG_SHORT4_ELEMS : 0);
+	p->allow4_off = p->bloom_off + p->nblocks;
+	p->allow6_off = p->allow4_off + elems(p->allow4_n, BG_RANGE4_PER_ELEM);
+	p->short6_off = p->allow6_off + elems(p->allow6_n, BG_RANGE6_PER_ELEM);
+	p->allown_off = p->short6_off + elems(p->short6_n, BG_RANGE6_PER_ELEM);
+	p->nelems = p->allown_off + elems(p->allown_n, BG_NAMEKEY_PER_ELEM);
+	p->bytes = (size_t)p->nelems * BG_FILTER_VALUE_SIZE;
+}
+
 int bg_filter_plan(const struct bg_blocklist *bl, double target,
 		   struct bg_filter_params *p)
 {
@@ -610,27 +641,65 @@ int bg_filter_plan(const struct bg_blocklist *bl, double target,
 	    p->allow6_n >> BG_RANGE_STEPS || p->allown_n >> BG_RANGE_STEPS)
 		return -E2BIG;
 
-	/* The target is per address: an address not listed is probed at up
-	 * to max(n4, n6) lengths, each probe a chance of a false positive. */
-	probes = p->n4 > p->n6 ? p->n4 : p->n6;
-	/* A query is probed as its full name and its parent suffixes at the
-	 * depths that have a subdomain rule (subs_depths): at most
-	 * 1 + BG_DNS_SUFFIX_MAX probes. */
-	if (p->name_keys && probes < 1 + __builtin_popcount(p->subs_depths))
-		probes = 1 + __builtin_popcount(p->subs_depths);
+	probes = plan_probes(p);
 	err = bg_filter_size(p->keys4 + p->keys6 + p->name_keys,
 			     probes > 1 ? target / probes : target, p);
 	if (err)
 		return err;
 	p->target = target;
-	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, probes ? probes : 1);
-	p->bloom_off = 1 + (p->short4 ? BG_SHORT4_ELEMS : 0);
-	p->allow4_off = p->bloom_off + p->nblocks;
-	p->allow6_off = p->allow4_off + elems(p->allow4_n, BG_RANGE4_PER_ELEM);
-	p->short6_off = p->allow6_off + elems(p->allow6_n, BG_RANGE6_PER_ELEM);
-	p->allown_off = p->short6_off + elems(p->short6_n, BG_RANGE6_PER_ELEM);
-	p->nelems = p->allown_off + elems(p->allown_n, BG_NAMEKEY_PER_ELEM);
-	p->bytes = (size_t)p->nelems * BG_FILTER_VALUE_SIZE;
+	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, probes);
+	plan_layout(p);
+	return 0;
+}
+
+__u32 bg_filter_capacity_elems(uint64_t keys)
+{
+	struct bg_filter_params p;
+
+	if (bg_filter_size(keys, BG_FPR_DEFAULT, &p))
+		return 0;
+	return 1 + BG_SHORT4_ELEMS + p.nblocks;
+}
+
+uint64_t bg_filter_capacity_keys(__u32 elems)
+{
+	/* bg_filter_capacity_elems() grows with keys and every key takes
+	 * more than one bit: a binary search in [0, 512 * elems]. */
+	uint64_t lo = 0, hi = (uint64_t)elems * BG_BLOCK_BITS + 1, mid;
+	__u32 c;
+
+	if (elems < 1 + BG_SHORT4_ELEMS)
+		return 0;
+	while (lo + 1 < hi) { /* elems(lo) <= elems < elems(hi) */
+		mid = lo + (hi - lo) / 2;
+		c = bg_filter_capacity_elems(mid);
+		if (c && c <= elems)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int bg_filter_fit(struct bg_filter_params *p, __u32 capacity)
+{
+	uint32_t k = p->k;
+
+	if (p->nelems > capacity)
+		return -ENOSPC;
+	/* The tables follow the Bloom blocks: more blocks move them up, and
+	 * the map ends where the last table does. Any block count works for
+	 * the lookups (bg_bloom_block scales the hash), so all the slack
+	 * goes to the Bloom part, where it lowers the false-positive rate. */
+	p->nblocks += capacity - p->nelems;
+	if (p->n) {
+		p->predicted = best_k(p->n, p->nblocks, &k);
+		p->k = k;
+		p->bits_per_entry = (double)p->nblocks * BG_BLOCK_BITS / (double)p->n;
+	}
+	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, plan_probes(p));
+	plan_layout(p);
+	p->capacity = capacity;
 	return 0;
 }
 

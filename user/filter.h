@@ -51,6 +51,9 @@ struct bg_filter_params {
 	uint32_t bloom_off, allow4_off, allow6_off, short6_off, allown_off;
 	uint32_t nelems;
 	size_t bytes; /* whole map: nelems * 64 */
+	/* 0: the map has the size planned; else fitted to a fixed-size map
+	 * (bg_filter_fit): nelems == capacity */
+	uint32_t capacity;
 };
 
 /*
@@ -74,6 +77,25 @@ int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p);
  */
 int bg_filter_plan(const struct bg_blocklist *bl, double target,
 		   struct bg_filter_params *p);
+
+/*
+ * The size in elements of a fixed-size filter map (`attach --capacity`)
+ * for keys Bloom keys at BG_FPR_DEFAULT: the header, the IPv4 /16 bitmap
+ * (always reserved) and the Bloom blocks bg_filter_size() plans for them.
+ * 0 when that is too large.
+ */
+__u32 bg_filter_capacity_elems(uint64_t keys);
+/* The inverse, for `status`: the most keys whose capacity is at most elems
+ * elements (0 when not even an empty Bloom part fits). */
+uint64_t bg_filter_capacity_keys(__u32 elems);
+
+/*
+ * Fits a plan (bg_filter_plan) to a fixed-size map of capacity elements:
+ * the Bloom part grows to fill it exactly (nelems == capacity), k and the
+ * predicted rates are recomputed for the blocks used, which only lowers
+ * them. -ENOSPC, p unchanged, when the plan needs more than capacity.
+ */
+int bg_filter_fit(struct bg_filter_params *p, __u32 capacity);
 
 /* Fills a zeroed buffer of p->bytes as planned. */
 void bg_filter_build(void *mem, const struct bg_filter_params *p,

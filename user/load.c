@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "load.h"
 #include "pins.h"
 #include "record.h"
@@ -29,11 +30,21 @@ static uint64_t random_seed(void)
 int bg_load(struct bg_state *st, const struct bg_load_opts *o,
 	    struct bg_load_report *r)
 {
+	struct bg_load_opts lo = *o;
 	struct bg_blocklist bl;
 	double t0, t1;
 	int ret, fd;
 
-	ret = bg_load_prepare(o, &bl, r);
+	/* The filter map must fit the slot: a fixed size when the
+	 * attachments have a capacity (attach --capacity). Not a fault of
+	 * the lists when it cannot be read: reported as the build's. */
+	ret = bg_attach_capacity(st, &lo.capacity);
+	if (ret)
+		return bg_load_fail(r, BG_STAGE_BUILD, ret,
+				    "cannot read the attachments' filter capacity: %s",
+				    ret == -EPROTO ? "the records disagree" :
+						     strerror(-ret));
+	ret = bg_load_prepare(&lo, &bl, r);
 	if (ret)
 		goto out;
 

@@ -22,7 +22,8 @@ struct bg_state; /* user/pins.h */
 /*
  * The whole load: bg_load_prepare(), then build the planned filter into a
  * new map, publish it in st's slot (the caller holds the lock: st opened
- * with it) and write the load record. 0 when the new filter is live (a
+ * with it) and write the load record. o->capacity is not used: the
+ * capacity is the attachment records' (bg_attach_capacity()). 0 when the new filter is live (a
  * record that cannot be written is reported as BG_STAGE_RECORD with 0
  * returned: the filter is live, only `check`'s explanations suffer).
  */

@@ -13,6 +13,7 @@
 
 #include "bloomgate/dns.h"
 #include "prepare.h"
+#include "print.h" /* bg_fmt_bytes */
 
 static const char *const stage_names[BG_STAGE__COUNT] = {
 	[BG_STAGE_NONE] = "none", [BG_STAGE_PARSE] = "parse",
@@ -166,6 +167,22 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 	return 0;
 }
 
+/* The plan into the attachment's fixed-size map, or why it does not fit. */
+static int fit(struct bg_filter_params *p, uint32_t capacity,
+	       struct bg_load_report *r)
+{
+	char need[32], have[32];
+
+	if (!bg_filter_fit(p, capacity))
+		return 0;
+	bg_fmt_bytes(need, sizeof(need), (double)p->bytes);
+	bg_fmt_bytes(have, sizeof(have), (double)capacity * BG_FILTER_VALUE_SIZE);
+	return bg_load_fail(r, BG_STAGE_PLAN, -ENOSPC,
+			    "filter needs %u elements (%s), the attachment's "
+			    "capacity is %u (%s): attach with a larger --capacity",
+			    p->nelems, need, capacity, have);
+}
+
 int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 		    struct bg_load_report *r)
 {
@@ -205,7 +222,11 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 		return bg_load_fail(r, BG_STAGE_PLAN, -ENODATA,
 				    "no valid entries in the lists");
 	ret = bg_filter_plan(bl, r->fpr, &r->plan);
+	if (!ret && o->capacity)
+		ret = fit(&r->plan, o->capacity, r);
 	r->ms[BG_STAGE_PLAN] = bg_now_ms() - t1;
+	if (ret == -ENOSPC)
+		return ret; /* fit() said why */
 	if (ret)
 		return bg_load_fail(r, BG_STAGE_PLAN, ret,
 				    "cannot plan a filter for %zu entries at fpr %g: %s",

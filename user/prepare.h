@@ -35,6 +35,10 @@ struct bg_load_opts {
 	bg_diag_fn diag; /* every diagnostic as it happens; may be NULL */
 	void *diag_ctx;
 	uint64_t seed; /* 0: random (getrandom()) */
+	/* The filter map's fixed size in elements (the attachment's
+	 * --capacity), 0: any size. With one, a plan that needs more fails
+	 * at BG_STAGE_PLAN and one that fits fills it (bg_filter_fit). */
+	uint32_t capacity;
 };
 
 /* Rules of the domain lists kept after finishing, by what they do. */

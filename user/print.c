@@ -156,7 +156,11 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 		fp->predicted_addr,
 		!r->n_dom ? "address" : r->n_addr ? "address or query" : "query",
 		r->fpr, fp->predicted);
-	fprintf(out, "memory:           %s\n", mem);
+	fprintf(out, "memory:           %s", mem);
+	if (fp->capacity)
+		fprintf(out, " (the attachment's fixed capacity, %u elements: the "
+			"Bloom part fills it)", fp->capacity);
+	fputc('\n', out);
 	for (i = 0; i < BG_STAGE__COUNT; i++)
 		total += r->ms[i];
 	fprintf(out, "time:             %.1f ms (parse %.1f, build %.1f, swap %.2f)\n",

@@ -41,12 +41,19 @@ static size_t page_round(size_t n)
 int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 		     const struct bg_blocklist *bl)
 {
+	/* BPF_F_INNER_MAP lets a filter of any size replace another, but the
+	 * verifier then cannot inline the lookups in it. A fixed-size map
+	 * (attach --capacity) must match the template bg_filters was created
+	 * with exactly: its size and its flags (user/attach.c). */
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
-		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+		    .map_flags = p->capacity ? BPF_F_MMAPABLE :
+					       BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	size_t len = page_round(p->bytes);
 	void *mem;
 	int fd, err;
 
+	if (p->capacity && p->nelems != p->capacity)
+		return -EINVAL; /* not fitted (bg_filter_fit) */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),
 			    BG_FILTER_VALUE_SIZE, p->nelems, &opts);
 	if (fd < 0)

@@ -16,7 +16,8 @@
 
 /* Creates a filter map, builds the planned filter (p from bg_filter_plan)
  * of the blocklist into it through mmap, freezes it. Returns the map fd or
- * a negative errno. */
+ * a negative errno. A plan fitted to a capacity (bg_filter_fit) gets a
+ * fixed-size map of exactly that many elements, without BPF_F_INNER_MAP. */
 int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 		     const struct bg_blocklist *bl);
 

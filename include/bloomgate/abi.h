@@ -283,7 +283,10 @@ struct bg_attach_rec {
 	__u32 netns_ino; /* network namespace of ifindex (nsfs inode) */
 	__u32 dns_prog_id; /* id of its bloomgate_dns (tail-called) */
 	__u16 dns_ports[BG_DNS_PORTS_MAX]; /* host order, 0 = unused */
-	__u32 pad;
+	/* Filter map size in elements (`attach --capacity`), 0 = any size.
+	 * Every attachment of a pin directory shares one bg_filters, whose
+	 * inner-map template has this size, so their records agree. */
+	__u32 capacity;
 };
 _Static_assert(sizeof(struct bg_attach_rec) == 32, "attach record size");
 #define BG_ATTACH_MAX 64

@@ -414,6 +414,147 @@ traffic t6b 100 "$PPS" --src "$C_IP4" --src "$C_IP6" "${DSTS[@]}" ||
 expect_delivery t6b
 t_end "$E2E_NAME"
 
+# ---- 9. --capacity: a fixed-size filter map, the lookups inlined -------------------
+# Without a capacity the filter map may have any size (BPF_F_INNER_MAP), and
+# the verifier leaves the lookups in it as calls to array_map_lookup_elem;
+# with one, every filter map has the template's size and they are inlined.
+
+# bloomgate_xdp's id on IFACE (the link has libxdp's dispatcher).
+bg_prog_id() { # IFACE
+	bg status | sed -n "s/^attached: $1 (.*, prog id \([0-9]*\), dns prog id.*/\1/p"
+}
+# Lines of the program's translated code, and its calls not inlined.
+xlated_lines() { bpftool prog dump xlated id "$1" 2>/dev/null | wc -l; }
+lookup_calls() { bpftool prog dump xlated id "$1" 2>/dev/null | grep -cw 'call array_map_lookup_elem'; }
+
+CAP_KEYS=2000
+# 10000 /32s: far more than $CAP_KEYS keys, even with the /16 bitmap's room
+for i in $(seq 0 9999); do echo "10.$((i / 256)).$((i % 256)).1"; done >"$T/big"
+
+E2E_NAME=capacity_attach
+t_begin
+PID0=$(bg_prog_id "$IF_GWC")
+[ -n "$PID0" ] || t_fail "no prog id for $IF_GWC in status: $(bg status)"
+bg status | grep -q "^attached: $IF_GWC .*capacity any size" ||
+	t_fail "status without --capacity: $(bg status | grep "^attached: $IF_GWC")"
+[ "$(xlated_lines "$PID0")" -gt 100 ] || t_fail "bpftool prog dump xlated id $PID0 printed nothing"
+n=$(lookup_calls "$PID0")
+[ "$n" -gt 0 ] || t_fail "without --capacity: $n calls to array_map_lookup_elem, expected some"
+info "without --capacity: $n array_map_lookup_elem calls in bloomgate_xdp"
+bg detach "$IF_GWC" >/dev/null || t_fail "detach failed"
+attach "$IF_GWC" --capacity "$CAP_KEYS" || t_fail "attach --capacity $CAP_KEYS failed: $BG_ERR"
+grep -q "capacity [0-9]* keys, " <<<"$BG_OUT" || t_fail "attach printed '$BG_OUT'"
+PID1=$(bg_prog_id "$IF_GWC")
+bg status | grep -Eq "^attached: $IF_GWC .*capacity [0-9]+ keys, [0-9.]+ KiB" ||
+	t_fail "status with --capacity: $(bg status | grep "^attached: $IF_GWC")"
+[ "$(xlated_lines "$PID1")" -gt 100 ] || t_fail "bpftool prog dump xlated id $PID1 printed nothing"
+t_expect_eq "calls to array_map_lookup_elem with --capacity" 0 "$(lookup_calls "$PID1")"
+t_end "$E2E_NAME"
+
+E2E_NAME=capacity_load_fits
+t_begin
+bg_capture load "$T/list1"
+[ "$BG_RC" -eq 0 ] || t_fail "load failed: $BG_ERR"
+CAP_ELEMS=$(sed -n "s/^memory: .*fixed capacity, \([0-9]*\) elements.*/\1/p" <<<"$BG_OUT")
+[ -n "$CAP_ELEMS" ] || t_fail "load does not name the fixed capacity: '$BG_OUT'"
+info "capacity $CAP_KEYS keys: $CAP_ELEMS elements"
+LISTED=(198.51.100.10 203.0.113.12 2001:db8:100::10 2001:db8:100::abcd)
+mapfile -t U4 < <(pick_unmatched 2 198.51.100.{100..120})
+mapfile -t U6 < <(pick_unmatched 2 2001:db8:100::{100..120})
+UNLISTED=("${U4[@]}" "${U6[@]}")
+((${#UNLISTED[@]} == 4)) || t_fail "found only ${#UNLISTED[@]} unmatched addresses"
+d0=$(bg_stat dropped)
+traffic t9a 200 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
+d1=$(bg_stat dropped)
+expect_delivery t9a
+t_expect_eq "dropped counter growth" "$(sum_sent t9a "${LISTED[@]}")" "$((d1 - d0))"
+t_end "$E2E_NAME"
+
+E2E_NAME=capacity_load_too_big
+t_begin
+FID=$(current_filter_id)
+bg_capture load "$T/big"
+[ "$BG_RC" -eq 4 ] || t_fail "load of 10000 keys: exit status $BG_RC, expected 4"
+grep -q "filter needs [0-9]* elements (.*), the attachment's capacity is $CAP_ELEMS (.*): attach with a larger --capacity" <<<"$BG_ERR" ||
+	t_fail "message: '$BG_ERR'"
+grep -q "unchanged" <<<"$BG_ERR" || t_fail "message does not say the filter is unchanged: '$BG_ERR'"
+t_expect_eq "filter map after the refused load" "$FID" "$(current_filter_id)"
+[ "$(bg_check 10.0.0.1)" = "no match" ] || t_fail "check 10.0.0.1: match (the refused list leaked)"
+d0=$(bg_stat dropped)
+traffic t9b 200 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
+d1=$(bg_stat dropped)
+expect_delivery t9b
+t_expect_eq "dropped counter growth" "$(sum_sent t9b "${LISTED[@]}")" "$((d1 - d0))"
+t_end "$E2E_NAME"
+
+E2E_NAME=capacity_hot_swap
+t_begin
+X=(198.51.100.20 2001:db8:100::20)
+bg load --fpr 1e-9 "$T/listB" >/dev/null || t_fail "load B failed"
+mapfile -t Y < <(pick_unmatched 1 198.51.100.{30..60}; pick_unmatched 1 2001:db8:100::{30..60})
+bg load --fpr 1e-9 "$T/listA" >"$T/capA.out" || t_fail "load A failed"
+grep -q "fixed capacity, $CAP_ELEMS elements" "$T/capA.out" || t_fail "load A: $(cat "$T/capA.out")"
+for a in "${Y[@]}"; do
+	[ "$(bg_check "$a")" = "no match" ] || t_fail "check $a under A: match"
+done
+((${#Y[@]} == 2)) || t_fail "no unmatched Y found"
+sink_start t9c || t_fail "sink did not start"
+d0=$(bg_stat dropped)
+p0=$(bg_stat packets)
+send_start t9c --pps "$PPS" "${X[@]}" "${Y[@]}" "${AONLY[@]}" "${BONLY[@]}"
+wait_until 5 stat_above packets "$((p0 + 100))" || t_fail "no traffic seen"
+fails=0
+for i in $(seq 1 20); do
+	if ((i % 2)); then l=$T/listB; else l=$T/listA; fi
+	bg load --fpr 1e-9 "$l" >/dev/null 2>"$T/load.err" || fails=$((fails + 1))
+done
+send_stop t9c || t_fail "sender did not stop"
+sink_finish t9c || t_fail "sink did not finish"
+d1=$(bg_stat dropped)
+t_expect_eq "failed loads of 20" 0 "$fails"
+for a in "${X[@]}"; do
+	[ "$(sent t9c "$a")" -gt 0 ] || t_fail "X $a: nothing sent"
+	t_expect_eq "X $a delivered" 0 "$(recv t9c "$a")"
+done
+for a in "${Y[@]}"; do
+	s=$(sent t9c "$a")
+	[ "$s" -gt 0 ] || t_fail "Y $a: nothing sent"
+	t_expect_eq "Y $a delivered" "$s" "$(recv t9c "$a")"
+done
+t_expect_eq "dropped counter growth vs. sent - delivered" \
+	"$(($(sent_total t9c) - $(recv_total t9c)))" "$((d1 - d0))"
+x=$(traffic_anomalies t9c)
+[ -z "$x" ] || t_fail "traffic anomalies: $x"
+# swaps took effect: only in one list, dropped under one filter only
+for a in "${AONLY[@]}" "${BONLY[@]}"; do
+	s=$(sent t9c "$a")
+	r=$(recv t9c "$a")
+	if [ "$r" -eq 0 ] || [ "$r" -ge "$s" ]; then
+		t_fail "$a (in one list only): $r of $s delivered, expected some but not all"
+	fi
+done
+# the last load (i = 20) was list A
+[ "$(bg_check "${AONLY[0]}")" = match ] || t_fail "check ${AONLY[0]} after the last load (A): no match"
+[ "$(bg_check "${BONLY[0]}")" = "no match" ] || t_fail "check ${BONLY[0]} after the last load (A): match"
+t_end "$E2E_NAME"
+
+E2E_NAME=capacity_attach_mismatch
+t_begin
+for args in "--capacity $((CAP_KEYS * 2))" ""; do
+	# shellcheck disable=SC2086
+	attach "$IF_GWS" $args
+	[ "$BG_RC" -ne 0 ] || t_fail "attach $IF_GWS ${args:-without --capacity} succeeded"
+	grep -q "capacity of $CAP_ELEMS elements.*all share one filter map" <<<"$BG_ERR" ||
+		t_fail "attach $IF_GWS $args: message '$BG_ERR'"
+	t_expect_eq "lines on stderr" 1 "$(grep -c '' <<<"$BG_ERR")"
+	[ -z "$(xdp_prog_id "$IF_GWS")" ] || t_fail "an XDP program on $IF_GWS after the refused attach"
+done
+t_expect_eq "bloomgate_xdp on $IF_GWC after the refused attaches" "$PID1" "$(bg_prog_id "$IF_GWC")"
+attach "$IF_GWS" --capacity "$CAP_KEYS" || t_fail "attach $IF_GWS with the same capacity failed: $BG_ERR"
+bg detach "$IF_GWS" >/dev/null || t_fail "detach $IF_GWS failed"
+[ "$(bg_check "${AONLY[0]}")" = match ] || t_fail "check ${AONLY[0]} after attach/detach of $IF_GWS: no match"
+t_end "$E2E_NAME"
+
 # ---- 7. detach leaves nothing ------------------------------------------------------
 
 E2E_NAME=detach_leaves_nothing

@@ -108,7 +108,7 @@ static void test_btf_layouts(void **state)
 	      M(bg_attach_rec, match), M(bg_attach_rec, action),
 	      M(bg_attach_rec, dns_action), M(bg_attach_rec, prog_id),
 	      M(bg_attach_rec, netns_ino), M(bg_attach_rec, dns_prog_id),
-	      M(bg_attach_rec, dns_ports), M(bg_attach_rec, pad));
+	      M(bg_attach_rec, dns_ports), M(bg_attach_rec, capacity));
 	bloomgate__destroy(skel);
 }
 

@@ -187,7 +187,8 @@ static void test_all_keys(void **state)
 	static const char text[] =
 		"interfaces:\n"
 		"  - {name: veth-gw, mode: skb, match: both, action: flag,\n"
-		"     dns_action: refused, dns_ports: [53, 5353, 853, 1053]}\n"
+		"     dns_action: refused, dns_ports: [53, 5353, 853, 1053],\n"
+		"     capacity: 2000000}\n"
 		"  - name: lan0\n"
 		"    match: src\n"
 		"    dns_action: flag\n"
@@ -233,13 +234,15 @@ static void test_all_keys(void **state)
 	assert_int_equal(c.ifaces[0].attach.dns_ports[2], 853);
 	assert_int_equal(c.ifaces[0].attach.dns_ports[3], 1053);
 	assert_string_equal(c.ifaces[1].name, "lan0");
-	assert_int_equal(c.ifaces[1].line, 4);
+	assert_int_equal(c.ifaces[1].line, 5);
 	assert_int_equal(c.ifaces[1].attach.mode, BG_MODE_NATIVE);
 	assert_int_equal(c.ifaces[1].attach.match, BG_MATCH_SRC);
 	assert_int_equal(c.ifaces[1].attach.action, BG_ACTION_DROP);
 	assert_int_equal(c.ifaces[1].attach.dns_action, BG_DNS_ACTION_FLAG);
 	assert_int_equal(c.ifaces[1].attach.dns_ports[0], 5300);
 	assert_int_equal(c.ifaces[1].attach.dns_ports[1], 0);
+	assert_int_equal(c.ifaces[0].attach.capacity, 2000000);
+	assert_int_equal(c.ifaces[1].attach.capacity, 0); /* any size */
 	assert_true(c.fpr == 1e-4);
 	assert_string_equal(c.state_dir, "/srv/bg state");
 	assert_string_equal(c.metrics, "[::1]:9571");
@@ -263,7 +266,7 @@ static void test_all_keys(void **state)
 	assert_true(l->max_bytes == 1000);
 	assert_true(l->max_shrink == 1);
 	l = &c.lists[2];
-	assert_int_equal(l->line, 31);
+	assert_int_equal(l->line, 32);
 	assert_int_equal(l->allow, 1);
 	assert_int_equal(l->format, BG_FMT_AUTO);
 	bg_config_free(&c);
@@ -348,7 +351,15 @@ static const struct err_case err_cases[] = {
 	{ "lists:\n  - name: a\n    path: /a\n    path: /b\n",
 	  "t.yaml:4: lists[0].path: given twice (first on line 3)" },
 	{ "interfaces:\n  - name: eth0\n    mtu: 1500\n" L1,
-	  "t.yaml:3: interfaces[0]: unknown key 'mtu' (name, mode, match, action, dns_action, dns_ports)" },
+	  "t.yaml:3: interfaces[0]: unknown key 'mtu' (name, mode, match, action, dns_action, dns_ports, capacity)" },
+	{ "interfaces:\n  - name: eth0\n    capacity: 0\n" L1,
+	  "t.yaml:3: interfaces[0].capacity: '0' is not a whole number from 1 to 1e+09" },
+	{ "interfaces:\n  - name: eth0\n    capacity: 1M\n" L1,
+	  "t.yaml:3: interfaces[0].capacity: '1M' is not a whole number from 1 to 1e+09" },
+	{ "interfaces:\n  - name: eth0\n    capacity: 1000000001\n" L1,
+	  "t.yaml:3: interfaces[0].capacity: '1000000001' is not a whole number from 1 to 1e+09" },
+	{ "interfaces:\n  - name: eth0\n    capacity: -5\n" L1,
+	  "t.yaml:3: interfaces[0].capacity: '-5' is not a whole number from 1 to 1e+09" },
 	/* anchors, aliases, tags */
 	{ "lists:\n  - &x {name: a, path: /a}\n", "t.yaml:2: YAML anchors (&x) are not supported" },
 	{ "p: &p /a\n" L1, "t.yaml:1: YAML anchors (&p) are not supported" },
@@ -363,7 +374,7 @@ static const struct err_case err_cases[] = {
 	{ "interfaces: eth0\n" L1,
 	  "t.yaml:1: interfaces: expected a list of maps ('- name: ...'), not a single value" },
 	{ "interfaces:\n  - eth0\n" L1,
-	  "t.yaml:2: interfaces[0]: expected a map of keys (name, mode, match, action, dns_action, dns_ports), not a single value" },
+	  "t.yaml:2: interfaces[0]: expected a map of keys (name, mode, match, action, dns_action, dns_ports, capacity), not a single value" },
 	{ "fpr:\n  - 0.1\n" L1, "t.yaml:2: fpr: expected a single value, not a list" },
 	{ "lists:\n  - name: {a: 1}\n    path: /a\n",
 	  "t.yaml:2: lists[0].name: expected a single value, not a map" },

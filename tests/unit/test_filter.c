@@ -166,6 +166,156 @@ static void test_build_header_ipv6(void **state)
 	bg_list_free(&l);
 }
 
+/* The capacity in elements: header, the /16 bitmap and the blocks
+ * bg_filter_size() plans at the default target; and its inverse. */
+static void test_capacity_elems(void **state)
+{
+	static const uint64_t ns[] = { 1, 1000, 16000, 123457, 1000000 };
+	struct bg_filter_params p;
+	__u32 prev = 0;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(bg_filter_capacity_elems(0), 1 + BG_SHORT4_ELEMS);
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		__u32 c = bg_filter_capacity_elems(ns[i]);
+		uint64_t k;
+
+		assert_int_equal(bg_filter_size(ns[i], BG_FPR_DEFAULT, &p), 0);
+		assert_int_equal(c, 1 + BG_SHORT4_ELEMS + p.nblocks);
+		assert_true(c > prev);
+		prev = c;
+		/* the inverse: the most keys that fit, at least those asked */
+		k = bg_filter_capacity_keys(c);
+		assert_true(k >= ns[i]);
+		assert_true(bg_filter_capacity_elems(k) <= c);
+		assert_true(bg_filter_capacity_elems(k + 1) > c);
+	}
+	assert_int_equal(bg_filter_capacity_keys(1 + BG_SHORT4_ELEMS - 1), 0);
+	/* too large: bg_filter_size's -E2BIG */
+	assert_int_equal(bg_filter_capacity_elems(1ULL << 40), 0);
+}
+
+/* IPv6 prefixes of five lengths with gaps wider than BG_CPE_MAX_BITS:
+ * more lengths than BG_PROBES_MAX, so the /8 goes to the exact ranges. */
+static const struct {
+	__u8 addr[16], plen;
+} six[] = {
+	{ { 0x3f }, 8 },
+	{ { 0x20, 0x01, 0x0d, 0xb8, 0x01 }, 40 },
+	{ { 0x20, 0x01, 0x0d, 0xb8, 0x02 }, 64 },
+	{ { 0x20, 0x01, 0x0d, 0xb8, 0x03 }, 100 },
+	{ { 0x20, 0x01, 0x0d, 0xb8, 0x04, [15] = 1 }, 128 },
+};
+#define NSIX (sizeof(six) / sizeof(six[0]))
+
+/* n random /32 addresses (even: odd ones are never members), the IPv6
+ * prefixes above and an allowlist range, so every table of the layout is
+ * there and must move with the Bloom part. */
+static void capacity_lists(struct bg_list *b, struct bg_list *a, size_t n)
+{
+	size_t i;
+
+	bg_list_init(b);
+	bg_list_init(a);
+	b->v4 = calloc(n, sizeof(*b->v4));
+	b->v6 = calloc(NSIX, sizeof(*b->v6));
+	a->v4 = calloc(1, sizeof(*a->v4));
+	assert_true(b->v4 && b->v6 && a->v4);
+	b->cap4 = n;
+	b->cap6 = NSIX;
+	a->cap4 = 1;
+	for (i = 0; i < n; i++)
+		bg_key4_init(&b->v4[b->n4++], rnd32() & 0xfffffffeU, 32);
+	for (i = 0; i < NSIX; i++)
+		bg_key6_init(&b->v6[b->n6++], six[i].addr, six[i].plen);
+	bg_key4_init(&a->v4[a->n4++], b->v4[0].addr, 32);
+	bg_list_finish(b);
+	bg_list_finish(a);
+}
+
+/* A plan fitted to a larger capacity fills it with Bloom blocks: the
+ * layout stays consistent, the false-positive rate only drops, and the
+ * built filter still matches every listed key. */
+static void test_capacity_fit(void **state)
+{
+	const size_t n = 3000;
+	struct bg_filter_params p, fitted;
+	struct bg_filter_header *h;
+	struct bg_list b, a;
+	__u32 cap = bg_filter_capacity_elems(4 * n);
+	__u8 in6[16] = { 0x3f, 0xab, [15] = 0xcd }; /* in the /8 */
+	size_t i, misses = 0;
+	void *mem;
+
+	(void)state;
+	capacity_lists(&b, &a, n);
+	assert_int_equal(bg_filter_plan(BL(&b, &a, NULL), BG_FPR_DEFAULT, &p), 0);
+	assert_int_equal(p.capacity, 0);
+	assert_true(p.nelems < cap);
+	assert_true(p.short6_n == 1 && p.allow4_n == 1);
+	fitted = p;
+	assert_int_equal(bg_filter_fit(&fitted, cap), 0);
+	assert_int_equal(fitted.capacity, cap);
+	assert_int_equal(fitted.nelems, cap);
+	assert_int_equal(fitted.bytes, (size_t)cap * BG_FILTER_VALUE_SIZE);
+	assert_int_equal(fitted.nblocks, p.nblocks + (cap - p.nelems));
+	assert_true(fitted.predicted <= p.predicted);
+	assert_true(fitted.predicted_addr <= p.predicted_addr);
+	assert_true(fitted.predicted < p.predicted / 2); /* 4x the room */
+	assert_true(fitted.bits_per_entry > p.bits_per_entry);
+	/* the tables follow the Bloom blocks */
+	assert_int_equal(fitted.bloom_off, p.bloom_off);
+	assert_int_equal(fitted.allow4_off, fitted.bloom_off + fitted.nblocks);
+	assert_int_equal(fitted.allow6_off - fitted.allow4_off,
+			 p.allow6_off - p.allow4_off);
+	assert_int_equal(fitted.short6_off - fitted.allow6_off,
+			 p.short6_off - p.allow6_off);
+	assert_int_equal(fitted.nelems - fitted.short6_off, p.nelems - p.short6_off);
+
+	mem = calloc(1, fitted.bytes);
+	assert_non_null(mem);
+	bg_filter_build(mem, &fitted, 0xfeedULL, BL(&b, &a, NULL));
+	h = mem;
+	assert_int_equal(h->nblocks, fitted.nblocks);
+	assert_int_equal(h->k, fitted.k);
+	assert_true(bg_filter_nelems(h) <= cap);
+	for (i = 0; i < b.n4; i++)
+		misses += !bg_filter_test4(mem, b.v4[i].addr);
+	for (i = 0; i < NSIX; i++)
+		misses += !bg_filter_test6(mem, six[i].addr);
+	assert_int_equal(misses, 0);
+	assert_true(bg_filter_test6(mem, in6)); /* the exact range, moved */
+	assert_true(bg_filter_allowed4(mem, a.v4[0].addr)); /* the allow table */
+	in6[0] = 0x3e;
+	assert_false(bg_filter_test6(mem, in6)); /* outside: the range's end */
+	free(mem);
+	bg_list_free(&b);
+	bg_list_free(&a);
+}
+
+/* A plan that needs more than the capacity is refused, p untouched; the
+ * exact size fits with nothing to grow. */
+static void test_capacity_too_small(void **state)
+{
+	struct bg_filter_params p, q;
+	struct bg_list b, a;
+
+	(void)state;
+	capacity_lists(&b, &a, 2000);
+	assert_int_equal(bg_filter_plan(BL(&b, &a, NULL), BG_FPR_DEFAULT, &p), 0);
+	q = p;
+	assert_int_equal(bg_filter_fit(&q, p.nelems - 1), -ENOSPC);
+	assert_memory_equal(&q, &p, sizeof(p));
+	assert_int_equal(bg_filter_fit(&q, 1), -ENOSPC);
+	assert_int_equal(bg_filter_fit(&q, p.nelems), 0);
+	assert_int_equal(q.nblocks, p.nblocks);
+	assert_int_equal(q.nelems, p.nelems);
+	assert_true(q.predicted == p.predicted);
+	bg_list_free(&b);
+	bg_list_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +324,9 @@ int main(void)
 		cmocka_unit_test(test_model_monotone),
 		cmocka_unit_test(test_build_members_and_fpr),
 		cmocka_unit_test(test_build_header_ipv6),
+		cmocka_unit_test(test_capacity_elems),
+		cmocka_unit_test(test_capacity_fit),
+		cmocka_unit_test(test_capacity_too_small),
 	};
 
 	return cmocka_run_group_tests_name("filter", tests, NULL, NULL);

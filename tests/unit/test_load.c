@@ -217,6 +217,65 @@ static void test_prepare_failures(void **state)
 	}
 }
 
+/* With the attachment's capacity: a list that fits fills it, one that does
+ * not fails at the plan, naming what it needs and the capacity. */
+static void test_prepare_capacity(void **state)
+{
+	char text[64 * 1024];
+	const char *l;
+	size_t i, n = 0;
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_report r, r0;
+	struct bg_load_opts o = { 0 };
+	__u32 cap = bg_filter_capacity_elems(2000);
+	char want[128];
+
+	(void)state;
+	/* 3000 /32s, more than 2000 keys, and a /16: the bitmap that the
+	 * capacity always reserves is used */
+	for (i = 0; i < 3000; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "10.%zu.%zu.1\n",
+				      i / 250, i % 250);
+	snprintf(text + n, sizeof(text) - n, "10.200.0.0/16\n");
+	l = write_list("cap.txt", text);
+	bg_sources_init(&srcs);
+	add(&srcs, l, NULL, 0, 0);
+	o.sources = &srcs;
+
+	/* any size: the plan as sized for the target */
+	bg_load_report_init(&r0);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r0), 0);
+	bg_blocklist_free(&bl);
+	assert_true(r0.plan.nelems > cap);
+
+	/* too small: refused at the plan */
+	o.capacity = cap;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), -ENOSPC);
+	bg_blocklist_free(&bl);
+	assert_int_equal(r.failed, BG_STAGE_PLAN);
+	snprintf(want, sizeof(want), "filter needs %u elements (", r0.plan.nelems);
+	assert_non_null(strstr(r.msg, want));
+	snprintf(want, sizeof(want), "the attachment's capacity is %u (", cap);
+	assert_non_null(strstr(r.msg, want));
+	assert_non_null(strstr(r.msg, "attach with a larger --capacity"));
+	bg_load_report_free(&r);
+
+	/* large enough: filled exactly, a lower predicted rate */
+	o.capacity = bg_filter_capacity_elems(5000);
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	bg_blocklist_free(&bl);
+	assert_int_equal(r.plan.nelems, o.capacity);
+	assert_int_equal(r.plan.capacity, o.capacity);
+	assert_true(r.plan.nblocks > r0.plan.nblocks);
+	assert_true(r.plan.predicted_addr <= r0.plan.predicted_addr);
+	bg_load_report_free(&r);
+	bg_load_report_free(&r0);
+	bg_sources_free(&srcs);
+}
+
 /* check's answers, on a filter built in memory from the same lists. */
 static void test_explain(void **state)
 {
@@ -309,6 +368,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prepare_report),
 		cmocka_unit_test(test_prepare_failures),
+		cmocka_unit_test(test_prepare_capacity),
 		cmocka_unit_test(test_explain),
 	};
 
