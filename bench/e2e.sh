@@ -23,7 +23,7 @@
 # next one (marker file below).
 #
 # Environment: BUILD (default build), E2E_N1 / E2E_N2 (the two list sizes,
-# default 1M and 10M), E2E_ROUNDS (9), E2E_SECONDS (0.3, per row and round),
+# default 1M and 10M), E2E_ROUNDS (7), E2E_SECONDS (0.3, per row and round),
 # E2E_CPU (the generator's CPU, default the last).
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -39,7 +39,7 @@ BG=$BUILD/bloomgate
 GEN=$BUILD/livegen
 N1=${E2E_N1:-1000000}
 N2=${E2E_N2:-10000000}
-ROUNDS=${E2E_ROUNDS:-9}
+ROUNDS=${E2E_ROUNDS:-7}
 SECS=${E2E_SECONDS:-0.3}
 if [ "${1:-}" = --quick ]; then
 	N1=${E2E_N1:-100000} N2=${E2E_N2:-1000000} ROUNDS=${E2E_ROUNDS:-1}
@@ -439,6 +439,8 @@ clean, ceiling: floor ($(mib "$F1") MiB) / xdp-filter $C_XF|$T_CLEAN|floor1_pass
 flood $C_XF: bloomgate $C1 \`--capacity\` / xdp-filter|$T_XF|bg1c|xf|
 flood $C1: bloomgate / nftables|$T_F1|bg1|nft|>= 4
 flood $C1: bloomgate \`--capacity\` / nftables|$T_F1|bg1c|nft|>= 4
+flood $C1, ceiling: floor ($(mib "$F1") MiB) / nftables|$T_F1|floor1_drop|nft|
+flood $C1, ceiling: bare \`XDP_DROP\` / nftables|$T_F1|bare_drop|nft|
 EOT
 echo
 mind=$(awk 'NR == 1 || $3 < m { m = $3 } END { printf "%.1f", m * 100 }' "$TMP/med")
