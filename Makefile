@@ -83,7 +83,7 @@ $(BUILD)/bench.bpf.o: bench/bench.bpf.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/livegen.bpf.o: bench/livegen.bpf.c bench/livegen.h
+$(BUILD)/livegen.bpf.o: bench/livegen.bpf.c bench/livegen.h $(HEADERS)
 	$(call msg,BPF,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

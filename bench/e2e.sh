@@ -136,7 +136,7 @@ livegen_conf() { # NAME ARGS...
 
 # bloomgate: attach (native) and load through its CLI; the filter's bytes
 # from load's "filter: B blocks of 512 bits"; the load's wall time in ms.
-declare -A FBYTES LOADMS LOADLINE NAMESLINE
+declare -A FBYTES FK LOADMS LOADLINE NAMESLINE
 bg_conf() { # NAME PINSUB "LISTFILE..." [ATTACH OPTIONS...]
 	local n=$1 sub=$2 pin=$PIN/$2 list=$3 t out
 	shift 3
@@ -149,6 +149,7 @@ bg_conf() { # NAME PINSUB "LISTFILE..." [ATTACH OPTIONS...]
 		out=$(BLOOMGATE_PIN_DIR=$pin in_ns "$BG" load $list) || die "bloomgate load $list failed"
 		LOADMS[$sub]=$((($(date +%s%N) - t) / 1000000))
 		FBYTES[$sub]=$(echo "$out" | sed -n 's/^filter: *\([0-9]*\) blocks of 512 bits.*/\1/p' | awk '{ print $1 * 64 }')
+		FK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=\([0-9]*\),.*/\1/p')
 		LOADLINE[$sub]=$(echo "$out" | sed -n 's/^entries read: *//p')
 		NAMESLINE[$sub]=$(echo "$out" | sed -n 's/^names read: *//p')
 	fi
@@ -196,6 +197,14 @@ livegen_conf floor1_dropsrc floor --bytes "$F1" --verdict drop --match src
 livegen_conf floor2_pass floor --bytes "$F2" --verdict pass
 livegen_conf floor2_drop floor --bytes "$F2" --verdict drop
 livegen_conf floor2_dropsrc floor --bytes "$F2" --verdict drop --match src
+# the Bloom floor (bench/livegen.bpf.c): bloomgate's hash, block choice and
+# k-bit test on a plain array, nothing else
+K1=${FK[1m]} K2=${FK[10m]}
+[ -n "$K1" ] && [ -n "$K2" ] || die "cannot read k from bloomgate load"
+livegen_conf bfloor1_pass bloomfloor --bytes "$F1" --k "$K1" --verdict pass
+livegen_conf bfloor1_drop bloomfloor --bytes "$F1" --k "$K1" --verdict drop
+livegen_conf bfloor2_pass bloomfloor --bytes "$F2" --k "$K2" --verdict pass
+livegen_conf bfloor2_drop bloomfloor --bytes "$F2" --k "$K2" --verdict drop
 HAVE_FH=0
 if [ -r "$FIREHOL" ]; then
 	bg_conf bgfh fh "$FIREHOL"
@@ -250,6 +259,8 @@ R_CLEAN="$CLEAN_LO $CLEAN_N dst"
 row "$T_CLEAN" "$R_CLEAN" bare_pass "" "bare \`XDP_PASS\`" none
 row "$T_CLEAN" "$R_CLEAN" floor1_pass floor1_pass "floor: one random line of a $(mib "$F1") MiB array, pass" none
 row "$T_CLEAN" "$R_CLEAN" floor2_pass floor2_pass "floor: the same with a $(mib "$F2") MiB array" none
+row "$T_CLEAN" "$R_CLEAN" bfloor1_pass floor1_pass "Bloom floor: bloomgate's hash and $K1-bit test on one line of a $(mib "$F1") MiB array, pass" none
+row "$T_CLEAN" "$R_CLEAN" bfloor2_pass floor2_pass "Bloom floor, $(mib "$F2") MiB, $K2 bits" none
 row "$T_CLEAN" "$R_CLEAN" bg1 floor1_pass "bloomgate, $C1 /32 keys ($(mib "$F1") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" bg1c floor1_pass "bloomgate, $C1, \`--capacity $N1\` ($(mib "${FBYTES[1mc]}") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" bg2 floor2_pass "bloomgate, $C2 /32 keys ($(mib "$F2") MiB)" none
@@ -269,6 +280,7 @@ T_F1="flood, $C1 (every destination listed, dropped)"
 R_F1="0 $N1 dst"
 row "$T_F1" "$R_F1" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F1" "$R_F1" floor1_drop floor1_drop "floor: one random line, drop ($(mib "$F1") MiB)" all
+row "$T_F1" "$R_F1" bfloor1_drop floor1_drop "Bloom floor, drop ($(mib "$F1") MiB, $K1 bits)" all
 row "$T_F1" "$R_F1" bg1 floor1_drop "bloomgate $C1" all
 row "$T_F1" "$R_F1" bg1c floor1_drop "bloomgate $C1, \`--capacity\`" all
 row "$T_F1" "$R_F1" nft "" "nftables set $C1, drop (XDP_PASS in front)" all
@@ -276,6 +288,7 @@ T_F2="flood, $C2"
 R_F2="0 $N2 dst"
 row "$T_F2" "$R_F2" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F2" "$R_F2" floor2_drop floor2_drop "floor: one random line, drop ($(mib "$F2") MiB)" all
+row "$T_F2" "$R_F2" bfloor2_drop floor2_drop "Bloom floor, drop ($(mib "$F2") MiB, $K2 bits)" all
 row "$T_F2" "$R_F2" bg2 floor2_drop "bloomgate $C2" all
 row "$T_F2" "$R_F2" bg2c floor2_drop "bloomgate $C2, \`--capacity\`" all
 T_P="1 % listed ($C1 list)"
@@ -389,7 +402,7 @@ row_of() { # TRAFFIC CONF
 
 echo "### End to end: live frames into a veth pair (issue 10)"
 echo
-echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`."
+echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`."
 echo
 echo "| traffic | program on the receiving veth | Mpps | dropped | vs the floor |"
 echo "|---|---|---:|---:|---:|"
@@ -432,15 +445,23 @@ clean, $C1: bloomgate / floor|$T_CLEAN|bg1|floor1_pass|>= 0.95
 clean, $C1: bloomgate \`--capacity\` / floor|$T_CLEAN|bg1c|floor1_pass|>= 0.95
 clean, $C2: bloomgate / floor|$T_CLEAN|bg2|floor2_pass|>= 0.95
 clean, $C2: bloomgate \`--capacity\` / floor|$T_CLEAN|bg2c|floor2_pass|>= 0.95
+clean, $C1: Bloom floor / floor (the probe's own cost)|$T_CLEAN|bfloor1_pass|floor1_pass|
+clean, $C2: Bloom floor / floor|$T_CLEAN|bfloor2_pass|floor2_pass|
+clean, $C1: bloomgate \`--capacity\` / Bloom floor (bloomgate's own cost)|$T_CLEAN|bg1c|bfloor1_pass|
+clean, $C2: bloomgate \`--capacity\` / Bloom floor|$T_CLEAN|bg2c|bfloor2_pass|
+flood $C1: bloomgate \`--capacity\` / Bloom floor|$T_F1|bg1c|bfloor1_drop|
+flood $C2: bloomgate \`--capacity\` / Bloom floor|$T_F2|bg2c|bfloor2_drop|
 clean: bloomgate $C1 / xdp-filter $C_XF|$T_CLEAN|bg1|xf|>= 1.1
 clean: bloomgate $C1 \`--capacity\` / xdp-filter $C_XF|$T_CLEAN|bg1c|xf|>= 1.1
 clean, ceiling: bare \`XDP_PASS\` / xdp-filter $C_XF|$T_CLEAN|bare_pass|xf|
 clean, ceiling: floor ($(mib "$F1") MiB) / xdp-filter $C_XF|$T_CLEAN|floor1_pass|xf|
+clean, ceiling: Bloom floor ($(mib "$F1") MiB) / xdp-filter $C_XF|$T_CLEAN|bfloor1_pass|xf|
 flood $C_XF: bloomgate $C1 \`--capacity\` / xdp-filter|$T_XF|bg1c|xf|
 flood $C1: bloomgate / nftables|$T_F1|bg1|nft|>= 4
 flood $C1: bloomgate \`--capacity\` / nftables|$T_F1|bg1c|nft|>= 4
 flood $C1, ceiling: floor ($(mib "$F1") MiB) / nftables|$T_F1|floor1_drop|nft|
 flood $C1, ceiling: bare \`XDP_DROP\` / nftables|$T_F1|bare_drop|nft|
+flood $C1, ceiling: Bloom floor / nftables|$T_F1|bfloor1_drop|nft|
 EOT
 echo
 mind=$(awk 'NR == 1 || $3 < m { m = $3 } END { printf "%.1f", m * 100 }' "$TMP/med")

@@ -5,11 +5,12 @@
  *
  *   livegen list LO N
  *	the addresses numbered [LO, LO + N) (livegen.h), one a line
- *   livegen attach IFACE drop|pass|floor [--bytes B] [--verdict drop|pass]
- *		[--match dst|src]
+ *   livegen attach IFACE drop|pass|floor|bloomfloor [--bytes B]
+ *		[--verdict drop|pass] [--match dst|src] [--k K]
  *	attaches a receiving program in native mode (netlink, no link: it
  *	stays after exit; `ip link set dev IFACE xdp off` removes it); the
- *	floor's array holds B bytes rounded up to 64-byte lines
+ *	floor's array holds B bytes rounded up to 64-byte lines; the Bloom
+ *	floor tests K bits (default 9) of a line
  *   livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S]
  *		[--cpu C] [--batch N]
  *	sends live frames into IFACE (one end of a veth pair) for S seconds
@@ -31,6 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bloomgate/abi.h"
 #include "livegen.h"
 #include "livegen.skel.h"
 
@@ -38,7 +40,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: livegen list LO N\n"
-		"       livegen attach IFACE drop|pass|floor [--bytes B] [--verdict drop|pass] [--match dst|src]\n"
+		"       livegen attach IFACE drop|pass|floor|bloomfloor [--bytes B] [--verdict drop|pass] [--match dst|src] [--k K]\n"
 		"       livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S] [--cpu C] [--batch N]\n");
 	exit(2);
 }
@@ -112,7 +114,7 @@ static struct livegen *open_skel(void)
 
 static int cmd_attach(int argc, char **argv)
 {
-	unsigned long bytes = 64, lines;
+	unsigned long bytes = 64, lines, k = 9;
 	int verdict = XDP_PASS, match = LG_MATCH_DST, err, i;
 	struct livegen *skel;
 	struct bpf_program *prog;
@@ -130,9 +132,13 @@ static int cmd_attach(int argc, char **argv)
 			verdict = !strcmp(argv[++i], "drop") ? XDP_DROP : XDP_PASS;
 		else if (!strcmp(argv[i], "--match"))
 			match = match_of(argv[++i]);
+		else if (!strcmp(argv[i], "--k"))
+			k = num(argv[++i]);
 		else
 			usage();
 	}
+	if (!k || k > BG_K_MAX)
+		usage();
 	lines = (bytes + 63) / 64;
 	if (!lines || lines > 0xffffffffUL)
 		usage();
@@ -143,11 +149,14 @@ static int cmd_attach(int argc, char **argv)
 		prog = skel->progs.lg_pass;
 	else if (!strcmp(argv[1], "floor"))
 		prog = skel->progs.lg_floor;
+	else if (!strcmp(argv[1], "bloomfloor"))
+		prog = skel->progs.lg_bloomfloor;
 	else
 		usage();
 	skel->rodata->floor_lines = lines;
 	skel->rodata->floor_verdict = verdict;
 	skel->rodata->floor_match = match;
+	skel->rodata->bloom_k = (__u32)k;
 	err = bpf_map__set_max_entries(skel->maps.lg_floor_map, lines);
 	if (!err)
 		err = livegen__load(skel);
