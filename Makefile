@@ -53,6 +53,11 @@ HEADERS  := $(wildcard include/bloomgate/*.h user/*.h bpf/*.h)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
+	       -fno-sanitize-recover=undefined $(WARN) -std=gnu11 -Iinclude \
+	       -Iuser -D_GNU_SOURCE
 BPFT_SRCS := $(wildcard tests/bpf/test_*.c)
 BPFT_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(BPFT_SRCS))
 TEST_HEADERS := $(wildcard tests/*.h)
@@ -67,7 +72,7 @@ $(BENCH_BPF): bench/bench.h
 # the end-to-end section's live-frames generator (bench/e2e.sh), a tool of its own
 LIVEGEN := $(BUILD)/livegen
 
-.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean
+.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean fuzz
 all: $(BUILD)/bloomgate
 
 deps:
@@ -115,6 +120,15 @@ TEST_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointe
 # came to need the kernel part would fail to link here. test_abi is the
 # exception: it compares abi.h with the BTF of the BPF object (libbpf).
 UNIT_LIBBPF := abi
+# clang: libFuzzer and its sanitizers, over the core sources themselves
+# (the parsers and what they call; no libbpf)
+FUZZ_LIB := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
+	    user/domains.c user/sources.c
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(HEADERS)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB) -o $@
+
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(TEST_HEADERS) $(CORE_SRCS) $(HEADERS) $(SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
@@ -146,8 +160,15 @@ $(LIVEGEN): bench/livegen.c bench/livegen.h $(BUILD)/livegen.skel.h
 	$(Q)$(CC) $(CFLAGS) $< -lbpf -lelf -lz -o $@
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPFT_BINS) $(TEST_HELPERS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPFT_BINS) $(TEST_HELPERS) $(FUZZ_BINS)
 	$(Q)./tests/run.sh
+
+# libFuzzer targets (tests/fuzz/): `make test` runs each for FUZZ_SECONDS
+# (tests/run.sh, default 15) on its committed corpus; `make fuzz` longer.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) ./tests/fuzz/run.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_HELPERS)

@@ -11,12 +11,13 @@ set -eu
 # JSON in the CLI and the load record. The agent: libyaml-dev (its
 # config), libcurl4-openssl-dev (fetching lists), libsqlite3-dev (its
 # store), libmicrohttpd-dev (/metrics), libsystemd-dev (sd_notify).
+# libclang-rt-14-dev: libFuzzer and the sanitizers (tests/fuzz/).
 # gcc-multilib: the asm/ headers that the BPF fixture compiled by the e2e
 # tests (no multiarch -I) includes.
 BUILD_PKGS="libc6-dev linux-libc-dev gcc-multilib llvm libbpf-dev libxdp-dev
 xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev
 libyaml-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev
-libmicrohttpd-dev libsystemd-dev"
+libmicrohttpd-dev libsystemd-dev libclang-rt-14-dev"
 PKGS="$BUILD_PKGS $(bg_cmd_pkgs)"
 
 # One dpkg-query for all of them: "ii NAME " per installed package. A

@@ -32,6 +32,11 @@ for t in build/tests/test_*; do
 	count "$t" "${PIPESTATUS[0]}"
 done
 
+# libFuzzer targets, FUZZ_SECONDS each (tests/fuzz/run.sh)
+echo "=== tests/fuzz/run.sh"
+bash tests/fuzz/run.sh 2>&1 | tee "$log"
+count tests/fuzz/run.sh "${PIPESTATUS[0]}"
+
 for t in tests/e2e/test_*.sh; do
 	[ -f "$t" ] || continue
 	echo "=== $t"

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libFuzzer target: format detection (user/sources.c bg_format_detect,
+ * user/domains.c bg_dom_detect) and the per-line classifier it uses
+ * (bg_list_line_kind, bg_list_scan). Detection must name a real format for
+ * any bytes, never BG_FMT_AUTO, and a domain format for the domain
+ * detector.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domains.h"
+#include "lists.h"
+#include "sources.h"
+
+static void count_entry(void *ctx, size_t line, const char *text,
+			const struct bg_key4 *k4, const struct bg_key6 *k6)
+{
+	(void)line;
+	(void)text;
+	if (!k4 == !k6)
+		abort(); /* an entry is one address, of one family */
+	(*(size_t *)ctx)++;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *buf = (const char *)data;
+	enum bg_format f = bg_format_detect(buf, size);
+	enum bg_format d = bg_dom_detect(buf, size);
+	size_t entries = 0;
+
+	if (f == BG_FMT_AUTO || !bg_format_name(f))
+		abort();
+	if (d != BG_FMT_PLAIN && d != BG_FMT_HOSTS && d != BG_FMT_ADBLOCK)
+		abort();
+	(void)bg_list_scan(buf, size, count_entry, &entries);
+	if (entries > size / 2 + 1)
+		abort(); /* an entry takes at least two bytes of its own */
+	(void)bg_list_line_kind(buf, buf + size, memchr(buf, 0, size) != NULL);
+	return 0;
+}
