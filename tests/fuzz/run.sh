@@ -6,7 +6,7 @@
 # crashing input is kept and printed in hex, to be added to the corpus once
 # fixed.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 SECS=${FUZZ_SECONDS:-15}
 fail=0
