@@ -192,6 +192,7 @@ static void fetch_src_of(const struct bg_cfg_list *l, struct bg_fetch_src *f)
 	f->format = l->format;
 	f->subdomains = l->subdomains;
 	f->allow = l->allow;
+	f->allow_wide = l->allow_wide;
 	f->timeout = l->timeout;
 	f->max_bytes = l->max_bytes;
 	f->max_shrink = l->max_shrink;
@@ -338,9 +339,10 @@ static void fingerprint(const struct agent *a, char *out, size_t len)
 
 		if (!s->have_copy)
 			continue;
-		o += (size_t)snprintf(out + o, len - o, ";%s:%s:%d:%d:%d",
+		o += (size_t)snprintf(out + o, len - o, ";%s:%s:%d:%d:%d:%d",
 				      s->cfg->name, s->sha256, s->cfg->format,
-				      s->cfg->subdomains, s->cfg->allow);
+				      s->cfg->subdomains, s->cfg->allow,
+				      s->cfg->allow_wide);
 	}
 }
 
@@ -473,6 +475,7 @@ static int rebuild(struct agent *a)
 			bg_sources_free(&srcs);
 			return -ENOMEM;
 		}
+		srcs.v[srcs.n - 1].allow_wide = (uint8_t)!!s->cfg->allow_wide;
 	}
 	if (bg_sources_done(&srcs)) {
 		logf_("no block list has a good copy yet: the filter is unchanged");

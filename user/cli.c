@@ -342,6 +342,7 @@ static int cmd_detach(int argc, char **argv)
 struct load_ctx {
 	struct bg_sources *srcs;
 	int strict;
+	int allow_wide;
 	double fpr;
 };
 
@@ -416,6 +417,9 @@ static const struct bg_opt load_opts[] = {
 	{ .name = "strict", .type = BG_OPT_FLAG,
 	  .help = "fail on a rejected line or a too-deep subdomain rule",
 	  .off = offsetof(struct load_ctx, strict) },
+	{ .name = "allow-wide", .type = BG_OPT_FLAG,
+	  .help = "load IPv4 prefixes shorter than /8 and IPv6 shorter than /16",
+	  .off = offsetof(struct load_ctx, allow_wide) },
 	{ .name = "format", .type = BG_OPT_ENUM, .metavar = "F", .values = format_values,
 	  .help = "read the lists after it as F", .max_count = BG_OPT_MANY,
 	  .set = load_format },
@@ -467,6 +471,12 @@ static const struct bg_cmd load_cmd = {
 	"--strict fails the load on any rejected line, and on any subdomain\n"
 	"rule deeper than " BG_TEXTIFY(BG_DNS_SUFFIX_MAX) " labels (never matched), instead of reporting\n"
 	"and skipping it.\n"
+	"A prefix shorter than /8 (IPv4) or /16 (IPv6), /0 included, is\n"
+	"rejected unless --allow-wide is given (then loaded with a warning):\n"
+	"one such line would block far more than any list means. In an\n"
+	"--allow list it always loads, with a warning. ::ffff:a.b.c.d[/n]\n"
+	"(n >= 96) is loaded as the IPv4 entry a.b.c.d[/n-96], with a\n"
+	"warning; --strict rejects it.\n"
 	"Every rejected line is reported as FILE:LINE: reason: 'text'.",
 	.opts = load_opts, .pos = &load_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
 	.defaults = &load_defaults, .done = load_done,
@@ -501,6 +511,7 @@ static int cmd_load(int argc, char **argv)
 	}
 	o.sources = &srcs;
 	o.strict = c.strict;
+	o.allow_wide = c.allow_wide;
 	o.fpr = c.fpr;
 	bg_load_report_init(&r);
 	ret = bg_load(&st, &o, &r);

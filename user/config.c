@@ -481,7 +481,7 @@ static const struct field iface_fields[I__COUNT + 1] = {
 };
 
 enum { L_NAME, L_URL, L_PATH, L_FORMAT, L_SUBDOMAINS, L_ALLOW, L_REFRESH,
-       L_TIMEOUT, L_MAX_BYTES, L_MAX_SHRINK, L__COUNT };
+       L_TIMEOUT, L_MAX_BYTES, L_MAX_SHRINK, L_ALLOW_WIDE, L__COUNT };
 
 #define L_OFF(m) offsetof(struct bg_cfg_list, m)
 static const struct field list_fields[L__COUNT + 1] = {
@@ -505,6 +505,10 @@ static const struct field list_fields[L__COUNT + 1] = {
 			  .off = L_OFF(max_bytes) },
 	[L_MAX_SHRINK] = { .key = "max_shrink", .type = F_SHARE,
 			   .off = L_OFF(max_shrink) },
+	/* per list, not global: the opt-in is trust in one list's
+	 * content, and a fetched list stays guarded beside a local one */
+	[L_ALLOW_WIDE] = { .key = "allow_wide", .type = F_BOOL,
+			   .off = L_OFF(allow_wide) },
 };
 
 _Static_assert(R__COUNT <= FIELDS_MAX && I__COUNT <= FIELDS_MAX &&
@@ -977,6 +981,10 @@ static int walk_lists(struct pctx *p, const struct ynode *y, size_t key_line,
 		if (l->subdomains && l->format == BG_FMT_ADDR)
 			return bad(p, lines[L_SUBDOMAINS], "%s.subdomains: an addr list has no names",
 				   where);
+		if (l->allow_wide && l->format != BG_FMT_AUTO &&
+		    l->format != BG_FMT_ADDR)
+			return bad(p, lines[L_ALLOW_WIDE], "%s.allow_wide: a %s list has no prefixes",
+				   where, bg_format_name(l->format));
 		n_allow += !!l->allow;
 	}
 	/* As `bloomgate load` refuses: a filter built from allowlists only

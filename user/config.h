@@ -44,6 +44,9 @@ struct bg_cfg_list {
 	int format; /* enum bg_format (user/format.h); BG_FMT_AUTO when absent */
 	int subdomains; /* bool */
 	int allow; /* bool: an allowlist */
+	/* bool: its wide prefixes load (`load --allow-wide`); addr or
+	 * detected lists only */
+	int allow_wide;
 	/* Seconds. URL: default 3600, > 0. Path: 0 (watched, no timer)
 	 * unless given. */
 	double refresh;

@@ -16,6 +16,7 @@ struct collect {
 	struct bg_explain_list *out;
 	const char *query;
 	int want_allow;
+	int wide_ok; /* the list's wide prefixes were loaded */
 	int err;
 };
 
@@ -53,9 +54,13 @@ static void on_cover(void *ctx, const char *path, size_t line, const char *text,
 		     const struct bg_key4 *k4, const struct bg_key6 *k6)
 {
 	char a[INET6_ADDRSTRLEN] = "?", pfx[INET6_ADDRSTRLEN + 8] = "?";
+	struct collect *c = ctx;
 
 	/* The entry as it was read (masked), not the raw line with comments. */
 	(void)text;
+	/* a wide prefix the load rejected built nothing: not a reason */
+	if (!c->wide_ok && bg_key_wide(k4 ? BG_KEY_IPV4 : BG_KEY_IPV6, k4, k6))
+		return;
 	if (k4) {
 		inet_ntop(AF_INET, &k4->addr, a, sizeof(a));
 		snprintf(pfx, sizeof(pfx), k4->plen == 32 ? "%s" : "%s/%u", a, k4->plen);
@@ -74,11 +79,15 @@ static void find_addr(struct bg_explanation *x, const struct bg_record *rec,
 	int i;
 
 	c->out = allow ? &x->allow : &x->block;
-	for (i = 0; i < rec->n; i++)
-		if (rec->src[i].format == BG_FMT_ADDR && rec->src[i].allow == allow &&
-		    bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, c) < 0 &&
+	for (i = 0; i < rec->n; i++) {
+		if (rec->src[i].format != BG_FMT_ADDR || rec->src[i].allow != allow)
+			continue;
+		/* as bg_source_parse() read it: an allowlist's always load */
+		c->wide_ok = allow || rec->src[i].allow_wide;
+		if (bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, c) < 0 &&
 		    !x->unreadable)
 			x->unreadable = rec->src[i].path;
+	}
 }
 
 static void on_name(void *ctx, const char *path, size_t line, const char *text,

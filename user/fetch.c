@@ -321,6 +321,7 @@ static int validate(const struct bg_fetch_src *src, const char *path,
 		.format = (uint8_t)src->format,
 		.subdomains = !!src->subdomains,
 		.allow = !!src->allow,
+		.allow_wide = !!src->allow_wide,
 	};
 	struct bg_list_opts o = { .diag = count_diag };
 	struct bg_blocklist bl;

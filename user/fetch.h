@@ -26,6 +26,7 @@ struct bg_fetch_src {
 	const char *path; /* a local file, or NULL; exactly one of the two */
 	int format, subdomains, allow; /* as `load --format` etc. (enum
 					  bg_format of user/format.h) */
+	int allow_wide; /* as `load --allow-wide` */
 	double timeout; /* seconds, the whole transfer (URL); <= 0: 30 s */
 	uint64_t max_bytes; /* size cap of a body (decoded); 0: no cap */
 	/* refuse a copy with fewer than (1 - max_shrink) * prev_entries

@@ -19,7 +19,11 @@
  * A prefix is "address/length": the length in decimal, 0..32 for IPv4 and
  * 0..128 for IPv6, no sign, no leading zero, no blank around the '/'. Host
  * bits set below the length ("10.1.2.3/8") are cleared, and the line is
- * reported as a warning; it is still accepted.
+ * reported as a warning; it is still accepted. An IPv4-mapped IPv6 entry
+ * (::ffff:a.b.c.d[/n], n >= 96) is read as the IPv4 entry it names, with a
+ * warning (rejected under strict); a wide prefix (IPv4 below /8, IPv6
+ * below /16) is rejected unless allowed (see bg_list_parse_buf() in
+ * lists.h).
  *
  * Speed (10M-line lists): lines are parsed in place, keys are appended to
  * amortised-doubling arrays (no allocation per line), and IPv4 dotted quads
@@ -62,6 +66,14 @@ static const char R_ZONE[] = "IPv6 zone index not allowed";
 static const char R_TRAILING[] = "trailing text after address";
 static const char R_TOO_LONG[] = "line too long";
 static const char R_BINARY[] = "binary data";
+static const char R_MAPPED[] =
+	"IPv4-mapped IPv6 address, refused by --strict (write it as IPv4)";
+static const char R_WIDE4[] =
+	"prefix shorter than /8 blocks too much (needs --allow-wide)";
+static const char R_WIDE6[] =
+	"prefix shorter than /16 blocks too much (needs --allow-wide)";
+/* ::ffff:0:0/96, the IPv4-mapped IPv6 addresses (RFC 4291 2.5.5.2). */
+#define BG_MAPPED_PLEN 96
 
 void bg_list_init(struct bg_list *l)
 {
@@ -314,42 +326,91 @@ static inline int is_comment(char c)
 }
 
 
-/* "name:line: warning: host bits set, using 10.0.0.0/8: 'text'". */
-static void report_host_bits(const struct bg_reporter *out, const char *name, size_t lineno,
-			     int kind, const struct bg_key4 *k4,
-			     const struct bg_key6 *k6, const char *s, size_t n)
+/* What parse_line() noticed about an entry it accepted (*flags). */
+#define LINE_F_HOST_BITS 1 /* bits set below the length, cleared */
+#define LINE_F_MAPPED 2 /* IPv4-mapped IPv6, made the IPv4 key */
+/* and what bg_list_parse_buf() adds before reporting */
+#define LINE_F_WIDE 4 /* a wide prefix, loaded: opted in */
+#define LINE_F_WIDE_ALLOW 8 /* a wide prefix, loaded: an allowlist's */
+
+/*
+ * The one warning of an accepted line, its reasons joined with "; ":
+ * "name:line: warning: host bits set, using 10.0.0.0/8: 'text'",
+ * "warning: IPv4-mapped IPv6, using 10.9.0.1",
+ * "warning: host bits set, using 0.0.0.0/0; wide prefix, loaded
+ * (--allow-wide)". The key is written as it was loaded, its /length
+ * left out for a single address.
+ */
+static void report_warning(const struct bg_reporter *out, const char *name,
+			   size_t lineno, int flags, int kind,
+			   const struct bg_key4 *k4, const struct bg_key6 *k6,
+			   const char *s, size_t n)
 {
-	char addr[INET6_ADDRSTRLEN], why[128];
-	unsigned int plen;
+	char addr[INET6_ADDRSTRLEN], key[INET6_ADDRSTRLEN + 8], why[192];
+	unsigned int plen, bits;
+	size_t w = 0;
 
 	if (kind == BG_KEY_IPV4) {
 		inet_ntop(AF_INET, &k4->addr, addr, sizeof(addr));
 		plen = k4->plen;
+		bits = 32;
 	} else {
 		inet_ntop(AF_INET6, k6->addr, addr, sizeof(addr));
 		plen = k6->plen;
+		bits = 128;
 	}
-	snprintf(why, sizeof(why), "warning: host bits set, using %s/%u", addr,
-		 plen);
+	if (plen == bits && (flags & LINE_F_MAPPED))
+		snprintf(key, sizeof(key), "%s", addr);
+	else
+		snprintf(key, sizeof(key), "%s/%u", addr, plen);
+	/* mapped names the key loaded, masked: host bits need no word */
+	if (flags & LINE_F_MAPPED)
+		w += (size_t)snprintf(why + w, sizeof(why) - w,
+				      "warning: IPv4-mapped IPv6, using %s", key);
+	else if (flags & LINE_F_HOST_BITS)
+		w += (size_t)snprintf(why + w, sizeof(why) - w,
+				      "warning: host bits set, using %s", key);
+	if (flags & (LINE_F_WIDE | LINE_F_WIDE_ALLOW))
+		snprintf(why + w, sizeof(why) - w, "%s%s", w ? "; " : "warning: ",
+			 flags & LINE_F_WIDE ?
+				 "wide prefix, loaded (--allow-wide)" :
+				 "wide prefix in an allowlist: lets all of it through");
 	bg_report_line(out, name, lineno, why, s, n);
 }
-
 
 /* parse_line() outcomes besides an entry's kind (BG_KEY_IPV4/6). */
 #define LINE_SKIP 0 /* blank or comment */
 #define LINE_REJECT (-1) /* *reason tells why */
 
 /*
- * One line [p, le): an entry (its kind, the key filled, *host_bits set),
- * LINE_SKIP or LINE_REJECT.
+ * ::ffff:a.b.c.d/n, n >= 96, into a.b.c.d/(n - 96). No IPv4 packet is ever
+ * probed with an IPv6 key, so the IPv6 key of such an entry would never
+ * match anything: the list meant the IPv4 address. A shorter ::ffff:0:0/n
+ * also covers addresses that are not mapped ones: an IPv6 prefix, left.
+ */
+static inline int unmap(const struct bg_key6 *k6, struct bg_key4 *k4)
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+	__u32 a;
+
+	if (k6->plen < BG_MAPPED_PLEN || memcmp(k6->addr, mapped, 12))
+		return 0;
+	memcpy(&a, k6->addr + 12, sizeof(a));
+	bg_key4_init(k4, a, (__u8)(k6->plen - BG_MAPPED_PLEN));
+	return 1;
+}
+
+/*
+ * One line [p, le): an entry (its kind, the key filled, *flags set:
+ * LINE_F_HOST_BITS, LINE_F_MAPPED), LINE_SKIP or LINE_REJECT.
  */
 static inline __attribute__((always_inline)) int
 parse_line(const char *p, const char *le, int has_nul, struct bg_key4 *k4,
-	   struct bg_key6 *k6, const char **reason, int *host_bits)
+	   struct bg_key6 *k6, const char **reason, int *flags)
 {
 	const char *q = p, *t;
 	size_t n = (size_t)(le - p);
-	int kind;
+	int kind, host_bits = 0;
 
 	if (n && p[n - 1] == '\r')
 		n--;
@@ -369,8 +430,8 @@ parse_line(const char *p, const char *le, int has_nul, struct bg_key4 *k4,
 	t = q;
 	while (q < le && !is_space(*q) && !is_comment(*q))
 		q++;
-	*host_bits = 0;
-	kind = parse_token(t, (size_t)(q - t), k4, k6, reason, host_bits);
+	*flags = 0;
+	kind = parse_token(t, (size_t)(q - t), k4, k6, reason, &host_bits);
 	if (!kind) {
 		/* "192.0.2.0/ 24": the length is behind a blank */
 		if (*reason == R_PLEN &&
@@ -391,7 +452,23 @@ parse_line(const char *p, const char *le, int has_nul, struct bg_key4 *k4,
 		*reason = *q == '/' ? R_PLEN_BLANK : R_TRAILING;
 		return LINE_REJECT;
 	}
+	if (host_bits)
+		*flags |= LINE_F_HOST_BITS;
+	if (kind == BG_KEY_IPV6 && unmap(k6, k4)) {
+		*flags |= LINE_F_MAPPED;
+		kind = BG_KEY_IPV4;
+	}
 	return kind;
+}
+
+/* A wide prefix (lists.h): 1, and its reason of rejection. */
+static inline int is_wide(int kind, const struct bg_key4 *k4,
+			  const struct bg_key6 *k6, const char **reason)
+{
+	if (!bg_key_wide(kind, k4, k6))
+		return 0;
+	*reason = kind == BG_KEY_IPV4 ? R_WIDE4 : R_WIDE6;
+	return 1;
 }
 
 int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
@@ -403,16 +480,38 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 	struct bg_key4 k4;
 	struct bg_key6 k6;
 	struct bg_reporter rep = bg_reporter_of(opts);
-	int kind, hb = 0, ret = 0;
+	int strict = opts && opts->strict;
+	int allow_wide = opts && opts->allow_wide;
+	int allowlist = opts && opts->allowlist;
+	int kind, fl = 0, ret = 0;
 
 	if (!name)
 		name = "-";
 	l->files++;
 	bg_lines_init(&it, buf, len);
 	while (bg_lines_next(&it, &s, &e)) {
-		kind = parse_line(s, e, it.has_nul, &k4, &k6, &reason, &hb);
+		kind = parse_line(s, e, it.has_nul, &k4, &k6, &reason, &fl);
 		if (kind == LINE_SKIP)
 			continue;
+		if (kind > 0 && (fl & LINE_F_MAPPED) && strict) {
+			/* strict: the list says what it means, or is refused */
+			kind = LINE_REJECT;
+			reason = R_MAPPED;
+		}
+		/*
+		 * A wide prefix in an allowlist loads without the opt-in: it
+		 * only lets traffic through, so the worst it does is turn
+		 * the filter off for its range, never cut the gateway off.
+		 * The warning says so, since that is rarely what was meant.
+		 */
+		if (kind > 0 && is_wide(kind, &k4, &k6, &reason)) {
+			if (allowlist)
+				fl |= LINE_F_WIDE_ALLOW;
+			else if (allow_wide)
+				fl |= LINE_F_WIDE;
+			else
+				kind = LINE_REJECT;
+		}
 		if (kind == LINE_REJECT) {
 			rejected++;
 			bg_report_line(&rep, name, it.lineno,
@@ -424,10 +523,10 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 			break;
 		}
 		l->accepted++;
-		if (hb) {
+		if (fl) {
 			warnings++;
-			report_host_bits(&rep, name, it.lineno,
-					 kind, &k4, &k6, s, (size_t)(e - s));
+			report_warning(&rep, name, it.lineno, fl, kind, &k4,
+				       &k6, s, (size_t)(e - s));
 		}
 	}
 
@@ -436,7 +535,7 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 	l->warnings += warnings;
 	if (ret)
 		return ret;
-	return rejected && opts && opts->strict ? -EINVAL : 0;
+	return rejected && strict ? -EINVAL : 0;
 }
 
 /* ---- Files -------------------------------------------------------------- */
@@ -463,11 +562,11 @@ int bg_list_scan(const char *buf, size_t len, bg_scan_fn cb, void *ctx)
 	struct bg_key4 e4;
 	struct bg_key6 e6;
 	size_t count = 0;
-	int kind, hb;
+	int kind, fl;
 
 	bg_lines_init(&it, buf, len);
 	while (bg_lines_next(&it, &s, &e)) {
-		kind = parse_line(s, e, it.has_nul, &e4, &e6, &reason, &hb);
+		kind = parse_line(s, e, it.has_nul, &e4, &e6, &reason, &fl);
 		if (kind != BG_KEY_IPV4 && kind != BG_KEY_IPV6)
 			continue; /* blank, comment or rejected */
 		count++;
@@ -901,8 +1000,8 @@ int bg_list_line_kind(const char *s, const char *e, int has_nul)
 	const char *reason;
 	struct bg_key4 k4;
 	struct bg_key6 k6;
-	int kind, hb;
+	int kind, fl;
 
-	kind = parse_line(s, e, has_nul, &k4, &k6, &reason, &hb);
+	kind = parse_line(s, e, has_nul, &k4, &k6, &reason, &fl);
 	return kind == LINE_SKIP ? 0 : kind == LINE_REJECT ? -1 : 1;
 }

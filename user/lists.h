@@ -21,14 +21,22 @@ struct bg_list {
 	size_t accepted; /* entries accepted, before de-duplication */
 	size_t rejected; /* lines rejected (reported) */
 	size_t duplicates; /* accepted entries dropped by bg_list_finish() */
-	size_t warnings; /* accepted lines reported with a warning */
+	size_t warnings; /* accepted lines reported with a warning (one
+			  * a line, whatever it says) */
 	size_t covered; /* distinct entries inside a shorter listed prefix,
 			 * dropped by bg_list_finish() */
 };
 
 /* Options of a parse, shared by every list parser. */
 struct bg_list_opts {
-	int strict; /* a rejected line makes the parse fail with -EINVAL */
+	int strict; /* a rejected line makes the parse fail with -EINVAL;
+		     * an IPv4-mapped IPv6 entry is then rejected too */
+	/* Wide prefixes (IPv4 shorter than /8, IPv6 shorter than /16, /0
+	 * included) load with a warning instead of being rejected. */
+	int allow_wide;
+	/* An allowlist (`load --allow`): its wide prefixes load with a
+	 * warning, opted in or not (see bg_list_parse_buf()). */
+	int allowlist;
 	FILE *report; /* where "file:line: reason" goes; NULL: stderr */
 	bg_diag_fn diag; /* when set, diagnostics go here instead (io.h) */
 	void *diag_ctx;
@@ -39,6 +47,23 @@ static inline struct bg_reporter bg_reporter_of(const struct bg_list_opts *o)
 {
 	return o ? bg_reporter_make(o->report, o->diag, o->diag_ctx)
 		 : bg_reporter_make(NULL, NULL, NULL);
+}
+
+/*
+ * Wide prefixes: shorter than these need an opt-in (allow_wide above). One
+ * mistaken line such as 0.0.0.0/0 would cut a gateway off from everything,
+ * and no public blocklist means a /7 of IPv4 or a /15 of IPv6 (a /8 is a
+ * whole RIR allocation; no IPv6 allocation comes near a /16).
+ */
+#define BG_WIDE4_PLEN 8
+#define BG_WIDE6_PLEN 16
+
+/* 1 if the key of the kind given (BG_KEY_IPV4/6) is a wide prefix. */
+static inline int bg_key_wide(int kind, const struct bg_key4 *k4,
+			      const struct bg_key6 *k6)
+{
+	return kind == BG_KEY_IPV4 ? k4->plen < BG_WIDE4_PLEN :
+				     k6->plen < BG_WIDE6_PLEN;
 }
 
 void bg_list_init(struct bg_list *l);
@@ -53,6 +78,16 @@ void bg_list_free(struct bg_list *l);
  * ("10.1.2.3/8") is accepted masked (10.0.0.0/8) and reported as
  * "name:line: warning: host bits set, using 10.0.0.0/8: 'text'"; warnings
  * are counted in l->warnings and never fail a parse, strict or not.
+ *
+ * An IPv4-mapped IPv6 entry (::ffff:a.b.c.d, ::ffff:a.b.c.d/n with n >= 96)
+ * is the IPv4 entry a.b.c.d/(n - 96), reported as "warning: IPv4-mapped
+ * IPv6, using a.b.c.d"; opts->strict rejects it instead. A shorter
+ * ::ffff:0:0/n is an ordinary IPv6 prefix.
+ *
+ * A wide prefix (IPv4 shorter than /8, IPv6 shorter than /16) is rejected,
+ * with a reason naming --allow-wide, unless opts->allow_wide or
+ * opts->allowlist; then it loads with a warning. One warning a line: the
+ * reasons of a line are joined with "; ".
  */
 int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 		      size_t len, const struct bg_list_opts *opts);
@@ -109,7 +144,8 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 
 /*
  * Every accepted entry of an address list held in memory, in line order,
- * parsed exactly as bg_list_parse_buf() parses it (the same line parser):
+ * parsed exactly as bg_list_parse_buf() parses it (the same line parser,
+ * without options: IPv4-mapped entries as IPv4, wide prefixes accepted):
  * cb gets the 1-based line number, the line's text without surrounding
  * blanks (comment included, NUL-terminated, valid during the call) and the
  * entry's masked key, k4 or k6 (the other NULL). Blank, comment and

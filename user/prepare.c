@@ -157,6 +157,7 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 				    strerror(-ret));
 	/* check re-reads the list as it was read here */
 	src->format = (uint8_t)used;
+	src->allow_wide |= !!lo->allow_wide;
 	r->n_allow += src->allow;
 	if (used == BG_FMT_ADDR) {
 		r->n_addr++;
@@ -187,7 +188,8 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 		    struct bg_load_report *r)
 {
 	struct diag_ctx dc = { .o = o, .r = r };
-	struct bg_list_opts lo = { .strict = o->strict, .diag = on_diag,
+	struct bg_list_opts lo = { .strict = o->strict,
+				   .allow_wide = o->allow_wide, .diag = on_diag,
 				   .diag_ctx = &dc };
 	struct bg_sources *srcs = o->sources;
 	uint8_t *allow_file = NULL;

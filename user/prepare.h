@@ -32,6 +32,7 @@ struct bg_load_opts {
 				       to the one used (detected or stated) */
 	double fpr; /* target false-positive rate; 0: BG_FPR_DEFAULT */
 	int strict; /* a rejected line (or a too-deep rule) fails the load */
+	int allow_wide; /* wide prefixes of every list load (bg_list_opts) */
 	bg_diag_fn diag; /* every diagnostic as it happens; may be NULL */
 	void *diag_ctx;
 	uint64_t seed; /* 0: random (getrandom()) */

@@ -70,6 +70,7 @@ static struct json_object *source_json(const struct bg_source *s)
 	if (add(o, "role", json_object_new_string(s->allow ? "allow" : "block")) ||
 	    add(o, "format", json_object_new_string(bg_format_name(s->format))) ||
 	    add(o, "subdomains", json_object_new_boolean(s->subdomains != 0)) ||
+	    add(o, "allow_wide", json_object_new_boolean(s->allow_wide != 0)) ||
 	    add(o, "path", json_object_new_string(p))) {
 		json_object_put(o);
 		return NULL;
@@ -269,7 +270,7 @@ static int64_t get_uint(struct json_object *o, const char *key, int64_t max)
 static int source_of(struct json_object *o, struct bg_source *src)
 {
 	const char *role, *fmt, *path;
-	struct json_object *sub;
+	struct json_object *sub, *wide;
 	int f;
 
 	memset(src, 0, sizeof(*src));
@@ -290,6 +291,12 @@ static int source_of(struct json_object *o, struct bg_source *src)
 	src->allow = !strcmp(role, "allow");
 	src->format = (uint8_t)f;
 	src->subdomains = json_object_get_boolean(sub) ? 1 : 0;
+	/* absent in a record written before it: the default, refused */
+	if (json_object_object_get_ex(o, "allow_wide", &wide)) {
+		if (!json_object_is_type(wide, json_type_boolean))
+			return 1;
+		src->allow_wide = json_object_get_boolean(wide) ? 1 : 0;
+	}
 	src->path = strdup(path);
 	return src->path ? 0 : -ENOMEM;
 }

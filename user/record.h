@@ -9,7 +9,9 @@
  *
  *   {"version":2,"filter_id":N,"sources":[{"role":"block"|"allow",
  *    "format":"addr"|"plain"|"hosts"|"adblock","subdomains":bool,
- *    "path":"..."}, ...]}
+ *    "allow_wide":bool,"path":"..."}, ...]}
+ *
+ * ("allow_wide" may be absent, as in a record written before it: false.)
  *
  * The record of the text format before it ("filter N" then one line per
  * list) is not read: BG_RECORD_DIR is a tmpfs, so such a record exists only

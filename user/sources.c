@@ -159,8 +159,14 @@ int bg_source_parse(const struct bg_source *src, struct bg_blocklist *bl,
 	if (used)
 		*used = fmt;
 	if (fmt == BG_FMT_ADDR) {
+		struct bg_list_opts lo = { 0 };
+
+		if (opts)
+			lo = *opts;
+		lo.allow_wide |= src->allow_wide;
+		lo.allowlist = src->allow;
 		ret = bg_list_parse_buf(src->allow ? &bl->allow : &bl->block,
-					src->path, buf, len, opts);
+					src->path, buf, len, &lo);
 	} else {
 		o.format = fmt;
 		o.subdomains = src->subdomains;

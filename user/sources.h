@@ -57,6 +57,7 @@ struct bg_source {
 	uint8_t format; /* enum bg_format; BG_FMT_AUTO: detect */
 	uint8_t subdomains; /* plain domain entries cover subdomains */
 	uint8_t allow; /* an --allow list */
+	uint8_t allow_wide; /* its wide prefixes load (bg_list_opts) */
 };
 
 struct bg_sources {
@@ -84,7 +85,9 @@ int bg_sources_done(const struct bg_sources *s);
  * Reads one list file of any kind into bl: an address list into bl->block
  * (bl->allow when src->allow), a domain list into bl->names (every entry
  * an allow rule when src->allow), with opts->strict and its reports. The
- * format used (src->format, or the one detected) goes to *used. 0, or
+ * format used (src->format, or the one detected) goes to *used. An
+ * address list's wide prefixes load when opts->allow_wide or
+ * src->allow_wide (an --allow list's always: bg_list_parse_buf()). 0, or
  * -errno as bg_list_parse_file() / bg_names_parse_file() (-EINVAL: strict
  * and a line was rejected, or, in a domain list, a subdomain rule deeper
  * than BG_DNS_SUFFIX_MAX labels was reported: it would never match).

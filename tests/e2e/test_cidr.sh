@@ -4,7 +4,9 @@
 # holding one host of each; UDP to every address of the /24 and to a sample
 # of the /64 must be dropped, except the allowlisted hosts, which are
 # delivered; `stats` counts them as allowlisted and `check` names the
-# covering prefix and the allow entry with their file:line.
+# covering prefix and the allow entry with their file:line. Then
+# IPv4-mapped entries (loaded as IPv4) and wide prefixes (rejected unless
+# --allow-wide).
 # Prints "ok NAME" / "not ok NAME" per check and "# ..." notes; exits
 # non-zero when a check failed. Needs root, `make` and tests/tools/.
 #   bash tests/e2e/test_cidr.sh
@@ -206,6 +208,59 @@ traffic t7 3 "$PPS" "${BLOCKED[@]}" "${DELIVERED[@]}" || t_fail "traffic run fai
 w1=$(bg_stat allowlisted)
 check_delivery t7
 t_expect_eq "allowlisted counter growth" 0 "$((w1 - w0))"
+t_end "$E2E_NAME"
+
+# ---- IPv4-mapped entries and wide prefixes (issue 12) ------------------------------
+
+# ::ffff:a.b.c.d is the IPv4 entry (an IPv6 key would never meet an IPv4
+# packet); 0.0.0.0/0 and ::/0 are rejected lines without --allow-wide, and
+# the rest of the list loads.
+cat >"$T/hard" <<EOF
+# e2e: IPv4-mapped and wide entries
+::ffff:10.9.0.1
+::ffff:$NET4.9/128
+0.0.0.0/0
+::/0
+EOF
+
+E2E_NAME=mapped_loads_as_ipv4_wide_rejected
+t_begin
+bg_capture load --fpr 1e-6 "$T/hard"
+[ "$BG_RC" -eq 0 ] || t_fail "load failed (status $BG_RC): $BG_ERR"
+for want in \
+	"$T/hard:2: warning: IPv4-mapped IPv6, using 10.9.0.1: '::ffff:10.9.0.1'" \
+	"$T/hard:3: warning: IPv4-mapped IPv6, using $NET4.9: '::ffff:$NET4.9/128'" \
+	"$T/hard:4: prefix shorter than /8 blocks too much (needs --allow-wide): '0.0.0.0/0'" \
+	"$T/hard:5: prefix shorter than /16 blocks too much (needs --allow-wide): '::/0'"; do
+	grep -qxF "$want" <<<"$BG_ERR" || t_fail "load did not report: $want" "  stderr: $BG_ERR"
+done
+expect_check 10.9.0.1 "10.9.0.1: match (listed by 10.9.0.1 at $T/hard:2)"
+# the rejected 0.0.0.0/0 is no reason for anything
+expect_check "$NET4.9" "$NET4.9: match (listed by $NET4.9 at $T/hard:3)"
+expect_check ::ffff:10.9.0.1 "::ffff:10.9.0.1: no match"
+expect_check "$CTRL4" "$CTRL4: no match"
+expect_check "$CTRL6" "$CTRL6: no match"
+BLOCKED=("$NET4.9")
+DELIVERED=("$CTRL4" "$CTRL6" "$NET4.10")
+traffic t8 3 "$PPS" "${BLOCKED[@]}" "${DELIVERED[@]}" || t_fail "traffic run failed"
+check_delivery t8
+t_end "$E2E_NAME"
+
+E2E_NAME=wide_needs_allow_wide
+t_begin
+# --strict: a wide prefix is a rejected line, the load fails, nothing changes
+bg_capture load --strict --fpr 1e-6 "$T/hard"
+[ "$BG_RC" -ne 0 ] || t_fail "load --strict of a list with 0.0.0.0/0 succeeded"
+grep -qF "rejected lines with --strict; the running filter is unchanged" <<<"$BG_ERR" ||
+	t_fail "load --strict did not say why: $BG_ERR"
+expect_check "$CTRL4" "$CTRL4: no match"
+# opted in: loaded, still reported
+bg_capture load --allow-wide --fpr 1e-6 "$T/hard"
+[ "$BG_RC" -eq 0 ] || t_fail "load --allow-wide failed (status $BG_RC): $BG_ERR"
+grep -qxF "$T/hard:4: warning: wide prefix, loaded (--allow-wide): '0.0.0.0/0'" <<<"$BG_ERR" ||
+	t_fail "load --allow-wide did not warn about line 4: $BG_ERR"
+expect_check "$CTRL4" "$CTRL4: match (listed by 0.0.0.0/0 at $T/hard:4)"
+expect_check "$CTRL6" "$CTRL6: match (listed by ::/0 at $T/hard:5)"
 t_end "$E2E_NAME"
 
 E2E_NAME=detach

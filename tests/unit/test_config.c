@@ -80,11 +80,13 @@ static void test_example_file(void **state)
 	assert_null(l->path);
 	assert_true(l->refresh == 3600);
 	assert_int_equal(l->format, BG_FMT_AUTO);
+	assert_int_equal(l->allow_wide, 1); /* FireHOL lists 224.0.0.0/3 */
 	l = &c.lists[1];
 	assert_string_equal(l->name, "local");
 	assert_null(l->url);
 	assert_string_equal(l->path, "/etc/bloomgate/local.txt");
 	assert_true(l->refresh == 0);
+	assert_int_equal(l->allow_wide, 0);
 	l = &c.lists[2];
 	assert_string_equal(l->name, "ads");
 	assert_int_equal(l->format, BG_FMT_ADBLOCK);
@@ -347,7 +349,7 @@ static const struct err_case err_cases[] = {
 	{ "? [a, b]\n: 1\n" L1,
 	  "t.yaml:1: a key must be a name, not a list" },
 	{ "lists:\n  - name: a\n    path: /a\n    refrsh: 1h\n",
-	  "t.yaml:4: lists[0]: unknown key 'refrsh' (name, url, path, format, subdomains, allow, refresh, timeout, max_bytes, max_shrink)" },
+	  "t.yaml:4: lists[0]: unknown key 'refrsh' (name, url, path, format, subdomains, allow, refresh, timeout, max_bytes, max_shrink, allow_wide)" },
 	{ "lists:\n  - name: a\n    path: /a\n    path: /b\n",
 	  "t.yaml:4: lists[0].path: given twice (first on line 3)" },
 	{ "interfaces:\n  - name: eth0\n    mtu: 1500\n" L1,
@@ -370,7 +372,7 @@ static const struct err_case err_cases[] = {
 	{ "lists:\n  name: a\n  path: /a\n",
 	  "t.yaml:2: lists: expected a list of maps ('- name: ...'), not a map" },
 	{ "lists:\n  - [a, /a]\n",
-	  "t.yaml:2: lists[0]: expected a map of keys (name, url, path, format, subdomains, allow, refresh, timeout, max_bytes, max_shrink), not a list" },
+	  "t.yaml:2: lists[0]: expected a map of keys (name, url, path, format, subdomains, allow, refresh, timeout, max_bytes, max_shrink, allow_wide), not a list" },
 	{ "interfaces: eth0\n" L1,
 	  "t.yaml:1: interfaces: expected a list of maps ('- name: ...'), not a single value" },
 	{ "interfaces:\n  - eth0\n" L1,
@@ -431,6 +433,10 @@ static const struct err_case err_cases[] = {
 	  "t.yaml:4: lists[0].allow: 'maybe' is not true, false, yes or no" },
 	{ "lists:\n  - name: a\n    path: /a\n    format: addr\n    subdomains: yes\n",
 	  "t.yaml:5: lists[0].subdomains: an addr list has no names" },
+	{ "lists:\n  - name: a\n    path: /a\n    format: hosts\n    allow_wide: yes\n",
+	  "t.yaml:5: lists[0].allow_wide: a hosts list has no prefixes" },
+	{ "lists:\n  - name: a\n    path: /a\n    allow_wide: 1\n",
+	  "t.yaml:4: lists[0].allow_wide: '1' is not true, false, yes or no" },
 	{ "lists:\n  - name: a\n    path: /a\n    allow: true\n",
 	  "t.yaml:1: lists: every list is an allowlist: nothing would be blocked" },
 	/* interfaces */

@@ -46,15 +46,23 @@ struct run {
 	char *report; /* everything written to opts.report */
 };
 
-/* Parses len bytes of text as list "t.txt", capturing the report. */
-static void run_n(struct run *r, const char *text, size_t len, int strict)
+/* Parses len bytes of text as list "t.txt" with these options, capturing
+ * the report. */
+static void run_o(struct run *r, const char *text, size_t len, int strict,
+		  int allow_wide, int allowlist)
 {
-	struct bg_list_opts opts = { .strict = strict };
+	struct bg_list_opts opts = { .strict = strict, .allow_wide = allow_wide,
+				     .allowlist = allowlist };
 	struct capture c;
 
 	opts.report = capture_open(&c);
 	r->rc = bg_list_parse_buf(&r->l, "t.txt", text, len, &opts);
 	r->report = (char *)capture_close(&c);
+}
+
+static void run_n(struct run *r, const char *text, size_t len, int strict)
+{
+	run_o(r, text, len, strict, 0, 0);
 }
 
 /* String literals may hold NUL bytes: take their size, not strlen. */
@@ -127,6 +135,7 @@ struct list_case {
 	const char *text;
 	size_t len;
 	int strict;
+	int allow_wide, allowlist; /* bg_list_opts */
 	int rc;
 	const char *report; /* the whole report; NULL: not checked */
 	int has_counts, has_warnings;
@@ -185,7 +194,7 @@ static void run_case(const void *row)
 	struct run r;
 
 	run_init(&r);
-	run_n(&r, c->text, c->len, c->strict);
+	run_o(&r, c->text, c->len, c->strict, c->allow_wide, c->allowlist);
 	check_int(r.rc, c->rc);
 	if (c->report)
 		check_str(r.report, c->report);
@@ -274,20 +283,21 @@ static const struct list_case accepted[] = {
 	{ "IPv6 key", TEXT("2001:db8::1\n"), .report = "",
 	  COUNTS(1, 1, 0, 0, 1), KEYS(K6(0, "2001:db8::1", 128)),
 	  .more = ipv6_key_more },
-	/* IPv4-mapped stays an IPv6 key: it is what an IPv6 packet carries */
+	/* ::fffe: is next to the IPv4-mapped prefix, not in it: an IPv6 key
+	 * (mapped ones: the table mapped[]) */
 	{ "IPv6 forms",
 	  TEXT("::\n"
 	       "::1\n"
 	       "2001:DB8::AbCd\n"
 	       "1:2:3:4:5:6:7:8\n"
 	       "2001:0db8:0000:0000:0000:0000:0000:0001\n"
-	       "::ffff:192.0.2.1\n"
+	       "::fffe:192.0.2.1\n"
 	       "64:ff9b::192.0.2.1\n"
 	       "fe80::1\n"),
 	  .report = "", COUNTS(8, 8, 0, 0, 8),
 	  KEYS(K6(0, "::", 128), K6(1, "::1", 128),
 	       K6(2, "2001:db8::abcd", 128), K6(3, "1:2:3:4:5:6:7:8", 128),
-	       K6(4, "2001:db8::1", 128), K6(5, "::ffff:c000:201", 128),
+	       K6(4, "2001:db8::1", 128), K6(5, "::fffe:c000:201", 128),
 	       K6(6, "64:ff9b::c000:201", 128), K6(7, "fe80::1", 128)) },
 	{ "mixed families",
 	  TEXT("192.0.2.1\n2001:db8::1\n198.51.100.7\n2001:db8::2\n"),
@@ -494,10 +504,14 @@ static void cidr6_more(const struct bg_list *l)
 	check_mem(&l->v6[1], want32, sizeof(want32));
 }
 
+/* The warning of a wide prefix loaded with the opt-in. */
+#define WIDE_OK "warning: wide prefix, loaded (--allow-wide): "
+#define HOST_BITS "warning: host bits set, using "
+
 static const struct list_case cidr[] = {
 	/* a /32 is the same key as the plain address; /0 covers everything
-	 * else */
-	{ "IPv4 forms",
+	 * else (wide prefixes: opted in, warned) */
+	{ "IPv4 forms", .allow_wide = 1,
 	  TEXT("0.0.0.0/0\n"
 	       "128.0.0.0/1\n"
 	       "10.0.0.0/8\n"
@@ -508,7 +522,10 @@ static const struct list_case cidr[] = {
 	       "255.255.255.255/32\n"
 	       "198.51.100.0/22 # comment\n"
 	       "203.0.113.128/25;x\n"),
-	  .strict = 1, .report = "", COUNTS(10, 10, 0, 10, 0), WARNINGS(0),
+	  .strict = 1,
+	  .report = "t.txt:1: " WIDE_OK "'0.0.0.0/0'\n"
+		    "t.txt:2: " WIDE_OK "'128.0.0.0/1'\n",
+	  COUNTS(10, 10, 0, 10, 0), WARNINGS(2),
 	  KEYS(K4(6, 0xfffffffe, 31), K4(7, 0xffffffff, 32),
 	       K4(8, 0xc6336400, 22), K4(9, 0xcb007180, 25),
 	       K4(5, 0xc0000201, 32)),
@@ -516,23 +533,29 @@ static const struct list_case cidr[] = {
 	/* plain address and its /32: one key */
 	{ "address and its /32", TEXT("192.0.2.1\n192.0.2.1/32\n"),
 	  FINISH(1, 0, 1, 0), AFTER(K4(0, 0xc0000201, 32)) },
-	{ "IPv6 forms",
+	{ "IPv6 forms", .allow_wide = 1,
 	  TEXT("::/0\n"
 	       "2001:db8::/32\n"
 	       "::1/128\n"
 	       "2001:DB8:0:0:1::/80\n"
 	       "2001:0db8:0000:0000:0000:0000:0000:0000/64\n"
 	       "fe80::/10\n"
-	       "::ffff:192.0.2.0/120\n"
+	       "::ffff:0:0/95\n"
 	       "2001:db8:8000::/33 ; SBL1\n"
 	       "8000::/1\n"
 	       "1:2:3:4:5:6:7:8/128\n"
 	       "2001:db8::fffe/127\n"
 	       "64:ff9b::/96#x\n"),
-	  .strict = 1, .report = "", COUNTS(12, 12, 0, 0, 12), WARNINGS(0),
+	  .strict = 1,
+	  .report = "t.txt:1: " WIDE_OK "'::/0'\n"
+		    "t.txt:6: " WIDE_OK "'fe80::/10'\n"
+		    /* below /96: an IPv6 prefix, its host bit and all */
+		    "t.txt:7: " HOST_BITS "::fffe:0:0/95: '::ffff:0:0/95'\n"
+		    "t.txt:9: " WIDE_OK "'8000::/1'\n",
+	  COUNTS(12, 12, 0, 0, 12), WARNINGS(4),
 	  KEYS(K6(0, "::", 0), K6(1, "2001:db8::", 32), K6(2, "::1", 128),
 	       K6(3, "2001:db8:0:0:1::", 80), K6(4, "2001:db8::", 64),
-	       K6(5, "fe80::", 10), K6(6, "::ffff:c000:200", 120),
+	       K6(5, "fe80::", 10), K6(6, "::fffe:0:0", 95),
 	       K6(7, "2001:db8:8000::", 33), K6(8, "8000::", 1),
 	       K6(9, "1:2:3:4:5:6:7:8", 128), K6(10, "2001:db8::fffe", 127),
 	       K6(11, "64:ff9b::", 96)),
@@ -576,7 +599,7 @@ static const struct list_case cidr[] = {
 	       "100.64.0.0/10\n"
 	       "192.0.2.7\n"
 	       "224.0.0.0/3\n"),
-	  .strict = 1, COUNTS(14, 7, 0, 7, 0),
+	  .strict = 1, .allow_wide = 1, COUNTS(14, 7, 0, 7, 0), WARNINGS(1),
 	  KEYS(K4(0, 0x00000000, 8), K4(1, 0x010a1000, 20),
 	       K4(2, 0x015d00e0, 32), K4(3, 0x05082500, 24),
 	       K4(4, 0x64400000, 10), K4(5, 0xc0000207, 32),
@@ -585,13 +608,14 @@ static const struct list_case cidr[] = {
 	  AFTER(K4(0, 0xe0000000, 3), K4(6, 0xc0000207, 32)) },
 };
 
-#define HOST_BITS "warning: host bits set, using "
+/* a second reason on the same warning line */
+#define WIDE_TOO "; wide prefix, loaded (--allow-wide): "
 
 /* Host bits set: accepted masked, reported as a warning, never an error. */
 static const struct list_case host_bits[] = {
 	/* strict, yet warnings do not fail; after the finish, 10.1.2.3/8
 	 * and 10.0.0.0/8 are one key, and /0 covers the rest */
-	{ "host bits",
+	{ "host bits", .allow_wide = 1,
 	  TEXT("10.1.2.3/8\n"
 	       "  192.0.2.255/24 # c\r\n"
 	       "2001:db8::1/32\n"
@@ -607,12 +631,13 @@ static const struct list_case host_bits[] = {
 	  .report = "t.txt:1: " HOST_BITS "10.0.0.0/8: '10.1.2.3/8'\n"
 		    "t.txt:2: " HOST_BITS "192.0.2.0/24: '192.0.2.255/24 # c'\n"
 		    "t.txt:3: " HOST_BITS "2001:db8::/32: '2001:db8::1/32'\n"
-		    "t.txt:4: " HOST_BITS "0.0.0.0/0: '0.0.0.1/0'\n"
-		    "t.txt:5: " HOST_BITS "::/0: '::1/0'\n"
+		    "t.txt:4: " HOST_BITS "0.0.0.0/0" WIDE_TOO "'0.0.0.1/0'\n"
+		    "t.txt:5: " HOST_BITS "::/0" WIDE_TOO "'::1/0'\n"
 		    "t.txt:6: " HOST_BITS "192.0.2.0/31: '192.0.2.1/31'\n"
 		    "t.txt:8: " HOST_BITS "2001:db8::/64: "
 		    "'2001:db8:0:0:1:2:3:4/64 ; SBL1'\n"
-		    "t.txt:9: " HOST_BITS "128.0.0.0/1: '255.255.255.255/1'\n"
+		    "t.txt:9: " HOST_BITS "128.0.0.0/1" WIDE_TOO
+		    "'255.255.255.255/1'\n"
 		    "t.txt:11: " HOST_BITS "2001:db8::/127: "
 		    "'2001:db8::1/127'\n",
 	  COUNTS(11, 11, 0, 6, 5), WARNINGS(9),
@@ -629,6 +654,222 @@ static const struct list_case host_bits[] = {
 		    "t.txt:2: not an IP address: 'bad'\n",
 	  COUNTS(2, 1, 1, 1, 0), WARNINGS(1) },
 };
+
+#define MAPPED "warning: IPv4-mapped IPv6, using "
+#define R_MAPPED "IPv4-mapped IPv6 address, refused by --strict (write it as IPv4)"
+#define R_WIDE4 "prefix shorter than /8 blocks too much (needs --allow-wide)"
+#define R_WIDE6 "prefix shorter than /16 blocks too much (needs --allow-wide)"
+#define WIDE_ALLOW "wide prefix in an allowlist: lets all of it through"
+
+/* IPv4-mapped IPv6 entries (::ffff:0:0/96 and longer) are their IPv4
+ * entries, with a warning; --strict refuses them. (Every length 96..128:
+ * test_mapped_lengths.) */
+static const struct list_case mapped[] = {
+	{ "mapped address", TEXT("::ffff:10.9.0.1\n"), .rc = 0,
+	  .report = "t.txt:1: " MAPPED "10.9.0.1: '::ffff:10.9.0.1'\n",
+	  COUNTS(1, 1, 0, 1, 0), WARNINGS(1), KEYS(K4(0, 0x0a090001, 32)) },
+	/* any spelling of it, and with /128 */
+	{ "mapped spellings",
+	  TEXT("::FFFF:a09:1\n"
+	       "0:0:0:0:0:ffff:10.9.0.2/128 # c\n"
+	       "0000:0000::ffff:0a09:0003\n"),
+	  .report = "t.txt:1: " MAPPED "10.9.0.1: '::FFFF:a09:1'\n"
+		    "t.txt:2: " MAPPED "10.9.0.2: '0:0:0:0:0:ffff:10.9.0.2/128 # c'\n"
+		    "t.txt:3: " MAPPED "10.9.0.3: '0000:0000::ffff:0a09:0003'\n",
+	  COUNTS(3, 3, 0, 3, 0), WARNINGS(3),
+	  KEYS(K4(0, 0x0a090001, 32), K4(1, 0x0a090002, 32),
+	       K4(2, 0x0a090003, 32)) },
+	/* the warning names the key loaded, masked: one warning, not two */
+	{ "mapped prefix, host bits", TEXT("::ffff:10.9.0.1/104\n"),
+	  .report = "t.txt:1: " MAPPED "10.0.0.0/8: '::ffff:10.9.0.1/104'\n",
+	  COUNTS(1, 1, 0, 1, 0), WARNINGS(1), KEYS(K4(0, 0x0a000000, 8)) },
+	/* the same entry as its IPv4 spelling: a duplicate after the finish */
+	{ "mapped duplicate", TEXT("10.9.0.1\n::ffff:10.9.0.1\n"),
+	  COUNTS(2, 2, 0, 2, 0), WARNINGS(1), FINISH(1, 0, 1, 0),
+	  AFTER(K4(0, 0x0a090001, 32)) },
+	/* shorter than /96: more than mapped addresses, an IPv6 prefix */
+	{ "below /96", TEXT("::ffff:0:0/96\n::fffe:0:0/95\n::ffff:0:0/80\n"),
+	  .allow_wide = 1,
+	  .report = "t.txt:1: " MAPPED "0.0.0.0/0" WIDE_TOO "'::ffff:0:0/96'\n"
+		    "t.txt:3: " HOST_BITS "::/80: '::ffff:0:0/80'\n",
+	  COUNTS(3, 3, 0, 1, 2), WARNINGS(2),
+	  KEYS(K4(0, 0, 0), K6(0, "::fffe:0:0", 95), K6(1, "::", 80)) },
+	/* next to the mapped prefix, not in it: IPv6 keys, no warning */
+	{ "not mapped",
+	  TEXT("::fffe:10.9.0.1\n::1:ffff:10.9.0.1\n::ffff:0:10.9.0.1\n"
+	       "64:ff9b::10.9.0.1\n"),
+	  .strict = 1, .report = "", COUNTS(4, 4, 0, 0, 4), WARNINGS(0),
+	  KEYS(K6(0, "::fffe:a09:1", 128), K6(1, "::1:ffff:a09:1", 128),
+	       K6(2, "::ffff:0:a09:1", 128), K6(3, "64:ff9b::a09:1", 128)) },
+	/* strict: a rejected line, and the parse fails */
+	{ "mapped, strict", TEXT("192.0.2.1\n::ffff:10.9.0.1\n::ffff:10.0.0.0/104\n"),
+	  .strict = 1, .rc = -EINVAL,
+	  .report = "t.txt:2: " R_MAPPED ": '::ffff:10.9.0.1'\n"
+		    "t.txt:3: " R_MAPPED ": '::ffff:10.0.0.0/104'\n",
+	  COUNTS(3, 1, 2, 1, 0), WARNINGS(0) },
+	/* mapped and wide: strict says mapped first */
+	{ "mapped wide, strict", TEXT("::ffff:0.0.0.0/96\n"), .strict = 1,
+	  .allow_wide = 1, .rc = -EINVAL,
+	  .report = "t.txt:1: " R_MAPPED ": '::ffff:0.0.0.0/96'\n",
+	  COUNTS(1, 0, 1, 0, 0) },
+	/* mapped and wide, not opted in: the wide prefix is refused */
+	{ "mapped wide", TEXT("::ffff:0.0.0.0/100\n"),
+	  .report = "t.txt:1: " R_WIDE4 ": '::ffff:0.0.0.0/100'\n",
+	  COUNTS(1, 0, 1, 0, 0), WARNINGS(0) },
+	/* an allowlist's mapped entries too */
+	{ "mapped allowlist", TEXT("::ffff:10.9.0.1\n"), .allowlist = 1,
+	  .report = "t.txt:1: " MAPPED "10.9.0.1: '::ffff:10.9.0.1'\n",
+	  COUNTS(1, 1, 0, 1, 0), WARNINGS(1), KEYS(K4(0, 0x0a090001, 32)) },
+};
+
+/* ::ffff:10.9.0.1/n for every n of 96..128: 10.9.0.1 masked to n - 96;
+ * below /104 (an IPv4 /8) a wide prefix, refused without the opt-in. */
+static void test_mapped_lengths(void **state)
+{
+	unsigned int n;
+
+	(void)state;
+	for (n = 96; n <= 128; n++) {
+		char *line, *rep, a[INET_ADDRSTRLEN], key[32];
+		unsigned int p4 = n - 96;
+		__u32 want = p4 ? 0x0a090001u & ~((1ull << (32 - p4)) - 1) : 0;
+		__u32 be = htonl(want);
+		struct list_case c = { 0 };
+		int wide = p4 < 8;
+
+		assert_non_null(inet_ntop(AF_INET, &be, a, sizeof(a)));
+		if (p4 == 32)
+			snprintf(key, sizeof(key), "%s", a);
+		else
+			snprintf(key, sizeof(key), "%s/%u", a, p4);
+		assert_true(asprintf(&line, "::ffff:10.9.0.1/%u\n", n) > 0);
+		c.text = line;
+		c.len = strlen(line);
+		c.name = line;
+		/* opted in: every length loads as IPv4 */
+		c.allow_wide = 1;
+		assert_true(asprintf(&rep, "t.txt:1: " MAPPED "%s%s'::ffff:10.9.0.1/%u'\n",
+				     key, wide ? WIDE_TOO : ": ", n) > 0);
+		c.report = rep;
+		c.has_counts = 1;
+		c.lines = 1;
+		c.accepted = c.n4 = 1;
+		c.has_warnings = 1;
+		c.warnings = 1;
+		c.k[0] = (struct want_key)K4(0, want, (__u8)p4);
+		run_case(&c);
+		free(rep);
+		/* not opted in: the wide ones are rejected lines */
+		c.allow_wide = 0;
+		if (wide) {
+			assert_true(asprintf(&rep, "t.txt:1: " R_WIDE4
+					     ": '::ffff:10.9.0.1/%u'\n", n) > 0);
+			c.report = rep;
+			c.accepted = c.n4 = 0;
+			c.rejected = 1;
+			c.warnings = 0;
+			c.k[0].set = 0;
+			run_case(&c);
+			free(rep);
+		}
+		free(line);
+	}
+}
+
+/* Wide prefixes: IPv4 shorter than /8, IPv6 shorter than /16, refused
+ * without the opt-in (the rest of the list loads), loaded with a warning
+ * with it; an allowlist's always load, with a warning. */
+static const struct list_case wide[] = {
+	{ "IPv4 /0", TEXT("0.0.0.0/0\n"),
+	  .report = "t.txt:1: " R_WIDE4 ": '0.0.0.0/0'\n",
+	  COUNTS(1, 0, 1, 0, 0), WARNINGS(0) },
+	{ "IPv6 /0", TEXT("::/0\n"),
+	  .report = "t.txt:1: " R_WIDE6 ": '::/0'\n",
+	  COUNTS(1, 0, 1, 0, 0), WARNINGS(0) },
+	/* the edges: /7 and /15 refused, /8 and /16 not */
+	{ "edges",
+	  TEXT("2.0.0.0/7\n1.0.0.0/8\n2000::/15\n2001::/16\n"),
+	  .report = "t.txt:1: " R_WIDE4 ": '2.0.0.0/7'\n"
+		    "t.txt:3: " R_WIDE6 ": '2000::/15'\n",
+	  COUNTS(4, 2, 2, 1, 1), WARNINGS(0),
+	  KEYS(K4(0, 0x01000000, 8), K6(0, "2001::", 16)) },
+	/* the rest of the list loads; host bits of a refused line go
+	 * unsaid (the line is not loaded) */
+	{ "among others",
+	  TEXT("192.0.2.1\n0.0.0.1/0 # all\n2001:db8::/32\n8000::/1\n"
+	       "10.0.0.0/8\n"),
+	  .report = "t.txt:2: " R_WIDE4 ": '0.0.0.1/0 # all'\n"
+		    "t.txt:4: " R_WIDE6 ": '8000::/1'\n",
+	  COUNTS(5, 3, 2, 2, 1), WARNINGS(0),
+	  FINISH(0, 0, 2, 1) },
+	{ "strict", TEXT("192.0.2.1\n0.0.0.0/0\n"), .strict = 1, .rc = -EINVAL,
+	  .report = "t.txt:2: " R_WIDE4 ": '0.0.0.0/0'\n",
+	  COUNTS(2, 1, 1, 1, 0), WARNINGS(0) },
+	/* opted in: loaded, each line warned once, never failing strict */
+	{ "allow-wide", TEXT("192.0.2.1\n0.0.0.0/0\n::/0\n2.0.0.0/7\n2000::/15\n"),
+	  .strict = 1, .allow_wide = 1,
+	  .report = "t.txt:2: " WIDE_OK "'0.0.0.0/0'\n"
+		    "t.txt:3: " WIDE_OK "'::/0'\n"
+		    "t.txt:4: " WIDE_OK "'2.0.0.0/7'\n"
+		    "t.txt:5: " WIDE_OK "'2000::/15'\n",
+	  COUNTS(5, 5, 0, 3, 2), WARNINGS(4),
+	  KEYS(K4(1, 0, 0), K6(0, "::", 0)),
+	  FINISH(0, 2 + 1, 1, 1), AFTER(K4(0, 0, 0), K6(0, "::", 0)) },
+	{ "allow-wide, host bits", TEXT("0.0.0.1/0\n"), .allow_wide = 1,
+	  .report = "t.txt:1: " HOST_BITS "0.0.0.0/0" WIDE_TOO "'0.0.0.1/0'\n",
+	  COUNTS(1, 1, 0, 1, 0), WARNINGS(1) },
+	/* an allowlist: loaded without the opt-in, strict or not */
+	{ "allowlist", TEXT("0.0.0.0/0\n::/1\n"), .allowlist = 1, .strict = 1,
+	  .report = "t.txt:1: warning: " WIDE_ALLOW ": '0.0.0.0/0'\n"
+		    "t.txt:2: warning: " WIDE_ALLOW ": '::/1'\n",
+	  COUNTS(2, 2, 0, 1, 1), WARNINGS(2) },
+	{ "allowlist, allow-wide", TEXT("0.0.0.1/1\n"), .allowlist = 1,
+	  .allow_wide = 1,
+	  .report = "t.txt:1: " HOST_BITS "0.0.0.0/1; " WIDE_ALLOW ": '0.0.0.1/1'\n",
+	  COUNTS(1, 1, 0, 1, 0), WARNINGS(1) },
+};
+
+/* Through bg_source_parse(): a block list refuses wide prefixes unless the
+ * options or the source opt in; an --allow list takes them. */
+static void test_wide_sources(void **state)
+{
+	static const char text[] = "0.0.0.0/0\n10.0.0.0/8\n::/0\n";
+	char *path = write_temp(text, sizeof(text) - 1);
+	static const struct {
+		int opt, src, allow;
+		size_t accepted, rejected, warnings;
+	} rows[] = {
+		{ 0, 0, 0, 1, 2, 0 },
+		{ 1, 0, 0, 3, 0, 2 },
+		{ 0, 1, 0, 3, 0, 2 },
+		{ 0, 0, 1, 3, 0, 2 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct bg_source src = { .path = path, .format = SRC_ADDR };
+		struct bg_list_opts lo = { .allow_wide = rows[i].opt };
+		struct bg_blocklist bl;
+		struct bg_list *l;
+		struct capture c;
+
+		src.allow_wide = (uint8_t)rows[i].src;
+		src.allow = (uint8_t)rows[i].allow;
+		lo.report = capture_open(&c);
+		bg_blocklist_init(&bl);
+		assert_int_equal(bg_source_parse(&src, &bl, &lo, NULL), 0);
+		capture_close(&c);
+		capture_free(&c);
+		l = rows[i].allow ? &bl.allow : &bl.block;
+		assert_int_equal(l->accepted, rows[i].accepted);
+		assert_int_equal(l->rejected, rows[i].rejected);
+		assert_int_equal(l->warnings, rows[i].warnings);
+		bg_blocklist_free(&bl);
+	}
+	unlink(path);
+	free(path);
+}
 
 /* Host-bit warnings add up over several lists. */
 static void test_host_bits_lists(void **state)
@@ -1384,16 +1625,17 @@ static const struct list_case reduce[] = {
 	  AFTER(K4(0, 0x0a000000, 8), K6(0, "2001:db8::", 64)) },
 	/* /0 covers its whole family, and only its family: no IPv6 /0, so
 	 * IPv6 keeps its /32 */
-	{ "IPv4 /0",
+	{ "IPv4 /0", .allow_wide = 1,
 	  TEXT("0.0.0.0/0\n0.0.0.0\n255.255.255.255\n128.0.0.0/1\n"
 	       "10.0.0.0/8\n2001:db8::1\n2001:db8::/32\n"),
 	  FINISH(0, 4 + 1, 1, 1),
 	  AFTER(K4(0, 0, 0), K6(0, "2001:db8::", 32)) },
-	/* IPv4-mapped IPv6 prefixes do not touch IPv4 keys */
-	{ "IPv6 /0",
+	/* an IPv4-mapped IPv6 prefix is its IPv4 prefix: a duplicate of
+	 * 10.0.0.0/8, not covered by ::/0 */
+	{ "IPv6 /0", .allow_wide = 1,
 	  TEXT("::/0\n::\nffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\n"
 	       "::ffff:10.0.0.0/104\n10.0.0.0/8\n10.1.2.3\n"),
-	  FINISH(0, 3 + 1, 1, 1),
+	  FINISH(1, 2 + 1, 1, 1),
 	  AFTER(K6(0, "::", 0), K4(0, 0x0a000000, 8)) },
 	/* 2001:db9:: is inside 2001:db9::/64 as well */
 	{ "IPv6",
@@ -2003,17 +2245,48 @@ static void test_find_covering_lines_agree(void **state)
 	free(path);
 }
 
+/* `check` reads a list again through bg_list_scan(): a mapped entry is
+ * found behind its IPv4 address, not behind the IPv6 one. */
+static void test_mapped_covering(void **state)
+{
+	static const char text[] = "192.0.2.1\n::ffff:10.9.0.1\n::ffff:10.0.0.0/104\n";
+	static const size_t l4[] = { 2, 3 };
+	static const char *const t4[] = { "::ffff:10.9.0.1", "::ffff:10.0.0.0/104" };
+	char *path = write_temp(text, sizeof(text) - 1);
+	struct hits h;
+
+	(void)state;
+	assert_covering(path, "10.9.0.1", 2, l4, t4, &h);
+	assert_pfx4(&h.k4[0], 0x0a090001, 32);
+	assert_pfx4(&h.k4[1], 0x0a000000, 8);
+	hits_free(&h);
+	assert_covering(path, "::ffff:10.9.0.1", 0, NULL, NULL, &h);
+	unlink(path);
+	free(path);
+}
+
 /* ---- Real lists (../shared/data, when present) --------------------------- */
 
-/* A real list parses strictly with an empty report. */
+/* The one wide prefix of FireHOL level 1 (multicast and reserved space),
+ * its last line. */
+#define FIREHOL_WIDE ":17234: warning: wide prefix, loaded (--allow-wide): " \
+		     "'224.0.0.0/3'\n"
+
+/* A real list parses strictly, wide prefixes opted in, with an empty
+ * report but for FireHOL's one wide prefix. */
 static void parse_real(void *l, const char *path)
 {
 	struct capture c;
-	struct bg_list_opts o = { .strict = 1, .report = capture_open(&c) };
+	struct bg_list_opts o = { .strict = 1, .allow_wide = 1,
+				  .report = capture_open(&c) };
+	char *want = NULL;
 
 	assert_int_equal(bg_list_parse_file(l, path, &o), 0);
 	capture_close(&c);
-	assert_string_equal(c.text, "");
+	if (strstr(path, "firehol_level1"))
+		assert_true(asprintf(&want, "%s" FIREHOL_WIDE, path) > 0);
+	assert_string_equal(c.text, want ? want : "");
+	free(want);
 	capture_free(&c);
 }
 
@@ -2027,7 +2300,7 @@ static void real_parse_clean(struct bg_list *l, const char *path,
 	bg_list_init(l);
 	parse_real(l, path);
 	assert_int_equal(l->rejected, 0);
-	assert_int_equal(l->warnings, 0);
+	assert_int_equal(l->warnings, strstr(path, "firehol_level1") ? 1 : 0);
 	assert_int_equal(l->accepted, n4 + n6);
 	assert_int_equal(l->lines, lines);
 	assert_int_equal(l->n4, n4);
@@ -2064,6 +2337,41 @@ static void test_real_firehol(void **state)
 		ips += 1ULL << (32 - l.v4[i].plen);
 	assert_int_equal(ips, 662616961ULL);
 	assert_pfx4(&l.v4[0], 0xe0000000, 3);
+	bg_list_free(&l);
+}
+
+/* Without the opt-in, FireHOL's 224.0.0.0/3 is a rejected line: reported
+ * with its file:line and why, the other 17199 entries load; --strict
+ * fails. */
+static void test_real_firehol_wide(void **state)
+{
+	const char *path = SHARED_DATA "firehol_level1.netset";
+	struct bg_list_opts o = { 0 };
+	struct capture c;
+	struct bg_list l;
+	char *want;
+
+	(void)state;
+	if (!have_file(path))
+		skip();
+	bg_list_init(&l);
+	o.report = capture_open(&c);
+	assert_int_equal(bg_list_parse_file(&l, path, &o), 0);
+	capture_close(&c);
+	assert_true(asprintf(&want, "%s:17234: prefix shorter than /8 blocks too "
+			     "much (needs --allow-wide): '224.0.0.0/3'\n", path) > 0);
+	assert_string_equal(c.text, want);
+	capture_free(&c);
+	assert_int_equal(l.rejected, 1);
+	assert_int_equal(l.warnings, 0);
+	assert_int_equal(l.accepted, 17199);
+	o.strict = 1;
+	o.report = capture_open(&c);
+	assert_int_equal(bg_list_parse_file(&l, path, &o), -EINVAL);
+	capture_close(&c);
+	assert_string_equal(c.text, want);
+	capture_free(&c);
+	free(want);
 	bg_list_free(&l);
 }
 
@@ -2459,6 +2767,11 @@ int main(void)
 		cmocka_unit_test(test_several_lists),
 		TABLE_TEST(run_cases, cidr),
 		TABLE_TEST(run_cases, host_bits),
+		TABLE_TEST(run_cases, mapped),
+		cmocka_unit_test(test_mapped_lengths),
+		cmocka_unit_test(test_mapped_covering),
+		TABLE_TEST(run_cases, wide),
+		cmocka_unit_test(test_wide_sources),
 		cmocka_unit_test(test_host_bits_lists),
 		cmocka_unit_test(test_finish_matches_qsort),
 		cmocka_unit_test(test_reject_not_ip),
@@ -2483,6 +2796,7 @@ int main(void)
 		cmocka_unit_test(test_find_covering),
 		cmocka_unit_test(test_find_covering_lines_agree),
 		cmocka_unit_test(test_real_firehol),
+		cmocka_unit_test(test_real_firehol_wide),
 		cmocka_unit_test(test_real_spamhaus_v6),
 		cmocka_unit_test(test_real_combined),
 		cmocka_unit_test(test_src_detect),

@@ -109,6 +109,8 @@ static void test_record_roundtrip(void **state)
 	char cwd[PATH_MAX], *abs_rel;
 	struct bg_source src[] = {
 		{ .path = (char *)"/lists/ips.netset", .format = BG_FMT_ADDR },
+		{ .path = (char *)"/lists/wide.txt", .format = BG_FMT_ADDR,
+		  .allow_wide = 1 },
 		{ .path = (char *)"/lists/hagezi.txt", .format = BG_FMT_PLAIN,
 		  .subdomains = 1 },
 		{ .path = (char *)"/lists/hosts file", .format = BG_FMT_HOSTS },
@@ -158,9 +160,12 @@ static void test_record_roundtrip(void **state)
 		assert_int_equal(json_object_get_boolean(member(s, "subdomains",
 								json_type_boolean)),
 				 src[i].subdomains);
+		assert_int_equal(json_object_get_boolean(member(s, "allow_wide",
+								json_type_boolean)),
+				 src[i].allow_wide);
 		assert_string_equal(json_object_get_string(member(s, "path", json_type_string)),
 				    want);
-		assert_int_equal(json_object_object_length(s), 4);
+		assert_int_equal(json_object_object_length(s), 5);
 	}
 	assert_int_equal(json_object_object_length(root), 3);
 	json_object_put(root);
@@ -175,6 +180,7 @@ static void test_record_roundtrip(void **state)
 		assert_int_equal(r.src[i].format, src[i].format);
 		assert_int_equal(r.src[i].subdomains, src[i].subdomains);
 		assert_int_equal(r.src[i].allow, src[i].allow);
+		assert_int_equal(r.src[i].allow_wide, src[i].allow_wide);
 	}
 	bg_record_free(&r);
 	assert_int_equal(r.n, 0);
@@ -233,6 +239,7 @@ static void test_record_junk(void **state)
 		     "{\"role\":\"block\",\"format\":\"plain\",\"subdomains\":1,\"path\":\"/one.txt\"},"
 		     "{\"role\":\"block\",\"format\":\"plain\",\"subdomains\":true,\"path\":\"/a\\u0000b\"},"
 		     "{\"role\":\"block\",\"format\":\"plain\",\"subdomains\":true,\"path\":7},"
+		     "{\"role\":\"block\",\"format\":\"addr\",\"subdomains\":false,\"allow_wide\":1,\"path\":\"/w.txt\"},"
 		     "\"/string.txt\",null,[],"
 		     "{\"role\":\"allow\",\"format\":\"hosts\",\"subdomains\":true,\"path\":\"/h.txt\",\"new\":1}"
 		     "]}\n");
@@ -243,6 +250,8 @@ static void test_record_junk(void **state)
 	assert_int_equal(r.src[0].format, BG_FMT_HOSTS);
 	assert_int_equal(r.src[0].subdomains, 1);
 	assert_int_equal(r.src[0].allow, 1);
+	/* absent (a record written before it): refused, the default */
+	assert_int_equal(r.src[0].allow_wide, 0);
 	bg_record_free(&r);
 }
 
