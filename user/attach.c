@@ -634,12 +634,13 @@ static void no_such_iface(const char *ifname, char *err, size_t errlen)
 		bg_state_close(&st);
 	}
 	if (gone)
-		errf(err, errlen, "interface %s does not exist; %d attachment%s "
-		     "to interfaces that are gone (bloomgate detach --gone "
-		     "removes %s)", ifname, gone, gone == 1 ? " is" : "s are",
+		errf(err, errlen, "interface '%s' does not exist; %d %s gone "
+		     "(bloomgate detach --gone removes %s)", ifname, gone,
+		     gone == 1 ? "attachment is to an interface that is" :
+				 "attachments are to interfaces that are",
 		     gone == 1 ? "it" : "them");
 	else
-		errf(err, errlen, "interface %s does not exist", ifname);
+		errf(err, errlen, "interface '%s' does not exist", ifname);
 }
 
 int bg_detach(const char *ifname, char *err, size_t errlen)

@@ -305,8 +305,10 @@ static const struct bg_opt detach_opts[] = {
 	{ NULL },
 };
 
+/* A string, not BG_OPT_IFNAME: the name of a deleted interface gets
+ * bg_detach()'s answer, which points at --gone when there are such. */
 static const struct bg_opt detach_pos = {
-	.type = BG_OPT_IFNAME, .metavar = "IFACE", .help = "the interface",
+	.type = BG_OPT_STRING, .metavar = "IFACE", .help = "the interface",
 	.off = offsetof(struct detach_args, ifname),
 };
 
@@ -352,6 +354,8 @@ static int cmd_detach(int argc, char **argv)
 		ret = bg_detach_all(err, sizeof(err));
 	else
 		ret = bg_detach(a.ifname, err, sizeof(err));
+	if (ret == -ENODEV) /* a usage error, as attach's */
+		return fail(EXIT_USAGE, "detach: %s", err);
 	if (ret)
 		return fail(ret == -ENOENT ? EXIT_NOT_ATTACHED : 1, "%s", err);
 	printf("detached from %s\n", a.all ? "every interface" : a.ifname);
