@@ -219,6 +219,22 @@ t_expect_eq "dropped counter growth" "$(sum_sent t1 "${LISTED[@]}")" "$((d1 - d0
 info "sent $(sent_total t1), delivered $(recv_total t1), dropped $((d1 - d0))"
 t_end "$E2E_NAME"
 
+# check takes a concrete name: a list's "*.x" covers x's subdomains, not x,
+# so "*.x" is neither taken for x nor called a misplaced wildcard.
+E2E_NAME=check_wildcard
+t_begin
+bg_capture check '*.ads.example' www.ads.example
+t_expect_eq "check '*.ads.example' www.ads.example: exit" 2 "$BG_RC"
+t_expect_eq "check '*.ads.example': stderr" \
+	"bloomgate: *.ads.example: a pattern, not a name: check takes a concrete name (in a list, '*.NAME' covers the subdomains of NAME, not NAME: check one of them, e.g. www.NAME)" \
+	"$BG_ERR"
+grep -q "^www.ads.example: no match" <<<"$BG_OUT" || t_fail "the name after it was not checked: '$BG_OUT'"
+bg_capture check 'ads.*.example'
+t_expect_eq "check 'ads.*.example'" \
+	"2: bloomgate: ads.*.example: a pattern, not a name: check takes a concrete name, without '*'" \
+	"$BG_RC: $BG_ERR"
+t_end "$E2E_NAME"
+
 # ---- 3. hot swap under traffic ---------------------------------------------------
 # Every load builds its filter with a new random seed, so an address that the
 # filter does not match today could be a false positive of the next build.
