@@ -451,6 +451,23 @@ static void on_diag(void *ctx, const struct bg_diag *d)
 	(void)d; /* counted in the report; the fetch validated each copy */
 }
 
+static void log_gone(void *ctx, const struct bg_attach_rec *r)
+{
+	(void)ctx;
+	logf_("interface ifindex %u (netns inode %u) is gone: its attachment "
+	      "removed", r->ifindex, r->netns_ino);
+}
+
+/* Removes the attachments whose interface was deleted (as `detach
+ * --gone`): once removed, each is logged once. Quiet when nothing is
+ * attached or the state cannot be opened: rebuild says so itself. */
+static void clean_gone(void)
+{
+	char err[256];
+
+	bg_detach_gone(log_gone, NULL, err, sizeof(err));
+}
+
 /* Builds a filter from every last good copy and swaps it in. */
 static int rebuild(struct agent *a)
 {
@@ -482,6 +499,7 @@ static int rebuild(struct agent *a)
 		bg_sources_free(&srcs);
 		return -ENODATA;
 	}
+	clean_gone();
 	ret = bg_state_open(&st, 1);
 	if (ret) {
 		logf_("cannot open the pinned state in %s: %s (is bloomgate attached?)",
@@ -674,6 +692,8 @@ static void attach_ifaces(const struct agent *a)
 	int n = 0, i, k;
 	char err[256];
 
+	/* first, so an interface deleted and created again is attached anew */
+	clean_gone();
 	if (!bg_state_open(&st, 0)) {
 		n = bg_attach_list(&st, recs, BG_ATTACH_MAX);
 		bg_state_close(&st);

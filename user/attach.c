@@ -4,11 +4,16 @@
  * of the skeleton, the shared pinned maps, the per-attachment prog array
  * and the attachment record.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -455,6 +460,189 @@ static int detach_prog(int ifindex, __u32 prog_id)
 	return ret;
 }
 
+/* ---- attachments whose interface is gone --------------------------------- */
+
+/* 1: no interface has ifindex in the calling thread's namespace. */
+static int ifindex_gone_here(__u32 ifindex)
+{
+	char name[IF_NAMESIZE];
+
+	if (if_indextoname(ifindex, name))
+		return 0;
+	return errno == ENXIO || errno == ENODEV ? 1 : -errno;
+}
+
+/* A bind-mounted namespace (ip netns add, container runtimes) with nsfs
+ * inode ino, from our mountinfo: its mount point into path. */
+static int ns_mount_of(__u32 ino, char *path, size_t len)
+{
+	char line[4096], want[32], root[64], mnt[PATH_MAX];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	snprintf(want, sizeof(want), "net:[%u]", ino);
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - nsfs ");
+		char *o;
+		const char *i;
+
+		/* id parent major:minor root mountpoint ... - nsfs ... */
+		if (!sep || sscanf(line, "%*s %*s %*s %63s %4095s", root, mnt) != 2 ||
+		    strcmp(root, want))
+			continue;
+		/* the mount point is octal-escaped (\040 for a blank) */
+		for (i = mnt, o = mnt; *i; o++) {
+			if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] && i[3]) {
+				*o = (char)(((i[1] - '0') << 6) | ((i[2] - '0') << 3) |
+					    (i[3] - '0'));
+				i += 4;
+			} else {
+				*o = *i++;
+			}
+		}
+		*o = 0;
+		found = snprintf(path, len, "%s", mnt) < (int)len;
+	}
+	fclose(f);
+	return found;
+}
+
+/* A path to the network namespace of nsfs inode ino: a bind mount, else a
+ * process in it; 0 when none is found (the namespace is gone). */
+static int ns_path_of(__u32 ino, char *path, size_t len)
+{
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+	int found = 0;
+
+	if (ns_mount_of(ino, path, len))
+		return 1;
+	d = opendir("/proc");
+	while (d && !found && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, len, "/proc/%s/ns/net", de->d_name);
+		found = stat(path, &sb) == 0 && (__u32)sb.st_ino == ino;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+struct ns_probe {
+	int fd;
+	__u32 ifindex;
+	int ret;
+};
+
+/* In a thread of its own: setns() moves the calling thread only, and this
+ * one ends right after. */
+static void *ns_probe_thread(void *arg)
+{
+	struct ns_probe *p = arg;
+
+	p->ret = setns(p->fd, CLONE_NEWNET) ? -errno : ifindex_gone_here(p->ifindex);
+	return NULL;
+}
+
+int bg_attach_rec_gone(const struct bg_attach_rec *rec)
+{
+	struct ns_probe p = { .fd = -1, .ifindex = rec->ifindex };
+	char path[PATH_MAX];
+	pthread_t t;
+	int ret;
+
+	if (rec->netns_ino == bg_netns_ino())
+		return ifindex_gone_here(rec->ifindex);
+	/* A namespace nothing holds any more took its interfaces with it
+	 * (veths are destroyed; a physical device moves to the initial
+	 * namespace, under another name and record). */
+	if (!ns_path_of(rec->netns_ino, path, sizeof(path)))
+		return 1;
+	p.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (p.fd < 0)
+		return errno == ENOENT ? 1 : -errno;
+	ret = pthread_create(&t, NULL, ns_probe_thread, &p);
+	if (!ret)
+		pthread_join(t, NULL);
+	close(p.fd);
+	return ret ? -ret : p.ret;
+}
+
+int bg_attach_count_gone(struct bg_state *st)
+{
+	struct bg_attach_rec recs[BG_ATTACH_MAX];
+	int n = bg_attach_list(st, recs, BG_ATTACH_MAX), i, gone = 0;
+
+	for (i = 0; i < n; i++)
+		gone += bg_attach_rec_gone(&recs[i]) == 1;
+	return gone;
+}
+
+int bg_detach_gone(bg_gone_fn cb, void *ctx, char *err, size_t errlen)
+{
+	struct bg_attach_rec rec, recs[1];
+	struct bg_state st;
+	int ret, removed = 0;
+	__u32 i;
+
+	ret = bg_state_open(&st, 1);
+	if (ret == -ENOENT) {
+		errf(err, errlen, "bloomgate is not attached to any interface");
+		return ret;
+	}
+	if (ret) {
+		errf(err, errlen, "cannot open the pinned state in %s: %s",
+		     bg_pin_dir(), strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		if (bpf_map_lookup_elem(st.attach_fd, &i, &rec) || !rec.ifindex)
+			continue;
+		/* unknown (e.g. EPERM entering its namespace): kept */
+		if (bg_attach_rec_gone(&rec) != 1)
+			continue;
+		/* Its program went with the interface: only our pin and the
+		 * record are left. */
+		unpin_progs(st.dir, &rec);
+		if (cb)
+			cb(ctx, &rec);
+		memset(&rec, 0, sizeof(rec));
+		bpf_map_update_elem(st.attach_fd, &i, &rec, BPF_ANY);
+		removed++;
+	}
+	/* The last attachment gone: nothing filters any more, as after the
+	 * last detach. */
+	if (removed && bg_attach_list(&st, recs, 1) == 0)
+		bg_unpin_all(st.dir);
+	bg_state_close(&st);
+	return removed;
+}
+
+/* "interface X does not exist", and the way out when records of gone
+ * interfaces are there (X may be one of them: its name is not kept). */
+static void no_such_iface(const char *ifname, char *err, size_t errlen)
+{
+	struct bg_state st;
+	int gone = 0;
+
+	if (bg_state_open(&st, 0) == 0) {
+		gone = bg_attach_count_gone(&st);
+		bg_state_close(&st);
+	}
+	if (gone)
+		errf(err, errlen, "interface '%s' does not exist; %d %s gone "
+		     "(bloomgate detach --gone removes %s)", ifname, gone,
+		     gone == 1 ? "attachment is to an interface that is" :
+				 "attachments are to interfaces that are",
+		     gone == 1 ? "it" : "them");
+	else
+		errf(err, errlen, "interface '%s' does not exist", ifname);
+}
+
 int bg_detach(const char *ifname, char *err, size_t errlen)
 {
 	struct bg_attach_rec rec, recs[1];
@@ -464,8 +652,10 @@ int bg_detach(const char *ifname, char *err, size_t errlen)
 	__u32 slot;
 
 	ifindex = ifindex_of(ifname, err, errlen);
-	if (ifindex < 0)
+	if (ifindex < 0) {
+		no_such_iface(ifname, err, errlen);
 		return ifindex;
+	}
 	ret = bg_state_open(&st, 1);
 	if (ret == -ENOENT) {
 		errf(err, errlen, "bloomgate is not attached to %s", ifname);

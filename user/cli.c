@@ -277,7 +277,7 @@ static int cmd_attach(int argc, char **argv)
 
 struct detach_args {
 	const char *ifname;
-	int all;
+	int all, gone;
 };
 
 static int detach_done(void *ctx, unsigned int npos, char *err, size_t errlen)
@@ -285,9 +285,10 @@ static int detach_done(void *ctx, unsigned int npos, char *err, size_t errlen)
 	const struct detach_args *a = ctx;
 
 	(void)npos;
-	if (!a->ifname == !a->all) {
-		snprintf(err, errlen, "detach: %s", a->all ? "IFACE or --all, not both" :
-			 "missing IFACE (or --all)");
+	if (!!a->ifname + a->all + a->gone != 1) {
+		snprintf(err, errlen, "detach: %s", a->ifname || a->all || a->gone ?
+			 "one of IFACE, --all and --gone" :
+			 "missing IFACE (or --all, --gone)");
 		return -EINVAL;
 	}
 	return 0;
@@ -297,11 +298,17 @@ static const struct bg_opt detach_opts[] = {
 	{ .name = "all", .type = BG_OPT_FLAG,
 	  .help = "every interface of this network namespace, also gone ones",
 	  .off = offsetof(struct detach_args, all) },
+	{ .name = "gone", .type = BG_OPT_FLAG,
+	  .help = "the attachments whose interface no longer exists (status: "
+		  "gone), in any network namespace",
+	  .off = offsetof(struct detach_args, gone) },
 	{ NULL },
 };
 
+/* A string, not BG_OPT_IFNAME: the name of a deleted interface gets
+ * bg_detach()'s answer, which points at --gone when there are such. */
 static const struct bg_opt detach_pos = {
-	.type = BG_OPT_IFNAME, .metavar = "IFACE", .help = "the interface",
+	.type = BG_OPT_STRING, .metavar = "IFACE", .help = "the interface",
 	.off = offsetof(struct detach_args, ifname),
 };
 
@@ -310,10 +317,20 @@ static const struct bg_cmd detach_cmd = {
 	.summary = "Removes bloomgate's XDP program from IFACE, and the pin of\n"
 		   "its DNS program array; after the last interface, removes\n"
 		   "every pinned map too. --all detaches from every interface of\n"
-		   "this network namespace, also ones that no longer exist.",
+		   "this network namespace, also ones that no longer exist.\n"
+		   "--gone removes only the attachments whose interface was\n"
+		   "deleted, one line each.",
 	.opts = detach_opts, .pos = &detach_pos, .min_pos = 0, .max_pos = 1,
 	.pos_first = 1, .done = detach_done,
 };
+
+/* detach --gone: one line per removed attachment. */
+static void print_gone(void *ctx, const struct bg_attach_rec *r)
+{
+	(void)ctx;
+	printf("removed: gone (ifindex %u, netns inode %u, prog id %u)\n",
+	       r->ifindex, r->netns_ino, r->prog_id);
+}
 
 static int cmd_detach(int argc, char **argv)
 {
@@ -325,10 +342,20 @@ static int cmd_detach(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	if ((ret = need_root()))
 		return ret;
+	if (a.gone) {
+		ret = bg_detach_gone(print_gone, NULL, err, sizeof(err));
+		if (ret < 0)
+			return fail(ret == -ENOENT ? EXIT_NOT_ATTACHED : 1, "%s", err);
+		if (!ret)
+			puts("no attachment is gone");
+		return 0;
+	}
 	if (a.all)
 		ret = bg_detach_all(err, sizeof(err));
 	else
 		ret = bg_detach(a.ifname, err, sizeof(err));
+	if (ret == -ENODEV) /* a usage error, as attach's */
+		return fail(EXIT_USAGE, "detach: %s", err);
 	if (ret)
 		return fail(ret == -ENOENT ? EXIT_NOT_ATTACHED : 1, "%s", err);
 	printf("detached from %s\n", a.all ? "every interface" : a.ifname);
@@ -755,11 +782,12 @@ static int cmd_status(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	if ((ret = need_root()))
 		return ret;
-	/* Opened once: not attached is an answer here, not an error. */
+	/* Opened once. Not attached is an answer here (on stdout), with
+	 * the exit code every command gives it. */
 	ret = bg_state_open(&st, 0);
 	if (ret == -ENOENT) {
 		puts("bloomgate is not attached to any interface");
-		return 0;
+		return EXIT_NOT_ATTACHED;
 	}
 	if (ret)
 		return fail(1, "cannot open the pinned state in %s: %s",
@@ -769,6 +797,16 @@ static int cmd_status(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		char name[IF_NAMESIZE] = "?", ports[64];
 
+		/* Its name cannot be had any more, nor kept in the record. */
+		if (bg_attach_rec_gone(&recs[i]) == 1) {
+			printf("attached: gone (ifindex %u)", recs[i].ifindex);
+			if (recs[i].netns_ino != bg_netns_ino())
+				printf(" in another network namespace (netns inode %u)",
+				       recs[i].netns_ino);
+			printf(", prog id %u (bloomgate detach --gone removes it)\n",
+			       recs[i].prog_id);
+			continue;
+		}
 		if (recs[i].netns_ino != bg_netns_ino()) {
 			printf("attached: ifindex %u in another network namespace "
 			       "(netns inode %u, prog id %u)\n", recs[i].ifindex,

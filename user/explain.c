@@ -132,6 +132,20 @@ static void find_name(struct bg_explanation *x, const struct bg_record *rec,
 	}
 }
 
+/*
+ * check asks about one concrete name, as a query would have it. Not a
+ * leading "*." taken off either: a list reads "*.x" as x's subdomains
+ * only (BG_NAME_SUBS, user/domains.c), so checking x would answer another
+ * question. The name parser's own reason ("only allowed as a leading
+ * '*.'") is about lists and wrong here.
+ */
+static const char R_CHECK_SUBS[] =
+	"a pattern, not a name: check takes a concrete name (in a list, "
+	"'*.NAME' covers the subdomains of NAME, not NAME: check one of them, "
+	"e.g. www.NAME)";
+static const char R_CHECK_WILDCARD[] =
+	"a pattern, not a name: check takes a concrete name, without '*'";
+
 /* An argument that is neither an address nor a name: why, as an address
  * when it looks like one. */
 static const char *bad_arg_reason(const char *arg, const char *addr_why,
@@ -139,6 +153,10 @@ static const char *bad_arg_reason(const char *arg, const char *addr_why,
 {
 	size_t n = strlen(arg);
 
+	if (!strncmp(arg, "*.", 2) && !strchr(arg + 2, '*'))
+		return R_CHECK_SUBS;
+	if (strchr(arg, '*'))
+		return R_CHECK_WILDCARD;
 	if (strchr(arg, ':') || strchr(arg, '/') ||
 	    strspn(arg, "0123456789.") == n)
 		return addr_why;

@@ -282,6 +282,28 @@ s=$(sent t10 "$Z") r=$(recv t10 "$Z")
 [ "$r" -eq "$s" ] || t_fail "$Z (not listed): $r of $s delivered"
 t_end "$E2E_NAME"
 
+# ---- 10b. an attachment whose interface was deleted: removed on reload -------------------
+
+E2E_NAME=agent_removes_gone_attachments
+t_begin
+NSINO=$(in_ns "$NS_GW" stat -L -c %i /proc/self/ns/net)
+ip -n "$NS_GW" link add bggone0 type veth peer name bggone0p
+ip -n "$NS_GW" link set bggone0 up
+ip -n "$NS_GW" link set bggone0p up
+attach bggone0 || t_fail "attach bggone0: $BG_ERR"
+IDX=$(ip -n "$NS_GW" -o link show dev bggone0 | cut -d: -f1)
+ip -n "$NS_GW" link del bggone0
+status_has "attached: gone (ifindex $IDX)" || t_fail "status: $(bg status | grep '^attached')"
+bg reload >/dev/null || t_fail "reload failed"
+status_has "gone (ifindex" && t_fail "status after reload: $(bg status | grep '^attached')"
+[ ! -e "$BG_PIN/bg_progs_${IDX}_$NSINO" ] || t_fail "the agent left bg_progs_${IDX}_$NSINO"
+status_has "attached: $IF_GWC " || t_fail "$IF_GWC no longer attached: $(bg status | grep '^attached')"
+bg reload >/dev/null || t_fail "second reload failed"
+t_expect_eq "agent log lines about ifindex $IDX (logged once)" 1 \
+	"$(grep -c "interface ifindex $IDX (netns inode $NSINO) is gone: its attachment removed" "$E2E_TMP/agent.log")"
+matches "$X" || t_fail "$X not matched after the reload"
+t_end "$E2E_NAME"
+
 # ---- 11. the systemd unit --------------------------------------------------------------------
 
 E2E_NAME=systemd_unit_verifies

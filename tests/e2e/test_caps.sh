@@ -205,7 +205,10 @@ rc=$?
 grep -qF "Operation not permitted" "$E2E_TMP/mnt.out" || t_fail "no EPERM: $(cat "$E2E_TMP/mnt.out")"
 mnt_status "$UNIT,+sys_admin"
 rc=$?
-t_expect_eq "status without bpffs, +sys_admin (it mounts one): exit" 0 "$rc"
+# a fresh bpffs holds nothing: exit 3, not attached (not a mount failure)
+t_expect_eq "status without bpffs, +sys_admin (it mounts one): exit" 3 "$rc"
+grep -qx "bloomgate is not attached to any interface" "$E2E_TMP/mnt.out" ||
+	t_fail "status on a fresh bpffs: $(cat "$E2E_TMP/mnt.out")"
 grep -q "^bpf /sys/fs/bpf bpf " /proc/mounts || t_fail "the machine's /sys/fs/bpf is no longer mounted"
 t_end "$E2E_NAME"
 

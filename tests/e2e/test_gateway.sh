@@ -153,6 +153,13 @@ grep -q "not attached" <<<"$BG_ERR" || t_fail "message: '$BG_ERR'"
 [ ! -e "$BG_PIN" ] || t_fail "the failed load left $BG_PIN behind"
 t_end "$E2E_NAME"
 
+E2E_NAME=status_not_attached_exits_3
+t_begin
+bg_capture status
+t_expect_eq "status with nothing attached: exit" 3 "$BG_RC"
+t_expect_eq "status with nothing attached: stdout" "bloomgate is not attached to any interface" "$BG_OUT"
+t_end "$E2E_NAME"
+
 # ---- attach --------------------------------------------------------------------
 
 E2E_NAME=attach
@@ -210,6 +217,22 @@ d1=$(bg_stat dropped)
 expect_delivery t1
 t_expect_eq "dropped counter growth" "$(sum_sent t1 "${LISTED[@]}")" "$((d1 - d0))"
 info "sent $(sent_total t1), delivered $(recv_total t1), dropped $((d1 - d0))"
+t_end "$E2E_NAME"
+
+# check takes a concrete name: a list's "*.x" covers x's subdomains, not x,
+# so "*.x" is neither taken for x nor called a misplaced wildcard.
+E2E_NAME=check_wildcard
+t_begin
+bg_capture check '*.ads.example' www.ads.example
+t_expect_eq "check '*.ads.example' www.ads.example: exit" 2 "$BG_RC"
+t_expect_eq "check '*.ads.example': stderr" \
+	"bloomgate: *.ads.example: a pattern, not a name: check takes a concrete name (in a list, '*.NAME' covers the subdomains of NAME, not NAME: check one of them, e.g. www.NAME)" \
+	"$BG_ERR"
+grep -q "^www.ads.example: no match" <<<"$BG_OUT" || t_fail "the name after it was not checked: '$BG_OUT'"
+bg_capture check 'ads.*.example'
+t_expect_eq "check 'ads.*.example'" \
+	"2: bloomgate: ads.*.example: a pattern, not a name: check takes a concrete name, without '*'" \
+	"$BG_RC: $BG_ERR"
 t_end "$E2E_NAME"
 
 # ---- 3. hot swap under traffic ---------------------------------------------------
@@ -555,6 +578,73 @@ bg detach "$IF_GWS" >/dev/null || t_fail "detach $IF_GWS failed"
 [ "$(bg_check "${AONLY[0]}")" = match ] || t_fail "check ${AONLY[0]} after attach/detach of $IF_GWS: no match"
 t_end "$E2E_NAME"
 
+# ---- 6b. an attachment whose interface was deleted -----------------------------------
+
+# A veth of its own in the gateway, attached, then deleted: its record stays,
+# without a name to show. Prints its ifindex; BG_* from the attach.
+attach_doomed() { # IFACE [ATTACH OPTS...]
+	ip -n "$NS_GW" link add "$1" type veth peer name "$1p" || return 1
+	ip -n "$NS_GW" link set "$1" up
+	ip -n "$NS_GW" link set "$1p" up
+	attach "$@" || { echo "# attach $*: $BG_ERR" >&2; return 1; }
+	ip -n "$NS_GW" -o link show dev "$1" | cut -d: -f1
+}
+NSINO=$(in_ns "$NS_GW" stat -L -c %i /proc/self/ns/net)
+
+E2E_NAME=gone_attachment
+t_begin
+GONE_IDX=$(attach_doomed bggone0 --capacity "$CAP_KEYS") || t_fail "attach bggone0 failed"
+[ -e "$BG_PIN/bg_progs_${GONE_IDX}_$NSINO" ] || t_fail "no bg_progs pin for ifindex $GONE_IDX: $(ls "$BG_PIN")"
+ip -n "$NS_GW" link del bggone0
+bg_capture status
+t_expect_eq "status with a gone attachment: exit" 0 "$BG_RC"
+grep -q "^attached: gone (ifindex $GONE_IDX), .*(bloomgate detach --gone removes it)$" <<<"$BG_OUT" ||
+	t_fail "status: no gone line for ifindex $GONE_IDX: $BG_OUT"
+grep -q "^attached: $IF_GWC " <<<"$BG_OUT" || t_fail "status: $IF_GWC no longer listed: $BG_OUT"
+bg_capture detach bggone0
+t_expect_eq "detach of the deleted name: exit" 2 "$BG_RC"
+t_expect_eq "detach of the deleted name: message" \
+	"bloomgate: detach: interface 'bggone0' does not exist; 1 attachment is to an interface that is gone (bloomgate detach --gone removes it)" \
+	"$BG_ERR"
+bg_capture detach --gone
+t_expect_eq "detach --gone: exit" 0 "$BG_RC"
+t_expect_eq "detach --gone: lines" "removed: gone (ifindex $GONE_IDX, netns inode $NSINO, prog id" \
+	"$(sed 's/ prog id .*/ prog id/' <<<"$BG_OUT")"
+[ ! -e "$BG_PIN/bg_progs_${GONE_IDX}_$NSINO" ] || t_fail "detach --gone left bg_progs_${GONE_IDX}_$NSINO"
+bg status | grep -q "gone" && t_fail "status after detach --gone: $(bg status | grep gone)"
+bg_capture detach --gone
+t_expect_eq "second detach --gone" "0: no attachment is gone" "$BG_RC: $BG_OUT"
+t_expect_eq "bloomgate_xdp on $IF_GWC after detach --gone" "$PID1" "$(bg_prog_id "$IF_GWC")"
+[ "$(bg_check "${AONLY[0]}")" = match ] || t_fail "check ${AONLY[0]} after detach --gone: no match"
+bg_capture detach bggone0
+t_expect_eq "detach of the deleted name, none gone" "2: bloomgate: detach: interface 'bggone0' does not exist" "$BG_RC: $BG_ERR"
+t_end "$E2E_NAME"
+
+# The same in a namespace deleted with its interface: nothing holds it any
+# more, so every interface it had is gone.
+E2E_NAME=gone_with_its_namespace
+t_begin
+ip netns add bggone || t_fail "ip netns add bggone"
+ip -n bggone link add v0 type veth peer name v1
+ip -n bggone link set v0 up
+ip -n bggone link set v1 up
+NS2INO=$(nsenter --net=/run/netns/bggone stat -L -c %i /proc/self/ns/net)
+nsenter --net=/run/netns/bggone "$BG_BIN" attach v0 --mode skb --capacity "$CAP_KEYS" >/dev/null 2>"$T/ns2.err" ||
+	t_fail "attach v0 in bggone: $(cat "$T/ns2.err")"
+V0_IDX=$(ip -n bggone -o link show dev v0 | cut -d: -f1)
+bg status | grep -q "^attached: ifindex $V0_IDX in another network namespace (netns inode $NS2INO," ||
+	t_fail "status in $NS_GW before the delete: $(bg status | grep '^attached')"
+ip netns del bggone
+bg status | grep -q "^attached: gone (ifindex $V0_IDX) in another network namespace (netns inode $NS2INO), .*--gone removes it" ||
+	t_fail "status after the delete: $(bg status | grep '^attached')"
+bg_capture detach --gone
+t_expect_eq "detach --gone: exit" 0 "$BG_RC"
+grep -q "^removed: gone (ifindex $V0_IDX, netns inode $NS2INO, " <<<"$BG_OUT" || t_fail "detach --gone: '$BG_OUT'"
+[ ! -e "$BG_PIN/bg_progs_${V0_IDX}_$NS2INO" ] || t_fail "detach --gone left bg_progs_${V0_IDX}_$NS2INO"
+t_expect_eq "bloomgate_xdp on $IF_GWC" "$PID1" "$(bg_prog_id "$IF_GWC")"
+ip netns del bggone 2>/dev/null
+t_end "$E2E_NAME"
+
 # ---- 7. detach leaves nothing ------------------------------------------------------
 
 E2E_NAME=detach_leaves_nothing
@@ -575,10 +665,26 @@ if ! wait_until 5 none_alive "${OURS[@]}"; then
 	t_fail "maps still alive after detach: $(still_alive "${OURS[@]}" | tr '\n' ' ')"
 fi
 info "maps named bg_*: $MAPS_BASE machine-wide before the test, $(count_bg_maps) now"
-bg status | grep -q "not attached" || t_fail "status: $(bg status)"
+bg_capture status
+t_expect_eq "status after the last detach" "3: bloomgate is not attached to any interface" "$BG_RC: $BG_OUT"
 bg_capture detach "$IF_GWC"
 grep -q "bloomgate is not attached to $IF_GWC" <<<"$BG_ERR" ||
 	t_fail "second detach: rc $BG_RC, '$BG_ERR'"
+t_end "$E2E_NAME"
+
+# The last attachment gone: detach --gone leaves nothing, as detach does.
+E2E_NAME=detach_gone_of_the_last_leaves_nothing
+t_begin
+GONE_IDX=$(attach_doomed bggone1) || t_fail "attach bggone1 failed"
+ip -n "$NS_GW" link del bggone1
+bg_capture detach --gone
+t_expect_eq "detach --gone: exit" 0 "$BG_RC"
+grep -q "^removed: gone (ifindex $GONE_IDX, " <<<"$BG_OUT" || t_fail "detach --gone: '$BG_OUT'"
+[ ! -e "$BG_PIN" ] || t_fail "$BG_PIN still exists: $(ls "$BG_PIN")"
+bg_capture status
+t_expect_eq "status after detach --gone of the last" "3" "$BG_RC"
+bg_capture detach --gone
+t_expect_eq "detach --gone with nothing attached" "3: bloomgate: bloomgate is not attached to any interface" "$BG_RC: $BG_ERR"
 t_end "$E2E_NAME"
 
 info "mode $ATTACH_MODE; total $((SECONDS - T_START)) s"

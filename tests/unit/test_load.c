@@ -283,6 +283,7 @@ static void test_explain(void **state)
 	const char *d = write_list("xd.txt", "||ads.example.com^\n"
 					     "@@||ok.ads.example.com^\n");
 	const char *al = write_list("xal.txt", "192.0.2.7\n");
+	const char *p = write_list("xp.txt", "*.subs.example.org\n");
 	struct bg_sources srcs;
 	struct bg_blocklist bl;
 	struct bg_load_report r;
@@ -296,6 +297,7 @@ static void test_explain(void **state)
 	add(&srcs, a, NULL, 0, 0);
 	add(&srcs, d, NULL, 0, 0);
 	add(&srcs, al, NULL, 0, 1);
+	add(&srcs, p, NULL, 0, 0);
 	o.sources = &srcs;
 	bg_load_report_init(&r);
 	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
@@ -355,6 +357,33 @@ static void test_explain(void **state)
 	assert_int_equal(bg_explain(mem, &rec, "192.0.2.300", &x), 0);
 	assert_int_equal(x.kind, BG_EXPLAIN_INVALID);
 	assert_non_null(x.why);
+	bg_explain_free(&x);
+
+	/* A list's "*.x" covers x's subdomains, not x: check does not take
+	 * "*.x" for x (it would answer no match while "*.x" is listed), and
+	 * says what it takes instead of the parser's "only allowed as a
+	 * leading '*.'", which is true of "*.x". */
+	assert_int_equal(bg_explain(mem, &rec, "a.subs.example.org", &x), 0);
+	assert_true(x.listed);
+	assert_int_equal(x.block.n, 1);
+	assert_string_equal(x.block.v[0].text, "*.subs.example.org");
+	bg_explain_free(&x);
+	assert_int_equal(bg_explain(mem, &rec, "subs.example.org", &x), 0);
+	assert_false(x.listed);
+	bg_explain_free(&x);
+	assert_int_equal(bg_explain(mem, &rec, "*.subs.example.org", &x), 0);
+	assert_int_equal(x.kind, BG_EXPLAIN_INVALID);
+	assert_non_null(strstr(x.why, "check takes a concrete name"));
+	assert_non_null(strstr(x.why, "subdomains of NAME"));
+	assert_null(strstr(x.why, "leading"));
+	bg_explain_free(&x);
+	assert_int_equal(bg_explain(mem, &rec, "ads.*.example.com", &x), 0);
+	assert_int_equal(x.kind, BG_EXPLAIN_INVALID);
+	assert_non_null(strstr(x.why, "without '*'"));
+	bg_explain_free(&x);
+	assert_int_equal(bg_explain(mem, &rec, "*.*.example.com", &x), 0);
+	assert_int_equal(x.kind, BG_EXPLAIN_INVALID);
+	assert_non_null(strstr(x.why, "without '*'"));
 	bg_explain_free(&x);
 
 	free(mem);
