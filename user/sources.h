@@ -84,7 +84,9 @@ int bg_sources_done(const struct bg_sources *s);
  * Reads one list file of any kind into bl: an address list into bl->block
  * (bl->allow when src->allow), a domain list into bl->names (every entry
  * an allow rule when src->allow), with opts->strict and its reports. The
- * format used (src->format, or the one detected) goes to *used. 0, or
+ * format used (src->format, or the one detected) goes to *used. The file
+ * is read with bg_read_list() ("-": standard input, reported as
+ * BG_STDIN_NAME; else a regular file; opts->max_bytes). 0, or
  * -errno as bg_list_parse_file() / bg_names_parse_file() (-EINVAL: strict
  * and a line was rejected, or, in a domain list, a subdomain rule deeper
  * than BG_DNS_SUFFIX_MAX labels was reported: it would never match).
