@@ -66,6 +66,13 @@ static void on_cover(void *ctx, const char *path, size_t line, const char *text,
 	push(ctx, path, line, pfx, NULL);
 }
 
+/* A list read from standard input ("-") is gone: reported unreadable,
+ * never read from check's own stdin. */
+static int from_stdin(const char *path)
+{
+	return !strcmp(path, "-");
+}
+
 /* Address lists of the record (allow or block ones) covering the key. */
 static void find_addr(struct bg_explanation *x, const struct bg_record *rec,
 		      int allow, const struct bg_key4 *k4,
@@ -76,9 +83,10 @@ static void find_addr(struct bg_explanation *x, const struct bg_record *rec,
 	c->out = allow ? &x->allow : &x->block;
 	for (i = 0; i < rec->n; i++)
 		if (rec->src[i].format == BG_FMT_ADDR && rec->src[i].allow == allow &&
-		    bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, c) < 0 &&
+		    (from_stdin(rec->src[i].path) ||
+		     bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, c) < 0) &&
 		    !x->unreadable)
-			x->unreadable = rec->src[i].path;
+			x->unreadable = bg_list_name(rec->src[i].path);
 }
 
 static void on_name(void *ctx, const char *path, size_t line, const char *text,
@@ -117,9 +125,10 @@ static void find_name(struct bg_explanation *x, const struct bg_record *rec,
 		o.format = src->format;
 		o.subdomains = src->subdomains;
 		o.allow = src->allow;
-		if (bg_names_find(src->path, &o, x->name, on_name, c) < 0 &&
+		if ((from_stdin(src->path) ||
+		     bg_names_find(src->path, &o, x->name, on_name, c) < 0) &&
 		    !x->unreadable)
-			x->unreadable = src->path;
+			x->unreadable = bg_list_name(src->path);
 	}
 }
 
