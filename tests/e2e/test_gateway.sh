@@ -347,8 +347,10 @@ grep -q "^bloomgate: /dev/zero: a character device, not a regular file" <<<"$(bg
 grep -q "(--max-entries); the running filter is unchanged" <<<"$(bg load --max-entries 10 "$T/list1" 2>&1)" ||
 	t_fail "load --max-entries 10: no message naming the bound"
 # standard input, endless: stopped at the bound
-ERR=$(yes 198.51.100.200 | in_ns "$NS_GW" timeout 10 "$BG_BIN" load --max-list-bytes 100000 - 2>&1 >/dev/null)
+yes 198.51.100.200 | in_ns "$NS_GW" timeout 10 "$BG_BIN" load --max-list-bytes 100000 - \
+	>/dev/null 2>"$T/stdin.err"
 RC=${PIPESTATUS[1]}
+ERR=$(cat "$T/stdin.err")
 t_expect_eq "load - of an endless pipe: exit status" 4 "$RC"
 t_expect_eq "load - of an endless pipe: message" \
 	"bloomgate: /dev/stdin: more than 100000 bytes (--max-list-bytes); the running filter is unchanged" "$ERR"
