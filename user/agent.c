@@ -183,7 +183,8 @@ static void set_state(struct src *s, const char *state, const char *why)
 	      why ? why : "");
 }
 
-static void fetch_src_of(const struct bg_cfg_list *l, struct bg_fetch_src *f)
+static void fetch_src_of(const struct bg_config *c, const struct bg_cfg_list *l,
+			 struct bg_fetch_src *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->name = l->name;
@@ -195,6 +196,11 @@ static void fetch_src_of(const struct bg_cfg_list *l, struct bg_fetch_src *f)
 	f->allow_wide = l->allow_wide;
 	f->timeout = l->timeout;
 	f->max_bytes = l->max_bytes;
+	/* a file is read by the rebuild as it is, so the rebuild's bound
+	 * holds for its copy too; a URL keeps its own cap (the rebuild
+	 * still refuses a copy past max_list_bytes) */
+	if (l->path && c->max_list_bytes < f->max_bytes)
+		f->max_bytes = c->max_list_bytes;
 	f->max_shrink = l->max_shrink;
 }
 
@@ -263,7 +269,7 @@ static int src_refresh(struct agent *a, struct src *s)
 	double t0 = wall();
 	int changed = 0;
 
-	fetch_src_of(s->cfg, &f);
+	fetch_src_of(&a->cfg, s->cfg, &f);
 	memset(&r, 0, sizeof(r));
 	if (bg_fetch(&f, s->copy, s->have_copy ? s->entries : 0, &s->v, &r)) {
 		r.outcome = BG_FETCH_FAILED;
@@ -471,8 +477,11 @@ static void clean_gone(void)
 /* Builds a filter from every last good copy and swaps it in. */
 static int rebuild(struct agent *a)
 {
-	struct bg_load_opts o = { .fpr = a->cfg.fpr, .diag = on_diag };
+	struct bg_load_opts o = { .fpr = a->cfg.fpr, .diag = on_diag,
+				  .max_list_bytes = a->cfg.max_list_bytes,
+				  .max_entries = a->cfg.max_entries };
 	struct bg_load_report r;
+	struct bg_blocklist bl;
 	struct bg_sources srcs;
 	struct bg_state st;
 	size_t i;
@@ -500,18 +509,26 @@ static int rebuild(struct agent *a)
 		return -ENODATA;
 	}
 	clean_gone();
-	ret = bg_state_open(&st, 1);
-	if (ret) {
-		logf_("cannot open the pinned state in %s: %s (is bloomgate attached?)",
-		      bg_pin_dir(), strerror(-ret));
-		bg_sources_free(&srcs);
-		a->rebuild_failures++;
-		return ret;
-	}
 	o.sources = &srcs;
 	bg_load_report_init(&r);
-	ret = bg_load(&st, &o, &r);
-	bg_state_close(&st);
+	/* the lists parsed before the lock, as `load` does: a CLI command
+	 * waits for the agent's build and swap, never for its parse */
+	ret = bg_load_prepare(&o, &bl, &r);
+	if (!ret) {
+		ret = bg_state_open(&st, 1);
+		if (ret) {
+			logf_("cannot open the pinned state in %s: %s (is bloomgate attached?)",
+			      bg_pin_dir(), strerror(-ret));
+			bg_blocklist_free(&bl);
+			bg_load_report_free(&r);
+			bg_sources_free(&srcs);
+			a->rebuild_failures++;
+			return ret;
+		}
+		ret = bg_load_commit(&st, &o, &bl, &r);
+		bg_state_close(&st);
+	}
+	bg_blocklist_free(&bl);
 	pthread_mutex_lock(&a->lock);
 	a->rebuilds++;
 	if (ret) {
@@ -1201,7 +1218,7 @@ int bg_agent_check(const char *config_path, FILE *out)
 		struct bg_fetch_result r;
 		struct bg_fetch_src f;
 
-		fetch_src_of(l, &f);
+		fetch_src_of(&cfg, l, &f);
 		snprintf(copy, sizeof(copy), "%s/%s.list", dir, l->name);
 		memset(&r, 0, sizeof(r));
 		if (bg_fetch(&f, copy, 0, &v, &r) || r.outcome == BG_FETCH_FAILED) {

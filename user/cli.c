@@ -371,15 +371,25 @@ struct load_ctx {
 	int strict;
 	int allow_wide;
 	double fpr;
+	unsigned long long max_list_bytes, max_entries;
+	int stdin_taken; /* "-" given: standard input reads once */
 };
 
-static const struct load_ctx load_defaults = { .fpr = BG_FPR_DEFAULT };
+static const struct load_ctx load_defaults = {
+	.fpr = BG_FPR_DEFAULT, .max_list_bytes = BG_LIST_BYTES_MAX,
+	.max_entries = BG_LOAD_ENTRIES_MAX,
+};
 
 static int load_list(void *ctx, const struct bg_opt *o,
 		     const struct bg_optval *v, char *err, size_t errlen)
 {
 	struct load_ctx *c = ctx;
 
+	if (!strcmp(v->arg, "-") && c->stdin_taken++) {
+		snprintf(err, errlen, "'-' (standard input) given twice: it can "
+			 "be read once");
+		return -EINVAL;
+	}
 	/* a positional is a blocked list; --allow's are allowed */
 	if (bg_sources_add(c->srcs, v->arg, o->name && !strcmp(o->name, "allow"))) {
 		snprintf(err, errlen, "out of memory");
@@ -459,6 +469,12 @@ static const struct bg_opt load_opts[] = {
 	{ .name = "allow", .type = BG_OPT_PATH, .metavar = "LIST",
 	  .help = "a list of entries that always pass", .max_count = BG_OPT_MANY,
 	  .set = load_list },
+	{ .name = "max-list-bytes", .type = BG_OPT_UINT, .metavar = "N",
+	  .help = "refuse a list of more than N bytes", .min = 1, .max = INFINITY,
+	  .off = offsetof(struct load_ctx, max_list_bytes) },
+	{ .name = "max-entries", .type = BG_OPT_UINT, .metavar = "N",
+	  .help = "refuse lists of more than N entries in all", .min = 1,
+	  .max = INFINITY, .off = offsetof(struct load_ctx, max_entries) },
 	{ NULL },
 };
 
@@ -504,16 +520,23 @@ static const struct bg_cmd load_cmd = {
 	"--allow list it always loads, with a warning. ::ffff:a.b.c.d[/n]\n"
 	"(n >= 96) is loaded as the IPv4 entry a.b.c.d[/n-96], with a\n"
 	"warning; --strict rejects it.\n"
-	"Every rejected line is reported as FILE:LINE: reason: 'text'.",
+	"Every rejected line is reported as FILE:LINE: reason: 'text'.\n"
+	"A LIST is a regular file, or - for standard input (read once, as\n"
+	"/dev/stdin in reports); a FIFO, a device or a directory is refused.\n"
+	"The lists are read and parsed before the pin directory is locked:\n"
+	"a slow list holds up no other command.",
 	.opts = load_opts, .pos = &load_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
 	.defaults = &load_defaults, .done = load_done,
 };
 
-/* Diagnostics as they come: "file:line: reason: 'text'" on stderr. */
+/* Diagnostics as they come: "file:line: reason: 'text'" on stderr. A
+ * file-level error (unreadable, not a regular file, too large) fails the
+ * load, whose one line says it. */
 static void print_diag(void *ctx, const struct bg_diag *d)
 {
 	(void)ctx;
-	bg_diag_print(stderr, d);
+	if (d->line || d->warning)
+		bg_diag_print(stderr, d);
 }
 
 static int cmd_load(int argc, char **argv)
@@ -521,6 +544,7 @@ static int cmd_load(int argc, char **argv)
 	struct load_ctx c = load_defaults;
 	struct bg_load_opts o = { .diag = print_diag };
 	struct bg_load_report r;
+	struct bg_blocklist bl;
 	struct bg_sources srcs;
 	struct bg_state st;
 	int ret;
@@ -531,18 +555,35 @@ static int cmd_load(int argc, char **argv)
 		bg_sources_free(&srcs);
 		return ret < 0 ? 0 : ret;
 	}
-	if ((ret = need_root()) || (ret = open_state(&st, 1))) {
-		/* Lock first: concurrent loads are serialised from parse to swap. */
+	/* Not attached: said at once, not after a long parse. */
+	if ((ret = need_root()) || (ret = open_state(&st, 0))) {
 		bg_sources_free(&srcs);
 		return ret;
 	}
+	bg_state_close(&st);
 	o.sources = &srcs;
 	o.strict = c.strict;
 	o.allow_wide = c.allow_wide;
 	o.fpr = c.fpr;
+	o.max_list_bytes = c.max_list_bytes;
+	o.max_entries = c.max_entries;
 	bg_load_report_init(&r);
-	ret = bg_load(&st, &o, &r);
-	bg_state_close(&st);
+	/* Parse without the lock: a FIFO or a huge list holds up nobody.
+	 * Then the lock, only to build, publish and record: concurrent loads
+	 * queue there, and the last to take it is the one live. */
+	ret = bg_load_prepare(&o, &bl, &r);
+	if (!ret) {
+		ret = open_state(&st, 1);
+		if (ret) {
+			bg_blocklist_free(&bl);
+			bg_load_report_free(&r);
+			bg_sources_free(&srcs);
+			return ret;
+		}
+		ret = bg_load_commit(&st, &o, &bl, &r);
+		bg_state_close(&st);
+	}
+	bg_blocklist_free(&bl);
 	if (ret)
 		ret = fail(r.failed <= BG_STAGE_PLAN ? EXIT_LIST : 1,
 			   "%s; the running filter is unchanged", r.msg);

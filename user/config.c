@@ -29,6 +29,7 @@
 #include "filter.h"
 #include "format.h"
 #include "io.h"
+#include "prepare.h" /* BG_LOAD_ENTRIES_MAX */
 
 /* Deeper than any valid config (root, lists, item, dns_ports): a bound
  * on the recursion that a hostile or broken file could drive. */
@@ -436,7 +437,7 @@ struct field {
  * (walk_lists()) name a key by its index and cannot point at another.
  */
 enum { R_INTERFACES, R_FPR, R_STATE_DIR, R_METRICS, R_EVENTS, R_DETACH,
-       R_DEBOUNCE, R_LISTS, R__COUNT };
+       R_DEBOUNCE, R_MAX_LIST_BYTES, R_MAX_ENTRIES, R_LISTS, R__COUNT };
 
 #define R_OFF(m) offsetof(struct bg_config, m)
 static const struct field root_fields[R__COUNT + 1] = {
@@ -454,6 +455,11 @@ static const struct field root_fields[R__COUNT + 1] = {
 	/* An hour: longer is a typo for a refresh, not a debounce. */
 	[R_DEBOUNCE] = { .key = "debounce", .type = F_DURATION,
 			 .off = R_OFF(debounce), .min = 0, .max = 3600 },
+	/* load's --max-list-bytes and --max-entries, for every rebuild */
+	[R_MAX_LIST_BYTES] = { .key = "max_list_bytes", .type = F_SIZE,
+			       .off = R_OFF(max_list_bytes) },
+	[R_MAX_ENTRIES] = { .key = "max_entries", .type = F_COUNT,
+			    .off = R_OFF(max_entries), .min = 1, .max = 1e15 },
 	[R_LISTS] = { .key = "lists", .type = F_SECTION },
 };
 
@@ -1034,6 +1040,8 @@ int bg_config_parse_buf(const char *name, const char *buf, size_t len,
 		return ret;
 	c->fpr = BG_FPR_DEFAULT;
 	c->debounce = BG_CFG_DEBOUNCE;
+	c->max_list_bytes = BG_LIST_BYTES_MAX;
+	c->max_entries = BG_LOAD_ENTRIES_MAX;
 	c->file = strdup(name);
 	c->state_dir = strdup(BG_CFG_STATE_DIR);
 	if (!c->file || !c->state_dir) {

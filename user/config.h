@@ -73,6 +73,12 @@ struct bg_config {
 	char *events;
 	int detach_on_stop; /* default 0: fail-static, the filter stays */
 	double debounce; /* seconds, >= 0; default 0.5 */
+	/* Bounds of every rebuild, as load's --max-list-bytes (each list
+	 * file read, the copies of URLs included; a path list is not copied
+	 * past it) and --max-entries: default BG_LIST_BYTES_MAX (4G) and
+	 * BG_LOAD_ENTRIES_MAX (100M). */
+	uint64_t max_list_bytes;
+	uint64_t max_entries;
 	struct bg_cfg_list *lists;
 	size_t n_lists; /* >= 1 */
 };

@@ -71,6 +71,13 @@ static void on_cover(void *ctx, const char *path, size_t line, const char *text,
 	push(ctx, path, line, pfx, NULL);
 }
 
+/* A list read from standard input ("-") is gone: reported unreadable,
+ * never read from check's own stdin. */
+static int from_stdin(const char *path)
+{
+	return !strcmp(path, "-");
+}
+
 /* Address lists of the record (allow or block ones) covering the key. */
 static void find_addr(struct bg_explanation *x, const struct bg_record *rec,
 		      int allow, const struct bg_key4 *k4,
@@ -84,9 +91,10 @@ static void find_addr(struct bg_explanation *x, const struct bg_record *rec,
 			continue;
 		/* as bg_source_parse() read it: an allowlist's always load */
 		c->wide_ok = allow || rec->src[i].allow_wide;
-		if (bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, c) < 0 &&
+		if ((from_stdin(rec->src[i].path) ||
+		     bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, c) < 0) &&
 		    !x->unreadable)
-			x->unreadable = rec->src[i].path;
+			x->unreadable = bg_list_name(rec->src[i].path);
 	}
 }
 
@@ -126,9 +134,10 @@ static void find_name(struct bg_explanation *x, const struct bg_record *rec,
 		o.format = src->format;
 		o.subdomains = src->subdomains;
 		o.allow = src->allow;
-		if (bg_names_find(src->path, &o, x->name, on_name, c) < 0 &&
+		if ((from_stdin(src->path) ||
+		     bg_names_find(src->path, &o, x->name, on_name, c) < 0) &&
 		    !x->unreadable)
-			x->unreadable = src->path;
+			x->unreadable = bg_list_name(src->path);
 	}
 }
 

@@ -415,7 +415,9 @@ static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
 		ret = -ENOMEM;
 		goto out;
 	}
-	fd = open(src->path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO without a writer would block the agent's loop
+	 * in open(); it is refused below, and reads block again after */
+	fd = open(src->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		fail(r, "%s: %s", src->path, strerror(errno));
 		goto out;
@@ -426,6 +428,10 @@ static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
 	}
 	if (!S_ISREG(st.st_mode)) {
 		fail(r, "%s: not a regular file", src->path);
+		goto out;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		fail(r, "%s: %s", src->path, strerror(errno));
 		goto out;
 	}
 	if (src->max_bytes && (uint64_t)st.st_size > src->max_bytes) {

@@ -9,6 +9,7 @@
 #define BLOOMGATE_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Source bytes of a line quoted in its report. */
@@ -62,19 +63,41 @@ void bg_report_file(const struct bg_reporter *r, const char *file,
 		    const char *reason);
 
 /* Reads a whole file (regular, pipe or device) into a malloc'd buffer;
- * 0 or -errno (-EISDIR for a directory). */
+ * 0 or -errno (-EISDIR for a directory). Not for lists: bg_read_list(). */
 int bg_read_file(const char *path, char **bufp, size_t *lenp);
 
-/* bg_read_file(), reporting a failure as "path: reason" to r. */
-int bg_read_list(const char *path, const struct bg_reporter *r, char **bufp,
-		 size_t *lenp);
+/*
+ * The default bound of one list's size: generous (the largest public
+ * lists are a few hundred MB), but /dev/zero or an endless pipe stops
+ * here instead of taking every byte of memory.
+ */
+#define BG_LIST_BYTES_MAX (4ull << 30)
+
+/* The name a list read from standard input ("-") goes by in reports. */
+#define BG_STDIN_NAME "/dev/stdin"
+
+/* path as reports name it: BG_STDIN_NAME for "-", else path itself. */
+const char *bg_list_name(const char *path);
+
+/*
+ * Reads a list into a malloc'd buffer: "-" is standard input (whatever it
+ * is), anything else must be a regular file, checked on the opened file
+ * without blocking (a FIFO with no writer is refused at once). At most max
+ * bytes (0: BG_LIST_BYTES_MAX). 0, or -errno reported to r as "name:
+ * reason": -EISDIR for a directory, -ENOTSUP for a FIFO or a device
+ * ("a FIFO, not a regular file ..."), -EFBIG past max ("more than N
+ * bytes"), else the open's or read's.
+ */
+int bg_read_list(const char *path, uint64_t max, const struct bg_reporter *r,
+		 char **bufp, size_t *lenp);
 
 /* A parser of one list held in memory, into dst, with its options. */
 typedef int (*bg_parse_fn)(void *dst, const char *name, const char *buf,
 			   size_t len, const void *opts);
 
-/* Reads the list at path (bg_read_list()) and parses it with fn; 0 or
- * -errno, as bg_read_list() or fn returns. */
+/* Reads the list at path (bg_read_list(), the default bound) and parses
+ * it with fn under its report name; 0 or -errno, as bg_read_list() or fn
+ * returns. */
 int bg_parse_file(const char *path, const struct bg_reporter *r,
 		  bg_parse_fn fn, void *dst, const void *opts);
 

@@ -40,6 +40,9 @@ struct bg_list_opts {
 	FILE *report; /* where "file:line: reason" goes; NULL: stderr */
 	bg_diag_fn diag; /* when set, diagnostics go here instead (io.h) */
 	void *diag_ctx;
+	/* bg_source_parse(): the file's size bound (bg_read_list()); 0:
+	 * BG_LIST_BYTES_MAX */
+	uint64_t max_bytes;
 };
 
 /* Where a parse with these options reports (NULL: stderr). */

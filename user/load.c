@@ -27,50 +27,49 @@ static uint64_t random_seed(void)
 	return seed;
 }
 
-int bg_load(struct bg_state *st, const struct bg_load_opts *o,
-	    struct bg_load_report *r)
+int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
+		   const struct bg_blocklist *bl, struct bg_load_report *r)
 {
-	struct bg_load_opts lo = *o;
-	struct bg_blocklist bl;
+	uint32_t capacity = 0;
 	double t0, t1;
 	int ret, fd;
 
 	/* The filter map must fit the slot: a fixed size when the
-	 * attachments have a capacity (attach --capacity). Not a fault of
-	 * the lists when it cannot be read: reported as the build's. */
-	ret = bg_attach_capacity(st, &lo.capacity);
+	 * attachments have a capacity (attach --capacity). Read under the
+	 * lock, as an attach may have changed it while the lists were
+	 * parsed. Not a fault of the lists when it cannot be read: reported
+	 * as the build's. */
+	ret = bg_attach_capacity(st, &capacity);
 	if (ret)
 		return bg_load_fail(r, BG_STAGE_BUILD, ret,
 				    "cannot read the attachments' filter capacity: %s",
 				    ret == -EPROTO ? "the records disagree" :
 						     strerror(-ret));
-	ret = bg_load_prepare(&lo, &bl, r);
-	if (ret)
-		goto out;
+	if (capacity) {
+		ret = bg_load_fit(r, capacity);
+		if (ret)
+			return ret;
+	}
 
 	t0 = bg_now_ms();
 	r->seed = o->seed ? o->seed : random_seed();
-	fd = bg_filter_create(&r->plan, r->seed, &bl);
+	fd = bg_filter_create(&r->plan, r->seed, bl);
 	t1 = bg_now_ms();
 	r->ms[BG_STAGE_BUILD] = t1 - t0;
-	if (fd < 0) {
-		ret = bg_load_fail(r, BG_STAGE_BUILD, fd,
-				   "cannot build the filter (%zu bytes): %s",
-				   r->plan.bytes,
-				   fd == -ENOMEM || fd == -E2BIG ? "not enough memory" :
-				   fd == -EPERM ? "not permitted (creating BPF maps needs CAP_BPF)" :
-						  strerror(-fd));
-		goto out;
-	}
+	if (fd < 0)
+		return bg_load_fail(r, BG_STAGE_BUILD, fd,
+				    "cannot build the filter (%zu bytes): %s",
+				    r->plan.bytes,
+				    fd == -ENOMEM || fd == -E2BIG ? "not enough memory" :
+				    fd == -EPERM ? "not permitted (creating BPF maps needs CAP_BPF)" :
+						   strerror(-fd));
 	r->filter_id = bg_map_id(fd);
 	ret = bg_filter_publish(st->filters_fd, fd);
 	close(fd); /* the slot holds the map now, or nothing does */
 	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
-	if (ret) {
-		bg_load_fail(r, BG_STAGE_PUBLISH, ret,
-			     "cannot swap the filter in: %s", strerror(-ret));
-		goto out;
-	}
+	if (ret)
+		return bg_load_fail(r, BG_STAGE_PUBLISH, ret,
+				    "cannot swap the filter in: %s", strerror(-ret));
 	/* What `check` needs to name the entry behind a match. */
 	t1 = bg_now_ms();
 	if (bg_record_write(r->filter_id, o->sources->v, o->sources->n))
@@ -78,7 +77,5 @@ int bg_load(struct bg_state *st, const struct bg_load_opts *o,
 			     "the filter is live, but its load record could not "
 			     "be written: check cannot name entries");
 	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
-out:
-	bg_blocklist_free(&bl);
-	return ret;
+	return 0;
 }

@@ -20,14 +20,17 @@
 struct bg_state; /* user/pins.h */
 
 /*
- * The whole load: bg_load_prepare(), then build the planned filter into a
- * new map, publish it in st's slot (the caller holds the lock: st opened
- * with it) and write the load record. o->capacity is not used: the
- * capacity is the attachment records' (bg_attach_capacity()). 0 when the new filter is live (a
- * record that cannot be written is reported as BG_STAGE_RECORD with 0
- * returned: the filter is live, only `check`'s explanations suffer).
+ * The kernel half, for a blocklist bg_load_prepare() made (planned
+ * without a capacity): fit the plan to the attachments' capacity
+ * (bg_attach_capacity(), read here), build it into a new map, publish it
+ * in st's slot and write the load record. The caller holds the lock (st
+ * opened with it) for this only: the lists are read and parsed before,
+ * so a slow or endless list never holds up another command. 0 when the
+ * new filter is live (a record that cannot be written is reported as
+ * BG_STAGE_RECORD with 0 returned: the filter is live, only `check`'s
+ * explanations suffer).
  */
-int bg_load(struct bg_state *st, const struct bg_load_opts *o,
-	    struct bg_load_report *r);
+int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
+		   const struct bg_blocklist *bl, struct bg_load_report *r);
 
 #endif

@@ -68,6 +68,7 @@ int bg_load_fail(struct bg_load_report *r, enum bg_load_stage stage, int err,
 struct diag_ctx {
 	const struct bg_load_opts *o;
 	struct bg_load_report *r;
+	char why[256]; /* the last file-level error: why a read failed */
 };
 
 static void on_diag(void *ctx, const struct bg_diag *d)
@@ -79,6 +80,8 @@ static void on_diag(void *ctx, const struct bg_diag *d)
 		r->n_warnings++;
 	else
 		r->n_errors++;
+	if (!d->line && !d->warning)
+		snprintf(c->why, sizeof(c->why), "%s", d->reason);
 	if (r->n_diags < BG_LOAD_DIAGS_MAX) {
 		struct bg_diag *k = &r->diags[r->n_diags];
 
@@ -132,29 +135,49 @@ static void count_rules(struct bg_load_rules *c, const struct bg_names *l,
 	}
 }
 
+/* Entries parsed so far, all lists together (before de-duplication). */
+static uint64_t entries_parsed(const struct bg_blocklist *bl)
+{
+	return (uint64_t)bl->block.n4 + bl->block.n6 + bl->allow.n4 +
+	       bl->allow.n6 + bl->names.n;
+}
+
 /* One source into bl; the stage's failure message on error. */
 static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
-			const struct bg_list_opts *lo, struct bg_load_report *r)
+			const struct bg_list_opts *lo, struct diag_ctx *dc,
+			uint64_t max_entries)
 {
+	struct bg_load_report *r = dc->r;
 	size_t rej = bl->names.rejected + bl->block.rejected + bl->allow.rejected;
 	size_t deep = bl->names.too_deep;
+	const char *name = bg_list_name(src->path);
 	int used = BG_FMT_AUTO, ret;
 
+	dc->why[0] = 0;
 	ret = bg_source_parse(src, bl, lo, &used);
 	if (ret == -EINVAL) {
 		r->strict_rejected = bl->names.rejected + bl->block.rejected +
 					     bl->allow.rejected > rej;
 		r->strict_too_deep = bl->names.too_deep > deep;
 		return bg_load_fail(r, BG_STAGE_PARSE, ret, "%s: %s%s%s with --strict",
-				    src->path,
+				    name,
 				    r->strict_rejected ? "rejected lines" : "",
 				    r->strict_rejected && r->strict_too_deep ? " and " : "",
 				    r->strict_too_deep ?
 					    "subdomain rules never matched (too deep)" : "");
 	}
+	if (ret == -EFBIG)
+		return bg_load_fail(r, BG_STAGE_PARSE, ret,
+				    "%s: more than %llu bytes (--max-list-bytes)",
+				    name, (unsigned long long)lo->max_bytes);
 	if (ret)
-		return bg_load_fail(r, BG_STAGE_PARSE, ret, "%s: %s", src->path,
-				    strerror(-ret));
+		return bg_load_fail(r, BG_STAGE_PARSE, ret, "%s: %s", name,
+				    dc->why[0] ? dc->why : strerror(-ret));
+	if (entries_parsed(bl) > max_entries)
+		return bg_load_fail(r, BG_STAGE_PARSE, -E2BIG,
+				    "%s: the lists hold more than %llu entries "
+				    "(--max-entries)", name,
+				    (unsigned long long)max_entries);
 	/* check re-reads the list as it was read here */
 	src->format = (uint8_t)used;
 	src->allow_wide |= !!lo->allow_wide;
@@ -169,9 +192,9 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 }
 
 /* The plan into the attachment's fixed-size map, or why it does not fit. */
-static int fit(struct bg_filter_params *p, uint32_t capacity,
-	       struct bg_load_report *r)
+int bg_load_fit(struct bg_load_report *r, uint32_t capacity)
 {
+	struct bg_filter_params *p = &r->plan;
 	char need[32], have[32];
 
 	if (!bg_filter_fit(p, capacity))
@@ -190,7 +213,11 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	struct diag_ctx dc = { .o = o, .r = r };
 	struct bg_list_opts lo = { .strict = o->strict,
 				   .allow_wide = o->allow_wide, .diag = on_diag,
-				   .diag_ctx = &dc };
+				   .diag_ctx = &dc,
+				   .max_bytes = o->max_list_bytes ?
+						o->max_list_bytes : BG_LIST_BYTES_MAX };
+	uint64_t max_entries = o->max_entries ? o->max_entries :
+						BG_LOAD_ENTRIES_MAX;
 	struct bg_sources *srcs = o->sources;
 	uint8_t *allow_file = NULL;
 	size_t i, nd = 0;
@@ -203,7 +230,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	if (!allow_file)
 		return bg_load_fail(r, BG_STAGE_PARSE, -ENOMEM, "out of memory");
 	for (i = 0; i < srcs->n && !ret; i++) {
-		ret = parse_source(&srcs->v[i], bl, &lo, r);
+		ret = parse_source(&srcs->v[i], bl, &lo, &dc, max_entries);
 		/* bl->names holds one file per domain list, in order */
 		if (!ret && srcs->v[i].format != BG_FMT_ADDR)
 			allow_file[nd++] = srcs->v[i].allow;
@@ -225,10 +252,10 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 				    "no valid entries in the lists");
 	ret = bg_filter_plan(bl, r->fpr, &r->plan);
 	if (!ret && o->capacity)
-		ret = fit(&r->plan, o->capacity, r);
+		ret = bg_load_fit(r, o->capacity);
 	r->ms[BG_STAGE_PLAN] = bg_now_ms() - t1;
 	if (ret == -ENOSPC)
-		return ret; /* fit() said why */
+		return ret; /* bg_load_fit() said why */
 	if (ret)
 		return bg_load_fail(r, BG_STAGE_PLAN, ret,
 				    "cannot plan a filter for %zu entries at fpr %g: %s",

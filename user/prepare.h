@@ -40,7 +40,26 @@ struct bg_load_opts {
 	 * --capacity), 0: any size. With one, a plan that needs more fails
 	 * at BG_STAGE_PLAN and one that fits fills it (bg_filter_fit). */
 	uint32_t capacity;
+	/* Bounds, so that no list can hold the loader (and, after it, the
+	 * lock) for ever or take all memory: each file's size
+	 * (bg_read_list(); 0: BG_LIST_BYTES_MAX) and the entries of all
+	 * lists together (0: BG_LOAD_ENTRIES_MAX). Past either, the load
+	 * fails at BG_STAGE_PARSE (-EFBIG, -E2BIG). */
+	uint64_t max_list_bytes;
+	uint64_t max_entries;
 };
+
+/*
+ * The default bound of the entries of one load (addresses, prefixes and
+ * names, blocked and allowed, counted as parsed: before duplicates go).
+ * The largest public lists hold a few million entries; 100M is some
+ * twenty times the largest, and still fits a gateway's memory (about 40
+ * bytes an entry while parsing, 4 GB) and a filter of about 180 MB at the
+ * default rate. More is a mistake (a list concatenated with itself in a
+ * loop, a generator gone wrong), not a blocklist. Checked after each
+ * file: within one file, its size bound caps what the parse can take.
+ */
+#define BG_LOAD_ENTRIES_MAX 100000000ull
 
 /* Rules of the domain lists kept after finishing, by what they do. */
 struct bg_load_rules {
@@ -88,6 +107,11 @@ void bg_load_report_free(struct bg_load_report *r);
  */
 int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 		    struct bg_load_report *r);
+
+/* Fits r->plan into a map of capacity elements (bg_filter_fit()); 0, or
+ * -ENOSPC failed at BG_STAGE_PLAN saying why. For the capacity read under
+ * the lock, after bg_load_prepare() planned without one. */
+int bg_load_fit(struct bg_load_report *r, uint32_t capacity);
 
 /* For the two halves of the pipeline: a monotonic clock in milliseconds,
  * and setting the report's failure (returns err). */

@@ -65,7 +65,7 @@ static void print_sources(FILE *out, const struct bg_sources *srcs)
 	for (i = 0; i < srcs->n; i++) {
 		const struct bg_source *s = &srcs->v[i];
 
-		fprintf(out, "%s%s (%s%s%s)", i ? ", " : "", s->path,
+		fprintf(out, "%s%s (%s%s%s)", i ? ", " : "", bg_list_name(s->path),
 			s->format == BG_FMT_ADDR ? "addresses" :
 						   bg_format_name(s->format),
 			s->format == BG_FMT_PLAIN && s->subdomains ?

@@ -63,7 +63,10 @@ static struct json_object *source_json(const struct bg_source *s)
 {
 	struct json_object *o = json_object_new_object();
 	char abs[PATH_MAX];
-	const char *p = realpath(s->path, abs) ? abs : s->path;
+	/* "-" stays "-": standard input is not a file to find again (nor
+	 * a file named "-" in the current directory) */
+	const char *p = strcmp(s->path, "-") && realpath(s->path, abs) ? abs :
+									 s->path;
 
 	if (!o)
 		return NULL;

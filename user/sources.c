@@ -148,10 +148,11 @@ int bg_source_parse(const struct bg_source *src, struct bg_blocklist *bl,
 	char *buf = NULL;
 	size_t len = 0, deep;
 	int ret, fmt = src->format;
-
 	struct bg_reporter rep = bg_reporter_of(opts);
+	const char *name = bg_list_name(src->path);
 
-	ret = bg_read_list(src->path, &rep, &buf, &len);
+	ret = bg_read_list(src->path, opts ? opts->max_bytes : 0, &rep, &buf,
+			   &len);
 	if (ret < 0)
 		return ret;
 	if (fmt == BG_FMT_AUTO)
@@ -166,7 +167,7 @@ int bg_source_parse(const struct bg_source *src, struct bg_blocklist *bl,
 		lo.allow_wide |= src->allow_wide;
 		lo.allowlist = src->allow;
 		ret = bg_list_parse_buf(src->allow ? &bl->allow : &bl->block,
-					src->path, buf, len, &lo);
+					name, buf, len, &lo);
 	} else {
 		o.format = fmt;
 		o.subdomains = src->subdomains;
@@ -178,7 +179,7 @@ int bg_source_parse(const struct bg_source *src, struct bg_blocklist *bl,
 			o.diag_ctx = opts->diag_ctx;
 		}
 		deep = names->too_deep;
-		ret = bg_names_parse_buf(names, src->path, buf, len, &o);
+		ret = bg_names_parse_buf(names, name, buf, len, &o);
 		/* strict: a rule that never matches what it says fails too */
 		if (!ret && o.strict && names->too_deep > deep)
 			ret = -EINVAL;

@@ -87,7 +87,9 @@ int bg_sources_done(const struct bg_sources *s);
  * an allow rule when src->allow), with opts->strict and its reports. The
  * format used (src->format, or the one detected) goes to *used. An
  * address list's wide prefixes load when opts->allow_wide or
- * src->allow_wide (an --allow list's always: bg_list_parse_buf()). 0, or
+ * src->allow_wide (an --allow list's always: bg_list_parse_buf()). The
+ * file is read with bg_read_list() ("-": standard input, reported as
+ * BG_STDIN_NAME; else a regular file; opts->max_bytes). 0, or
  * -errno as bg_list_parse_file() / bg_names_parse_file() (-EINVAL: strict
  * and a line was rejected, or, in a domain list, a subdomain rule deeper
  * than BG_DNS_SUFFIX_MAX labels was reported: it would never match).

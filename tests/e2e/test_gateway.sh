@@ -336,6 +336,92 @@ expect_delivery t4
 t_expect_eq "dropped counter growth" "$(sum_sent t4 "${LISTED[@]}")" "$((d1 - d0))"
 t_end "$E2E_NAME"
 
+# ---- 4b. what is not a list, bounds, and the parse outside the lock ---------------
+
+# Is PID blocked in a read() of PATH? (/proc/PID/syscall: "0 0xFD ..." while
+# in read(FD, ...); "running" otherwise.)
+reading() { # PID PATH
+	local nr fd
+	read -r nr fd _ <"/proc/$1/syscall" 2>/dev/null || return 1
+	[ "$nr" = 0 ] && [ "$(readlink "/proc/$1/fd/$((fd))")" = "$2" ]
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+E2E_NAME=load_refuses_what_is_not_a_list
+# A FIFO nobody writes, a device that never ends, an endless pipe on stdin
+# and too many entries: each refused at once with one line, exit status 4,
+# and the filter of list 1 stays live, dropping what it lists. timeout
+# turns a hang (the FIFO's old way) into a failure.
+t_begin
+FID=$(current_filter_id)
+mkfifo "$T/fifo"
+for args in "$T/fifo" /dev/zero "--max-entries 10 $T/list1"; do
+	# shellcheck disable=SC2086
+	BG_ERR=$(in_ns "$NS_GW" timeout 10 "$BG_BIN" load $args 2>&1 >/dev/null)
+	BG_RC=$?
+	[ "$BG_RC" -eq 4 ] || t_fail "load $args: exit status $BG_RC, expected 4 (124: it hung)"
+	[ "$(wc -l <<<"$BG_ERR")" -eq 1 ] || t_fail "load $args: more than one line: '$BG_ERR'"
+	t_expect_eq "filter map after load $args" "$FID" "$(current_filter_id)"
+done
+grep -q "^bloomgate: $T/fifo: a FIFO, not a regular file" <<<"$(in_ns "$NS_GW" timeout 10 "$BG_BIN" load "$T/fifo" 2>&1)" ||
+	t_fail "load FIFO: no message naming it a FIFO"
+grep -q "^bloomgate: /dev/zero: a character device, not a regular file" <<<"$(bg load /dev/zero 2>&1)" ||
+	t_fail "load /dev/zero: no message naming it a device"
+grep -q "(--max-entries); the running filter is unchanged" <<<"$(bg load --max-entries 10 "$T/list1" 2>&1)" ||
+	t_fail "load --max-entries 10: no message naming the bound"
+# standard input, endless: stopped at the bound
+yes 198.51.100.200 | in_ns "$NS_GW" timeout 10 "$BG_BIN" load --max-list-bytes 100000 - \
+	>/dev/null 2>"$T/stdin.err"
+RC=${PIPESTATUS[1]}
+ERR=$(cat "$T/stdin.err")
+t_expect_eq "load - of an endless pipe: exit status" 4 "$RC"
+t_expect_eq "load - of an endless pipe: message" \
+	"bloomgate: /dev/stdin: more than 100000 bytes (--max-list-bytes); the running filter is unchanged" "$ERR"
+t_expect_eq "filter map after the endless pipe" "$FID" "$(current_filter_id)"
+d0=$(bg_stat dropped)
+traffic t4b 100 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
+d1=$(bg_stat dropped)
+expect_delivery t4b
+t_expect_eq "dropped counter growth" "$(sum_sent t4b "${LISTED[@]}")" "$((d1 - d0))"
+t_end "$E2E_NAME"
+
+E2E_NAME=load_parses_outside_the_lock
+# A load whose list is still being read (10M lines, on its stdin, from a
+# pipe this script holds) must not hold up another load: the second one
+# finishes while the first is provably still reading, then the first gets
+# its list and goes live. With the lock taken before the parse, the
+# second load would wait for the first, which waits for us: timeout says so.
+t_begin
+awk 'BEGIN { for (i = 0; i < 10000000; i++)
+	printf "10.%d.%d.%d\n", int(i / 65536) % 256, int(i / 256) % 256, i % 256 }' >"$T/big"
+mkfifo "$T/feed"
+exec {FEED}<>"$T/feed" # a writer first: opening the read end then does not block
+# (not spawn_in: its stdin would be /dev/null, as for any job started with &
+# without a redirection of its own; nsenter execs bloomgate, so $! is its pid)
+nsenter --net="/run/netns/$NS_GW" "$BG_BIN" load - <"$T/feed" >"$T/big.out" \
+	2>"$T/big.err" {FEED}>&- {E2E_LOCK_FD}>&- &
+BIGPID=$!
+E2E_PIDS+=("$BIGPID")
+wait_until 10 reading "$BIGPID" "$T/feed" || t_fail "the big load never started reading its list"
+T0=$SECONDS
+in_ns "$NS_GW" timeout 30 "$BG_BIN" load "$T/listA" >/dev/null 2>"$T/small.err" ||
+	t_fail "the small load failed while the big one was reading: $(cat "$T/small.err")"
+reading "$BIGPID" "$T/feed" || t_fail "the big load was no longer reading when the small one was done"
+info "small load done in $((SECONDS - T0)) s while the big one waited for its list"
+[ "$(bg_check 198.51.100.21)" = match ] || t_fail "the small load is not live"
+cat "$T/big" >&"$FEED"
+exec {FEED}>&-
+wait_until 300 gone "$BIGPID" || t_fail "the big load did not finish"
+wait "$BIGPID"
+t_expect_eq "the big load's exit status" 0 "$?"
+[ -s "$T/big.err" ] && t_fail "the big load said: $(head -3 "$T/big.err")"
+for a in 10.0.0.0 10.100.200.7 10.152.150.127; do
+	[ "$(bg_check "$a")" = match ] || t_fail "check $a: the big list is not live"
+done
+bg load "$T/list1" >/dev/null || t_fail "load list 1 again failed"
+rm -f "$T/big" "$T/feed"
+t_end "$E2E_NAME"
+
 # ---- 8. many swaps leak no maps -----------------------------------------------
 
 E2E_NAME=swaps_leak_no_maps

@@ -167,6 +167,8 @@ static void test_defaults(void **state)
 	assert_null(c.events);
 	assert_int_equal(c.detach_on_stop, 0);
 	assert_true(c.debounce == 0.5);
+	assert_true(c.max_list_bytes == 4ull << 30);
+	assert_true(c.max_entries == 100000000);
 	assert_int_equal(c.n_lists, 2);
 	for (size_t i = 0; i < 2; i++) {
 		const struct bg_cfg_list *l = &c.lists[i];
@@ -202,6 +204,8 @@ static void test_all_keys(void **state)
 		"events: /var/log/bloomgate/events.jsonl\n"
 		"detach_on_stop: yes\n"
 		"debounce: 2s\n"
+		"max_list_bytes: 1G\n"
+		"max_entries: 5000000\n"
 		"lists:\n"
 		"  - name: Big_list-1.v4\n"
 		"    url: HTTPS://example.org/x?y=1\n"
@@ -251,6 +255,8 @@ static void test_all_keys(void **state)
 	assert_string_equal(c.events, "/var/log/bloomgate/events.jsonl");
 	assert_int_equal(c.detach_on_stop, 1);
 	assert_true(c.debounce == 2);
+	assert_true(c.max_list_bytes == 1ull << 30);
+	assert_true(c.max_entries == 5000000);
 	assert_int_equal(c.n_lists, 3);
 	l = &c.lists[0];
 	assert_string_equal(l->name, "Big_list-1.v4");
@@ -268,7 +274,7 @@ static void test_all_keys(void **state)
 	assert_true(l->max_bytes == 1000);
 	assert_true(l->max_shrink == 1);
 	l = &c.lists[2];
-	assert_int_equal(l->line, 32);
+	assert_int_equal(l->line, 34);
 	assert_int_equal(l->allow, 1);
 	assert_int_equal(l->format, BG_FMT_AUTO);
 	bg_config_free(&c);
@@ -325,9 +331,9 @@ static const struct err_case err_cases[] = {
 	{ "# only a comment\n", "t.yaml: empty: a config needs at least lists:" },
 	{ "fpr: 0.01\n", "t.yaml: no lists: the agent needs at least one (lists:)" },
 	{ "- a\n- b\n",
-	  "t.yaml:1: expected a map of keys (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, lists), not a list" },
+	  "t.yaml:1: expected a map of keys (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists), not a list" },
 	{ "hello\n",
-	  "t.yaml:1: expected a map of keys (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, lists), not a single value" },
+	  "t.yaml:1: expected a map of keys (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists), not a single value" },
 	{ L1 "---\n" L1,
 	  "t.yaml:2: a second YAML document ('---'): a config is one document" },
 	/* YAML syntax, from libyaml */
@@ -343,7 +349,7 @@ static const struct err_case err_cases[] = {
 	  "t.yaml:1: YAML: block sequence entries are not allowed in this context (a lone - as a value is written \"-\")" },
 	/* keys */
 	{ "fpr: 0.01\nfrp: 0.01\n" L1,
-	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, lists)" },
+	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists)" },
 	{ L1 "fpr: 0.01\nfpr: 0.02\n",
 	  "t.yaml:3: fpr: given twice (first on line 2)" },
 	{ "? [a, b]\n: 1\n" L1,

@@ -1204,7 +1204,7 @@ static void test_parse_file(void **state)
 			     "%s:3: label starts or ends with a hyphen: "
 			     "'0.0.0.0 bad_.example-'\n"
 			     "/nonexistent/list: No such file or directory\n"
-			     "/: Is a directory\n",
+			     "/: a directory, not a regular file\n",
 			     path, path) > 0);
 	assert_string_equal(c.text, want);
 	assert_int_equal(l.nfiles, 2);

@@ -12,9 +12,14 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "explain.h"
@@ -276,6 +281,239 @@ static void test_prepare_capacity(void **state)
 	bg_sources_free(&srcs);
 }
 
+/* The plan of a load prepared without a capacity, fitted afterwards (as
+ * bg_load_commit() does under the lock), is the plan prepared with it. */
+static void test_fit_after_prepare(void **state)
+{
+	char text[64 * 1024];
+	size_t i, n = 0;
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_report r, rc;
+	struct bg_load_opts o = { .seed = 1 };
+	__u32 small = bg_filter_capacity_elems(2000);
+
+	(void)state;
+	for (i = 0; i < 3000; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "10.%zu.%zu.1\n",
+				      i / 250, i % 250);
+	snprintf(text + n, sizeof(text) - n, "10.200.0.0/16\n"); /* a bitmap */
+	bg_sources_init(&srcs);
+	add(&srcs, write_list("fit.txt", text), NULL, 0, 0);
+	o.sources = &srcs;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	bg_blocklist_free(&bl);
+	rc = r;
+	assert_int_equal(bg_load_fit(&rc, small), -ENOSPC);
+	assert_int_equal(rc.failed, BG_STAGE_PLAN);
+	assert_non_null(strstr(rc.msg, "attach with a larger --capacity"));
+
+	rc = r;
+	assert_int_equal(bg_load_fit(&rc, bg_filter_capacity_elems(5000)), 0);
+	o.capacity = bg_filter_capacity_elems(5000);
+	bg_load_report_free(&r);
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	bg_blocklist_free(&bl);
+	assert_memory_equal(&rc.plan, &r.plan, sizeof(r.plan));
+	bg_load_report_free(&r);
+	bg_sources_free(&srcs);
+}
+
+/* Prepares one list with the given bounds: the result, the message. */
+static int prepare_one(const char *path, uint64_t max_bytes,
+		       uint64_t max_entries, struct bg_load_report *r,
+		       struct seen *seen)
+{
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_opts o = { .diag = on_diag, .diag_ctx = seen,
+				  .max_list_bytes = max_bytes,
+				  .max_entries = max_entries };
+	int ret;
+
+	bg_sources_init(&srcs);
+	add(&srcs, path, NULL, 0, 0);
+	o.sources = &srcs;
+	bg_load_report_init(r);
+	ret = bg_load_prepare(&o, &bl, r);
+	bg_blocklist_free(&bl);
+	bg_sources_free(&srcs);
+	return ret;
+}
+
+/*
+ * Only regular files are read by name. A FIFO is refused at once: the old
+ * reader blocked in open() until a writer came, so alarm() turns a hang
+ * into a failure (SIGALRM kills the test). A directory, a socket and
+ * /dev/zero (which never ends) are refused the same way: one message
+ * naming the file and what it is, at the parse, nothing read.
+ */
+static void test_prepare_not_regular(void **state)
+{
+	char fifo[300], sock[100], want[512];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct {
+		const char *path, *kind;
+		int err;
+	} cases[] = {
+		{ fifo, "a FIFO", -ENOTSUP },
+		{ dir, "a directory", -EISDIR },
+		{ "/dev/zero", "a character device", -ENOTSUP },
+		{ sock, "a socket", -ENXIO },
+	};
+	size_t i;
+	int sfd;
+
+	(void)state;
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(sock, sizeof(sock), "%s/sock", dir);
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(sfd >= 0);
+	assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bg_load_report r;
+		struct seen seen = { .len = 0 };
+
+		print_message("case %zu: %s\n", i, cases[i].path);
+		alarm(10);
+		assert_int_equal(prepare_one(cases[i].path, 0, 0, &r, &seen),
+				 cases[i].err);
+		alarm(0);
+		assert_int_equal(r.failed, BG_STAGE_PARSE);
+		snprintf(want, sizeof(want),
+			 "%s: %s, not a regular file%s", cases[i].path,
+			 cases[i].kind,
+			 i ? "" : " (- reads standard input)");
+		assert_string_equal(r.msg, want);
+		/* the caller's callback had it too, as the file's report */
+		strcat(want, "\n");
+		assert_string_equal(seen.text, want);
+		bg_load_report_free(&r);
+	}
+	close(sfd);
+}
+
+/* Points standard input at a pipe holding text (less than a pipe's
+ * buffer, the write end closed); the old stdin is returned. */
+static int stdin_from(const char *text)
+{
+	int p[2], old = dup(STDIN_FILENO);
+
+	assert_true(old >= 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], text, strlen(text)), (ssize_t)strlen(text));
+	close(p[1]);
+	assert_int_equal(dup2(p[0], STDIN_FILENO), STDIN_FILENO);
+	close(p[0]);
+	return old;
+}
+
+static void stdin_restore(int old)
+{
+	assert_int_equal(dup2(old, STDIN_FILENO), STDIN_FILENO);
+	close(old);
+}
+
+/* "-" reads standard input, a pipe included, named /dev/stdin in reports,
+ * with the size bound of any list: more than it fails the load. */
+static void test_prepare_stdin(void **state)
+{
+	char big[8192];
+	struct bg_load_report r;
+	struct seen seen = { .len = 0 };
+	size_t n = 0;
+	int old;
+
+	(void)state;
+	old = stdin_from("192.0.2.1\nbogus\n10.0.0.0/8\n");
+	assert_int_equal(prepare_one("-", 0, 0, &r, &seen), 0);
+	stdin_restore(old);
+	assert_int_equal(r.entries, 2);
+	assert_string_equal(seen.text, "/dev/stdin:2: not an IP address: 'bogus'\n");
+	bg_load_report_free(&r);
+
+	while (n + 16 < sizeof(big))
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "192.0.2.%zu\n",
+				      n % 200);
+	old = stdin_from(big);
+	assert_int_equal(prepare_one("-", 1000, 0, &r, &seen), -EFBIG);
+	stdin_restore(old);
+	assert_int_equal(r.failed, BG_STAGE_PARSE);
+	assert_string_equal(r.msg, "/dev/stdin: more than 1000 bytes "
+				   "(--max-list-bytes)");
+	bg_load_report_free(&r);
+
+	/* exactly at the bound: read */
+	old = stdin_from("192.0.2.1\n");
+	assert_int_equal(prepare_one("-", 10, 0, &r, &seen), 0);
+	stdin_restore(old);
+	bg_load_report_free(&r);
+}
+
+/* A regular file past the bound is refused from its size, unread. */
+static void test_prepare_max_bytes(void **state)
+{
+	const char *l = write_list("ten.txt", "192.0.2.1\n"); /* 10 bytes */
+	struct bg_load_report r;
+	struct seen seen = { .len = 0 };
+	char want[512];
+
+	(void)state;
+	assert_int_equal(prepare_one(l, 9, 0, &r, &seen), -EFBIG);
+	snprintf(want, sizeof(want), "%s: more than 9 bytes (--max-list-bytes)", l);
+	assert_string_equal(r.msg, want);
+	bg_load_report_free(&r);
+	assert_int_equal(prepare_one(l, 10, 0, &r, &seen), 0);
+	bg_load_report_free(&r);
+}
+
+/* The entries of all lists together, as parsed (duplicates counted): past
+ * the bound, the load fails at the file that crossed it. */
+static void test_prepare_max_entries(void **state)
+{
+	const char *a = write_list("e1.txt", "192.0.2.1\n192.0.2.1\n2001:db8::1\n");
+	const char *d = write_list("e2.txt", "a.example.com\nb.example.com\n"
+					     "c.example.com\n");
+	struct {
+		uint64_t max;
+		int err;
+		const char *at;
+	} cases[] = { { 5, -E2BIG, d }, { 2, -E2BIG, a }, { 6, 0, NULL } };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bg_sources srcs;
+		struct bg_blocklist bl;
+		struct bg_load_report r;
+		struct bg_load_opts o = { .max_entries = cases[i].max };
+		char want[512];
+
+		bg_sources_init(&srcs);
+		add(&srcs, a, NULL, 0, 0);
+		add(&srcs, d, NULL, 0, 1); /* allowed entries count too */
+		o.sources = &srcs;
+		bg_load_report_init(&r);
+		assert_int_equal(bg_load_prepare(&o, &bl, &r), cases[i].err);
+		bg_blocklist_free(&bl);
+		bg_sources_free(&srcs);
+		if (!cases[i].err) {
+			bg_load_report_free(&r);
+			continue;
+		}
+		assert_int_equal(r.failed, BG_STAGE_PARSE);
+		snprintf(want, sizeof(want), "%s: the lists hold more than %llu "
+			 "entries (--max-entries)", cases[i].at,
+			 (unsigned long long)cases[i].max);
+		assert_string_equal(r.msg, want);
+		bg_load_report_free(&r);
+	}
+}
+
 /* check's answers, on a filter built in memory from the same lists. */
 static void test_explain(void **state)
 {
@@ -398,6 +636,11 @@ int main(void)
 		cmocka_unit_test(test_prepare_report),
 		cmocka_unit_test(test_prepare_failures),
 		cmocka_unit_test(test_prepare_capacity),
+		cmocka_unit_test(test_fit_after_prepare),
+		cmocka_unit_test(test_prepare_not_regular),
+		cmocka_unit_test(test_prepare_stdin),
+		cmocka_unit_test(test_prepare_max_bytes),
+		cmocka_unit_test(test_prepare_max_entries),
 		cmocka_unit_test(test_explain),
 	};
 
