@@ -524,11 +524,37 @@ static void model(const struct fx *f, const uint8_t *fr, size_t len,
 
 /* ---- Frames ------------------------------------------------------------- */
 
+/* A field the parser reads, for the targeted mutations. */
+enum field_kind {
+	F_TYPE, /* an ethertype or tag type (2 bytes) */
+	F_VER_IHL, /* the first byte of an IP header */
+	F_FRAG4, /* IPv4 flags and fragment offset (2 bytes) */
+	F_NEXTHDR, /* an IPv6 next-header byte */
+	F_EXTLEN, /* an extension header's length byte */
+	F_FRAG6, /* an IPv6 fragment offset and M flag (2 bytes) */
+};
+
+#define FIELDS_MAX 32
+
 struct frame {
 	uint8_t b[FRAME_MAX];
 	size_t len;
 	size_t hdr_end; /* end of the headers built (mutations aim there) */
+	unsigned int nfields;
+	struct {
+		uint16_t off;
+		uint8_t kind; /* enum field_kind */
+	} field[FIELDS_MAX];
 };
+
+static void note(struct frame *fr, size_t off, enum field_kind kind)
+{
+	if (fr->nfields < FIELDS_MAX) {
+		fr->field[fr->nfields].off = (uint16_t)off;
+		fr->field[fr->nfields].kind = (uint8_t)kind;
+		fr->nfields++;
+	}
+}
 
 /* An address to put in a frame: half from the listed set, half random. */
 static void pick_addr(const struct fx *f, struct rng *r, int v6, uint8_t *out)
@@ -562,6 +588,8 @@ static size_t tmpl_ipv4(const struct fx *f, struct rng *r, struct frame *fr,
 
 	rnd_bytes(r, ip, ihl * 4); /* tos, id, ttl, checksum, options */
 	ip[0] = (uint8_t)(0x40 | ihl);
+	note(fr, at, F_VER_IHL);
+	note(fr, at + 6, F_FRAG4);
 	if (chance(r, 70))
 		put16(ip + 6, FRAG[below(r, 2)]);
 	else if (chance(r, 70))
@@ -586,6 +614,8 @@ static size_t tmpl_ipv6(const struct fx *f, struct rng *r, struct frame *fr,
 
 	rnd_bytes(r, ip6, 8);
 	ip6[0] = (uint8_t)(0x60 | (ip6[0] & 0xf));
+	note(fr, at, F_VER_IHL);
+	note(fr, at + 6, F_NEXTHDR);
 	pick_addr(f, r, 1, ip6 + 8);
 	pick_addr(f, r, 1, ip6 + 24);
 	at += 40;
@@ -598,7 +628,10 @@ static size_t tmpl_ipv6(const struct fx *f, struct rng *r, struct frame *fr,
 		size_t len;
 
 		*nhp = kind;
+		note(fr, at, F_NEXTHDR);
+		note(fr, at + 1, F_EXTLEN);
 		if (kind == NH_FRAGMENT) {
+			note(fr, at + 2, F_FRAG6);
 			len = 8;
 			rnd_bytes(r, eh, 8);
 			if (chance(r, 60)) /* first fragment, M set or not */
@@ -635,11 +668,14 @@ static void tmpl(const struct fx *f, struct rng *r, struct frame *fr)
 
 	tags = tags < 50 ? 0 : tags < 70 ? 1 : tags < 90 ? 2 : tags < 97 ? 3 : 4;
 	rnd_bytes(r, fr->b, 12);
+	fr->nfields = 0;
 	for (i = 0; i < tags; i++) {
+		note(fr, at, F_TYPE);
 		put16(fr->b + at, chance(r, 50) ? ET_8021Q : ET_8021AD);
 		put16(fr->b + at + 2, (unsigned int)below(r, 0x10000));
 		at += 4;
 	}
+	note(fr, at, F_TYPE);
 	if (kind < 45) {
 		put16(fr->b + at, ET_IPV4);
 		at = tmpl_ipv4(f, r, fr, at + 2, &proto);
@@ -667,10 +703,53 @@ static void tmpl(const struct fx *f, struct rng *r, struct frame *fr)
 	fr->len = at + i;
 }
 
+/* One field the parser reads set to a value chosen for it: the values its
+ * rules tell apart, or any. */
+static void mutate_field(struct rng *r, struct frame *fr)
+{
+	static const uint16_t TYPES[] = { ET_IPV4, ET_IPV6, ET_8021Q, ET_8021AD };
+	static const uint16_t FRAG4[] = { 0x2000, 0x4000, 0x8000, 0x0001,
+					  0x1fff, 0x6000, 0xe000 };
+	unsigned int i;
+	uint8_t *p;
+
+	if (!fr->nfields)
+		return;
+	i = below(r, fr->nfields);
+	p = fr->b + fr->field[i].off;
+	switch (fr->field[i].kind) {
+	case F_TYPE:
+		put16(p, chance(r, 70) ? TYPES[below(r, ARRAY_SIZE(TYPES))] :
+					 (unsigned int)below(r, 0x10000));
+		break;
+	case F_VER_IHL: /* version 4, 6 or any; IHL 0-15 */
+		*p = (uint8_t)((chance(r, 60) ? (chance(r, 50) ? 4 : 6) :
+						below(r, 16)) << 4 |
+			       below(r, 16));
+		break;
+	case F_FRAG4:
+		put16(p, chance(r, 60) ? FRAG4[below(r, ARRAY_SIZE(FRAG4))] :
+					 (unsigned int)below(r, 0x10000));
+		break;
+	case F_NEXTHDR:
+		*p = chance(r, 70) ? EXT_KINDS[below(r, sizeof(EXT_KINDS))] :
+				     (uint8_t)rnd(r);
+		break;
+	case F_EXTLEN:
+		*p = chance(r, 70) ? (uint8_t)below(r, 4) : (uint8_t)rnd(r);
+		break;
+	case F_FRAG6: /* offset 0 or not, M flag */
+		put16(p, chance(r, 50) ? (unsigned int)below(r, 2) :
+					 (unsigned int)below(r, 0x10000));
+		break;
+	}
+}
+
 /*
  * Frame idx of a run: a template, then 0-3 mutations (a byte of the headers
- * set at random, a bit of the headers flipped, a cut at a random length
- * >= 14, random bytes appended), or one frame of random bytes, whose
+ * set at random, a field the parser reads set to a value it tells apart, a
+ * bit of the headers flipped, a cut at a random length >= 14, random bytes
+ * appended), or one frame of random bytes, whose
  * ethertype is often set to one the parser follows. BPF_PROG_TEST_RUN
  * refuses frames below 14 bytes (tests/bpf/test_datapath.c), so none is
  * built: trunc_eth is out of reach from here.
@@ -686,6 +765,7 @@ static void gen(const struct fx *f, long idx, struct frame *fr)
 		fr->len = 14 + below(&r, 200);
 		rnd_bytes(&r, fr->b, fr->len);
 		fr->hdr_end = fr->len;
+		fr->nfields = 0;
 		for (i = 12; i + 2 <= fr->len && i < 12 + 4 * 4 && chance(&r, 60);
 		     i += 4)
 			put16(fr->b + i, FOLLOWED[below(&r, ARRAY_SIZE(FOLLOWED))]);
@@ -696,13 +776,15 @@ static void gen(const struct fx *f, long idx, struct frame *fr)
 	for (i = 0; i < m; i++) {
 		unsigned int what = below(&r, 100);
 
-		if (what < 35) {
+		if (what < 25) {
 			fr->b[below(&r, (uint32_t)fr->hdr_end)] = (uint8_t)rnd(&r);
+		} else if (what < 45) {
+			mutate_field(&r, fr);
 		} else if (what < 55) {
 			uint32_t bit = below(&r, (uint32_t)fr->hdr_end * 8);
 
 			fr->b[bit / 8] ^= (uint8_t)(1 << (bit % 8));
-		} else if (what < 90) {
+		} else if (what < 85) {
 			fr->len = 14 + below(&r, (uint32_t)(fr->len - 14 + 1));
 			if (fr->hdr_end > fr->len)
 				fr->hdr_end = fr->len;
