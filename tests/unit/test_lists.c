@@ -2879,6 +2879,10 @@ static const struct info_case info_cases[] = {
 	  SRC_PLAIN, 0, SRC_PLAIN, 0, 2, 2, 0, SRC_ADBLOCK, 2, 2, 2 },
 	{ "addresses stated as plain", "192.0.2.1\n198.51.100.0/24\n",
 	  SRC_PLAIN, 0, SRC_PLAIN, 0, 2, 2, 0, SRC_ADDR, 2, 2, 2 },
+	/* test_gateway.sh's garbage list: two single labels are names to
+	 * plain, hosts and Adblock alike, two lines of four: not most */
+	{ "garbage", "garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n",
+	  SRC_AUTO, 0, SRC_ADDR, 0, 4, 4, 0, SRC_AUTO, 0, 0, 4 },
 	{ "only comments", "# only comments\n\n; and this\n", SRC_AUTO, 0,
 	  SRC_ADDR, 0, 0, 0, 0, SRC_AUTO, 0, 0, 0 },
 	{ "only comments, strict: no failure here (prepare's)",
