@@ -43,7 +43,8 @@ void bg_blocklist_finish(struct bg_blocklist *bl);
  * The kind of a list, from its first BG_FMT_DETECT_LINES meaningful lines
  * (not blank, not a '#' or ';' comment): addresses (BG_FMT_ADDR) when more
  * than half of them are address or CIDR-prefix entries, or when there are
- * none; else Adblock or hosts when bg_dom_detect() finds either; else
+ * none; else Adblock when one of them starts as an Adblock rule, else
+ * hosts when one is an address and a name (bg_dom_line_format()); else
  * plain when more than half of them are names of two labels or more (or
  * "*.name"); else addresses again: text that is neither is read as the
  * address list it was before domains, every line rejected as not an
