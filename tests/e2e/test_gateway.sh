@@ -312,7 +312,7 @@ t_begin
 bg_capture load "$T/list1"
 [ "$BG_RC" -eq 0 ] || t_fail "load list 1 failed: $BG_ERR"
 # detection says what it chose, and why
-grep -qx "$T/list1: detected addresses ([0-9]* of [0-9]* non-comment lines are addresses or prefixes)" <<<"$BG_OUT" ||
+grep -qx "$T/list1: detected addresses ([0-9]* of \(the first \)\?[0-9]* non-comment lines are addresses or prefixes)" <<<"$BG_OUT" ||
 	t_fail "load list 1: no 'detected addresses' line:" "$BG_OUT"
 FID=$(current_filter_id)
 PROBE=$(pick_unmatched 1 198.51.100.{200..250}) # in the --strict file only
