@@ -514,6 +514,13 @@ static int rebuild(struct agent *a)
 	/* the lists parsed before the lock, as `load` does: a CLI command
 	 * waits for the agent's build and swap, never for its parse */
 	ret = bg_load_prepare(&o, &bl, &r);
+	/* what was detected, as `load` prints it: the copy's path names it */
+	for (i = 0; i < r.n_detected; i++) {
+		char line[PATH_MAX + 256];
+
+		bg_fmt_detected(line, sizeof(line), &r.detected[i]);
+		logf_("%s", line);
+	}
 	if (!ret) {
 		ret = bg_state_open(&st, 1);
 		if (ret) {

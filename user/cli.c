@@ -452,7 +452,7 @@ static const struct bg_opt load_opts[] = {
 	  .help = "target false-positive rate per address or query",
 	  .min = BG_FPR_MIN, .max = BG_FPR_MAX, .off = offsetof(struct load_ctx, fpr) },
 	{ .name = "strict", .type = BG_OPT_FLAG,
-	  .help = "fail on a rejected line or a too-deep subdomain rule",
+	  .help = "fail on a rejected line, a too-deep subdomain rule or an empty list",
 	  .off = offsetof(struct load_ctx, strict) },
 	{ .name = "allow-wide", .type = BG_OPT_FLAG,
 	  .help = "load IPv4 prefixes shorter than /8 and IPv6 shorter than /16",
@@ -504,6 +504,10 @@ static const struct bg_cmd load_cmd = {
 	"hosts when one is an address and a name; else plain when more than\n"
 	"half are names of two labels or more; else addresses (each line is\n"
 	"then rejected as not an address: say --format plain if need be).\n"
+	"load prints FILE: detected FORMAT (why) for each list detected. A\n"
+	"list with more than half of its lines rejected is a warning naming\n"
+	"the format that reads them, if one does; one that loads no entry is\n"
+	"a warning too; --strict fails the load on either.\n"
 	"--format applies to every list after it on the command line, blocked\n"
 	"and --allow alike, up to the next --format (like gcc's -x);\n"
 	"--subdomains likewise (as HaGeZi's lists mean), up to\n"

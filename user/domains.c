@@ -843,25 +843,39 @@ static void adblock_line(struct pctx *c, const char *s, const char *e)
 
 /* ---- Detection ---------------------------------------------------------- */
 
+int bg_dom_line_format(const char *s, const char *e)
+{
+	const char *t;
+	int blocking;
+
+	trim(&s, &e);
+	if (s == e || *s == '#')
+		return BG_FMT_AUTO;
+	if (adblock_start(s, e))
+		return BG_FMT_ADBLOCK;
+	t = token_end(s, e);
+	if (t < e && parse_hosts_addr(s, (size_t)(t - s), &blocking) == 0 &&
+	    skip_blanks(t, e) < e && *skip_blanks(t, e) != '#')
+		return BG_FMT_HOSTS;
+	return BG_FMT_PLAIN;
+}
+
 enum bg_format bg_dom_detect(const char *buf, size_t len)
 {
 	struct bg_line_iter it;
-	const char *s, *e, *t;
+	const char *s, *e;
 	unsigned int seen = 0;
-	int hosts = 0, blocking;
+	int hosts = 0, f;
 
 	bg_lines_init(&it, buf, len);
 	while (seen < BG_DOM_DETECT_LINES && bg_lines_next(&it, &s, &e)) {
-		trim(&s, &e);
-		if (s == e || *s == '#')
+		f = bg_dom_line_format(s, e);
+		if (f == BG_FMT_AUTO)
 			continue;
 		seen++;
-		if (adblock_start(s, e))
+		if (f == BG_FMT_ADBLOCK)
 			return BG_FMT_ADBLOCK;
-		t = token_end(s, e);
-		if (t < e && parse_hosts_addr(s, (size_t)(t - s), &blocking) == 0 &&
-		    skip_blanks(t, e) < e && *skip_blanks(t, e) != '#')
-			hosts = 1;
+		hosts |= f == BG_FMT_HOSTS;
 	}
 	return hosts ? BG_FMT_HOSTS : BG_FMT_PLAIN;
 }

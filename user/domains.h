@@ -72,6 +72,13 @@ int bg_name_normalise(const char *in, size_t len, char *out, const char **reason
  * BG_FMT_ADBLOCK, BG_FMT_HOSTS or BG_FMT_PLAIN. */
 enum bg_format bg_dom_detect(const char *buf, size_t len);
 
+/* The line [s, e) as bg_dom_detect() sees it: BG_FMT_AUTO blank or a '#'
+ * comment, BG_FMT_ADBLOCK when it starts as an Adblock rule does ('|',
+ * '!', '[', "@@"), BG_FMT_HOSTS an address followed by a name, else
+ * BG_FMT_PLAIN (which says nothing of whether it is a valid name:
+ * bg_names_plain_line() does). */
+int bg_dom_line_format(const char *s, const char *e);
+
 /* 1 if the line [s, e) is a plain domain list's entry: one name of two
  * labels or more, or "*.name", and maybe a '#' comment. For detection. */
 int bg_names_plain_line(const char *s, const char *e);

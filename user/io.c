@@ -20,7 +20,8 @@ static inline int is_space(char c)
 void bg_diag_print(FILE *out, const struct bg_diag *d)
 {
 	if (!d->line)
-		fprintf(out, "%s: %s\n", d->file, d->reason);
+		fprintf(out, "%s: %s%s\n", d->file, d->warning ? WARNING : "",
+			d->reason);
 	else
 		fprintf(out, "%s:%zu: %s%s: '%s'\n", d->file, d->line,
 			d->warning ? WARNING : "", d->reason, d->text);

@@ -19,12 +19,14 @@
  * One diagnostic about a list: a rejected line, a line accepted with a
  * warning, or (line 0) the file as a whole (unreadable, too many lists).
  * Printed as "file:line: reason: 'text'", "file:line: warning: reason:
- * 'text'" or "file: reason".
+ * 'text'", "file: reason" or "file: warning: reason" (line 0: a list that
+ * loaded but looks wrong as a whole, user/prepare.h).
  */
 struct bg_diag {
 	const char *file;
 	size_t line; /* 1-based; 0: the file as a whole */
-	int warning; /* 1: the line was accepted, with a warning */
+	int warning; /* 1: the line was accepted, with a warning (line 0:
+			the file was read) */
 	const char *reason;
 	const char *text; /* the line quoted: no surrounding blanks, cut to
 			     BG_QUOTE_MAX bytes on a UTF-8 boundary with

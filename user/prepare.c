@@ -40,6 +40,9 @@ void bg_load_report_free(struct bg_load_report *r)
 		free((char *)r->diags[i].reason);
 		free((char *)r->diags[i].text);
 	}
+	for (i = 0; i < r->n_detected; i++)
+		free(r->detected[i].file);
+	free(r->detected);
 	bg_load_report_init(r);
 }
 
@@ -142,6 +145,78 @@ static uint64_t entries_parsed(const struct bg_blocklist *bl)
 	       bl->allow.n6 + bl->names.n;
 }
 
+/* Keeps what detection found about a list for the report; 0 or -ENOMEM. */
+static int keep_detected(struct bg_load_report *r, const char *name,
+			 const struct bg_format_evidence *ev)
+{
+	struct bg_load_detected *v;
+	size_t n = r->n_detected;
+
+	/* the array doubles: its size is the power of two at or above n */
+	if (!(n & (n - 1))) {
+		v = realloc(r->detected, (n ? 2 * n : 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->detected = v;
+	}
+	r->detected[n].file = strdup(name);
+	if (!r->detected[n].file)
+		return -ENOMEM;
+	r->detected[n].ev = *ev;
+	r->n_detected++;
+	return 0;
+}
+
+/* What the lines of each format are, in "rejected as ...". */
+static const char *const format_lines[BG_FMT__COUNT] = {
+	[BG_FMT_ADDR] = "addresses", [BG_FMT_PLAIN] = "domain names",
+	[BG_FMT_HOSTS] = "hosts entries", [BG_FMT_ADBLOCK] = "Adblock rules",
+};
+
+/* What a list of each format is, in "they look like ...". */
+static const char *const format_list[BG_FMT__COUNT] = {
+	[BG_FMT_ADDR] = "an address list", [BG_FMT_PLAIN] = "a plain domain list",
+	[BG_FMT_HOSTS] = "a hosts file", [BG_FMT_ADBLOCK] = "an Adblock list",
+};
+
+/* A warning about the list as a whole (line 0), through the report. */
+static void warn_file(struct diag_ctx *dc, const char *name, const char *why)
+{
+	struct bg_diag d = { .file = name, .warning = 1, .reason = why,
+			     .text = "" };
+
+	on_diag(dc, &d);
+}
+
+/*
+ * The two warnings about a list as a whole: most lines rejected (a list
+ * read as the wrong format, detected or stated, is the likely cause: the
+ * format that reads it is named), and no entry at all.
+ */
+static void warn_list(struct diag_ctx *dc, const char *name,
+		      const struct bg_source_info *in)
+{
+	char why[256];
+
+	if (bg_source_mostly_rejected(in)) {
+		if (in->likely != BG_FMT_AUTO)
+			snprintf(why, sizeof(why), "%zu of %zu lines rejected as "
+				 "%s; they look like %s (--format %s)",
+				 in->rejected, in->lines,
+				 format_lines[in->format],
+				 format_list[in->likely],
+				 bg_format_name(in->likely));
+		else
+			snprintf(why, sizeof(why), "%zu of %zu lines rejected as "
+				 "%s; no other format reads most of them",
+				 in->rejected, in->lines,
+				 format_lines[in->format]);
+		warn_file(dc, name, why);
+	}
+	if (!in->entries)
+		warn_file(dc, name, "no entry loaded");
+}
+
 /* One source into bl; the stage's failure message on error. */
 static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 			const struct bg_list_opts *lo, struct diag_ctx *dc,
@@ -151,10 +226,18 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 	size_t rej = bl->names.rejected + bl->block.rejected + bl->allow.rejected;
 	size_t deep = bl->names.too_deep;
 	const char *name = bg_list_name(src->path);
-	int used = BG_FMT_AUTO, ret;
+	struct bg_source_info in;
+	int used, ret;
 
 	dc->why[0] = 0;
-	ret = bg_source_parse(src, bl, lo, &used);
+	ret = bg_source_parse_info(src, bl, lo, &in);
+	used = in.format ? in.format : BG_FMT_AUTO;
+	if (in.detected && keep_detected(r, name, &in.ev))
+		return bg_load_fail(r, BG_STAGE_PARSE, -ENOMEM, "out of memory");
+	/* parsed to the end (strict fails there): what the list as a whole
+	 * looks like */
+	if (!ret || ret == -EINVAL)
+		warn_list(dc, name, &in);
 	if (ret == -EINVAL) {
 		r->strict_rejected = bl->names.rejected + bl->block.rejected +
 					     bl->allow.rejected > rej;
@@ -165,6 +248,11 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 				    r->strict_rejected && r->strict_too_deep ? " and " : "",
 				    r->strict_too_deep ?
 					    "subdomain rules never matched (too deep)" : "");
+	}
+	if (!ret && !in.entries && lo->strict) {
+		r->strict_empty = 1;
+		return bg_load_fail(r, BG_STAGE_PARSE, -EINVAL,
+				    "%s: no entry loaded, with --strict", name);
 	}
 	if (ret == -EFBIG)
 		return bg_load_fail(r, BG_STAGE_PARSE, ret,

@@ -71,6 +71,13 @@ struct bg_load_rules {
 /* Diagnostics kept in the report (all are passed to opts->diag). */
 #define BG_LOAD_DIAGS_MAX 64
 
+/* A list whose format was detected, and why (printed by `load`, logged by
+ * the agent: bg_fmt_detected()). */
+struct bg_load_detected {
+	char *file; /* as reports name it */
+	struct bg_format_evidence ev;
+};
+
 struct bg_load_report {
 	/* files by kind */
 	size_t n_addr, n_addr_allow, n_dom, n_allow;
@@ -88,10 +95,15 @@ struct bg_load_report {
 	/* diagnostics: counts, and the first BG_LOAD_DIAGS_MAX (copies) */
 	size_t n_errors, n_warnings, n_diags;
 	struct bg_diag diags[BG_LOAD_DIAGS_MAX];
+	/* every list whose format was detected, in order (malloc'd) */
+	struct bg_load_detected *detected;
+	size_t n_detected;
 	/* failure: the stage, -errno, and one line saying what and why */
 	enum bg_load_stage failed;
 	int err;
-	int strict_rejected, strict_too_deep; /* why a strict parse failed */
+	/* why a strict parse failed: rejected lines, too-deep rules, a list
+	 * that loaded no entry */
+	int strict_rejected, strict_too_deep, strict_empty;
 	char msg[512];
 };
 
@@ -99,6 +111,13 @@ void bg_load_report_init(struct bg_load_report *r);
 void bg_load_report_free(struct bg_load_report *r);
 
 /*
+ * Besides each line's diagnostic, two about a list as a whole, warnings
+ * (line 0) that --strict turns into a failure at BG_STAGE_PARSE: more
+ * than half of its lines rejected ("180 of 200 lines rejected as
+ * addresses; they look like a plain domain list (--format plain)", the
+ * format named when another reads most of them), and no entry loaded
+ * ("no entry loaded": every line rejected, or only comments).
+ *
  * Parses every source into bl (initialised here; free it with
  * bg_blocklist_free() whatever the result), finishes it and plans the
  * filter into r->plan. 0, or a negative errno with r->failed, r->err and

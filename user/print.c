@@ -66,8 +66,7 @@ static void print_sources(FILE *out, const struct bg_sources *srcs)
 		const struct bg_source *s = &srcs->v[i];
 
 		fprintf(out, "%s%s (%s%s%s)", i ? ", " : "", bg_list_name(s->path),
-			s->format == BG_FMT_ADDR ? "addresses" :
-						   bg_format_name(s->format),
+			bg_format_word(s->format),
 			s->format == BG_FMT_PLAIN && s->subdomains ?
 				", subdomains" : "",
 			s->allow ? ", allow" : "");
@@ -103,6 +102,15 @@ static void print_names(FILE *out, const struct bg_load_report *r)
 		bg_fmt_depths(db, sizeof(db), r->plan.subs_depths));
 }
 
+void bg_fmt_detected(char *buf, size_t len, const struct bg_load_detected *d)
+{
+	char why[256];
+
+	snprintf(buf, len, "%s: detected %s (%s)", d->file,
+		 bg_format_word(d->ev.format),
+		 bg_format_evidence_text(&d->ev, why, sizeof(why)));
+}
+
 void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 			  const struct bg_load_report *r)
 {
@@ -111,8 +119,14 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 	int addrs = r->n_addr || !r->n_dom;
 	char mem[32], xmem[32];
 	double total = 0;
+	char line[4352];
+	size_t j;
 	int i;
 
+	for (j = 0; j < r->n_detected; j++) {
+		bg_fmt_detected(line, sizeof(line), &r->detected[j]);
+		fprintf(out, "%s\n", line);
+	}
 	bg_fmt_bytes(mem, sizeof(mem), (double)fp->bytes);
 	bg_fmt_bytes(xmem, sizeof(xmem),
 		     ((double)(fp->keys4 + fp->keys6) -

@@ -19,7 +19,12 @@ void bg_fmt_bytes(char *buf, size_t len, double bytes);
  * returns b or the constant. */
 const char *bg_fmt_depths(char *b, size_t sz, unsigned int mask);
 
-/* The summary of a successful load (sources: as the report left them). */
+/* One detected list as a line without its newline: "hosts.txt: detected
+ * hosts (97 of 100 non-comment lines look like hosts entries)". */
+void bg_fmt_detected(char *buf, size_t len, const struct bg_load_detected *d);
+
+/* The summary of a successful load (sources: as the report left them),
+ * after a line for each list whose format was detected. */
 void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 			  const struct bg_load_report *r);
 

@@ -43,7 +43,8 @@ void bg_blocklist_finish(struct bg_blocklist *bl);
  * The kind of a list, from its first BG_FMT_DETECT_LINES meaningful lines
  * (not blank, not a '#' or ';' comment): addresses (BG_FMT_ADDR) when more
  * than half of them are address or CIDR-prefix entries, or when there are
- * none; else Adblock or hosts when bg_dom_detect() finds either; else
+ * none; else Adblock when one of them starts as an Adblock rule, else
+ * hosts when one is an address and a name (bg_dom_line_format()); else
  * plain when more than half of them are names of two labels or more (or
  * "*.name"); else addresses again: text that is neither is read as the
  * address list it was before domains, every line rejected as not an
@@ -51,6 +52,41 @@ void bg_blocklist_finish(struct bg_blocklist *bl);
  * address list: "0.0.0.0 name" is not an address entry.
  */
 enum bg_format bg_format_detect(const char *buf, size_t len);
+
+/* Why bg_format_detect() chose its format. */
+enum bg_detect_why {
+	BG_DETECT_EMPTY = 1, /* no meaningful line: addresses */
+	BG_DETECT_MAJORITY, /* more than half are its entries (addr, plain) */
+	BG_DETECT_MARK, /* a line has its mark (Adblock syntax; hosts: an
+			   address, then a name) */
+	BG_DETECT_FALLBACK, /* nothing fits: addresses, lines rejected */
+};
+
+/* What detection saw, for `load` to say what it did and why. */
+struct bg_format_evidence {
+	uint8_t format; /* enum bg_format: the one chosen */
+	uint8_t why; /* enum bg_detect_why */
+	uint8_t cut; /* more meaningful lines follow the ones looked at */
+	unsigned int lines; /* meaningful lines looked at */
+	/* Of them, lines that look like each format's entries: [BG_FMT_ADDR]
+	 * addresses and prefixes (bg_list_line_kind()), [BG_FMT_PLAIN] names
+	 * of two labels or more (bg_names_plain_line()), [BG_FMT_HOSTS] and
+	 * [BG_FMT_ADBLOCK] lines bg_dom_line_format() says are hosts entries
+	 * or Adblock rules; [BG_FMT_AUTO] is 0. */
+	unsigned int n[BG_FMT__COUNT];
+};
+
+/* bg_format_detect(), with its evidence in *ev (which may be NULL). */
+enum bg_format bg_format_detect_ev(const char *buf, size_t len,
+				   struct bg_format_evidence *ev);
+
+/* The evidence in words, as `load` prints it after "detected FORMAT":
+ * "97 of 100 non-comment lines look like hosts entries". Returns buf. */
+const char *bg_format_evidence_text(const struct bg_format_evidence *ev,
+				    char *buf, size_t len);
+
+/* "addresses" for BG_FMT_ADDR, else bg_format_name(). */
+const char *bg_format_word(int format);
 
 struct bg_source {
 	char *path;
@@ -96,5 +132,40 @@ int bg_sources_done(const struct bg_sources *s);
  */
 int bg_source_parse(const struct bg_source *src, struct bg_blocklist *bl,
 		    const struct bg_list_opts *opts, int *used);
+
+/*
+ * What bg_source_parse_info() found about one file. "Lines" are the lines
+ * that loaded an entry or were rejected (blank lines, comments and lines
+ * of skipped names only, such as "127.0.0.1 localhost", are neither); a
+ * hosts line with one good name and one bad counts once, as rejected.
+ */
+struct bg_source_info {
+	int format; /* the format used */
+	int detected; /* 1: detected (ev says why); 0: stated */
+	struct bg_format_evidence ev;
+	size_t lines, rejected; /* lines, and of them lines rejected */
+	size_t entries; /* entries loaded, before de-duplication */
+	/* When more than half of the lines were rejected: the other format
+	 * that would have loaded the most of them, when that is more than
+	 * half of its own lines (BG_FMT_AUTO: none), and how many. */
+	int likely;
+	size_t likely_lines, likely_of;
+};
+
+/* 1 when more than half of the file's lines were rejected. */
+static inline int bg_source_mostly_rejected(const struct bg_source_info *i)
+{
+	return 2 * i->rejected > i->lines;
+}
+
+/*
+ * bg_source_parse(), and what it found in *info (filled whatever the
+ * result, as far as the parse went). To find info->likely, a mostly
+ * rejected file is parsed again as each other format, silently, into
+ * scratch lists: only then, and never for a file that loads well.
+ */
+int bg_source_parse_info(const struct bg_source *src, struct bg_blocklist *bl,
+			 const struct bg_list_opts *opts,
+			 struct bg_source_info *info);
 
 #endif

@@ -309,7 +309,11 @@ t_end "$E2E_NAME"
 
 E2E_NAME=failed_load_keeps_filter
 t_begin
-bg load "$T/list1" >/dev/null || t_fail "load list 1 failed"
+bg_capture load "$T/list1"
+[ "$BG_RC" -eq 0 ] || t_fail "load list 1 failed: $BG_ERR"
+# detection says what it chose, and why
+grep -qx "$T/list1: detected addresses ([0-9]* of \(the first \)\?[0-9]* non-comment lines are addresses or prefixes)" <<<"$BG_OUT" ||
+	t_fail "load list 1: no 'detected addresses' line:" "$BG_OUT"
 FID=$(current_filter_id)
 PROBE=$(pick_unmatched 1 198.51.100.{200..250}) # in the --strict file only
 printf 'garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n' >"$T/garbage"
@@ -322,6 +326,12 @@ for args in "$T/does-not-exist" "$T/garbage" "--strict $T/strict" \
 	grep -q "unchanged" <<<"$BG_ERR" || t_fail "load $args: message '$BG_ERR'"
 	t_expect_eq "filter map after load $args" "$FID" "$(current_filter_id)"
 done
+# the garbage list, as a whole: every line rejected, no entry
+bg_capture load "$T/garbage"
+grep -qxF "$T/garbage: warning: 4 of 4 lines rejected as addresses; no other format reads most of them" <<<"$BG_ERR" ||
+	t_fail "load garbage: no 'lines rejected' warning: '$BG_ERR'"
+grep -qxF "$T/garbage: warning: no entry loaded" <<<"$BG_ERR" ||
+	t_fail "load garbage: no 'no entry loaded' warning: '$BG_ERR'"
 for a in 198.51.100.10 2001:db8:100::10; do
 	[ "$(bg_check "$a")" = match ] || t_fail "check $a: no longer a match"
 done

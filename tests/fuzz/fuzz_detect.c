@@ -4,7 +4,7 @@
  * user/domains.c bg_dom_detect) and the per-line classifier it uses
  * (bg_list_line_kind, bg_list_scan). Detection must name a real format for
  * any bytes, never BG_FMT_AUTO, and a domain format for the domain
- * detector.
+ * detector; its evidence (bg_format_detect_ev) must agree with it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,11 +30,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum bg_format f = bg_format_detect(buf, size);
 	enum bg_format d = bg_dom_detect(buf, size);
 	size_t entries = 0;
+	struct bg_format_evidence ev;
+	char words[256];
+	int i;
 
 	if (f == BG_FMT_AUTO || !bg_format_name(f))
 		abort();
 	if (d != BG_FMT_PLAIN && d != BG_FMT_HOSTS && d != BG_FMT_ADBLOCK)
 		abort();
+	/* the evidence chose the same, and counts only lines it looked at */
+	if (bg_format_detect_ev(buf, size, &ev) != f || ev.format != f ||
+	    ev.lines > BG_FMT_DETECT_LINES)
+		abort();
+	for (i = 0; i < BG_FMT__COUNT; i++)
+		if (ev.n[i] > ev.lines)
+			abort();
+	(void)bg_format_evidence_text(&ev, words, sizeof(words));
 	(void)bg_list_scan(buf, size, count_entry, &entries);
 	if (entries > size / 2 + 1)
 		abort(); /* an entry takes at least two bytes of its own */

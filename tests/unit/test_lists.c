@@ -2481,6 +2481,111 @@ static void test_src_detect(void **state)
 	free(big);
 }
 
+/* What detection saw: the format, why, the counts per format, and the
+ * words `load` prints. */
+struct evidence_case {
+	const char *text;
+	int format, why;
+	unsigned int lines, addr, plain, hosts, adblock;
+	const char *words;
+};
+
+static const struct evidence_case evidence[] = {
+	{ "192.0.2.1\n2001:db8::/32\nads.example\n# c\n", SRC_ADDR,
+	  BG_DETECT_MAJORITY, 3, 2, 1, 0, 0,
+	  "2 of 3 non-comment lines are addresses or prefixes" },
+	{ "", SRC_ADDR, BG_DETECT_EMPTY, 0, 0, 0, 0, 0,
+	  "no line but blanks and comments" },
+	{ "# only\n\n; comments\n", SRC_ADDR, BG_DETECT_EMPTY, 0, 0, 0, 0, 0,
+	  "no line but blanks and comments" },
+	/* "127.0.0.1 localhost" is no address entry: trailing text */
+	{ "127.0.0.1 localhost\n0.0.0.0 ads.example\nplain.example\n",
+	  SRC_HOSTS, BG_DETECT_MARK, 3, 0, 1, 2, 0,
+	  "2 of 3 non-comment lines look like hosts entries" },
+	{ "[Adblock Plus]\n||ads.example^\nbare.example\n", SRC_ADBLOCK,
+	  BG_DETECT_MARK, 3, 0, 1, 0, 2,
+	  "2 of 3 non-comment lines look like Adblock rules" },
+	/* one Adblock line beats hosts lines: an Adblock list reads both */
+	{ "0.0.0.0 a.example\n0.0.0.0 b.example\n@@||ok.example^\n",
+	  SRC_ADBLOCK, BG_DETECT_MARK, 3, 0, 0, 2, 1,
+	  "1 of 3 non-comment lines look like Adblock rules" },
+	{ "a.example\nb.example\n192.0.2.1\n", SRC_PLAIN, BG_DETECT_MAJORITY,
+	  3, 1, 2, 0, 0, "2 of 3 non-comment lines are domain names" },
+	/* nothing fits: addresses, as before, and the numbers say so */
+	{ "router\nnas\nads.example\n", SRC_ADDR, BG_DETECT_FALLBACK, 3, 0, 1,
+	  0, 0, "no format fits: of the 3 non-comment lines, 0 are addresses "
+		"or prefixes and 1 domain names" },
+};
+
+static const char *evidence_name(const void *row)
+{
+	return ((const struct evidence_case *)row)->text;
+}
+
+static void run_evidence(const void *row)
+{
+	const struct evidence_case *c = row;
+	struct bg_format_evidence ev;
+	size_t len = strlen(c->text);
+	char words[256];
+
+	memset(&ev, 0xa5, sizeof(ev)); /* every field is set */
+	check_int(bg_format_detect_ev(c->text, len, &ev), c->format);
+	check_int(bg_format_detect(c->text, len), c->format);
+	check_int(ev.format, c->format);
+	check_int(ev.why, c->why);
+	check_int(ev.cut, 0);
+	check_int(ev.lines, c->lines);
+	check_int(ev.n[SRC_AUTO], 0);
+	check_int(ev.n[SRC_ADDR], c->addr);
+	check_int(ev.n[SRC_PLAIN], c->plain);
+	check_int(ev.n[SRC_HOSTS], c->hosts);
+	check_int(ev.n[SRC_ADBLOCK], c->adblock);
+	check_str(bg_format_evidence_text(&ev, words, sizeof(words)), c->words);
+}
+
+static void run_evidences(void **state)
+{
+	run_table(*state, evidence_name, run_evidence);
+}
+
+/* The evidence never disagrees with the detection of the table above, and
+ * says "of the first" when it stopped looking. */
+static void test_src_evidence(void **state)
+{
+	struct bg_format_evidence ev;
+	char words[256], *big;
+	size_t i, o;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(src_detect_cases); i++) {
+		const struct detect_case *c = &src_detect_cases[i];
+
+		tcase_begin("src_detect_cases", i, c->text);
+		check_int(bg_format_detect_ev(c->text, c->len, &ev), c->want);
+		check_int(ev.format, c->want);
+		check_true(ev.lines <= BG_FMT_DETECT_LINES);
+	}
+	tcase_end();
+	/* a NULL evidence is fine */
+	assert_int_equal(bg_format_detect_ev("a.example\n", 10, NULL), SRC_PLAIN);
+	big = malloc(32 * 150);
+	assert_non_null(big);
+	for (i = 0, o = 0; i < 150; i++)
+		o += (size_t)sprintf(big + o, "198.51.100.%zu\n", i);
+	assert_int_equal(bg_format_detect_ev(big, o, &ev), SRC_ADDR);
+	assert_int_equal(ev.lines, BG_FMT_DETECT_LINES);
+	assert_int_equal(ev.cut, 1);
+	assert_string_equal(bg_format_evidence_text(&ev, words, sizeof(words)),
+			    "100 of the first 100 non-comment lines are addresses or prefixes");
+	/* exactly BG_FMT_DETECT_LINES: nothing was left unread */
+	for (i = 0, o = 0; i < BG_FMT_DETECT_LINES; i++)
+		o += (size_t)sprintf(big + o, "198.51.100.%zu\n", i);
+	bg_format_detect_ev(big, o, &ev);
+	assert_int_equal(ev.cut, 0);
+	free(big);
+}
+
 static void test_src_format_names(void **state)
 {
 	int f;
@@ -2741,6 +2846,168 @@ static void test_source_formats(void **state)
 	src_done(&r);
 }
 
+/* What bg_source_parse_info() says about a file: its lines, the rejected
+ * ones, and the format that reads a mostly rejected file. */
+struct info_case {
+	const char *name, *text;
+	int format, strict; /* stated (SRC_AUTO: detected) */
+	int used, rc;
+	size_t lines, rejected, entries;
+	int likely;
+	size_t likely_lines, likely_of;
+	size_t reports; /* lines of report: the trial parses print none */
+};
+
+static const struct info_case info_cases[] = {
+	{ "plain, detected", "a.example\nb.example\n# c\n*.c.example\n",
+	  SRC_AUTO, 0, SRC_PLAIN, 0, 3, 0, 3, SRC_AUTO, 0, 0, 0 },
+	{ "a stray line is no majority", "a.example\nb.example\nnot a name\n",
+	  SRC_AUTO, 0, SRC_PLAIN, 0, 3, 1, 2, SRC_AUTO, 0, 0, 1 },
+	{ "single labels: detected as addresses, plain reads them",
+	  "router\nnas\nads.example\n", SRC_AUTO, 0, SRC_ADDR, 0, 3, 3, 0,
+	  SRC_PLAIN, 3, 3, 3 },
+	{ "the same, strict", "router\nnas\nads.example\n", SRC_AUTO, 1,
+	  SRC_ADDR, -EINVAL, 3, 3, 0, SRC_PLAIN, 3, 3, 3 },
+	/* a hosts file as addresses: hosts and Adblock read it as well (the
+	 * localhost lines are neither), the simpler is named */
+	{ "hosts stated as addresses",
+	  "# hosts\n127.0.0.1 localhost\n::1 ip6-localhost\n"
+	  "0.0.0.0 ads.example tracker.example\n"
+	  "127.0.0.1 evil.example # sinkhole\n:: v6.example\n",
+	  SRC_ADDR, 0, SRC_ADDR, 0, 5, 5, 0, SRC_HOSTS, 3, 3, 5 },
+	{ "adblock stated as plain", "||a.example^\n||b.example^\n",
+	  SRC_PLAIN, 0, SRC_PLAIN, 0, 2, 2, 0, SRC_ADBLOCK, 2, 2, 2 },
+	{ "addresses stated as plain", "192.0.2.1\n198.51.100.0/24\n",
+	  SRC_PLAIN, 0, SRC_PLAIN, 0, 2, 2, 0, SRC_ADDR, 2, 2, 2 },
+	/* test_gateway.sh's garbage list: two single labels are names to
+	 * plain, hosts and Adblock alike, two lines of four: not most */
+	{ "garbage", "garbage\nnot-an-address\n1.2.3\n2001:db8::zz\n",
+	  SRC_AUTO, 0, SRC_ADDR, 0, 4, 4, 0, SRC_AUTO, 0, 0, 4 },
+	{ "only comments", "# only comments\n\n; and this\n", SRC_AUTO, 0,
+	  SRC_ADDR, 0, 0, 0, 0, SRC_AUTO, 0, 0, 0 },
+	{ "only comments, strict: no failure here (prepare's)",
+	  "# only comments\n", SRC_AUTO, 1, SRC_ADDR, 0, 0, 0, 0, SRC_AUTO, 0,
+	  0, 0 },
+	/* a line with a name loaded and one rejected is one line, rejected,
+	 * whichever comes first; no other format reads wildcards in hosts
+	 * lines */
+	{ "hosts lines partly rejected",
+	  "0.0.0.0 good.example bad*.example\n"
+	  "0.0.0.0 bad*.example good2.example\n0.0.0.0 x.example\n",
+	  SRC_HOSTS, 0, SRC_HOSTS, 0, 3, 2, 3, SRC_AUTO, 0, 0, 2 },
+	{ "hosts lines, two rejections on one line",
+	  "0.0.0.0 a*.example b*.example\n0.0.0.0 x.example\n"
+	  "0.0.0.0 y.example\n",
+	  SRC_HOSTS, 0, SRC_HOSTS, 0, 3, 1, 2, SRC_AUTO, 0, 0, 2 },
+};
+
+static const char *info_name(const void *row)
+{
+	return ((const struct info_case *)row)->name;
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Parses text as a list file through bg_source_parse_info(). */
+static void info_run(const char *text, size_t len, int format, int strict,
+		     struct bg_source_info *in, int *rc, char **report)
+{
+	struct bg_list_opts lo = { .strict = strict };
+	struct bg_source src = { 0 };
+	struct bg_blocklist bl;
+	struct capture c;
+
+	src.path = write_temp(text, len);
+	src.format = (uint8_t)format;
+	lo.report = capture_open(&c);
+	bg_blocklist_init(&bl);
+	memset(in, 0xa5, sizeof(*in)); /* every field is set */
+	*rc = bg_source_parse_info(&src, &bl, &lo, in);
+	*report = (char *)capture_close(&c);
+	bg_blocklist_free(&bl);
+	unlink(src.path);
+	free(src.path);
+}
+
+static void run_info(const void *row)
+{
+	const struct info_case *c = row;
+	struct bg_source_info in;
+	char *report;
+	int rc;
+
+	info_run(c->text, strlen(c->text), c->format, c->strict, &in, &rc,
+		 &report);
+	check_int(rc, c->rc);
+	check_int(in.format, c->used);
+	check_int(in.detected, c->format == SRC_AUTO);
+	if (in.detected)
+		check_int(in.ev.format, c->used);
+	check_int(in.lines, c->lines);
+	check_int(in.rejected, c->rejected);
+	check_int(in.entries, c->entries);
+	check_int(bg_source_mostly_rejected(&in), 2 * c->rejected > c->lines);
+	check_int(in.likely, c->likely);
+	check_int(in.likely_lines, c->likely_lines);
+	check_int(in.likely_of, c->likely_of);
+	check_int(count_lines(report), c->reports);
+	free(report);
+}
+
+static void run_infos(void **state)
+{
+	run_table(*state, info_name, run_info);
+}
+
+/* A domain list of which 90 % are garbage lines: no format reads most of
+ * it, so it is the address list detection falls back to, every line
+ * rejected, no format named; --strict fails it. */
+static void test_source_info_garbage(void **state)
+{
+	struct bg_source_info in;
+	char *text, *report;
+	size_t i, o = 0;
+	int rc, strict;
+
+	(void)state;
+	text = malloc(100 * 40);
+	assert_non_null(text);
+	for (i = 0; i < 100; i++)
+		o += (size_t)(i % 10 ? sprintf(text + o, "junk line %zu here\n", i)
+				     : sprintf(text + o, "n%zu.example\n", i));
+	for (strict = 0; strict <= 1; strict++) {
+		info_run(text, o, SRC_AUTO, strict, &in, &rc, &report);
+		assert_int_equal(rc, strict ? -EINVAL : 0);
+		assert_int_equal(in.format, SRC_ADDR);
+		assert_int_equal(in.ev.why, BG_DETECT_FALLBACK);
+		assert_int_equal(in.ev.n[SRC_PLAIN], 10);
+		assert_int_equal(in.lines, 100);
+		assert_int_equal(in.rejected, 100);
+		assert_int_equal(in.entries, 0);
+		assert_true(bg_source_mostly_rejected(&in));
+		/* plain would read 10 of 100: not most */
+		assert_int_equal(in.likely, SRC_AUTO);
+		assert_int_equal(count_lines(report), 100);
+		free(report);
+	}
+	/* stated plain, it is 90 rejected of 100, and still nothing better */
+	info_run(text, o, SRC_PLAIN, 0, &in, &rc, &report);
+	assert_int_equal(rc, 0);
+	assert_int_equal(in.lines, 100);
+	assert_int_equal(in.rejected, 90);
+	assert_int_equal(in.entries, 10);
+	assert_int_equal(in.likely, SRC_AUTO);
+	free(report);
+	free(text);
+}
+
 static void test_source_unreadable(void **state)
 {
 	struct bg_list_opts lo = { 0 };
@@ -2800,11 +3067,15 @@ int main(void)
 		cmocka_unit_test(test_real_spamhaus_v6),
 		cmocka_unit_test(test_real_combined),
 		cmocka_unit_test(test_src_detect),
+		TABLE_TEST(run_evidences, evidence),
+		cmocka_unit_test(test_src_evidence),
 		cmocka_unit_test(test_src_format_names),
 		cmocka_unit_test(test_sources_rule),
 		cmocka_unit_test(test_source_hosts_no_addresses),
 		cmocka_unit_test(test_source_formats),
 		cmocka_unit_test(test_source_unreadable),
+		TABLE_TEST(run_infos, info_cases),
+		cmocka_unit_test(test_source_info_garbage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

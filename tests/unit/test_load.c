@@ -25,6 +25,7 @@
 #include "explain.h"
 #include "filter.h"
 #include "prepare.h"
+#include "print.h"
 
 static char dir[] = "/tmp/bg-test-load.XXXXXX";
 
@@ -220,6 +221,179 @@ static void test_prepare_failures(void **state)
 		bg_load_report_free(&r);
 		bg_sources_free(&srcs);
 	}
+}
+
+/* Loads one file (fmt NULL: detected) with strict; the result. */
+static int prepare_list(const char *path, const char *fmt, int strict,
+			struct bg_load_report *r, struct seen *seen)
+{
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_opts o = { .strict = strict, .diag = on_diag,
+				  .diag_ctx = seen };
+	int ret;
+
+	bg_sources_init(&srcs);
+	add(&srcs, path, fmt, 0, 0);
+	o.sources = &srcs;
+	bg_load_report_init(r);
+	ret = bg_load_prepare(&o, &bl, r);
+	bg_blocklist_free(&bl);
+	bg_sources_free(&srcs);
+	return ret;
+}
+
+/*
+ * Detection says what it chose and why, in the report (for load and the
+ * agent's log), one entry per detected list; a list mostly rejected warns
+ * and names the format that reads it; a list with no entry warns. Both
+ * warnings are line 0, "file: warning: ...", counted as warnings.
+ */
+static void test_prepare_detection(void **state)
+{
+	const char *hosts = write_list("hosts.txt", "# hosts\n127.0.0.1 localhost\n"
+						    "0.0.0.0 ads.example\n"
+						    "0.0.0.0 t.example # x\n");
+	const char *stated = write_list("stated.txt", "ok.example\n");
+	const char *names = write_list("names.txt", "router\nnas\nads.example\n");
+	const char *empty = write_list("empty.txt", "# nothing\n\n");
+	const char *addr = write_list("addr.txt", "192.0.2.1\n");
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_report r;
+	struct seen seen = { .len = 0 };
+	struct bg_load_opts o = { .diag = on_diag, .diag_ctx = &seen };
+	char want[1024], line[1024], *out = NULL;
+	size_t outlen = 0;
+	FILE *f;
+
+	(void)state;
+	bg_sources_init(&srcs);
+	add(&srcs, hosts, NULL, 0, 0);
+	add(&srcs, stated, "plain", 0, 0);
+	add(&srcs, names, "auto", 0, 0);
+	add(&srcs, empty, NULL, 0, 0);
+	add(&srcs, addr, NULL, 0, 0);
+	o.sources = &srcs;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+
+	/* detected: every list but the stated one, in order */
+	assert_int_equal(r.n_detected, 4);
+	assert_string_equal(r.detected[0].file, hosts);
+	assert_int_equal(r.detected[0].ev.format, BG_FMT_HOSTS);
+	assert_string_equal(r.detected[1].file, names);
+	assert_int_equal(r.detected[1].ev.format, BG_FMT_ADDR);
+	assert_string_equal(r.detected[2].file, empty);
+	assert_string_equal(r.detected[3].file, addr);
+	bg_fmt_detected(line, sizeof(line), &r.detected[0]);
+	snprintf(want, sizeof(want), "%s: detected hosts (3 of 3 non-comment "
+		 "lines look like hosts entries)", hosts);
+	assert_string_equal(line, want);
+	bg_fmt_detected(line, sizeof(line), &r.detected[2]);
+	snprintf(want, sizeof(want), "%s: detected addresses (no line but "
+		 "blanks and comments)", empty);
+	assert_string_equal(line, want);
+
+	/* the warnings, after the lines they are about */
+	snprintf(want, sizeof(want),
+		 "%s:1: not an IP address: 'router'\n"
+		 "%s:2: not an IP address: 'nas'\n"
+		 "%s:3: not an IP address: 'ads.example'\n"
+		 "%s: warning: 3 of 3 lines rejected as addresses; they look "
+		 "like a plain domain list (--format plain)\n"
+		 "%s: warning: no entry loaded\n"
+		 "%s: warning: no entry loaded\n",
+		 names, names, names, names, names, empty);
+	assert_string_equal(seen.text, want);
+	assert_int_equal(r.n_errors, 3);
+	assert_int_equal(r.n_warnings, 3);
+	assert_int_equal(r.n_diags, 6);
+	assert_int_equal(r.diags[3].line, 0);
+	assert_true(r.diags[3].warning);
+	/* the counts are the parsers', as before */
+	assert_int_equal(r.block.rejected, 3);
+	assert_int_equal(r.names.accepted, 3);
+
+	/* load prints the detected lines first */
+	f = open_memstream(&out, &outlen);
+	assert_non_null(f);
+	bg_print_load_report(f, &srcs, &r);
+	fclose(f);
+	snprintf(want, sizeof(want), "%s: detected hosts (", hosts);
+	assert_memory_equal(out, want, strlen(want));
+	snprintf(want, sizeof(want), "\n%s: detected addresses (1 of 1 "
+		 "non-comment lines are addresses or prefixes)\nlists: ", addr);
+	assert_non_null(strstr(out, want));
+	free(out);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	assert_null(r.detected);
+	bg_sources_free(&srcs);
+
+	/* --strict: the mostly rejected list fails as a list with rejected
+	 * lines, after its warning; the empty one fails as such */
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(prepare_list(names, NULL, 1, &r, &seen), -EINVAL);
+	assert_int_equal(r.failed, BG_STAGE_PARSE);
+	assert_true(r.strict_rejected);
+	assert_non_null(strstr(seen.text, "names.txt: warning: 3 of 3 lines "
+				"rejected as addresses; they look like a plain "
+				"domain list (--format plain)\n"));
+	assert_int_equal(r.n_detected, 1);
+	bg_load_report_free(&r);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(prepare_list(empty, NULL, 1, &r, &seen), -EINVAL);
+	assert_int_equal(r.failed, BG_STAGE_PARSE);
+	assert_true(r.strict_empty);
+	snprintf(want, sizeof(want), "%s: no entry loaded, with --strict", empty);
+	assert_string_equal(r.msg, want);
+	bg_load_report_free(&r);
+	/* without: the list warns, and the load of it alone has nothing to
+	 * build (as before) */
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(prepare_list(empty, NULL, 0, &r, &seen), -ENODATA);
+	assert_int_equal(r.failed, BG_STAGE_PLAN);
+	assert_string_equal(seen.text + strlen(seen.text) - strlen("empty.txt: warning: no entry loaded\n"),
+			    "empty.txt: warning: no entry loaded\n");
+	bg_load_report_free(&r);
+	/* stated as addresses, a plain list warns too, naming plain */
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(prepare_list(stated, "addr", 0, &r, &seen), -ENODATA);
+	assert_int_equal(r.n_detected, 0);
+	assert_non_null(strstr(seen.text, "stated.txt: warning: 1 of 1 lines "
+				"rejected as addresses; they look like a plain "
+				"domain list (--format plain)\n"));
+	bg_load_report_free(&r);
+}
+
+/* A hosts line rejected in a second domain list, at the line number the
+ * first list's last entry had: still its own line, not one that loaded
+ * an entry (so 1 of 2 lines rejected: no warning). */
+static void test_prepare_two_domain_lists(void **state)
+{
+	const char *a = write_list("a.txt", "a.example\n");
+	const char *b = write_list("b.txt", "0.0.0.0 bad*.example\n"
+					    "0.0.0.0 b.example\n");
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_report r;
+	struct seen seen = { .len = 0 };
+	struct bg_load_opts o = { .diag = on_diag, .diag_ctx = &seen };
+
+	(void)state;
+	bg_sources_init(&srcs);
+	add(&srcs, a, NULL, 0, 0);
+	add(&srcs, b, NULL, 0, 0);
+	o.sources = &srcs;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	assert_int_equal(seen.n, 1);
+	assert_null(strstr(seen.text, "warning"));
+	assert_int_equal(r.n_warnings, 0);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	bg_sources_free(&srcs);
 }
 
 /* With the attachment's capacity: a list that fits fills it, one that does
@@ -635,6 +809,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prepare_report),
 		cmocka_unit_test(test_prepare_failures),
+		cmocka_unit_test(test_prepare_detection),
+		cmocka_unit_test(test_prepare_two_domain_lists),
 		cmocka_unit_test(test_prepare_capacity),
 		cmocka_unit_test(test_fit_after_prepare),
 		cmocka_unit_test(test_prepare_not_regular),
