@@ -164,6 +164,24 @@ info "$KILLS kills of a load after 0-$((LOAD_MS * 13 / 10)) ms: the old filter l
 ((SEEN[1] + SEEN[2] > 0)) || t_fail "no kill landed after the swap"
 t_end "$E2E_NAME"
 
+# ---- status --------------------------------------------------------------------
+
+E2E_NAME=status_names_the_lists_of_the_live_filter
+t_begin
+bg load "${LIST[2]}" --allow "${LIST[S]}" >/dev/null 2>"$T/load.err" || t_fail "load: $(cat "$T/load.err")"
+t_expect_eq "status" "lists: block ${LIST[2]} (addr), allow ${LIST[S]} (addr)" \
+	"$(bg status | grep '^lists:')"
+# a live filter without its record: said so, not another filter's lists
+rm -f "$REC_DIR/$(current_filter_id)"
+t_expect_eq "status without the record" "lists: not recorded (check cannot name entries)" \
+	"$(bg status | grep '^lists:')"
+t_expect_eq "check without the record" \
+	"${MARK[2]}: match (maybe listed; the lists behind this filter are not known)" \
+	"$(bg check "${MARK[2]}")"
+bg load "${LIST[S]}" >/dev/null 2>"$T/load.err" || t_fail "load: $(cat "$T/load.err")"
+t_expect_eq "status after the next load" "lists: block ${LIST[S]} (addr)" "$(bg status | grep '^lists:')"
+t_end "$E2E_NAME"
+
 # ---- the datapath after a kill -----------------------------------------------
 
 # Whichever filter a kill leaves live, the datapath drops X and delivers an
