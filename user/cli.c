@@ -653,6 +653,7 @@ static int cmd_check(int argc, char **argv)
 	const void *mem;
 	struct bg_state st;
 	size_t len;
+	__u32 id = 0;
 	int i, ret, bad = 0, have_rec;
 
 	if ((ret = parse_args(&check_cmd, &argc, argv, NULL)))
@@ -661,13 +662,19 @@ static int cmd_check(int argc, char **argv)
 		return ret;
 	if ((ret = open_state(&st, 0)))
 		return ret;
+	/* The record of the filter mapped: its id read before and after
+	 * the mapping, so a swap in between is seen (and retried). */
 	for (i = 0; i < 5; i++) {
+		id = bg_filter_current_id(st.filters_fd);
 		ret = bg_filter_map_current(st.filters_fd, &mem, &len);
+		if (ret == 0 && id != bg_filter_current_id(st.filters_fd)) {
+			bg_filter_unmap(mem, len);
+			ret = -EAGAIN;
+		}
 		if (ret != -EAGAIN)
 			break;
 	}
-	have_rec = ret == 0 && bg_record_read(&rec) == 0 &&
-		   rec.filter_id == bg_filter_current_id(st.filters_fd);
+	have_rec = ret == 0 && bg_record_read(id, &rec) == 0;
 	bg_state_close(&st);
 	if (ret == -ENOENT)
 		return fail(1, "no filter is loaded (run: bloomgate load LIST)");
@@ -813,6 +820,26 @@ static void print_agent_status(void)
 }
 
 
+/* status: the lists behind the live filter, from its load record. */
+static void print_record_lists(__u32 id)
+{
+	struct bg_record rec;
+	int i;
+
+	if (!id || bg_record_read(id, &rec)) {
+		puts("lists: not recorded (check cannot name entries)");
+		return;
+	}
+	printf("lists:");
+	for (i = 0; i < rec.n; i++)
+		printf("%s %s %s (%s%s)", i ? "," : "",
+		       rec.src[i].allow ? "allow" : "block", rec.src[i].path,
+		       bg_format_name(rec.src[i].format),
+		       rec.src[i].subdomains ? ", subdomains" : "");
+	puts(rec.n ? "" : " none");
+	bg_record_free(&rec);
+}
+
 static int cmd_status(int argc, char **argv)
 {
 	struct bg_attach_rec recs[BG_ATTACH_MAX];
@@ -911,6 +938,7 @@ static int cmd_status(int argc, char **argv)
 		else
 			puts("names: none loaded (DNS queries pass)");
 		bg_filter_unmap(mem, len);
+		print_record_lists(bg_filter_current_id(st.filters_fd));
 	} else if (ret == -ENOENT) {
 		puts("filter: none loaded (every packet passes)");
 	} else {

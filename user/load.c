@@ -32,7 +32,7 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 {
 	uint32_t capacity = 0;
 	double t0, t1;
-	int ret, fd;
+	int ret, fd, rec, keep;
 
 	/* The filter map must fit the slot: a fixed size when the
 	 * attachments have a capacity (attach --capacity). Read under the
@@ -64,18 +64,38 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 				    fd == -EPERM ? "not permitted (creating BPF maps needs CAP_BPF)" :
 						   strerror(-fd));
 	r->filter_id = bg_map_id(fd);
+	/* The record before the swap, under the new map's id: a load killed
+	 * at any moment leaves the live filter's record in place (see
+	 * record.h). First the records a killed load may have left: all but
+	 * the live filter's go. */
+	t1 = bg_now_ms();
+	bg_record_keep(bg_filter_current_id(st->filters_fd));
+	rec = r->filter_id ? bg_record_write(r->filter_id, o->sources->v,
+					     o->sources->n) : -ENOENT;
+	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
+	t1 = bg_now_ms();
 	ret = bg_filter_publish(st->filters_fd, fd);
 	close(fd); /* the slot holds the map now, or nothing does */
 	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
-	if (ret)
+	if (ret) {
+		/* the new record explains nothing that runs */
+		bg_record_keep(bg_filter_current_id(st->filters_fd));
 		return bg_load_fail(r, BG_STAGE_PUBLISH, ret,
 				    "cannot swap the filter in: %s", strerror(-ret));
-	/* What `check` needs to name the entry behind a match. */
+	}
+	/* Made current; the old filter's record goes. */
 	t1 = bg_now_ms();
-	if (bg_record_write(r->filter_id, o->sources->v, o->sources->n))
-		bg_load_fail(r, BG_STAGE_RECORD, -EIO,
+	keep = bg_record_keep(r->filter_id);
+	r->ms[BG_STAGE_RECORD] += bg_now_ms() - t1;
+	if (rec)
+		bg_load_fail(r, BG_STAGE_RECORD, rec,
 			     "the filter is live, but its load record could not "
-			     "be written: check cannot name entries");
-	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
+			     "be written (%s): check cannot name entries",
+			     strerror(-rec));
+	else if (keep)
+		bg_load_fail(r, BG_STAGE_RECORD, keep,
+			     "the filter is live and check can name its entries, "
+			     "but its load record could not be made current in %s "
+			     "(%s)", BG_RECORD_DIR, strerror(-keep));
 	return 0;
 }

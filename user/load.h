@@ -5,8 +5,10 @@
  *
  *   sources --parse--> blocklist --finish--> --plan--> params   (prepare:
  *   user/prepare.c, the pure core: no libbpf, no kernel)
- *   params + blocklist --build--> filter map --publish--> live --record-->
- *   /run/bloomgate   (commit: user/load.c, the kernel layer)
+ *   params + blocklist --build--> filter map --record--> /run/bloomgate
+ *   --publish--> live   (commit: user/load.c, the kernel layer; the
+ *   record is written under the new map's id before the swap, made
+ *   current after it: user/record.h)
  *
  * A failure at any stage leaves the running filter untouched: nothing is
  * published before every earlier stage has succeeded, and the publish is
@@ -22,8 +24,8 @@ struct bg_state; /* user/pins.h */
 /*
  * The kernel half, for a blocklist bg_load_prepare() made (planned
  * without a capacity): fit the plan to the attachments' capacity
- * (bg_attach_capacity(), read here), build it into a new map, publish it
- * in st's slot and write the load record. The caller holds the lock (st
+ * (bg_attach_capacity(), read here), build it into a new map, write its
+ * load record, publish it in st's slot and make the record current. The caller holds the lock (st
  * opened with it) for this only: the lists are read and parsed before,
  * so a slow or endless list never holds up another command. 0 when the
  * new filter is live (a record that cannot be written is reported as

@@ -148,8 +148,7 @@ void bg_unpin_all(const char *dir)
 	if (d)
 		closedir(d);
 	rmdir(dir);
-	bg_record_path(path, sizeof(path));
-	unlink(path);
+	bg_record_keep(0); /* no filter is live: every load record goes */
 	/* libxdp's own pin directory, when it has nothing left in it. */
 	rmdir("/sys/fs/bpf/xdp");
 }

@@ -3,6 +3,7 @@
  * The load record (see record.h): written and read as JSON with json-c.
  * Core part: must not need libbpf.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -44,6 +45,19 @@ void bg_run_path(char *buf, size_t len, const char *suffix)
 void bg_record_path(char *buf, size_t len)
 {
 	bg_run_path(buf, len, ".lists");
+}
+
+void bg_record_dir(char *buf, size_t len)
+{
+	bg_run_path(buf, len, ".records");
+}
+
+void bg_record_id_path(char *buf, size_t len, __u32 filter_id)
+{
+	char suffix[32];
+
+	snprintf(suffix, sizeof(suffix), ".records/%u", filter_id);
+	bg_run_path(buf, len, suffix);
 }
 
 /* Adds v as o[key], taking v; -ENOMEM when v is NULL (its constructor ran
@@ -128,13 +142,15 @@ static int write_all(int fd, const char *buf, size_t len)
 
 int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 8];
 	struct json_object *root;
 	const char *text;
 	size_t len;
 	int fd, err;
 
-	if (mkdir(BG_RECORD_DIR, 0700) && errno != EEXIST)
+	bg_record_dir(dir, sizeof(dir));
+	if ((mkdir(BG_RECORD_DIR, 0700) && errno != EEXIST) ||
+	    (mkdir(dir, 0700) && errno != EEXIST))
 		return -errno;
 	root = record_json(filter_id, src, n);
 	if (!root)
@@ -146,9 +162,10 @@ int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
 		json_object_put(root);
 		return -ENOMEM;
 	}
-	/* A reader sees the old record or the new one, never a part: write a
-	 * temporary file beside it (same file system) and rename it over. */
-	bg_record_path(path, sizeof(path));
+	/* A reader sees the whole record or none, never a part: write a
+	 * temporary file beside it (same file system) and rename it. A
+	 * temporary file a kill leaves is removed by bg_record_keep(). */
+	bg_record_id_path(path, sizeof(path), filter_id);
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
@@ -168,6 +185,67 @@ int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
 		err = -errno;
 	if (err)
 		unlink(tmp);
+	return err;
+}
+
+/* The symlink P.lists switched to P.records/<name>: a new symlink made
+ * beside the records and renamed over it, so a reader of P.lists finds
+ * the old record or the new one, never no link. */
+static int make_current(const char *dir, const char *name)
+{
+	char link[PATH_MAX], tmp[PATH_MAX + 16], target[PATH_MAX + 16];
+	const char *base = strrchr(dir, '/');
+
+	bg_record_path(link, sizeof(link));
+	/* relative: the link and the directory sit side by side */
+	snprintf(target, sizeof(target), "%s/%s", base ? base + 1 : dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.current", dir);
+	unlink(tmp); /* a kill's leftover (the lock keeps writers apart) */
+	if (symlink(target, tmp))
+		return -errno;
+	if (rename(tmp, link)) {
+		int err = -errno;
+
+		unlink(tmp);
+		return err;
+	}
+	return 0;
+}
+
+int bg_record_keep(__u32 live_id)
+{
+	char dir[PATH_MAX], path[PATH_MAX], keep[16];
+	struct stat sb;
+	struct dirent *de;
+	int err = 0, have;
+	DIR *d;
+
+	bg_record_dir(dir, sizeof(dir));
+	bg_record_id_path(path, sizeof(path), live_id);
+	snprintf(keep, sizeof(keep), "%u", live_id);
+	have = live_id && !lstat(path, &sb) && S_ISREG(sb.st_mode);
+	if (have) {
+		err = make_current(dir, keep);
+	} else {
+		bg_record_path(path, sizeof(path));
+		if (unlink(path) && errno != ENOENT)
+			err = -errno;
+	}
+	d = opendir(dir);
+	if (!d)
+		return err || errno == ENOENT ? err : -errno;
+	/* Everything but the live record: records of filters no longer in
+	 * the slot, temporary files of a write that was killed. */
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (have && !strcmp(de->d_name, keep)))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (!have && rmdir(dir) && errno != ENOENT && !err)
+		err = -errno;
 	return err;
 }
 
@@ -336,7 +414,7 @@ static int record_of(struct json_object *root, struct bg_record *r)
 	return 0;
 }
 
-int bg_record_read(struct bg_record *r)
+int bg_record_read(__u32 filter_id, struct bg_record *r)
 {
 	char path[PATH_MAX], *buf = NULL;
 	struct json_object *root;
@@ -344,7 +422,7 @@ int bg_record_read(struct bg_record *r)
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	bg_record_path(path, sizeof(path));
+	bg_record_id_path(path, sizeof(path), filter_id);
 	err = read_file(path, &buf, &len);
 	if (err)
 		return err;
@@ -354,6 +432,9 @@ int bg_record_read(struct bg_record *r)
 		return -EPROTO;
 	err = record_of(root, r);
 	json_object_put(root);
+	/* named after one filter, about another: not to be trusted */
+	if (!err && r->filter_id != filter_id)
+		err = -EPROTO;
 	if (err)
 		bg_record_free(r);
 	return err;

@@ -113,7 +113,7 @@ caps_cleanup() {
 	# The record of our loads and the agent's socket, named after the pin
 	# dir (lib.sh removes the pins themselves).
 	local r=/run/bloomgate/${BG_PIN//\//_}
-	rm -f "$r.lists" "$r.sock"
+	rm -rf "$r.lists" "$r.records" "$r.sock"
 }
 
 # ---- setup ---------------------------------------------------------------------
