@@ -550,3 +550,13 @@ e2e_init() {
 	echo "$NS_C $NS_GW $NS_S $BG_PIN $E2E_TMP" >"$E2E_MARKER"
 	topo_setup || die "cannot build the namespace topology${TOPO_ERR:+: $TOPO_ERR}"
 }
+
+# The map id of the live filter (slot 0 of the pinned bg_filters; bpftool
+# prints the value as little-endian bytes), empty when none is loaded.
+current_filter_id() {
+	local b
+	b=$(bpftool map dump pinned "$BG_PIN/bg_filters" 2>/dev/null |
+		awk '/value:/ { for (i = 1; i <= NF; i++) if ($i == "value:") break;
+			print $(i+4) $(i+3) $(i+2) $(i+1); exit }')
+	[ -n "$b" ] && echo $((16#$b))
+}

@@ -245,7 +245,8 @@ t_end "$E2E_NAME"
 
 E2E_NAME=restart_adopts_without_download
 t_begin
-id0=$(bg status | sed -n 's/^filter: id \([0-9]*\).*/\1/p')
+id0=$(current_filter_id)
+[ -n "$id0" ] || t_fail "no live filter before the restart"
 agent_stop TERM || t_fail "the agent did not stop on SIGTERM"
 matches "$X" || t_fail "$X not matched while the agent is stopped (fail-static)"
 expect_traffic t9 "$X" "$Z"
@@ -254,7 +255,7 @@ n200=$(http_gets 200)
 agent_start
 wait_until 10 agent_log_has "adopted" || t_fail "the restarted agent did not adopt the filter: $(tail -3 "$E2E_TMP/agent.log")"
 t_expect_eq "200 answers to the restarted agent (a 304 expected)" "$n200" "$(http_gets 200)"
-id1=$(bg status | sed -n 's/^filter: id \([0-9]*\).*/\1/p')
+id1=$(current_filter_id)
 t_expect_eq "filter id after the restart" "$id0" "$id1"
 t_end "$E2E_NAME"
 

@@ -56,15 +56,6 @@ swap_summary() { # FILE
 # Predicates for wait_until (evaluated on every poll).
 stat_above() { [ "$(bg_stat "$1")" -gt "$2" ]; } # COUNTER N
 
-# Id of the filter map in the slot (bpftool prints the value as LE bytes).
-current_filter_id() {
-	local b
-	b=$(bpftool map dump pinned "$BG_PIN/bg_filters" 2>/dev/null |
-		awk '/value:/ { for (i = 1; i <= NF; i++) if ($i == "value:") break;
-			print $(i+4) $(i+3) $(i+2) $(i+1); exit }')
-	[ -n "$b" ] && echo $((16#$b))
-}
-
 # Prints the first N candidates that the live filter does not match.
 pick_unmatched() { # N CANDIDATE...
 	local n=$1 a

@@ -20,15 +20,6 @@ REC_DIR=$REC_BASE.records
 
 # ---- helpers -----------------------------------------------------------------
 
-# Id of the filter map in the slot (bpftool prints the value as LE bytes).
-current_filter_id() {
-	local b
-	b=$(bpftool map dump pinned "$BG_PIN/bg_filters" 2>/dev/null |
-		awk '/value:/ { for (i = 1; i <= NF; i++) if ($i == "value:") break;
-			print $(i+4) $(i+3) $(i+2) $(i+1); exit }')
-	[ -n "$b" ] && echo $((16#$b))
-}
-
 # Maps named bg_filter created since map id $1 that are not the live filter
 # ($2) and that no process other than a bloomgate holds: what a killed load
 # would leak. Maps of other programs' tests on the machine (held by their
