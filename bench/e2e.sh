@@ -207,7 +207,8 @@ livegen_conf bfloor2_pass bloomfloor --bytes "$F2" --k "$K2" --verdict pass
 livegen_conf bfloor2_drop bloomfloor --bytes "$F2" --k "$K2" --verdict drop
 HAVE_FH=0
 if [ -r "$FIREHOL" ]; then
-	bg_conf bgfh fh "$FIREHOL"
+	# its 224.0.0.0/3 needs the opt-in (load refuses wide prefixes)
+	bg_conf bgfh fh "--allow-wide $FIREHOL"
 	HAVE_FH=1
 fi
 bg_conf bgmix mix "$TMP/mixed.txt $TMP/names.txt $TMP/adblock.txt"
