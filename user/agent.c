@@ -559,6 +559,9 @@ static int rebuild(struct agent *a)
 		      (unsigned long long)r.plan.n, r.plan.bytes,
 		      r.plan.bits_per_entry, a->filter.build_seconds * 1e3,
 		      r.ms[BG_STAGE_PUBLISH]);
+		/* live, but `check` cannot name its entries: say so */
+		if (r.failed == BG_STAGE_RECORD)
+			logf_("the load record was not written: %s", r.msg);
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (!ret) {

@@ -1175,7 +1175,7 @@ int bg_names_find(const char *path, const struct bg_dom_opts *o,
 			suffix_at[qlen - i - 1] = j;
 		j++;
 	}
-	ret = bg_read_file(path, &buf, &len);
+	ret = bg_reread_list(path, &buf, &len);
 	if (ret < 0)
 		return ret;
 	po.diag = ignore_diag; /* the load reported them */

@@ -260,6 +260,21 @@ int bg_read_list(const char *path, uint64_t max, const struct bg_reporter *r,
 	return ret;
 }
 
+int bg_reread_list(const char *path, char **bufp, size_t *lenp)
+{
+	const char *kind;
+	int fd, ret;
+
+	if (!strcmp(path, "-"))
+		return -ENOENT; /* standard input is gone with its load */
+	fd = open_list(path, &kind);
+	if (fd < 0)
+		return fd;
+	ret = read_all(fd, BG_LIST_BYTES_MAX, bufp, lenp);
+	close(fd);
+	return ret < 0 ? ret : 0;
+}
+
 int bg_parse_file(const char *path, const struct bg_reporter *r,
 		  bg_parse_fn fn, void *dst, const void *opts)
 {

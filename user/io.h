@@ -97,6 +97,14 @@ int bg_read_list(const char *path, uint64_t max, const struct bg_reporter *r,
 typedef int (*bg_parse_fn)(void *dst, const char *name, const char *buf,
 			   size_t len, const void *opts);
 
+/*
+ * Re-reads a list a load named, for `check` (bg_list_find_covering(),
+ * bg_names_find()): as bg_read_list() with the default bound, but silent,
+ * and never standard input ("-": -ENOENT). A recorded path that has become
+ * a FIFO or a device since is refused at once instead of blocking check.
+ */
+int bg_reread_list(const char *path, char **bufp, size_t *lenp);
+
 /* Reads the list at path (bg_read_list(), the default bound) and parses
  * it with fn under its report name; 0 or -errno, as bg_read_list() or fn
  * returns. */

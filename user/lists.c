@@ -619,7 +619,7 @@ int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
 
 	if (!k4 && !k6)
 		return -EINVAL;
-	ret = bg_read_file(path, &buf, &len);
+	ret = bg_reread_list(path, &buf, &len);
 	if (ret < 0)
 		return ret;
 	bg_list_scan(buf, len, on_scan_cover, &c);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -22,8 +23,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bloomgate/bloom.h"
+#include "domains.h"
 #include "explain.h"
 #include "filter.h"
+#include "lists.h"
 #include "prepare.h"
 #include "print.h"
 
@@ -571,6 +575,57 @@ static void test_prepare_not_regular(void **state)
 	close(sfd);
 }
 
+static void never_cover(void *ctx, const char *path, size_t line,
+			const char *text, const struct bg_key4 *k4,
+			const struct bg_key6 *k6)
+{
+	(void)path;
+	(void)line;
+	(void)text;
+	(void)k4;
+	(void)k6;
+	(*(int *)ctx)++;
+}
+
+static void never_name(void *ctx, const char *path, size_t line,
+		       const char *text, const struct bg_name *e, int label)
+{
+	(void)path;
+	(void)line;
+	(void)text;
+	(void)e;
+	(void)label;
+	(*(int *)ctx)++;
+}
+
+/*
+ * `check` re-reads the lists a load recorded: a path that has become a
+ * FIFO (or names standard input) is refused at once, not waited on (the
+ * old reader blocked in open(); alarm() turns a hang into a failure).
+ */
+static void test_reread_not_regular(void **state)
+{
+	struct bg_dom_opts o = { .format = BG_FMT_PLAIN };
+	char fifo[300];
+	struct bg_key4 k4;
+	int calls = 0;
+
+	(void)state;
+	snprintf(fifo, sizeof(fifo), "%s/fifo2", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	bg_key4_init(&k4, htonl(0xc6336407), 32);
+	alarm(10);
+	assert_int_equal(bg_list_find_covering(fifo, &k4, NULL, never_cover,
+					       &calls), -ENOTSUP);
+	assert_int_equal(bg_names_find(fifo, &o, "ads.example.com", never_name,
+				       &calls), -ENOTSUP);
+	assert_int_equal(bg_list_find_covering("-", &k4, NULL, never_cover,
+					       &calls), -ENOENT);
+	alarm(0);
+	assert_int_equal(calls, 0);
+	unlink(fifo);
+}
+
 /* Points standard input at a pipe holding text (less than a pipe's
  * buffer, the write end closed); the old stdin is returned. */
 static int stdin_from(const char *text)
@@ -814,6 +869,7 @@ int main(void)
 		cmocka_unit_test(test_prepare_capacity),
 		cmocka_unit_test(test_fit_after_prepare),
 		cmocka_unit_test(test_prepare_not_regular),
+		cmocka_unit_test(test_reread_not_regular),
 		cmocka_unit_test(test_prepare_stdin),
 		cmocka_unit_test(test_prepare_max_bytes),
 		cmocka_unit_test(test_prepare_max_entries),
