@@ -582,6 +582,20 @@ int bg_attach_count_gone(struct bg_state *st)
 	return gone;
 }
 
+/* The pinned state, locked, for the detach commands: one line in err when
+ * nothing is attached or the state cannot be opened. */
+static int open_attached(struct bg_state *st, char *err, size_t errlen)
+{
+	int ret = bg_state_open(st, 1);
+
+	if (ret == -ENOENT)
+		errf(err, errlen, "bloomgate is not attached to any interface");
+	else if (ret)
+		errf(err, errlen, "cannot open the pinned state in %s: %s",
+		     bg_pin_dir(), strerror(-ret));
+	return ret;
+}
+
 int bg_detach_gone(bg_gone_fn cb, void *ctx, char *err, size_t errlen)
 {
 	struct bg_attach_rec rec, recs[1];
@@ -589,16 +603,9 @@ int bg_detach_gone(bg_gone_fn cb, void *ctx, char *err, size_t errlen)
 	int ret, removed = 0;
 	__u32 i;
 
-	ret = bg_state_open(&st, 1);
-	if (ret == -ENOENT) {
-		errf(err, errlen, "bloomgate is not attached to any interface");
+	ret = open_attached(&st, err, errlen);
+	if (ret)
 		return ret;
-	}
-	if (ret) {
-		errf(err, errlen, "cannot open the pinned state in %s: %s",
-		     bg_pin_dir(), strerror(-ret));
-		return ret;
-	}
 	for (i = 0; i < BG_ATTACH_MAX; i++) {
 		if (bpf_map_lookup_elem(st.attach_fd, &i, &rec) || !rec.ifindex)
 			continue;
@@ -704,16 +711,9 @@ int bg_detach_all(char *err, size_t errlen)
 	int ret, failed = 0;
 	__u32 i;
 
-	ret = bg_state_open(&st, 1);
-	if (ret == -ENOENT) {
-		errf(err, errlen, "bloomgate is not attached to any interface");
+	ret = open_attached(&st, err, errlen);
+	if (ret)
 		return ret;
-	}
-	if (ret) {
-		errf(err, errlen, "cannot open the pinned state in %s: %s",
-		     bg_pin_dir(), strerror(-ret));
-		return ret;
-	}
 	for (i = 0; i < BG_ATTACH_MAX; i++) {
 		if (bpf_map_lookup_elem(st.attach_fd, &i, &rec) || !rec.ifindex)
 			continue;
