@@ -560,3 +560,14 @@ current_filter_id() {
 			print $(i+4) $(i+3) $(i+2) $(i+1); exit }')
 	[ -n "$b" ] && echo $((16#$b))
 }
+
+# Attaches to IFACE in native mode, or in skb mode when the driver refuses
+# (ATTACH_MODE stays skb for the rest of the script); fails the case when
+# neither works.
+attach_native_or_skb() { # IFACE
+	if ! attach "$1"; then
+		info "native XDP attach failed ($BG_ERR); trying --mode skb"
+		ATTACH_MODE=skb
+		attach "$1" || t_fail "attach failed in native and skb mode: $BG_ERR"
+	fi
+}

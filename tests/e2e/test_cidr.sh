@@ -100,11 +100,7 @@ ALLOW_LINE6="$ALLOW6 at $T/allow:3"
 
 E2E_NAME=attach
 t_begin
-if ! attach "$IF_GWC"; then
-	info "native XDP attach failed ($BG_ERR); trying --mode skb"
-	ATTACH_MODE=skb
-	attach "$IF_GWC" || t_fail "attach failed in native and skb mode: $BG_ERR"
-fi
+attach_native_or_skb "$IF_GWC"
 [ -n "$(xdp_prog_id "$IF_GWC")" ] || t_fail "no XDP program on $IF_GWC after attach"
 t_end "$E2E_NAME"
 

@@ -155,11 +155,7 @@ t_end "$E2E_NAME"
 
 E2E_NAME=attach
 t_begin
-if ! attach "$IF_GWC"; then
-	info "native XDP attach failed ($BG_ERR); trying --mode skb"
-	ATTACH_MODE=skb
-	attach "$IF_GWC" || t_fail "attach failed in native and skb mode: $BG_ERR"
-fi
+attach_native_or_skb "$IF_GWC"
 info "$BG_OUT"
 [ -n "$(xdp_prog_id "$IF_GWC")" ] || t_fail "no XDP program on $IF_GWC after attach"
 bg status | grep -q "attached: $IF_GWC " || t_fail "status does not list $IF_GWC"

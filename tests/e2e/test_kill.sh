@@ -74,11 +74,7 @@ done
 
 E2E_NAME=attach
 t_begin
-if ! attach "$IF_GWC"; then
-	info "native XDP attach failed ($BG_ERR); trying --mode skb"
-	ATTACH_MODE=skb
-	attach "$IF_GWC" || t_fail "attach failed in native and skb mode: $BG_ERR"
-fi
+attach_native_or_skb "$IF_GWC"
 bg load "${LIST[S]}" >/dev/null 2>"$T/load.err" || t_fail "load of the small list: $(cat "$T/load.err")"
 t_end "$E2E_NAME"
 
