@@ -101,6 +101,7 @@ struct bg_btf_types {
 	struct bg_attach_rec attach;
 	struct bg_range4 range4;
 	struct bg_range6 range6;
+	struct bg_fp_bucket fp_bucket;
 };
 
 __attribute__((noinline)) int bg_btf_anchor(struct bg_btf_types *t)
@@ -122,19 +123,22 @@ static __always_inline const void *bg_elem(const void *filter, __u32 idx)
 
 /*
  * Judges one address: 1 = listed (and not allowlisted). Counts the lookups
- * made, and the address as a positive or a negative; a positive that the
- * exact allowlist holds is counted as allowlisted and passes.
+ * made, and the address as a positive (confirmed by the exact stage) or a
+ * negative, a negative that was a Bloom positive also as a
+ * bloom_false_positive; a positive that the exact allowlist holds is
+ * counted as allowlisted and passes.
  */
 static __always_inline int bg_judge4(const void *filter,
 				     const struct bg_filter_header *hdr,
 				     __u32 addr, struct bg_counters *c)
 {
-	__u32 probes = 0;
-	int listed = bg_listed4(filter, hdr, addr, &probes);
+	__u32 probes = 0, rejected = 0;
+	int listed = bg_listed4(filter, hdr, addr, &probes, &rejected);
 
 	c->cnt[BG_CNT_PROBES] += probes;
 	if (!listed) {
 		bg_count(c, BG_CNT_NEGATIVES);
+		c->cnt[BG_CNT_BLOOM_FP] += rejected;
 		return 0;
 	}
 	bg_count(c, BG_CNT_POSITIVES);
@@ -150,12 +154,14 @@ static __always_inline int bg_judge6(const void *filter,
 				     const struct in6_addr *addr,
 				     struct bg_counters *c)
 {
-	__u32 probes = 0;
-	int listed = bg_listed6(filter, hdr, (const __u8 *)addr, &probes);
+	__u32 probes = 0, rejected = 0;
+	int listed = bg_listed6(filter, hdr, (const __u8 *)addr, &probes,
+				&rejected);
 
 	c->cnt[BG_CNT_PROBES] += probes;
 	if (!listed) {
 		bg_count(c, BG_CNT_NEGATIVES);
+		c->cnt[BG_CNT_BLOOM_FP] += rejected;
 		return 0;
 	}
 	bg_count(c, BG_CNT_POSITIVES);
@@ -451,7 +457,7 @@ int bloomgate_dns(struct xdp_md *ctx)
 	struct bg_counters *c;
 	struct bg_pkt pkt;
 	void *filter = NULL;
-	__u32 zero = 0, probes = 0, n;
+	__u32 zero = 0, probes = 0, rejected = 0, n;
 	int ret, listed;
 
 	c = bpf_map_lookup_elem(&BG_MAP_COUNTERS, &zero);
@@ -490,10 +496,12 @@ int bloomgate_dns(struct xdp_md *ctx)
 
 	/* the suffix hashes of the depths the probe reads, no more */
 	bg_dns_suffixes(s, hdr->subs_depths);
-	listed = bg_name_listed(filter, hdr, s->exact, s->suf, n, NULL, &probes);
+	listed = bg_name_listed(filter, hdr, s->exact, s->suf, n, NULL, &probes,
+				&rejected);
 	c->cnt[BG_CNT_DNS_PROBES] += probes;
 	if (!listed) {
 		bg_count(c, BG_CNT_DNS_NEGATIVES);
+		c->cnt[BG_CNT_DNS_BLOOM_FP] += rejected;
 		goto pass;
 	}
 	bg_count(c, BG_CNT_DNS_POSITIVES);

@@ -424,8 +424,8 @@ static uint32_t elems(uint32_t n, uint32_t per)
 	return (n + per - 1) / per;
 }
 
-static void insert(struct bg_block *blocks, const struct bg_filter_params *p,
-		   __u64 h);
+struct build;
+static void insert(struct build *bd, __u64 h);
 
 /* ---- Domain names --------------------------------------------------------
  * An exact rule is one key (EXACT of the name), a subdomains rule one
@@ -536,8 +536,8 @@ static uint32_t build_allow_names(__u64 *out, const struct bg_filter_params *p,
 
 /* Inserts the block rules' name keys; returns the subs_depths mask of the
  * SUBS keys inserted. */
-static __u16 build_names(struct bg_block *blocks, const struct bg_filter_params *p,
-			 uint64_t seed, const struct bg_names *names)
+static __u16 build_names(struct build *bd, uint64_t seed,
+			 const struct bg_names *names)
 {
 	__u64 suf[BG_DNS_LABELS_MAX + 1], exact;
 	__u16 depths = 0;
@@ -550,9 +550,9 @@ static __u16 build_names(struct bg_block *blocks, const struct bg_filter_params 
 		if (e->allow || bg_name_hashes(e->name, seed, &exact, suf, &n))
 			continue;
 		if (e->kind != BG_NAME_SUBS)
-			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_EXACT, exact, seed));
+			insert(bd, bg_name_key_hash(BG_KEY_NAME_EXACT, exact, seed));
 		if (e->kind != BG_NAME_EXACT && n <= BG_DNS_SUFFIX_MAX) {
-			insert(blocks, p, bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed));
+			insert(bd, bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed));
 			depths |= (__u16)(1U << n);
 		}
 	}
@@ -574,11 +574,118 @@ static int plan_probes(const struct bg_filter_params *p)
 	return probes ? probes : 1;
 }
 
+/* ---- The exact stage (bloomgate/lookup.h) ---------------------------------
+ * Every Bloom key's 32-bit fingerprint in one of its two buckets of
+ * BG_FP_PER_BUCKET: a two-choice bucketed cuckoo table, planned at
+ * BG_FP_LOAD keys a slot (4 / 0.9 = 4.4 bytes a key). Two choices of 16
+ * slots place every key up to loads near 0.98 (Dietzfelbinger and
+ * Weidling); at 0.9 a random walk of a few kicks finds room for the rare
+ * key whose buckets are both full. A key goes to its first bucket whenever
+ * that has room, so a listed key is usually confirmed with one cache line.
+ */
+#define BG_FP_LOAD 0.9
+#define BG_FP_KICKS 2000
+
+uint32_t bg_filter_fp_buckets(uint64_t keys)
+{
+	double nb = ceil((double)keys / (BG_FP_PER_BUCKET * BG_FP_LOAD));
+
+	return keys ? (nb < UINT32_MAX / 2 ? (uint32_t)nb : UINT32_MAX / 2) : 0;
+}
+
+/* The stage's predicted rate: a Bloom positive of a key not listed is let
+ * through when one of the fingerprints held in its two buckets (2 *
+ * BG_FP_PER_BUCKET * load on average) equals its own, 2^-32 each. */
+static void plan_stage(struct bg_filter_params *p, int probes)
+{
+	double per_probe = p->predicted;
+
+	p->fp_load = p->fp_nbuckets ?
+			     (double)p->n / ((double)p->fp_nbuckets * BG_FP_PER_BUCKET) :
+			     0.0;
+	if (p->fp_nbuckets)
+		per_probe *= 2.0 * BG_FP_PER_BUCKET * p->fp_load * ldexp(1.0, -32);
+	p->predicted_confirmed = 1.0 - pow(1.0 - per_probe, probes);
+}
+
+/* The builder's view of the table: every slot's h2 (to move it to its
+ * other bucket), a count a bucket (slots [0, cnt) are used). */
+struct fp_build {
+	uint64_t *slot;
+	uint8_t *cnt;
+	uint32_t nb;
+	uint64_t rng;
+	int failed;
+};
+
+static uint64_t fp_rand(struct fp_build *t) /* xorshift64 */
+{
+	t->rng ^= t->rng << 13;
+	t->rng ^= t->rng >> 7;
+	t->rng ^= t->rng << 17;
+	return t->rng;
+}
+
+static void fp_put(struct fp_build *t, uint32_t b, uint64_t h2)
+{
+	t->slot[(size_t)b * BG_FP_PER_BUCKET + t->cnt[b]++] = h2;
+}
+
+static int fp_has(const struct fp_build *t, uint32_t b, __u32 f)
+{
+	uint32_t j;
+
+	for (j = 0; j < t->cnt[b]; j++)
+		if (bg_fp_of(t->slot[(size_t)b * BG_FP_PER_BUCKET + j]) == f)
+			return 1;
+	return 0;
+}
+
+static void fp_insert(struct fp_build *t, __u64 h, uint64_t seed)
+{
+	uint64_t h2 = bg_fp_hash(h, seed), cur;
+	uint32_t b1 = bg_fp_bucket1(h2, t->nb), b2 = bg_fp_bucket2(h2, t->nb), b;
+	int i;
+
+	/* already confirmed (the same key again, or a fingerprint twin in
+	 * the same bucket, which confirms it as well) */
+	if (fp_has(t, b1, bg_fp_of(h2)) || fp_has(t, b2, bg_fp_of(h2)))
+		return;
+	if (t->cnt[b1] < BG_FP_PER_BUCKET) {
+		fp_put(t, b1, h2);
+		return;
+	}
+	if (t->cnt[b2] < BG_FP_PER_BUCKET) {
+		fp_put(t, b2, h2);
+		return;
+	}
+	cur = h2;
+	b = fp_rand(t) & 1 ? b1 : b2;
+	for (i = 0; i < BG_FP_KICKS; i++) {
+		uint64_t *s = &t->slot[(size_t)b * BG_FP_PER_BUCKET +
+				       fp_rand(t) % BG_FP_PER_BUCKET];
+		uint64_t v = *s;
+		uint32_t v1, v2;
+
+		*s = cur;
+		cur = v;
+		v1 = bg_fp_bucket1(cur, t->nb);
+		v2 = bg_fp_bucket2(cur, t->nb);
+		b = b == v1 ? v2 : v1;
+		if (t->cnt[b] < BG_FP_PER_BUCKET) {
+			fp_put(t, b, cur);
+			return;
+		}
+	}
+	t->failed = 1; /* cur has no slot: the build is refused */
+}
+
 /* The map layout (bloomgate/abi.h) from the part sizes and nblocks. */
 static void plan_layout(struct bg_filter_params *p)
 {
 	p->bloom_off = 1 + (p->short4 ? BG_SHORT4_ELEMS : 0);
-	p->allow4_off = p->bloom_off + p->nblocks;
+	p->fp_off = p->bloom_off + p->nblocks;
+	p->allow4_off = p->fp_off + p->fp_nbuckets;
 	p->allow6_off = p->allow4_off + elems(p->allow4_n, BG_RANGE4_PER_ELEM);
 	p->short6_off = p->allow6_off + elems(p->allow6_n, BG_RANGE6_PER_ELEM);
 	p->allown_off = p->short6_off + elems(p->short6_n, BG_RANGE6_PER_ELEM);
@@ -586,8 +693,8 @@ static void plan_layout(struct bg_filter_params *p)
 	p->bytes = (size_t)p->nelems * BG_FILTER_VALUE_SIZE;
 }
 
-int bg_filter_plan(const struct bg_blocklist *bl, double target,
-		   struct bg_filter_params *p)
+int bg_filter_plan_confirm(const struct bg_blocklist *bl, double target,
+			   int confirm, struct bg_filter_params *p)
 {
 	const struct bg_list *block = &bl->block, *allow = &bl->allow;
 	uint64_t c4[33] = { 0 }, c6[129] = { 0 };
@@ -648,8 +755,17 @@ int bg_filter_plan(const struct bg_blocklist *bl, double target,
 		return err;
 	p->target = target;
 	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, probes);
+	p->confirm = confirm;
+	p->fp_nbuckets = confirm ? bg_filter_fp_buckets(p->n) : 0;
+	plan_stage(p, probes);
 	plan_layout(p);
 	return 0;
+}
+
+int bg_filter_plan(const struct bg_blocklist *bl, double target,
+		   struct bg_filter_params *p)
+{
+	return bg_filter_plan_confirm(bl, target, 1, p);
 }
 
 __u32 bg_filter_capacity_elems(uint64_t keys)
@@ -658,7 +774,7 @@ __u32 bg_filter_capacity_elems(uint64_t keys)
 
 	if (bg_filter_size(keys, BG_FPR_DEFAULT, &p))
 		return 0;
-	return 1 + BG_SHORT4_ELEMS + p.nblocks;
+	return 1 + BG_SHORT4_ELEMS + p.nblocks + bg_filter_fp_buckets(keys);
 }
 
 uint64_t bg_filter_capacity_keys(__u32 elems)
@@ -698,25 +814,60 @@ int bg_filter_fit(struct bg_filter_params *p, __u32 capacity)
 		p->bits_per_entry = (double)p->nblocks * BG_BLOCK_BITS / (double)p->n;
 	}
 	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, plan_probes(p));
+	plan_stage(p, plan_probes(p));
 	plan_layout(p);
 	p->capacity = capacity;
 	return 0;
 }
 
-static void insert(struct bg_block *blocks, const struct bg_filter_params *p,
-		   __u64 h)
+/* A filter being built: the Bloom blocks and the exact stage's builder. */
+struct build {
+	struct bg_block *blocks;
+	const struct bg_filter_params *p;
+	uint64_t seed;
+	struct fp_build fp; /* fp.nb == 0: no stage */
+};
+
+static void insert(struct build *bd, __u64 h)
 {
-	bg_bloom_set(&blocks[bg_bloom_block(h, p->nblocks)], h, p->k);
+	const struct bg_filter_params *p = bd->p;
+
+	bg_bloom_set(&bd->blocks[bg_bloom_block(h, p->nblocks)], h, p->k);
+	if (bd->fp.nb)
+		fp_insert(&bd->fp, h, bd->seed);
 }
 
-void bg_filter_build(void *mem, const struct bg_filter_params *p,
-		     uint64_t seed, const struct bg_blocklist *bl)
+/* Writes the fingerprints of the placed keys into the map's buckets. */
+static void fp_write(const struct fp_build *t, struct bg_fp_bucket *out)
+{
+	uint32_t b, j;
+
+	for (b = 0; b < t->nb; b++)
+		for (j = 0; j < t->cnt[b]; j++)
+			out[b].fp[j] = bg_fp_of(t->slot[(size_t)b * BG_FP_PER_BUCKET + j]);
+}
+
+int bg_filter_build(void *mem, const struct bg_filter_params *p,
+		    uint64_t seed, const struct bg_blocklist *bl)
 {
 	const struct bg_list *block = &bl->block, *allow = &bl->allow;
 	struct bg_filter_header *hdr = mem;
 	struct bg_block *elem = mem;
-	struct bg_block *blocks = elem + p->bloom_off;
+	struct build bd = { .blocks = elem + p->bloom_off, .p = p, .seed = seed };
 	size_t i;
+
+	if (p->fp_nbuckets) {
+		bd.fp.nb = p->fp_nbuckets;
+		bd.fp.rng = seed | 1;
+		bd.fp.slot = malloc((size_t)p->fp_nbuckets * BG_FP_PER_BUCKET *
+				    sizeof(*bd.fp.slot));
+		bd.fp.cnt = calloc(p->fp_nbuckets, 1);
+		if (!bd.fp.slot || !bd.fp.cnt) {
+			free(bd.fp.slot);
+			free(bd.fp.cnt);
+			return -ENOMEM;
+		}
+	}
 
 	hdr->magic = BG_FILTER_MAGIC;
 	hdr->abi_version = BG_ABI_VERSION;
@@ -731,11 +882,11 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 	memcpy(hdr->len6, p->len6, sizeof(hdr->len6));
 	hdr->seed = seed;
 	hdr->entries = (__u32)p->n;
+	hdr->fp_off = p->fp_off;
+	hdr->fp_nbuckets = p->fp_nbuckets;
 	hdr->allow4_off = p->allow4_off;
 	hdr->allow4_n = p->allow4_n;
-	hdr->allow6_off = p->allow6_off;
 	hdr->allow6_n = p->allow6_n;
-	hdr->short6_off = p->short6_off;
 	hdr->short6_n = p->short6_n;
 
 	for (i = 0; i < block->n4; i++) {
@@ -761,7 +912,7 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 			__u32 e = a | (t == 32 ? j : j << (32 - t));
 
 			bg_key4_init(&key, __builtin_bswap32(e), (__u8)t);
-			insert(blocks, p, bg_key4_hash(&key, seed));
+			insert(&bd, bg_key4_hash(&key, seed));
 		}
 	}
 	for (i = 0; i < block->n6; i++) {
@@ -784,10 +935,10 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 					key.addr[bit / 8] |= (__u8)(0x80 >> (bit % 8));
 			}
 			key.plen = (__u8)t;
-			insert(blocks, p, bg_key6_hash(&key, seed));
+			insert(&bd, bg_key6_hash(&key, seed));
 		}
 	}
-	hdr->subs_depths = build_names(blocks, p, seed, &bl->names);
+	hdr->subs_depths = build_names(&bd, seed, &bl->names);
 	count_ranges4(allow, 33, (struct bg_range4 *)(elem + p->allow4_off));
 	count_ranges6(allow, 129, (struct bg_range6 *)(elem + p->allow6_off));
 	count_ranges6(block, p->short6_below,
@@ -795,6 +946,15 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 	/* at bg_allown_off(hdr) == p->allown_off; sorted, distinct */
 	hdr->allown_n = build_allow_names((__u64 *)(elem + p->allown_off), p,
 					  seed, &bl->names);
+	if (bd.fp.nb) {
+		if (!bd.fp.failed)
+			fp_write(&bd.fp, (struct bg_fp_bucket *)(elem + p->fp_off));
+		free(bd.fp.slot);
+		free(bd.fp.cnt);
+		if (bd.fp.failed)
+			return -EAGAIN;
+	}
+	return 0;
 }
 
 /* ---- Layout ---------------------------------------------------------- */
@@ -802,6 +962,8 @@ void bg_filter_build(void *mem, const struct bg_filter_params *p,
 __u32 bg_filter_nelems(const struct bg_filter_header *h)
 {
 	/* bg_allown_off(h) (bloomgate/lookup.h) + the allowed name keys */
-	return h->short6_off + elems(h->short6_n, BG_RANGE6_PER_ELEM) +
+	return h->allow4_off + elems(h->allow4_n, BG_RANGE4_PER_ELEM) +
+	       elems(h->allow6_n, BG_RANGE6_PER_ELEM) +
+	       elems(h->short6_n, BG_RANGE6_PER_ELEM) +
 	       elems(h->allown_n, BG_NAMEKEY_PER_ELEM);
 }

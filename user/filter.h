@@ -47,8 +47,15 @@ struct bg_filter_params {
 	uint64_t names_too_deep; /* subdomain rules (block or allow) over
 				    BG_DNS_SUFFIX_MAX labels: never matched,
 				    not loaded */
+	/* The exact stage (issue 11): 0 buckets with confirm off */
+	int confirm; /* 1: every Bloom key also in the fingerprint table */
+	uint32_t fp_nbuckets; /* BG_FP_PER_BUCKET fingerprints each */
+	double fp_load; /* keys / slots */
+	/* predicted false-positive rate per address or query once the stage
+	 * has confirmed (== predicted_addr without the stage) */
+	double predicted_confirmed;
 	/* Map layout */
-	uint32_t bloom_off, allow4_off, allow6_off, short6_off, allown_off;
+	uint32_t bloom_off, fp_off, allow4_off, allow6_off, short6_off, allown_off;
 	uint32_t nelems;
 	size_t bytes; /* whole map: nelems * 64 */
 	/* 0: the map has the size planned; else fitted to a fixed-size map
@@ -71,20 +78,29 @@ int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p);
 
 /*
  * Plans a filter for a finished blocklist (bg_blocklist_finish()): blocked
- * addresses and names, allowed addresses and names; prefix lengths to probe (controlled prefix expansion to at most
- * BG_PROBES_MAX lengths per family), exact parts, Bloom size for target
- * (per probe), and the map layout. -EINVAL, -E2BIG.
+ * addresses and names, allowed addresses and names; prefix lengths to probe
+ * (controlled prefix expansion to at most BG_PROBES_MAX lengths per family),
+ * exact parts, the Bloom part sized for target (per address or query), the
+ * exact stage when confirm is 1 (bloomgate/lookup.h), and the map layout.
+ * -EINVAL, -E2BIG.
  */
+int bg_filter_plan_confirm(const struct bg_blocklist *bl, double target,
+			   int confirm, struct bg_filter_params *p);
+/* bg_filter_plan_confirm() with the exact stage: the default. */
 int bg_filter_plan(const struct bg_blocklist *bl, double target,
 		   struct bg_filter_params *p);
 
 /*
  * The size in elements of a fixed-size filter map (`attach --capacity`)
  * for keys Bloom keys at BG_FPR_DEFAULT: the header, the IPv4 /16 bitmap
- * (always reserved) and the Bloom blocks bg_filter_size() plans for them.
+ * (always reserved), the Bloom blocks bg_filter_size() plans for them and
+ * the exact stage's buckets (a load with --confirm off leaves them to the
+ * Bloom part).
  * 0 when that is too large.
  */
 __u32 bg_filter_capacity_elems(uint64_t keys);
+/* Buckets of the exact stage for keys Bloom keys (0 for none). */
+uint32_t bg_filter_fp_buckets(uint64_t keys);
 /* The inverse, for `status`: the most keys whose capacity is at most elems
  * elements (0 when not even an empty Bloom part fits). */
 uint64_t bg_filter_capacity_keys(__u32 elems);
@@ -97,8 +113,10 @@ uint64_t bg_filter_capacity_keys(__u32 elems);
  */
 int bg_filter_fit(struct bg_filter_params *p, __u32 capacity);
 
-/* Fills a zeroed buffer of p->bytes as planned. */
-void bg_filter_build(void *mem, const struct bg_filter_params *p,
+/* Fills a zeroed buffer of p->bytes as planned. -ENOMEM; -EAGAIN when the
+ * exact stage could not place every key with this seed (never seen at the
+ * planned load: build again with another seed). */
+int bg_filter_build(void *mem, const struct bg_filter_params *p,
 		     uint64_t seed, const struct bg_blocklist *bl);
 
 /* Elements a filter with this header spans (header included). */
@@ -111,6 +129,11 @@ int bg_filter_test6(const void *mem, const __u8 addr[16]);
 /* 1 = the exact allowlist holds the address. */
 int bg_filter_allowed4(const void *mem, __u32 addr_be);
 int bg_filter_allowed6(const void *mem, const __u8 addr[16]);
+/* bg_filter_test4/6 that also tell a Bloom positive the exact stage
+ * rejected (*rejected = 1, not listed: a false positive of the Bloom part,
+ * what the datapath counts as bloom_false_positives). */
+int bg_filter_judge4(const void *mem, __u32 addr_be, int *rejected);
+int bg_filter_judge6(const void *mem, const __u8 addr[16], int *rejected);
 
 /*
  * Names, as bloomgate_dns judges a query for the dotted name (no trailing
@@ -128,5 +151,9 @@ int bg_filter_name_allowed(const void *mem, const char *name, int *label);
  * 0 for a filter without names or an illegal name. */
 int bg_filter_test_name_probes(const void *mem, const char *name, int *label,
 			       __u32 *probes);
+/* And *rejected (not NULL): a Bloom positive the exact stage rejected,
+ * nothing confirmed (dns_bloom_false_positives). */
+int bg_filter_judge_name(const void *mem, const char *name, int *label,
+			 __u32 *probes, int *rejected);
 
 #endif

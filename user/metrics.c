@@ -160,6 +160,8 @@ enum cnt_fam {
 	FAM_DNS_LOOKUPS,
 	FAM_DNS_ALLOWLISTED,
 	FAM_DNS_UNJUDGED,
+	FAM_ADDR_BLOOM_FP,
+	FAM_DNS_BLOOM_FP,
 	FAM__COUNT,
 };
 
@@ -185,7 +187,7 @@ static const struct {
 	[FAM_ADDR_PROBES] = { "bloomgate_address_probes_total",
 			      "Bloom, bitmap and range lookups made for addresses." },
 	[FAM_ADDR_LOOKUPS] = { "bloomgate_address_lookups_total",
-			       "Addresses judged: positive (maybe listed) or negative (not listed).",
+			       "Addresses judged: positive (listed, confirmed by the exact stage) or negative (not listed).",
 			       "result", "" },
 	[FAM_ADDR_ALLOWLISTED] = { "bloomgate_address_allowlisted_total",
 				   "Address positives passed because the allowlist covers them." },
@@ -196,13 +198,17 @@ static const struct {
 	[FAM_DNS_PROBES] = { "bloomgate_dns_probes_total",
 			     "Bloom probes made for names." },
 	[FAM_DNS_LOOKUPS] = { "bloomgate_dns_lookups_total",
-			      "Names judged: positive (maybe listed) or negative (not listed).",
+			      "Names judged: positive (listed, confirmed by the exact stage) or negative (not listed).",
 			      "result", "" },
 	[FAM_DNS_ALLOWLISTED] = { "bloomgate_dns_allowlisted_total",
 				  "Name positives passed because the allowlist covers them." },
 	[FAM_DNS_UNJUDGED] = { "bloomgate_dns_unjudged_total",
 			       "Packets to a DNS port not judged by name, by reason.",
 			       "reason", "dns_" },
+	[FAM_ADDR_BLOOM_FP] = { "bloomgate_address_bloom_false_positives_total",
+			       "Addresses the Bloom part called maybe listed and the exact stage rejected: passed, counted among the negatives." },
+	[FAM_DNS_BLOOM_FP] = { "bloomgate_dns_bloom_false_positives_total",
+			      "Names the Bloom part called maybe listed and the exact stage rejected: passed, counted among the negatives." },
 };
 
 /* Where each counter goes; value: its label value when its name (less the
@@ -239,6 +245,8 @@ static const struct {
 	[BG_CNT_ANSWERED] = { FAM_VERDICT, NULL },
 	[BG_CNT_DNS_ALLOWLISTED] = { FAM_DNS_ALLOWLISTED, NULL },
 	[BG_CNT_DNS_NO_PROG] = { FAM_DNS_UNJUDGED, NULL },
+	[BG_CNT_BLOOM_FP] = { FAM_ADDR_BLOOM_FP, NULL },
+	[BG_CNT_DNS_BLOOM_FP] = { FAM_DNS_BLOOM_FP, NULL },
 };
 
 /* The label value of counter i in its family: the name from counters.c,

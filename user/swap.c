@@ -50,7 +50,7 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 					       BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	size_t len = page_round(p->bytes);
 	void *mem;
-	int fd, err;
+	int fd, err, try;
 
 	if (p->capacity && p->nelems != p->capacity)
 		return -EINVAL; /* not fitted (bg_filter_fit) */
@@ -65,7 +65,21 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 		close(fd);
 		return err;
 	}
-	bg_filter_build(mem, p, seed, bl);
+	/* The exact stage may (never seen at its planned load) fail to place a
+	 * key with one seed: another seed, up to 3 more times. The header
+	 * holds the seed the filter was built with. */
+	for (try = 0;; try++) {
+		err = bg_filter_build(mem, p, try ? bg_hash64_u64(seed, try) : seed,
+				      bl);
+		if (err != -EAGAIN || try == 3)
+			break;
+		memset(mem, 0, p->bytes);
+	}
+	if (err) {
+		munmap(mem, len);
+		close(fd);
+		return err == -EAGAIN ? -ENOSPC : err;
+	}
 	/* The datapath tests only the header's first word per packet
 	 * (bg_header_current): the rest is checked here, once. */
 	if (!bg_header_ok(mem)) {

@@ -17,8 +17,12 @@
  * subs_depths mask (the suffix depths a query probes as SUBS keys).
  * 4: the EXACT name key hashes the wire name in one pass (bloomgate/dns.h,
  * E), no longer the suffix chain of every label: same layout, other keys,
- * so a version 3 filter must not be probed by this datapath. */
-#define BG_ABI_VERSION 4
+ * so a version 3 filter must not be probed by this datapath.
+ * 5: the exact stage (issue 11): a table of 32-bit fingerprints of the
+ * Bloom keys, probed on a Bloom positive (fp_off, fp_nbuckets in the
+ * header, in place of allow6_off and short6_off, which follow from the
+ * other offsets: bg_allow6_off(), bg_short6_off()). */
+#define BG_ABI_VERSION 5
 #define BG_FILTER_MAGIC 0x46474c42U /* "BLGF" little endian */
 
 /* Layout identifiers stored in the filter header. */
@@ -76,14 +80,21 @@ _Static_assert(sizeof(struct bg_key6) == 24, "bg_key6 size");
  *   [0]                      this header
  *   [1 .. 128]               IPv4 /16 bitmap, if flags & BG_FILTER_F_SHORT4
  *   [bloom .. +nblocks)      Bloom blocks, bloom = 1 (+128 with the bitmap)
+ *   [fp_off .. +fp_nbuckets) the exact stage: BG_FP_PER_BUCKET 32-bit
+ *                            fingerprints of the Bloom keys a bucket
+ *                            (struct bg_fp_bucket), none with
+ *                            fp_nbuckets == 0 (`load --confirm off`)
  *   [allow4_off ..)          IPv4 allow ranges, 8 per element
- *   [allow6_off ..)          IPv6 allow ranges, 2 per element
- *   [short6_off ..)          IPv6 listed ranges too short to expand, 2 per
+ *   [bg_allow6_off() ..)     IPv6 allow ranges, 2 per element
+ *   [bg_short6_off() ..)     IPv6 listed ranges too short to expand, 2 per
  *                            element
  *   [bg_allown_off() ..)     allowed domain-name keys: the sorted, distinct
  *                            64-bit Bloom hashes of the allow entries'
  *                            name keys (bloomgate/dns.h), 8 per element,
  *                            right after the short6 table
+ *
+ * Each table follows the one before it, so only the first offsets are
+ * stored (bloomgate/lookup.h derives the others).
  */
 struct bg_filter_header {
 	__u32 magic; /* BG_FILTER_MAGIC */
@@ -104,8 +115,11 @@ struct bg_filter_header {
 	__u8 len4[BG_PROBES_MAX]; /* IPv4 lengths probed, longest first */
 	__u8 len6[BG_PROBES_MAX]; /* IPv6 lengths probed, longest first */
 	__u32 allow4_off, allow4_n; /* element index, number of ranges */
-	__u32 allow6_off, allow6_n;
-	__u32 short6_off, short6_n;
+	/* The exact stage: its first element and its buckets; 0 buckets: no
+	 * stage, a Bloom positive is acted on as it is. */
+	__u32 fp_off, fp_nbuckets;
+	__u32 allow6_n; /* at bg_allow6_off() */
+	__u32 short6_n; /* at bg_short6_off() */
 	__u32 allown_n; /* allowed name keys, at bg_allown_off() */
 };
 _Static_assert(sizeof(struct bg_filter_header) == 64, "header is one block");
@@ -140,6 +154,18 @@ struct bg_block {
 };
 _Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
 
+/*
+ * A bucket of the exact stage: BG_FP_PER_BUCKET fingerprints, one cache
+ * line; 0 is an empty slot (a fingerprint is never 0). A key's
+ * fingerprint is in one of its two buckets (bloomgate/lookup.h,
+ * bg_fp_confirm; built by user/filter.c).
+ */
+#define BG_FP_PER_BUCKET 16
+struct bg_fp_bucket {
+	__u32 fp[BG_FP_PER_BUCKET];
+};
+_Static_assert(sizeof(struct bg_fp_bucket) == 64, "bucket is one cache line");
+
 /* Filter map: ARRAY, key __u32, value one 64-byte element. */
 #define BG_FILTER_VALUE_SIZE 64
 
@@ -155,7 +181,7 @@ _Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
 	X(FRAGMENTS, "fragments")     /* IP fragments, judged by address */    \
 	X(PROBES, "probes")           /* Bloom, bitmap and range lookups */   \
 	X(NEGATIVES, "negatives")     /* addresses judged "not listed" */     \
-	X(POSITIVES, "positives")     /* addresses judged "maybe listed" */   \
+	X(POSITIVES, "positives")     /* addresses judged listed (confirmed) */ \
 	X(DROPPED, "dropped")         /* packets dropped on a positive */     \
 	X(FLAGGED, "flagged")         /* packets passed and flagged */        \
 	X(PASSED, "passed")           /* packets passed (all reasons) */      \
@@ -169,7 +195,7 @@ _Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
 	 * stays the sum of the L2/L3 parser's reasons. */                   \
 	X(DNS_QUERIES, "dns_queries")     /* queries parsed to a name */      \
 	X(DNS_PROBES, "dns_probes")       /* name-key Bloom probes */         \
-	X(DNS_POSITIVES, "dns_positives") /* names judged "maybe listed" */   \
+	X(DNS_POSITIVES, "dns_positives") /* names judged listed (confirmed) */ \
 	X(DNS_NEGATIVES, "dns_negatives") /* names judged "not listed" */     \
 	X(DNS_RESPONSE, "dns_response")   /* QR=1: not a query */             \
 	X(DNS_OPCODE, "dns_opcode")       /* OPCODE is not QUERY (0) */       \
@@ -180,7 +206,12 @@ _Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
 	X(ANSWERED, "answered")           /* queries answered (XDP_TX) */     \
 	X(DNS_ALLOWLISTED, "dns_allowlisted") /* name positives allowed */    \
 	X(DNS_NO_PROG, "dns_no_prog")     /* tail call to bloomgate_dns     \
-					     failed: judged by address only */
+					     failed: judged by address only */ \
+	/* The exact stage (issue 11): a Bloom positive whose key it does not  \
+	 * hold is not listed; counted once per address or query judged.    \
+	 * Included in negatives / dns_negatives. */                         \
+	X(BLOOM_FP, "bloom_false_positives") /* addresses */                \
+	X(DNS_BLOOM_FP, "dns_bloom_false_positives") /* query names */
 
 #define BG_MALFORMED_REASONS(X)                                               \
 	X(TRUNC_ETH, "trunc_eth")           /* shorter than an Ethernet header */ \

@@ -123,6 +123,43 @@ BG_INLINE __u64 bg_key6_hash(const struct bg_key6 *key, __u64 seed)
 	return bg_hash64(key, sizeof(*key), seed);
 }
 
+/* ---- The exact stage (issue 11) -------------------------------------------
+ * Every Bloom key is also in a table of 32-bit fingerprints (bloomgate/abi.h,
+ * struct bg_fp_bucket), probed only after a Bloom positive: the key is
+ * listed only if its fingerprint is in one of its two buckets. Fingerprint
+ * and buckets come from h2, a second XXH64 over the key's Bloom hash h with
+ * another seed: bits independent of the ones that chose the Bloom block and
+ * bits, so the stage's false positives (a fingerprint equal to one of the
+ * <= 2 * BG_FP_PER_BUCKET held in the two buckets: at most 2^-27 a probe)
+ * multiply the Bloom part's. Both buckets are one cache line; the builder
+ * puts a key in its first bucket whenever it can (user/filter.c), so a
+ * listed key is usually confirmed with one read.
+ */
+#define BG_FP_SEED_XOR 0x5bd1e9955bd1e995ULL
+
+BG_INLINE __u64 bg_fp_hash(__u64 h, __u64 seed)
+{
+	return bg_hash64_u64(h, seed ^ BG_FP_SEED_XOR);
+}
+
+/* The low 32 bits of h2, never 0 (0 is an empty slot): 0 becomes 1. */
+BG_INLINE __u32 bg_fp_of(__u64 h2)
+{
+	__u32 f = (__u32)h2;
+
+	return f | (__u32)(((__u64)f - 1) >> 63);
+}
+
+BG_INLINE __u32 bg_fp_bucket1(__u64 h2, __u32 nbuckets)
+{
+	return (__u32)(((h2 >> 32) * nbuckets) >> 32);
+}
+
+BG_INLINE __u32 bg_fp_bucket2(__u64 h2, __u32 nbuckets)
+{
+	return (__u32)((((h2 * BG_BLOOM_MUL) >> 32) * nbuckets) >> 32);
+}
+
 /* 128-bit helpers for IPv6 ranges: (hi, lo) host-order halves. */
 BG_INLINE __u64 bg_be64_to_host(const __u8 *p)
 {

@@ -38,13 +38,6 @@ BG_INLINE int bg_probe_hash(const void *filter,
 	return b && bg_bloom_test(b, h, hdr->k);
 }
 
-/*
- * Binary search without data-dependent branches: every step computes
- * "start > address" as a 0/1 word and moves lo or hi with masks. A
- * branching search makes the verifier walk every path through all
- * BG_RANGE_STEPS steps (2^steps states); this one is one straight path.
- * The result is the number of ranges whose start <= the address.
- */
 BG_INLINE __u64 bg_lt64(__u64 x, __u64 y) /* 1 if x < y, no branch */
 {
 	return ((~x & y) | (~(x ^ y) & (x - y))) >> 63;
@@ -57,6 +50,66 @@ BG_INLINE __u64 bg_ne64(__u64 x, __u64 y) /* 1 if x != y, no branch */
 	return (d | (0 - d)) >> 63;
 }
 
+/* The exact stage's probe (its hashes are in bloomgate/bloom.h). */
+/* 1 if the bucket holds fingerprint f: two fingerprints a word, a zero
+ * 32-bit lane of word ^ (f, f) found without a branch (exact: the
+ * borrow of the subtraction never makes a lane that is not zero look so
+ * when a lower one is not zero, and when one is, the answer is 1 anyway). */
+BG_INLINE int bg_fp_bucket_has(const struct bg_fp_bucket *b, __u32 f)
+{
+	const __u64 *w = (const __u64 *)b->fp;
+	__u64 pat = (__u64)f * 0x100000001ULL, acc = 0, d;
+	__u32 i;
+
+	for (i = 0; i < BG_FP_PER_BUCKET / 2; i++) {
+		d = w[i] ^ pat;
+		acc |= (d - 0x100000001ULL) & ~d;
+	}
+	return (int)bg_ne64(acc & 0x8000000080000000ULL, 0);
+}
+
+/* 1 if the exact stage holds the key of Bloom hash h, or the filter has
+ * no stage. */
+BG_INLINE int bg_fp_confirm(const void *filter,
+			    const struct bg_filter_header *hdr, __u64 h)
+{
+	__u32 nb = hdr->fp_nbuckets, f;
+	const struct bg_fp_bucket *b;
+	__u64 h2;
+
+	if (!nb)
+		return 1;
+	h2 = bg_fp_hash(h, hdr->seed);
+	f = bg_fp_of(h2);
+	b = bg_elem(filter, hdr->fp_off + bg_fp_bucket1(h2, nb));
+	if (b && bg_fp_bucket_has(b, f))
+		return 1;
+	b = bg_elem(filter, hdr->fp_off + bg_fp_bucket2(h2, nb));
+	return b && bg_fp_bucket_has(b, f);
+}
+
+/* A Bloom probe confirmed by the exact stage: 1 = listed. A Bloom
+ * positive the stage rejects sets *rejected (a false positive of the
+ * Bloom part) and is not listed. */
+BG_INLINE int bg_probe_key(const void *filter,
+			   const struct bg_filter_header *hdr, __u64 h,
+			   __u32 *rejected)
+{
+	if (!bg_probe_hash(filter, hdr, h))
+		return 0;
+	if (bg_fp_confirm(filter, hdr, h))
+		return 1;
+	*rejected = 1;
+	return 0;
+}
+
+/*
+ * Binary search without data-dependent branches: every step computes
+ * "start > address" as a 0/1 word and moves lo or hi with masks. A
+ * branching search makes the verifier walk every path through all
+ * BG_RANGE_STEPS steps (2^steps states); this one is one straight path.
+ * The result is the number of ranges whose start <= the address.
+ */
 #define BG_RANGE_SEARCH(filter, off, n, per, type, GREATER, result)           \
 	do {                                                                   \
 		__u64 lo_ = 0, hi_ = (n);                                      \
@@ -123,10 +176,25 @@ BG_INLINE int bg_range6_has(const void *filter, __u32 off, __u32 n, __u64 hi,
 	return !bg_u128_gt(hi, lo, r->end_hi, r->end_lo);
 }
 
-/* 1 if the IPv4 address (network order) is maybe listed; *probes counts
- * the lookups made. */
+/* The tables after allow4 each follow the one before (bloomgate/abi.h). */
+BG_INLINE __u32 bg_allow6_off(const struct bg_filter_header *hdr)
+{
+	return hdr->allow4_off +
+	       (hdr->allow4_n + BG_RANGE4_PER_ELEM - 1) / BG_RANGE4_PER_ELEM;
+}
+
+BG_INLINE __u32 bg_short6_off(const struct bg_filter_header *hdr)
+{
+	return bg_allow6_off(hdr) +
+	       (hdr->allow6_n + BG_RANGE6_PER_ELEM - 1) / BG_RANGE6_PER_ELEM;
+}
+
+/* 1 if the IPv4 address (network order) is listed: the /16 bitmap, or a
+ * Bloom probe at one of the lengths confirmed by the exact stage (a
+ * rejected Bloom positive sets *rejected and the next length is probed).
+ * *probes counts the Bloom, bitmap and range lookups made. */
 BG_INLINE int bg_listed4(const void *filter, const struct bg_filter_header *hdr,
-			 __u32 addr_be, __u32 *probes)
+			 __u32 addr_be, __u32 *probes, __u32 *rejected)
 {
 	__u32 i;
 
@@ -146,20 +214,21 @@ BG_INLINE int bg_listed4(const void *filter, const struct bg_filter_header *hdr,
 			break;
 		bg_key4_init(&key, addr_be, hdr->len4[i]);
 		(*probes)++;
-		if (bg_probe_hash(filter, hdr, bg_key4_hash(&key, hdr->seed)))
+		if (bg_probe_key(filter, hdr, bg_key4_hash(&key, hdr->seed),
+				 rejected))
 			return 1;
 	}
 	return 0;
 }
 
 BG_INLINE int bg_listed6(const void *filter, const struct bg_filter_header *hdr,
-			 const __u8 *addr, __u32 *probes)
+			 const __u8 *addr, __u32 *probes, __u32 *rejected)
 {
 	__u32 i;
 
 	if (hdr->short6_n) {
 		(*probes)++;
-		if (bg_range6_has(filter, hdr->short6_off, hdr->short6_n,
+		if (bg_range6_has(filter, bg_short6_off(hdr), hdr->short6_n,
 				  bg_be64_to_host(addr), bg_be64_to_host(addr + 8)))
 			return 1;
 	}
@@ -170,7 +239,8 @@ BG_INLINE int bg_listed6(const void *filter, const struct bg_filter_header *hdr,
 			break;
 		bg_key6_init(&key, addr, hdr->len6[i]);
 		(*probes)++;
-		if (bg_probe_hash(filter, hdr, bg_key6_hash(&key, hdr->seed)))
+		if (bg_probe_key(filter, hdr, bg_key6_hash(&key, hdr->seed),
+				 rejected))
 			return 1;
 	}
 	return 0;
@@ -187,14 +257,14 @@ BG_INLINE int bg_allowed4(const void *filter, const struct bg_filter_header *hdr
 BG_INLINE int bg_allowed6(const void *filter, const struct bg_filter_header *hdr,
 			  const __u8 *addr)
 {
-	return bg_range6_has(filter, hdr->allow6_off, hdr->allow6_n,
+	return bg_range6_has(filter, bg_allow6_off(hdr), hdr->allow6_n,
 			     bg_be64_to_host(addr), bg_be64_to_host(addr + 8));
 }
 
 /* The allowed name keys follow the short6 table (bloomgate/abi.h). */
 BG_INLINE __u32 bg_allown_off(const struct bg_filter_header *hdr)
 {
-	return hdr->short6_off +
+	return bg_short6_off(hdr) +
 	       (hdr->short6_n + BG_RANGE6_PER_ELEM - 1) / BG_RANGE6_PER_ELEM;
 }
 
@@ -241,10 +311,11 @@ _Static_assert(BG_NAME_SUF_SIZE >= BG_DNS_LABELS_MAX + 1 &&
  * first, as a SUBS key, but only at the depths some SUBS key of the filter
  * has (hdr->subs_depths, bg_dns_depth_probed): a depth without one cannot
  * answer but at the false-positive rate. The loop ends at the first
- * positive, at the deepest suffix, or as soon as no depth >= i is set
+ * confirmed positive (bg_probe_key: a Bloom positive the exact stage
+ * rejects sets *rejected and the probing goes on), at the deepest suffix, or as soon as no depth >= i is set
  * (nothing deeper could be probed). At most 1 + BG_DNS_SUFFIX_MAX probes.
  *
- * Returns 1 if maybe listed, with *label (not NULL) the index of the first
+ * Returns 1 if listed, with *label (not NULL) the index of the first
  * label of the matching key (0: the whole name). *probes is incremented
  * per Bloom probe made (bloomgate_dns's dns_probes).
  *
@@ -255,15 +326,15 @@ _Static_assert(BG_NAME_SUF_SIZE >= BG_DNS_LABELS_MAX + 1 &&
 BG_INLINE int bg_name_listed(const void *filter,
 			     const struct bg_filter_header *hdr,
 			     __u64 exact, const __u64 *suf, __u32 n,
-			     __u32 *label, __u32 *probes)
+			     __u32 *label, __u32 *probes, __u32 *rejected)
 {
 	__u32 depths = hdr->subs_depths, i, at = 0;
 	int listed;
 
 	(*probes)++;
-	listed = bg_probe_hash(filter, hdr,
-			       bg_name_key_hash(BG_KEY_NAME_EXACT, exact,
-						hdr->seed));
+	listed = bg_probe_key(filter, hdr,
+			      bg_name_key_hash(BG_KEY_NAME_EXACT, exact, hdr->seed),
+			      rejected);
 	for (i = 1; i <= BG_DNS_SUFFIX_MAX && !listed; i++) {
 		if (i >= n || !(depths >> i))
 			break; /* no deeper suffix, or no SUBS key that deep */
@@ -271,9 +342,10 @@ BG_INLINE int bg_name_listed(const void *filter,
 			continue; /* no SUBS key of i labels: nothing to find */
 		at = (n - i) & BG_NAME_SUF_MASK;
 		(*probes)++;
-		listed = bg_probe_hash(filter, hdr,
-				       bg_name_key_hash(BG_KEY_NAME_SUBS, suf[at],
-							hdr->seed));
+		listed = bg_probe_key(filter, hdr,
+				      bg_name_key_hash(BG_KEY_NAME_SUBS, suf[at],
+						       hdr->seed),
+				      rejected);
 	}
 	if (listed && label)
 		*label = at;
@@ -376,7 +448,9 @@ BG_INLINE int bg_header_ok(const struct bg_filter_header *hdr)
 	       hdr->layout == BG_LAYOUT_BLOCKED512 && hdr->k &&
 	       hdr->k <= BG_K_MAX && hdr->n4 <= BG_PROBES_MAX &&
 	       hdr->n6 <= BG_PROBES_MAX && !(hdr->subs_depths & ~BG_SUBS_DEPTHS_ALL) &&
-	       (hdr->nblocks || (!hdr->n4 && !hdr->n6));
+	       (hdr->nblocks || (!hdr->n4 && !hdr->n6)) &&
+	       (!hdr->fp_nbuckets || hdr->fp_off >= bg_bloom_base(hdr) + hdr->nblocks) &&
+	       hdr->allow4_off >= hdr->fp_off + hdr->fp_nbuckets;
 }
 
 #endif /* BLOOMGATE_LOOKUP_H */

@@ -249,13 +249,15 @@ static void publish(struct fx *f)
 	assert_int_equal(bl.n6, NLISTED);
 	assert_int_equal(bg_filter_plan(BL(&bl, &al, NULL), BG_FPR_DEFAULT, &p),
 			 0);
+	assert_true(p.fp_nbuckets > 0);
 	fd = bg_filter_create(&p, f->seed, BL(&bl, &al, NULL));
 	assert_true(fd >= 0);
 	assert_int_equal(bg_filter_publish(f->filters, fd), 0);
 	close(fd);
 	f->mem = calloc(1, p.bytes);
 	assert_non_null(f->mem);
-	bg_filter_build(f->mem, &p, f->seed, BL(&bl, &al, NULL));
+	assert_int_equal(bg_filter_build(f->mem, &p, f->seed, BL(&bl, &al, NULL)),
+			 0);
 	bg_list_free(&bl);
 	bg_list_free(&al);
 	free(bt);
@@ -455,18 +457,20 @@ static void model_parse(const uint8_t *fr, size_t len, struct l3 *o)
 static int model_judge(const struct fx *f, const struct l3 *l,
 		       const uint8_t *addr, struct outcome *e)
 {
-	int listed, allowed;
+	int listed, allowed, rejected;
 	__u32 a4 = 0;
 
 	if (l->family == 4) {
 		memcpy(&a4, addr, 4);
-		listed = bg_filter_test4(f->mem, a4);
+		listed = bg_filter_judge4(f->mem, a4, &rejected);
 	} else {
-		listed = bg_filter_test6(f->mem, addr);
+		listed = bg_filter_judge6(f->mem, addr, &rejected);
 	}
 	e->cnt[BG_CNT_PROBES]++;
 	if (!listed) {
 		e->cnt[BG_CNT_NEGATIVES]++;
+		/* a Bloom positive the exact stage rejected */
+		e->cnt[BG_CNT_BLOOM_FP] += (__u64)rejected;
 		return 0;
 	}
 	e->cnt[BG_CNT_POSITIVES]++;

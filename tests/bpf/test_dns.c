@@ -478,7 +478,7 @@ static int allow_has(const struct fx *f, __u32 kind, __u64 s)
 	const struct bg_filter_header *h = f->mem;
 	__u64 k = bg_name_key_hash(kind, s, h->seed);
 	const __u64 *t = (const __u64 *)((const __u8 *)f->mem +
-					 64 * (size_t)(h->short6_off +
+					 64 * (size_t)(bg_short6_off(h) +
 						       (h->short6_n + 1) / 2));
 	__u32 i;
 

@@ -92,13 +92,14 @@ static void test_btf_layouts(void **state)
 	      M(bg_filter_header, seed), M(bg_filter_header, entries),
 	      M(bg_filter_header, len4), M(bg_filter_header, len6),
 	      M(bg_filter_header, allow4_off), M(bg_filter_header, allow4_n),
-	      M(bg_filter_header, allow6_off), M(bg_filter_header, allow6_n),
-	      M(bg_filter_header, short6_off), M(bg_filter_header, short6_n),
+	      M(bg_filter_header, fp_off), M(bg_filter_header, fp_nbuckets),
+	      M(bg_filter_header, allow6_n), M(bg_filter_header, short6_n),
 	      M(bg_filter_header, allown_n));
 	CHECK(btf, bg_range4, M(bg_range4, start), M(bg_range4, end));
 	CHECK(btf, bg_range6, M(bg_range6, start_hi), M(bg_range6, start_lo),
 	      M(bg_range6, end_hi), M(bg_range6, end_lo));
 	CHECK(btf, bg_block, M(bg_block, w));
+	CHECK(btf, bg_fp_bucket, M(bg_fp_bucket, fp));
 	CHECK(btf, bg_counters, M(bg_counters, cnt), M(bg_counters, malformed));
 	CHECK(btf, bg_event, M(bg_event, ts_ns), M(bg_event, ifindex),
 	      M(bg_event, family), M(bg_event, which), M(bg_event, verdict),
@@ -155,7 +156,9 @@ static void test_counter_indices(void **state)
 	assert_int_equal(BG_CNT_ANSWERED, 25);
 	assert_int_equal(BG_CNT_DNS_ALLOWLISTED, 26);
 	assert_int_equal(BG_CNT_DNS_NO_PROG, 27);
-	assert_int_equal(BG_CNT__COUNT, 28);
+	assert_int_equal(BG_CNT_BLOOM_FP, 28);
+	assert_int_equal(BG_CNT_DNS_BLOOM_FP, 29);
+	assert_int_equal(BG_CNT__COUNT, 30);
 	assert_int_equal(BG_MAL_IPV6_EXT_TOO_LONG, 9);
 	assert_int_equal(BG_MAL__COUNT, 10);
 	assert_string_equal(bg_counter_names[BG_CNT_DNS_TRUNCATED], "dns_truncated");

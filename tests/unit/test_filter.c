@@ -109,7 +109,7 @@ static void test_build_members_and_fpr(void **state)
 	for (i = 0; i < n; i++)
 		bg_key4_init(&l.v4[l.n4++], rnd32() & 0xfffffffeU, 32);
 	bg_list_finish(&l); /* sorted, unique; odd addresses never members */
-	assert_int_equal(bg_filter_plan(BL(&l, NULL, NULL), 0.001, &p), 0);
+	assert_int_equal(bg_filter_plan_confirm(BL(&l, NULL, NULL), 0.001, 0, &p), 0);
 	assert_int_equal(p.bytes, ((size_t)p.nblocks + 1) * 64);
 	mem = calloc(1, p.bytes);
 	assert_non_null(mem);
@@ -182,7 +182,8 @@ static void test_capacity_elems(void **state)
 		uint64_t k;
 
 		assert_int_equal(bg_filter_size(ns[i], BG_FPR_DEFAULT, &p), 0);
-		assert_int_equal(c, 1 + BG_SHORT4_ELEMS + p.nblocks);
+		assert_int_equal(c, 1 + BG_SHORT4_ELEMS + p.nblocks +
+					 bg_filter_fp_buckets(ns[i]));
 		assert_true(c > prev);
 		prev = c;
 		/* the inverse: the most keys that fit, at least those asked */
@@ -266,7 +267,9 @@ static void test_capacity_fit(void **state)
 	assert_true(fitted.bits_per_entry > p.bits_per_entry);
 	/* the tables follow the Bloom blocks */
 	assert_int_equal(fitted.bloom_off, p.bloom_off);
-	assert_int_equal(fitted.allow4_off, fitted.bloom_off + fitted.nblocks);
+	assert_int_equal(fitted.fp_nbuckets, p.fp_nbuckets);
+	assert_int_equal(fitted.fp_off, fitted.bloom_off + fitted.nblocks);
+	assert_int_equal(fitted.allow4_off, fitted.fp_off + fitted.fp_nbuckets);
 	assert_int_equal(fitted.allow6_off - fitted.allow4_off,
 			 p.allow6_off - p.allow4_off);
 	assert_int_equal(fitted.short6_off - fitted.allow6_off,

@@ -127,7 +127,7 @@ static void test_lines(void **state)
 	t = render(&v);
 	assert_contains(t, "# HELP bloomgate_build_info The bloomgate release and datapath ABI (value 1).\n"
 			   "# TYPE bloomgate_build_info gauge\n"
-			   "bloomgate_build_info{version=\"" BG_VERSION "\",abi=\"4\"} 1\n"
+			   "bloomgate_build_info{version=\"" BG_VERSION "\",abi=\"" BG_TEXTIFY(BG_ABI_VERSION) "\"} 1\n"
 			   "# HELP bloomgate_agent_start_time_seconds When the agent started (unix time).\n"
 			   "# TYPE bloomgate_agent_start_time_seconds gauge\n"
 			   "bloomgate_agent_start_time_seconds 1764590000\n");

@@ -221,7 +221,7 @@ static void test_probe_follows_depths(void **state)
 	struct bg_filter_header *h;
 	char name[128];
 	struct fx f;
-	__u32 m, p, at;
+	__u32 m, p, at, rej = 0;
 	int n, nl;
 
 	(void)state;
@@ -241,7 +241,7 @@ static void test_probe_follows_depths(void **state)
 			assert_int_equal(nl, n);
 			p = 0;
 			assert_int_equal(bg_name_listed(f.mem, h, ex, suf, (__u32)n,
-							NULL, &p), 0);
+							NULL, &p, &rej), 0);
 			assert_int_equal(p, model_probes(m, n));
 		}
 		/* listed only when depth 2 is probed, after depth 1 if set */
@@ -252,7 +252,7 @@ static void test_probe_follows_depths(void **state)
 			p = 0;
 			at = 99;
 			assert_int_equal(bg_name_listed(f.mem, h, ex, suf, (__u32)nl,
-							&at, &p), 1);
+							&at, &p, &rej), 1);
 			assert_int_equal(at, 11);
 		} else {
 			assert_int_equal((__u32)probes_of(&f, deep, 0),

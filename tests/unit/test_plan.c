@@ -29,6 +29,13 @@
 
 #include "prefix_lists.h"
 
+/* The IPv6 allow table follows the IPv4 one (bloomgate/abi.h), computed
+ * here without the datapath's lookup.h. */
+static __u32 hdr_allow6_off(const struct bg_filter_header *h)
+{
+	return h->allow4_off + (h->allow4_n + 7) / 8;
+}
+
 /* Plans (must succeed) a finished block list and optional allowlist; with
  * mem, also builds the filter into a new *mem (free() it). */
 static void plan_build(const struct pset *block, const struct pset *allow,
@@ -574,7 +581,7 @@ static void check_allow_tables(const void *mem, const struct pset *allow)
 	n = pset_merge(allow, 1, r);
 	assert_int_equal(h->allow6_n, n);
 	for (i = 0; i < n; i++) {
-		const struct bg_range6 *t = (const struct bg_range6 *)(e + h->allow6_off);
+		const struct bg_range6 *t = (const struct bg_range6 *)(e + hdr_allow6_off(h));
 
 		assert_true(((u128)t[i].start_hi << 64 | t[i].start_lo) == r[i][0]);
 		assert_true(((u128)t[i].end_hi << 64 | t[i].end_lo) == r[i][1]);
@@ -650,7 +657,8 @@ static void check_layout(const struct bg_filter_params *p, const void *mem,
 	const struct bg_filter_header *h = mem;
 
 	assert_int_equal(p->bloom_off, 1 + (p->short4 ? BG_SHORT4_ELEMS : 0));
-	assert_int_equal(p->allow4_off, p->bloom_off + p->nblocks);
+	assert_int_equal(p->fp_off, p->bloom_off + p->nblocks);
+	assert_int_equal(p->allow4_off, p->fp_off + p->fp_nbuckets);
 	assert_int_equal(p->allow6_off, p->allow4_off + (p->allow4_n + 7) / 8);
 	assert_int_equal(p->short6_off, p->allow6_off + (p->allow6_n + 1) / 2);
 	assert_int_equal(p->nelems, p->short6_off + (p->short6_n + 1) / 2);
@@ -668,9 +676,11 @@ static void check_layout(const struct bg_filter_params *p, const void *mem,
 	assert_int_equal(!!(h->flags & BG_FILTER_F_SHORT4), !!p->short4);
 	assert_int_equal(h->allow4_off, p->allow4_off);
 	assert_int_equal(h->allow4_n, p->allow4_n);
-	assert_int_equal(h->allow6_off, p->allow6_off);
+	assert_int_equal(hdr_allow6_off(h), p->allow6_off);
+	assert_int_equal(h->fp_off, p->fp_off);
+	assert_int_equal(h->fp_nbuckets, p->fp_nbuckets);
 	assert_int_equal(h->allow6_n, p->allow6_n);
-	assert_int_equal(h->short6_off, p->short6_off);
+	assert_int_equal((hdr_allow6_off(h) + (h->allow6_n + 1) / 2), p->short6_off);
 	assert_int_equal(h->short6_n, p->short6_n);
 	assert_int_equal(bg_filter_nelems(h), p->nelems);
 }
