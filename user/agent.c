@@ -339,7 +339,8 @@ static void fingerprint(const struct agent *a, char *out, size_t len)
 {
 	size_t i, o = 0;
 
-	o += (size_t)snprintf(out + o, len - o, "fpr=%g", a->cfg.fpr);
+	o += (size_t)snprintf(out + o, len - o, "fpr=%g;confirm=%d", a->cfg.fpr,
+			      a->cfg.confirm);
 	for (i = 0; i < a->nsrc && o < len; i++) {
 		const struct src *s = &a->src[i];
 
@@ -478,6 +479,7 @@ static void clean_gone(void)
 static int rebuild(struct agent *a)
 {
 	struct bg_load_opts o = { .fpr = a->cfg.fpr, .diag = on_diag,
+				  .confirm_off = !a->cfg.confirm,
 				  .max_list_bytes = a->cfg.max_list_bytes,
 				  .max_entries = a->cfg.max_entries };
 	struct bg_load_report r;
@@ -548,7 +550,9 @@ static int rebuild(struct agent *a)
 		a->filter.keys = r.plan.n;
 		a->filter.bytes = r.plan.bytes;
 		a->filter.bits_per_key = r.plan.bits_per_entry;
-		a->filter.predicted_fpr = r.plan.predicted_addr;
+		/* the rate of wrong verdicts: after the exact stage when there is
+		 * one (predicted_confirmed == predicted_addr without) */
+		a->filter.predicted_fpr = r.plan.predicted_confirmed;
 		a->filter.generation = a->generation;
 		a->filter.build_seconds =
 			(r.ms[BG_STAGE_PARSE] + r.ms[BG_STAGE_PLAN] + r.ms[BG_STAGE_BUILD]) / 1e3;

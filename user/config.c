@@ -436,7 +436,7 @@ struct field {
  * The tables are indexed by these enums so that the checks across keys
  * (walk_lists()) name a key by its index and cannot point at another.
  */
-enum { R_INTERFACES, R_FPR, R_STATE_DIR, R_METRICS, R_EVENTS, R_DETACH,
+enum { R_INTERFACES, R_FPR, R_CONFIRM, R_STATE_DIR, R_METRICS, R_EVENTS, R_DETACH,
        R_DEBOUNCE, R_MAX_LIST_BYTES, R_MAX_ENTRIES, R_LISTS, R__COUNT };
 
 #define R_OFF(m) offsetof(struct bg_config, m)
@@ -444,6 +444,7 @@ static const struct field root_fields[R__COUNT + 1] = {
 	[R_INTERFACES] = { .key = "interfaces", .type = F_SECTION },
 	[R_FPR] = { .key = "fpr", .type = F_NUMBER, .off = R_OFF(fpr),
 		    .min = BG_FPR_MIN, .max = BG_FPR_MAX },
+	[R_CONFIRM] = { .key = "confirm", .type = F_BOOL, .off = R_OFF(confirm) },
 	[R_STATE_DIR] = { .key = "state_dir", .type = F_STR,
 			  .off = R_OFF(state_dir), .check = C_ABSPATH },
 	[R_METRICS] = { .key = "metrics", .type = F_STR, .off = R_OFF(metrics),
@@ -1038,7 +1039,8 @@ int bg_config_parse_buf(const char *name, const char *buf, size_t len,
 	ret = y_load(&p, buf, len, &root);
 	if (ret)
 		return ret;
-	c->fpr = BG_FPR_DEFAULT;
+	c->fpr = 0; /* absent: bg_fpr_default(confirm), below */
+	c->confirm = 1;
 	c->debounce = BG_CFG_DEBOUNCE;
 	c->max_list_bytes = BG_LIST_BYTES_MAX;
 	c->max_entries = BG_LOAD_ENTRIES_MAX;
@@ -1059,6 +1061,8 @@ int bg_config_parse_buf(const char *name, const char *buf, size_t len,
 		ret = bad(&p, 0, "no lists: the agent needs at least one (lists:)");
 	if (!ret)
 		ret = walk_lists(&p, sec[R_LISTS], lines[R_LISTS], c);
+	if (!ret && !c->fpr)
+		c->fpr = bg_fpr_default(c->confirm);
 out:
 	ynode_free(root);
 	if (ret)

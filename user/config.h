@@ -63,7 +63,9 @@ struct bg_config {
 	char *file; /* the name given to bg_config_load()/_parse_buf() */
 	struct bg_cfg_iface *ifaces;
 	size_t n_ifaces; /* 0: only feed an already attached bloomgate */
-	double fpr; /* default BG_FPR_DEFAULT, BG_FPR_MIN..BG_FPR_MAX */
+	double fpr; /* the Bloom part's target, BG_FPR_MIN..BG_FPR_MAX; default
+		       bg_fpr_default(confirm) */
+	int confirm; /* the exact stage (load --confirm); default 1 */
 	char *state_dir; /* absolute; default BG_CFG_STATE_DIR */
 	/* "HOST:PORT" (IPv4, [IPv6] or a name; port 1..65535), or NULL: no
 	 * metrics endpoint. Not resolved here. */

@@ -180,12 +180,15 @@ static void judge(const void *mem, const char *arg, struct bg_explanation *x,
 	const struct bg_filter_header *h = mem;
 	const char *why = NULL, *name_why = NULL;
 	int label = 0;
+	__u32 probes;
 
 	*family = bg_parse_addr(arg, k4, k6, &why);
 	if (*family) {
 		x->kind = BG_EXPLAIN_ADDR;
-		x->listed = *family == BG_KEY_IPV4 ? bg_filter_test4(mem, k4->addr) :
-						     bg_filter_test6(mem, k6->addr);
+		x->listed = *family == BG_KEY_IPV4 ?
+				    bg_filter_judge4(mem, k4->addr, &x->rejected) :
+				    bg_filter_judge6(mem, k6->addr, &x->rejected);
+		x->confirmed = x->listed && h->fp_nbuckets;
 		if (x->listed)
 			x->allowed = *family == BG_KEY_IPV4 ?
 					     bg_filter_allowed4(mem, k4->addr) :
@@ -193,13 +196,15 @@ static void judge(const void *mem, const char *arg, struct bg_explanation *x,
 		return;
 	}
 	if (bg_name_normalise(arg, strlen(arg), x->name, &name_why) ||
-	    (x->listed = bg_filter_test_name(mem, x->name, &label)) < 0) {
+	    (x->listed = bg_filter_judge_name(mem, x->name, &label, &probes,
+					      &x->rejected)) < 0) {
 		x->kind = BG_EXPLAIN_INVALID;
 		x->listed = 0;
 		x->why = bad_arg_reason(arg, why, name_why);
 		return;
 	}
 	x->kind = BG_EXPLAIN_NAME;
+	x->confirmed = x->listed && h->fp_nbuckets;
 	if (!x->listed) {
 		x->no_names = !(h->flags & BG_FILTER_F_NAMES);
 		return;

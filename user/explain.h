@@ -41,7 +41,10 @@ struct bg_explanation {
 	enum bg_explain_kind kind;
 	const char *why; /* BG_EXPLAIN_INVALID: the reason */
 	char name[256]; /* BG_EXPLAIN_NAME: the query, normalised */
-	int listed; /* the Bloom part matches (for a name: some probe) */
+	int listed; /* the filter matches (for a name: some probe), confirmed by
+		      the exact stage when the filter has one */
+	int confirmed; /* listed, and the exact stage confirmed it */
+	int rejected; /* not listed: a Bloom positive the stage rejected */
 	int allowed; /* listed, and the exact allowlist holds it */
 	int no_names; /* a name, and the filter holds no names at all */
 	int known; /* the load record belongs to this filter */

@@ -9,7 +9,13 @@
 #include "bloomgate/abi.h"
 #include "sources.h"
 
+/* The Bloom part's default target false-positive rate, without and with
+ * the exact stage: with it, a Bloom positive costs one more lookup, not a
+ * wrong verdict, and a smaller, faster Bloom part pays (docs/BENCHMARKS.md,
+ * issue 11). */
 #define BG_FPR_DEFAULT 0.001
+#define BG_FPR_DEFAULT_CONFIRM 0.01
+#define bg_fpr_default(confirm) ((confirm) ? BG_FPR_DEFAULT_CONFIRM : BG_FPR_DEFAULT)
 #define BG_FPR_MIN 1e-9
 #define BG_FPR_MAX 0.5
 /* IPv6 prefixes are expanded by at most 2^BG_CPE_MAX_BITS keys each; the

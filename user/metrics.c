@@ -443,7 +443,7 @@ static void render_filter(FILE *out, const struct bg_metrics_view *v)
 			     "Bloom bytes per key of the live filter (its bits per key / 8).",
 			     f->bits_per_key / 8);
 		gauge_double(out, "bloomgate_filter_predicted_false_positive_rate",
-			     "False-positive rate the live filter's size predicts.",
+			     "Rate of wrong verdicts on unlisted addresses or names the live filter's size predicts (after the exact stage, when it has one).",
 			     f->predicted_fpr);
 		gauge_u64(out, "bloomgate_filter_generation",
 			  "Filters this agent published since it started (+1 for an adopted one).",

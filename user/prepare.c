@@ -313,7 +313,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	int ret = 0;
 
 	bg_blocklist_init(bl);
-	r->fpr = o->fpr > 0 ? o->fpr : BG_FPR_DEFAULT;
+	r->fpr = o->fpr > 0 ? o->fpr : bg_fpr_default(!o->confirm_off);
 	allow_file = calloc(srcs->n ? srcs->n : 1, 1);
 	if (!allow_file)
 		return bg_load_fail(r, BG_STAGE_PARSE, -ENOMEM, "out of memory");
@@ -338,7 +338,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	if (!r->entries)
 		return bg_load_fail(r, BG_STAGE_PLAN, -ENODATA,
 				    "no valid entries in the lists");
-	ret = bg_filter_plan(bl, r->fpr, &r->plan);
+	ret = bg_filter_plan_confirm(bl, r->fpr, !o->confirm_off, &r->plan);
 	if (!ret && o->capacity)
 		ret = bg_load_fit(r, o->capacity);
 	r->ms[BG_STAGE_PLAN] = bg_now_ms() - t1;

@@ -30,9 +30,13 @@ const char *bg_load_stage_name(int stage);
 struct bg_load_opts {
 	struct bg_sources *sources; /* in order; each source's format is set
 				       to the one used (detected or stated) */
-	double fpr; /* target false-positive rate; 0: BG_FPR_DEFAULT */
+	double fpr; /* the Bloom part's target false-positive rate; 0: the
+		       default (bg_fpr_default()) */
 	int strict; /* a rejected line (or a too-deep rule) fails the load */
 	int allow_wide; /* wide prefixes of every list load (bg_list_opts) */
+	/* 1: no exact stage (`load --confirm off`): a Bloom positive is acted
+	 * on as it is; the default (0) confirms it (bloomgate/lookup.h) */
+	int confirm_off;
 	bg_diag_fn diag; /* every diagnostic as it happens; may be NULL */
 	void *diag_ctx;
 	uint64_t seed; /* 0: random (getrandom()) */

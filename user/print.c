@@ -166,11 +166,24 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 			(unsigned long long)(fp->keys4 + fp->keys6),
 			(unsigned long long)fp->name_keys);
 	fputc('\n', out);
-	fprintf(out, "false positives:  %.6f predicted per %s (target %g; %.6f per Bloom probe)\n",
+	if (fp->fp_nbuckets)
+		fprintf(out, "exact stage:      %u buckets of %d fingerprints (load %.2f): "
+			"every Bloom positive confirmed\n", fp->fp_nbuckets,
+			BG_FP_PER_BUCKET, fp->fp_load);
+	else
+		fprintf(out, "exact stage:      off (--confirm off): a Bloom positive "
+			"is acted on as it is\n");
+	fprintf(out, "false positives:  %.6f predicted per %s in the Bloom part "
+		"(target %g; %.6f per Bloom probe)",
 		fp->predicted_addr,
 		!r->n_dom ? "address" : r->n_addr ? "address or query" : "query",
 		r->fpr, fp->predicted);
+	if (fp->fp_nbuckets)
+		fprintf(out, "; %.1e after the exact stage", fp->predicted_confirmed);
+	fputc('\n', out);
 	fprintf(out, "memory:           %s", mem);
+	if (fp->n)
+		fprintf(out, " (%.2f bytes/key)", (double)fp->bytes / (double)fp->n);
 	if (fp->capacity)
 		fprintf(out, " (the attachment's fixed capacity, %u elements: the "
 			"Bloom part fills it)", fp->capacity);
@@ -259,15 +272,20 @@ void bg_print_explanation(FILE *out, const char *arg,
 	int name = x->kind == BG_EXPLAIN_NAME;
 	struct line blk = { .len = 0 }, alw = { .len = 0 };
 
+	const char *conf = x->confirmed ? "confirmed; " : "";
+
 	if (!x->listed) {
 		fprintf(out, "%s: no match%s\n", arg,
-			x->no_names ? " (the loaded filter holds no domain names)" : "");
+			x->no_names ? " (the loaded filter holds no domain names)" :
+			x->rejected ? " (Bloom positive, not listed: rejected by the exact stage)" :
+				      "");
 		return;
 	}
 	if (!x->known) {
 		fprintf(out, "%s: %s (%s; the lists behind this filter are not known)\n",
 			arg, x->allowed ? "no match" : "match",
-			x->allowed ? "allowlisted" : "maybe listed");
+			x->allowed ? "allowlisted" :
+			x->confirmed ? "confirmed" : "maybe listed");
 		return;
 	}
 	entries(&blk, &x->block, name);
@@ -279,10 +297,14 @@ void bg_print_explanation(FILE *out, const char *arg,
 						  "; listed by ",
 			x->block.n ? blk.buf : "");
 	} else if (x->block.n) {
-		fprintf(out, "%s: match (listed by %s)\n", arg, blk.buf);
+		fprintf(out, "%s: match (%slisted by %s)\n", arg, conf, blk.buf);
 	} else if (x->unreadable) {
-		fprintf(out, "%s: match (maybe listed: %s cannot be read now)\n",
-			arg, x->unreadable);
+		fprintf(out, "%s: match (%s: %s cannot be read now)\n", arg,
+			x->confirmed ? "confirmed" : "maybe listed", x->unreadable);
+	} else if (x->confirmed) {
+		/* the stage holds the key: the recorded lists changed since */
+		fprintf(out, "%s: match (confirmed; no entry of the recorded lists "
+			"covers it now: changed since the load?)\n", arg);
 	} else {
 		fprintf(out, "%s: match (probable false positive: no listed entry covers it)\n",
 			arg);

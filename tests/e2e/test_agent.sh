@@ -139,10 +139,10 @@ t_end "$E2E_NAME"
 
 E2E_NAME=check_explains_from_the_store
 t_begin
-want="$W: match (listed by $W at remote (http://127.0.0.1:$HTTP_PORT/list.txt):3)"
+want="$W: match (confirmed; listed by $W at remote (http://127.0.0.1:$HTTP_PORT/list.txt):3)"
 wait_until 5 eval '[ "$(bg check "$W" 2>&1)" = "$want" ]' ||
 	t_fail "check $W: '$(bg check "$W" 2>&1)', expected '$want'"
-want="$Y: match (listed by $Y at local ($E2E_TMP/local.txt):1)"
+want="$Y: match (confirmed; listed by $Y at local ($E2E_TMP/local.txt):1)"
 t_expect_eq "check $Y" "$want" "$(bg check "$Y" 2>&1)"
 t_end "$E2E_NAME"
 

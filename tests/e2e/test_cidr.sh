@@ -122,11 +122,11 @@ t_end "$E2E_NAME"
 
 E2E_NAME=check_names_prefix_and_allow_entry
 t_begin
-expect_check "$NET4.0" "$NET4.0: match (listed by $BLOCK_LINE4)"
-expect_check "$NET4.5" "$NET4.5: match (listed by $BLOCK_LINE4)"
-expect_check "$NET4.255" "$NET4.255: match (listed by $BLOCK_LINE4)"
-expect_check "$NET6::abcd" "$NET6::abcd: match (listed by $BLOCK_LINE6)"
-expect_check "$NET6:0:ffff:ffff:ffff:ffff" "$NET6:0:ffff:ffff:ffff:ffff: match (listed by $BLOCK_LINE6)"
+expect_check "$NET4.0" "$NET4.0: match (confirmed; listed by $BLOCK_LINE4)"
+expect_check "$NET4.5" "$NET4.5: match (confirmed; listed by $BLOCK_LINE4)"
+expect_check "$NET4.255" "$NET4.255: match (confirmed; listed by $BLOCK_LINE4)"
+expect_check "$NET6::abcd" "$NET6::abcd: match (confirmed; listed by $BLOCK_LINE6)"
+expect_check "$NET6:0:ffff:ffff:ffff:ffff" "$NET6:0:ffff:ffff:ffff:ffff: match (confirmed; listed by $BLOCK_LINE6)"
 expect_check "$ALLOW4" "$ALLOW4: no match (allowlisted by $ALLOW_LINE4; listed by $BLOCK_LINE4)"
 expect_check "$ALLOW6" "$ALLOW6: no match (allowlisted by $ALLOW_LINE6; listed by $BLOCK_LINE6)"
 expect_check "$CTRL4" "$CTRL4: no match"
@@ -195,8 +195,8 @@ t_begin
 bg_capture load --fpr 1e-6 "$T/block"
 [ "$BG_RC" -eq 0 ] || t_fail "load failed: $BG_ERR"
 ! grep -q '^allowlist' <<<"$BG_OUT" || t_fail "load without --allow printed an allowlist line"
-expect_check "$ALLOW4" "$ALLOW4: match (listed by $BLOCK_LINE4)"
-expect_check "$ALLOW6" "$ALLOW6: match (listed by $BLOCK_LINE6)"
+expect_check "$ALLOW4" "$ALLOW4: match (confirmed; listed by $BLOCK_LINE4)"
+expect_check "$ALLOW6" "$ALLOW6: match (confirmed; listed by $BLOCK_LINE6)"
 BLOCKED=("$ALLOW4" "$ALLOW6")
 DELIVERED=("$CTRL4" "$CTRL6")
 w0=$(bg_stat allowlisted)
@@ -230,9 +230,9 @@ for want in \
 	"$T/hard:5: prefix shorter than /16 blocks too much (needs --allow-wide): '::/0'"; do
 	grep -qxF "$want" <<<"$BG_ERR" || t_fail "load did not report: $want" "  stderr: $BG_ERR"
 done
-expect_check 10.9.0.1 "10.9.0.1: match (listed by 10.9.0.1 at $T/hard:2)"
+expect_check 10.9.0.1 "10.9.0.1: match (confirmed; listed by 10.9.0.1 at $T/hard:2)"
 # the rejected 0.0.0.0/0 is no reason for anything
-expect_check "$NET4.9" "$NET4.9: match (listed by $NET4.9 at $T/hard:3)"
+expect_check "$NET4.9" "$NET4.9: match (confirmed; listed by $NET4.9 at $T/hard:3)"
 expect_check ::ffff:10.9.0.1 "::ffff:10.9.0.1: no match"
 expect_check "$CTRL4" "$CTRL4: no match"
 expect_check "$CTRL6" "$CTRL6: no match"
@@ -255,8 +255,8 @@ bg_capture load --allow-wide --fpr 1e-6 "$T/hard"
 [ "$BG_RC" -eq 0 ] || t_fail "load --allow-wide failed (status $BG_RC): $BG_ERR"
 grep -qxF "$T/hard:4: warning: wide prefix, loaded (--allow-wide): '0.0.0.0/0'" <<<"$BG_ERR" ||
 	t_fail "load --allow-wide did not warn about line 4: $BG_ERR"
-expect_check "$CTRL4" "$CTRL4: match (listed by 0.0.0.0/0 at $T/hard:4)"
-expect_check "$CTRL6" "$CTRL6: match (listed by ::/0 at $T/hard:5)"
+expect_check "$CTRL4" "$CTRL4: match (confirmed; listed by 0.0.0.0/0 at $T/hard:4)"
+expect_check "$CTRL6" "$CTRL6: match (confirmed; listed by ::/0 at $T/hard:5)"
 t_end "$E2E_NAME"
 
 E2E_NAME=detach

@@ -348,16 +348,16 @@ expect_check() { # NAME VERDICT [WHERE]
 		t_expect_eq "check $1" "$1: $2" "$x"
 	fi
 }
-expect_check tracker.example.com "match (listed by 'tracker.example.com'" block-plain.txt:2
-expect_check TrAcKeR.ExAmPlE.cOm "match (listed by 'tracker.example.com'" block-plain.txt:2
-expect_check ads.example.net "match (listed by '||ads.example.net^'" block-adblock.txt:3
+expect_check tracker.example.com "match (confirmed; listed by 'tracker.example.com'" block-plain.txt:2
+expect_check TrAcKeR.ExAmPlE.cOm "match (confirmed; listed by 'tracker.example.com'" block-plain.txt:2
+expect_check ads.example.net "match (confirmed; listed by '||ads.example.net^'" block-adblock.txt:3
 for n in x.y.ads.example.net X.Y.Ads.Example.NET a.good.ads.example.net "$LONG" "$DEEP"; do
-	expect_check "$n" "match (listed by '||ads.example.net^'" "block-adblock.txt:3 as a subdomain of ads.example.net)"
+	expect_check "$n" "match (confirmed; listed by '||ads.example.net^'" "block-adblock.txt:3 as a subdomain of ads.example.net)"
 done
-expect_check malware.example.org "match (listed by 'malware.example.org'" block-subs.txt:2
-expect_check deep.sub.malware.example.org "match (listed by 'malware.example.org'" \
+expect_check malware.example.org "match (confirmed; listed by 'malware.example.org'" block-subs.txt:2
+expect_check deep.sub.malware.example.org "match (confirmed; listed by 'malware.example.org'" \
 	"block-subs.txt:2 as a subdomain of malware.example.org)"
-expect_check telemetry.example.com "match (listed by " block-hosts.txt:2
+expect_check telemetry.example.com "match (confirmed; listed by " block-hosts.txt:2
 expect_check good.ads.example.net "no match (allowlisted by 'good.ads.example.net'" allow.txt:2
 for n in sub.tracker.example.com example.net badads.example.net www.example.com Www.Example.Com; do
 	expect_check "$n" "no match"
@@ -378,7 +378,7 @@ for f in bad-name.txt too-deep.txt; do
 done
 bg_capture load "$T/block-plain.txt" "$T/no-such-list.txt"
 t_expect_eq "load of a missing list: exit status" 4 "$BG_RC"
-expect_check tracker.example.com "match (listed by 'tracker.example.com'" block-plain.txt:2
+expect_check tracker.example.com "match (confirmed; listed by 'tracker.example.com'" block-plain.txt:2
 expect_check good.ads.example.net "no match (allowlisted by 'good.ads.example.net'" allow.txt:2
 expect_check ok.example.test "no match"
 expect_xdp_answer 4 tracker.example.com NXDOMAIN noedns rd

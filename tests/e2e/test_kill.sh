@@ -41,7 +41,7 @@ kill_kind() { # the live list after a kill, from the markers: S, 1 or 2
 	local out=$1
 	local k
 	for k in S 1 2; do
-		grep -q "^${MARK[$k]}: match (listed by " <<<"$out" && printf '%s' "$k"
+		grep -q "^${MARK[$k]}: match (confirmed; listed by " <<<"$out" && printf '%s' "$k"
 	done
 }
 
@@ -117,7 +117,7 @@ for i in $(seq 1 "$KILLS"); do
 	case $got in
 	S | 1 | 2)
 		SEEN[$got]=$((SEEN[$got] + 1))
-		want="$X: match (listed by $X at ${LIST[$got]}:2)"
+		want="$X: match (confirmed; listed by $X at ${LIST[$got]}:2)"
 		grep -qxF "$want" <<<"$out" || why+=("check $X: expected '$want'")
 		;;
 	*) why+=("check names ${got:-no list} behind the markers") ;;
@@ -163,7 +163,7 @@ rm -f "$REC_DIR/$(current_filter_id)"
 t_expect_eq "status without the record" "lists: not recorded (check cannot name entries)" \
 	"$(bg status | grep '^lists:')"
 t_expect_eq "check without the record" \
-	"${MARK[2]}: match (maybe listed; the lists behind this filter are not known)" \
+	"${MARK[2]}: match (confirmed; the lists behind this filter are not known)" \
 	"$(bg check "${MARK[2]}")"
 bg load "${LIST[S]}" >/dev/null 2>"$T/load.err" || t_fail "load: $(cat "$T/load.err")"
 t_expect_eq "status after the next load" "lists: block ${LIST[S]} (addr)" "$(bg status | grep '^lists:')"

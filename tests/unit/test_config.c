@@ -65,7 +65,8 @@ static void test_example_file(void **state)
 	assert_int_equal(c.ifaces[0].attach.dns_action, BG_DNS_ACTION_NXDOMAIN);
 	assert_int_equal(c.ifaces[0].attach.dns_ports[0], 0);
 
-	assert_true(c.fpr == 0.001);
+	assert_true(c.fpr == BG_FPR_DEFAULT_CONFIRM);
+	assert_int_equal(c.confirm, 1);
 	assert_string_equal(c.state_dir, "/var/lib/bloomgate");
 	assert_string_equal(c.metrics, "127.0.0.1:9571");
 	assert_string_equal(c.events, "-");
@@ -161,7 +162,8 @@ static void test_defaults(void **state)
 	assert_string_equal(c.file, "t.yaml");
 	assert_int_equal(c.n_ifaces, 0);
 	assert_null(c.ifaces);
-	assert_true(c.fpr == BG_FPR_DEFAULT);
+	assert_true(c.fpr == BG_FPR_DEFAULT_CONFIRM);
+	assert_int_equal(c.confirm, 1);
 	assert_string_equal(c.state_dir, BG_CFG_STATE_DIR);
 	assert_null(c.metrics);
 	assert_null(c.events);
@@ -183,6 +185,13 @@ static void test_defaults(void **state)
 	assert_true(c.lists[0].refresh == 3600); /* a URL */
 	assert_true(c.lists[1].refresh == 0); /* a path: watched */
 	bg_config_free(&c);
+	/* without the exact stage, the Bloom part's default target is lower */
+	assert_int_equal(parse("confirm: false\nlists: [{name: a, path: /a}]\n", &c,
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(c.confirm, 0);
+	assert_true(c.fpr == BG_FPR_DEFAULT);
+	bg_config_free(&c);
 }
 
 /* Every key given, with values other than the defaults. */
@@ -199,6 +208,7 @@ static void test_all_keys(void **state)
 		"    dns_ports:\n"
 		"      - 5300\n"
 		"fpr: 1e-4\n"
+		"confirm: no\n"
 		"state_dir: '/srv/bg state'\n"
 		"metrics: '[::1]:9571'\n"
 		"events: /var/log/bloomgate/events.jsonl\n"
@@ -250,6 +260,7 @@ static void test_all_keys(void **state)
 	assert_int_equal(c.ifaces[0].attach.capacity, 2000000);
 	assert_int_equal(c.ifaces[1].attach.capacity, 0); /* any size */
 	assert_true(c.fpr == 1e-4);
+	assert_int_equal(c.confirm, 0);
 	assert_string_equal(c.state_dir, "/srv/bg state");
 	assert_string_equal(c.metrics, "[::1]:9571");
 	assert_string_equal(c.events, "/var/log/bloomgate/events.jsonl");
@@ -274,7 +285,7 @@ static void test_all_keys(void **state)
 	assert_true(l->max_bytes == 1000);
 	assert_true(l->max_shrink == 1);
 	l = &c.lists[2];
-	assert_int_equal(l->line, 34);
+	assert_int_equal(l->line, 35);
 	assert_int_equal(l->allow, 1);
 	assert_int_equal(l->format, BG_FMT_AUTO);
 	bg_config_free(&c);
@@ -331,9 +342,9 @@ static const struct err_case err_cases[] = {
 	{ "# only a comment\n", "t.yaml: empty: a config needs at least lists:" },
 	{ "fpr: 0.01\n", "t.yaml: no lists: the agent needs at least one (lists:)" },
 	{ "- a\n- b\n",
-	  "t.yaml:1: expected a map of keys (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists), not a list" },
+	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists), not a list" },
 	{ "hello\n",
-	  "t.yaml:1: expected a map of keys (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists), not a single value" },
+	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists), not a single value" },
 	{ L1 "---\n" L1,
 	  "t.yaml:2: a second YAML document ('---'): a config is one document" },
 	/* YAML syntax, from libyaml */
@@ -349,7 +360,7 @@ static const struct err_case err_cases[] = {
 	  "t.yaml:1: YAML: block sequence entries are not allowed in this context (a lone - as a value is written \"-\")" },
 	/* keys */
 	{ "fpr: 0.01\nfrp: 0.01\n" L1,
-	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists)" },
+	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists)" },
 	{ L1 "fpr: 0.01\nfpr: 0.02\n",
 	  "t.yaml:3: fpr: given twice (first on line 2)" },
 	{ "? [a, b]\n: 1\n" L1,
