@@ -222,7 +222,8 @@ static const struct bg_opt attach_opts[] = {
 	  .set = attach_port },
 	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",
 	  .help = "a filter map of fixed size, for KEYS Bloom keys at fpr "
-		  BG_TEXTIFY(BG_FPR_DEFAULT) ": lookups inlined, a larger list "
+		  BG_TEXTIFY(BG_FPR_DEFAULT_CONFIRM) " with the exact stage: lookups "
+		  "inlined, a larger list "
 		  "refused; without it, any size",
 	  .min = 1, .max = (double)BG_CAPACITY_MAX,
 	  .off = offsetof(struct attach_args, capacity) },

@@ -98,7 +98,7 @@ int bg_filter_plan(const struct bg_blocklist *bl, double target,
 
 /*
  * The size in elements of a fixed-size filter map (`attach --capacity`)
- * for keys Bloom keys at BG_FPR_DEFAULT: the header, the IPv4 /16 bitmap
+ * for keys Bloom keys at BG_FPR_DEFAULT_CONFIRM: the header, the IPv4 /16 bitmap
  * (always reserved), the Bloom blocks bg_filter_size() plans for them and
  * the exact stage's buckets (a load with --confirm off leaves them to the
  * Bloom part).

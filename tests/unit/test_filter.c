@@ -181,7 +181,7 @@ static void test_capacity_elems(void **state)
 		__u32 c = bg_filter_capacity_elems(ns[i]);
 		uint64_t k;
 
-		assert_int_equal(bg_filter_size(ns[i], BG_FPR_DEFAULT, &p), 0);
+		assert_int_equal(bg_filter_size(ns[i], BG_FPR_DEFAULT_CONFIRM, &p), 0);
 		assert_int_equal(c, 1 + BG_SHORT4_ELEMS + p.nblocks +
 					 bg_filter_fp_buckets(ns[i]));
 		assert_true(c > prev);
