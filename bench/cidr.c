@@ -367,7 +367,7 @@ static void cset_simulate(struct cset *c)
 
 	len = O.repeat > O.fpr_samples ? O.repeat : O.fpr_samples;
 	for (i = 0; i < len; i++) {
-		__u32 probes = 0;
+		__u32 probes = 0, rej = 0;
 		int listed, pos;
 
 		if (i == O.repeat)
@@ -375,7 +375,7 @@ static void cset_simulate(struct cset *c)
 		if (i == O.fpr_samples)
 			memcpy(c->ex_fpr, e, sizeof(e));
 		listed = bm_test(c->bitmap, a);
-		pos = bg_listed4(c->fmem, h, htonl(a), &probes);
+		pos = bg_listed4(c->fmem, h, htonl(a), &probes, &rej);
 		e[CE_LISTED] += (uint64_t)listed;
 		e[CE_BG_POS] += (uint64_t)pos;
 		e[CE_BG_PROBES] += probes;
