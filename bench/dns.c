@@ -1248,9 +1248,11 @@ static void print_dns(void)
 static void print_dns_checks(void)
 {
 	printf("- DNS: %d variants, a calibration run and %d timed runs each: "
-	       "`dns_queries`, `dns_probes`, `dns_positives`, `dns_negatives` "
-	       "and (through `bloomgate_xdp`) `packets`, `probes`, `positives`, "
-	       "`negatives`, `passed`, `dropped`, `answered` moved exactly as "
+	       "`dns_queries`, `dns_probes`, `dns_positives`, `dns_negatives`, "
+	       "`dns_bloom_false_positives` and (through `bloomgate_xdp`) "
+	       "`packets`, `probes`, `positives`, `negatives`, "
+	       "`bloom_false_positives`, `passed`, `dropped`, `answered` moved "
+	       "exactly as "
 	       "userspace computes for the same names and addresses (builder's "
 	       "`bg_name_hashes`, bloomgate/lookup.h on the live filter; an "
 	       "address positive is dropped, a listed name answered); the last "
