@@ -54,6 +54,8 @@ struct opts {
 	double dns_run_ms; /* target length of one timed DNS run */
 	int dns_rounds; /* timed DNS rounds */
 	int dns_path; /* 0 auto, 1 bloomgate_dns directly, 2 tail call only */
+	uint64_t confirm_n; /* listed keys of the exact-stage filter */
+	uint64_t confirm_trials; /* unlisted addresses through it */
 };
 
 extern struct opts O;
