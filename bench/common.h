@@ -163,6 +163,7 @@ struct run {
 	uint64_t pos; /* positives counted by the program */
 	uint64_t probes; /* bloomgate only: its probes counter */
 	uint64_t packets; /* bloomgate only: its packets counter */
+	uint64_t confirmed; /* addr's bloomgate: its positives counter */
 };
 
 /* One BPF_PROG_TEST_RUN of `repeat` iterations on PKT: fills the timings
