@@ -164,6 +164,7 @@ struct run {
 	uint64_t probes; /* bloomgate only: its probes counter */
 	uint64_t packets; /* bloomgate only: its packets counter */
 	uint64_t confirmed; /* addr's bloomgate: its positives counter */
+	uint64_t bloom_fp; /* cidr's bloomgate: its bloom_false_positives */
 };
 
 /* One BPF_PROG_TEST_RUN of `repeat` iterations on PKT: fills the timings
