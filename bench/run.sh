@@ -306,12 +306,15 @@ the benchmark instead.
   one filter of 10M IPv4 /32 keys (in 0.0.0.0/1) built as `bloomgate load`
   builds it by default (`bg_filter_plan`: the stage on, the Bloom part at
   0.01), published into bloomgate's real `bg_filters` and mapped back
-  read-only; 3 x 10^9 random addresses from 128.0.0.0/1 (never listed, so a
-  positive is a wrong verdict without a second lookup) through
-  `bg_filter_judge4`, the datapath's lookup code, on every CPU, counting the
-  Bloom part's positives and the wrong verdicts. 3 x 10^9 is what a zero
-  count needs for its rule-of-three 95 % bound (3 / trials) to reach the
-  target of 1e-9 per address; the stage's own rate is also measured alone
+  read-only; every address of 128.0.0.0/1, 2^31 = 2.1 x 10^9, once each
+  (never listed, so a positive is a wrong verdict without a second lookup)
+  through `bg_filter_judge4`, the datapath's lookup code, on every CPU,
+  counting the Bloom part's positives and the wrong verdicts: that
+  filter's exact rate over that half of the space. Random draws would not
+  do better: a zero count's rule-of-three bound (3 / trials) reaches 1e-9
+  only at 3 x 10^9 draws, more than the half has addresses, so they would
+  repeat addresses (a wrong one is wrong every time). The stage's own rate
+  is also measured alone
   (random Bloom hashes through `bg_fp_confirm`, many hits instead of none),
   and the product of the two observed rates, the stage's hash being
   independent of the Bloom part's bits, estimates the combined rate far
