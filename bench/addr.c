@@ -38,7 +38,12 @@ enum variant {
 /* What a variant's positive count must equal. */
 enum expect {
 	EX_NONE, /* no positives */
-	EX_BLOCKED, /* bg_filter_test4 on the same sequence */
+	/* the Bloom part alone: bg_filter_test4 on the same sequence on a
+	 * copy of the live filter without the exact stage (fp_nbuckets 0) */
+	EX_BLOCKED,
+	/* bg_filter_test4 on the live filter (the stage included): what
+	 * bloomgate's `positives` counts (addr's bloomgate only) */
+	EX_CONFIRMED,
 	EX_CLASSIC, /* classic_test on the same sequence */
 	EX_MEMBERS, /* exactly the members (exact set) */
 	EX_ATLEAST, /* at least the members (kernel Bloom: unknown seed) */
@@ -81,6 +86,7 @@ struct set {
 	uint64_t fseed;
 	int filter_fd, filter2_fd;
 	const void *fmem; /* live filter, mmapped read-only */
+	void *bloom_only; /* a copy of it without the exact stage */
 	size_t flen;
 	double t_size_us, t_create_ms[2], t_publish_ms[64];
 	int npublish;
@@ -107,7 +113,8 @@ struct set {
 	struct run verify[V__COUNT];
 	struct run *timed[V__COUNT]; /* [rounds] */
 	int mismatches;
-	uint64_t us_probes, us_pos_bg, us_pos_classic; /* userspace FPR */
+	/* userspace FPR: the Bloom part, the stage included, classic */
+	uint64_t us_probes, us_pos_bg, us_pos_conf, us_pos_classic;
 };
 
 /* ---- classic Bloom filter (userspace half of bench_classic) ------------- */
@@ -201,6 +208,14 @@ static void setup_bloomgate(struct set *s)
 		die("bg_filter_map_current: %s", strerror(-err));
 	if (((const struct bg_filter_header *)s->fmem)->seed != s->fseed)
 		die("the live filter is not the one published last");
+	/* The Bloom part's own verdicts (what the blocked variants and
+	 * bloomgate's Bloom probe see) from a copy without the exact stage,
+	 * as tests/bpf/test_fpr.c does. */
+	s->bloom_only = malloc(s->flen);
+	if (!s->bloom_only)
+		die("out of memory");
+	memcpy(s->bloom_only, s->fmem, s->flen);
+	((struct bg_filter_header *)s->bloom_only)->fp_nbuckets = 0;
 	s->prog_fd[V_BLOOMGATE] = bpf_program__fd(s->bg->progs.bloomgate_xdp);
 	s->memlock[V_BLOOMGATE] = fd_memlock(s->filter_fd);
 }
@@ -377,7 +392,8 @@ static void simulate(struct set *s)
 		if (i == O.fpr_samples)
 			memcpy(s->ex_at_fpr, c, sizeof(c));
 		c[EX_MEMBERS] += (uint64_t)bm_test(s->bitmap, a);
-		c[EX_BLOCKED] += (uint64_t)bg_filter_test4(s->fmem, be);
+		c[EX_BLOCKED] += (uint64_t)bg_filter_test4(s->bloom_only, be);
+		c[EX_CONFIRMED] += (uint64_t)bg_filter_test4(s->fmem, be);
 		c[EX_CLASSIC] += (uint64_t)classic_test(s, be);
 		a = a * BENCH_LCG_MUL + BENCH_LCG_ADD;
 	}
@@ -393,14 +409,15 @@ static void userspace_fpr(struct set *s)
 {
 	uint64_t rs = O.seed ^ 0xf00dULL ^ s->n, i = 0;
 
-	s->us_probes = s->us_pos_bg = s->us_pos_classic = 0;
+	s->us_probes = s->us_pos_bg = s->us_pos_conf = s->us_pos_classic = 0;
 	while (i < O.fpr_samples) {
 		uint32_t a = (uint32_t)splitmix64(&rs);
 
 		if (bm_test(s->bitmap, a))
 			continue;
 		i++;
-		s->us_pos_bg += (uint64_t)bg_filter_test4(s->fmem, htonl(a));
+		s->us_pos_bg += (uint64_t)bg_filter_test4(s->bloom_only, htonl(a));
+		s->us_pos_conf += (uint64_t)bg_filter_test4(s->fmem, htonl(a));
 		s->us_pos_classic += (uint64_t)classic_test(s, htonl(a));
 	}
 	s->us_probes = i;
@@ -408,31 +425,37 @@ static void userspace_fpr(struct set *s)
 
 /* ---- running ------------------------------------------------------------ */
 
+/* A variant's positives; for bloomgate the Bloom part's (its confirmed
+ * positives and the ones the exact stage rejected: one probe an address
+ * here), comparable with the blocked variants', and *confirmed its
+ * `positives` counter. */
 static void read_pos(struct set *s, enum variant v, uint64_t *pos,
-		     uint64_t *probes)
+		     uint64_t *probes, uint64_t *confirmed)
 {
 	if (V[v].bp >= 0) {
 		*pos = s->bn->bss->bench_pos[V[v].bp];
-		*probes = 0;
+		*probes = *confirmed = 0;
 	} else {
 		struct bg_counters c;
 
 		skel_counters(s->bg, &c);
-		*pos = c.cnt[BG_CNT_POSITIVES];
+		*pos = c.cnt[BG_CNT_POSITIVES] + c.cnt[BG_CNT_BLOOM_FP];
 		*probes = c.cnt[BG_CNT_PROBES];
+		*confirmed = c.cnt[BG_CNT_POSITIVES];
 	}
 }
 
 static void run_one(struct set *s, enum variant v, uint32_t repeat,
 		    struct run *r)
 {
-	uint64_t p0, q0, p1, q1;
+	uint64_t p0, q0, c0, p1, q1, c1;
 
-	read_pos(s, v, &p0, &q0);
+	read_pos(s, v, &p0, &q0, &c0);
 	prog_run(s->prog_fd[v], V[v].name, repeat, r);
-	read_pos(s, v, &p1, &q1);
+	read_pos(s, v, &p1, &q1, &c1);
 	r->pos = p1 - p0;
 	r->probes = q1 - q0;
+	r->confirmed = c1 - c0;
 }
 
 static void check_run(struct set *s, enum variant v, uint32_t repeat,
@@ -449,6 +472,13 @@ static void check_run(struct set *s, enum variant v, uint32_t repeat,
 	if (v == V_BLOOMGATE && r->probes != repeat) {
 		fail("%s n=%s %s: probes counter +%llu, expected +%u", V[v].name,
 		     human_n(s->n), what, (unsigned long long)r->probes, repeat);
+		s->mismatches++;
+	}
+	if (v == V_BLOOMGATE && r->confirmed != ex[EX_CONFIRMED]) {
+		fail("%s n=%s %s: %llu confirmed positives, userspace expects %llu",
+		     V[v].name, human_n(s->n), what,
+		     (unsigned long long)r->confirmed,
+		     (unsigned long long)ex[EX_CONFIRMED]);
 		s->mismatches++;
 	}
 	switch (V[v].ex) {
@@ -554,7 +584,10 @@ static void print_timing(struct set *sets)
 	       "median and min; and the positives each run saw (every run "
 	       "walks the same keys, so every run sees the same count; for (b) "
 	       "they come from bloomgate's own `bg_stats` counters, whose "
-	       "`probes` grew by exactly %u per run).\n\n",
+	       "`probes` grew by exactly %u per run: the Bloom part's positives, "
+	       "`positives` + `bloom_false_positives`, the same bits the "
+	       "blocked variants probe; its confirmed `positives` are checked "
+	       "against userspace too).\n\n",
 	       O.repeat);
 	printf("| variant | n | cpu ns median | cpu ns min | x (cpu) | "
 	       "positives / probes per run | of which members |\n");
@@ -624,7 +657,10 @@ static void print_fpr(struct set *sets)
 	       "the live filter mmapped read-only (and the same probe for the "
 	       "classic filter). Datapath: the positives of one test run of "
 	       "%u LCG-stepped destinations, members removed: (positives - "
-	       "members) / (probes - members).\n\n",
+	       "members) / (probes - members). bloomgate's Bloom part: "
+	       "userspace on a copy of the live filter without the exact stage, "
+	       "datapath `positives` + `bloom_false_positives`; after the stage: "
+	       "the live filter, `positives`.\n\n",
 	       O.fpr_samples, O.fpr_samples);
 	printf("| n | structure | k | predicted | userspace | datapath |\n");
 	printf("|---|---|---:|---:|---:|---:|\n");
@@ -633,10 +669,16 @@ static void print_fpr(struct set *sets)
 		uint64_t mem = s->ex_at_fpr[EX_MEMBERS];
 		double nm = (double)(O.fpr_samples - mem);
 
-		printf("| %s | bloomgate (blocked 512) | %u | %.3e | %.3e | %.3e |\n",
+		printf("| %s | bloomgate (blocked 512), the Bloom part | %u | %.3e | "
+		       "%.3e | %.3e |\n",
 		       human_n(s->n), s->p.k, s->p.predicted,
 		       (double)s->us_pos_bg / (double)s->us_probes,
 		       (double)(s->verify[V_BLOOMGATE].pos - mem) / nm);
+		printf("| %s | bloomgate, after the exact stage | %u | %.3e | %.3e "
+		       "| %.3e |\n",
+		       human_n(s->n), s->p.k, s->p.predicted_confirmed,
+		       (double)s->us_pos_conf / (double)s->us_probes,
+		       (double)(s->verify[V_BLOOMGATE].confirmed - mem) / nm);
 		printf("| %s | classic | %u | %.3e | %.3e | %.3e |\n",
 		       human_n(s->n), s->ck, s->c_predicted,
 		       (double)s->us_pos_classic / (double)s->us_probes,
@@ -670,8 +712,10 @@ static void print_memory(struct set *sets)
 		double n = (double)s->n;
 
 		printf("| %s | bloomgate (blocked 512) | %u blocks + header, k=%u "
-		       "(%.2f bits/entry in blocks) | %s | %.2f |\n",
+		       "(%.2f bits/entry in blocks) + the exact stage's %u buckets "
+		       "| %s | %.2f |\n",
 		       human_n(s->n), s->p.nblocks, s->p.k, s->p.bits_per_entry,
+		       s->p.fp_nbuckets,
 		       human_bytes(s->memlock[V_BLOOMGATE]),
 		       8.0 * (double)s->memlock[V_BLOOMGATE] / n);
 		printf("| %s | classic | m=%u bits, k=%u | %s | %.2f |\n",

@@ -54,6 +54,8 @@ struct opts {
 	double dns_run_ms; /* target length of one timed DNS run */
 	int dns_rounds; /* timed DNS rounds */
 	int dns_path; /* 0 auto, 1 bloomgate_dns directly, 2 tail call only */
+	uint64_t confirm_n; /* listed keys of the exact-stage filter */
+	uint64_t confirm_trials; /* unlisted addresses through it */
 };
 
 extern struct opts O;
@@ -161,6 +163,8 @@ struct run {
 	uint64_t pos; /* positives counted by the program */
 	uint64_t probes; /* bloomgate only: its probes counter */
 	uint64_t packets; /* bloomgate only: its packets counter */
+	uint64_t confirmed; /* addr's bloomgate: its positives counter */
+	uint64_t bloom_fp; /* cidr's bloomgate: its bloom_false_positives */
 };
 
 /* One BPF_PROG_TEST_RUN of `repeat` iterations on PKT: fills the timings

@@ -70,7 +70,8 @@ static const char *const DT_NAME[DT__COUNT] = {
 static const int DNS_CHECKED[] = {
 	BG_CNT_PACKETS,	    BG_CNT_PROBES,	 BG_CNT_POSITIVES,
 	BG_CNT_NEGATIVES,   BG_CNT_DNS_QUERIES,	 BG_CNT_DNS_PROBES,
-	BG_CNT_DNS_POSITIVES, BG_CNT_DNS_NEGATIVES,
+	BG_CNT_DNS_POSITIVES, BG_CNT_DNS_NEGATIVES, BG_CNT_BLOOM_FP,
+	BG_CNT_DNS_BLOOM_FP,
 };
 #define DNS_NCHECKED (sizeof(DNS_CHECKED) / sizeof(DNS_CHECKED[0]))
 
@@ -166,18 +167,22 @@ static int wire_to_dotted(const uint8_t *q, char *out)
 /*
  * bloomgate_dns's judgement of a name, in userspace on the live filter,
  * with the datapath's own probe (bg_name_listed(), bloomgate/lookup.h).
- * Returns 1 if listed; *probes counts the probes made.
+ * Returns 1 if listed; *probes counts the probes made, *rejected is 1 when
+ * a Bloom positive was rejected by the exact stage and nothing confirmed.
  */
-static int dns_judge(const void *fmem, const char *dotted, uint32_t *probes)
+static int dns_judge(const void *fmem, const char *dotted, uint32_t *probes,
+		     uint32_t *rejected)
 {
 	const struct bg_filter_header *h = fmem;
 	__u64 suf[BG_NAME_SUF_SIZE], exact;
 	int n;
 
 	*probes = 0;
+	*rejected = 0;
 	if (bg_name_hashes(dotted, h->seed, &exact, suf, &n))
 		die("bg_name_hashes refused '%s'", dotted);
-	return bg_name_listed(fmem, h, exact, suf, (__u32)n, NULL, probes);
+	return bg_name_listed(fmem, h, exact, suf, (__u32)n, NULL, probes,
+			      rejected);
 }
 
 static int dns_is_query53(const struct dvar *v)
@@ -189,13 +194,14 @@ static int dns_is_query53(const struct dvar *v)
  * added to the expected counters ex: 1 if it drops the packet. */
 static int model_addr(uint64_t *ex, __u32 daddr_be)
 {
-	uint32_t probes = 0;
-	int pos = bg_listed4(D.fmem, D.fmem, daddr_be, &probes);
+	uint32_t probes = 0, rejected = 0;
+	int pos = bg_listed4(D.fmem, D.fmem, daddr_be, &probes, &rejected);
 
 	ex[BG_CNT_PACKETS]++;
 	ex[BG_CNT_PROBES] += probes;
 	if (!pos) {
 		ex[BG_CNT_NEGATIVES]++;
+		ex[BG_CNT_BLOOM_FP] += rejected;
 		return 0;
 	}
 	ex[BG_CNT_POSITIVES]++;
@@ -243,7 +249,7 @@ static void dns_model(struct dvar *v, uint32_t repeat, uint64_t *ex,
 		return;
 	}
 	for (i = 0; i < repeat; i++) {
-		uint32_t probes = 0, daddr;
+		uint32_t probes = 0, rejected = 0, daddr;
 		int dns = 0;
 
 		x = dns_step(x);
@@ -267,12 +273,13 @@ static void dns_model(struct dvar *v, uint32_t repeat, uint64_t *ex,
 		}
 		wire_to_dotted(frame + v->qname, dotted);
 		ex[BG_CNT_DNS_QUERIES]++;
-		if (dns_judge(D.fmem, dotted, &probes)) {
+		if (dns_judge(D.fmem, dotted, &probes, &rejected)) {
 			ex[BG_CNT_DNS_POSITIVES]++;
 			ex[BG_CNT_ANSWERED]++;
 			*verdict = XDP_TX;
 		} else {
 			ex[BG_CNT_DNS_NEGATIVES]++;
+			ex[BG_CNT_DNS_BLOOM_FP] += rejected;
 			ex[BG_CNT_PASSED]++;
 		}
 		ex[BG_CNT_DNS_PROBES] += probes;
@@ -675,7 +682,7 @@ static void dns_setup(void)
 	for (i = 0; i < names.n; i++) {
 		const struct bg_name *e = &names.v[i];
 		char child[300];
-		uint32_t pr;
+		uint32_t pr, rej;
 
 		if (e->allow)
 			continue;
@@ -683,7 +690,7 @@ static void dns_setup(void)
 			snprintf(child, sizeof(child), "x.%s", e->name);
 		D.fn_checked++;
 		if (!dns_judge(D.fmem, e->kind == BG_NAME_SUBS ? child : e->name,
-			       &pr))
+			       &pr, &rej))
 			D.fn_found++;
 	}
 	if (D.fn_found) {
@@ -1241,9 +1248,11 @@ static void print_dns(void)
 static void print_dns_checks(void)
 {
 	printf("- DNS: %d variants, a calibration run and %d timed runs each: "
-	       "`dns_queries`, `dns_probes`, `dns_positives`, `dns_negatives` "
-	       "and (through `bloomgate_xdp`) `packets`, `probes`, `positives`, "
-	       "`negatives`, `passed`, `dropped`, `answered` moved exactly as "
+	       "`dns_queries`, `dns_probes`, `dns_positives`, `dns_negatives`, "
+	       "`dns_bloom_false_positives` and (through `bloomgate_xdp`) "
+	       "`packets`, `probes`, `positives`, `negatives`, "
+	       "`bloom_false_positives`, `passed`, `dropped`, `answered` moved "
+	       "exactly as "
 	       "userspace computes for the same names and addresses (builder's "
 	       "`bg_name_hashes`, bloomgate/lookup.h on the live filter; an "
 	       "address positive is dropped, a listed name answered); the last "

@@ -134,10 +134,14 @@ livegen_conf() { # NAME ARGS...
 	in_ns "$GEN" attach "${IFB[$n]}" "$@" || die "livegen attach $n failed"
 }
 
-# bloomgate: attach (native) and load through its CLI; the filter's bytes
-# from load's "filter: B blocks of 512 bits"; the load's wall time in ms.
-declare -A FBYTES FK LOADMS LOADLINE NAMESLINE
-bg_conf() { # NAME PINSUB "LISTFILE..." [ATTACH OPTIONS...]
+# bloomgate: attach (native) and load through its CLI; the Bloom part's
+# bytes from load's "filter: B blocks of 512 bits" (the filter map is larger
+# by the exact stage's buckets: MEMLOCK below), its k and bits per key, the
+# bytes per key and the Bloom part's predicted rate per address load
+# reports; the load's wall time in ms. LISTFILE... may begin with load's
+# options.
+declare -A FBYTES FK FBPK MEMPK FPRED LOADMS LOADLINE NAMESLINE
+bg_conf() { # NAME PINSUB "[LOAD OPTIONS] LISTFILE..." [ATTACH OPTIONS...]
 	local n=$1 sub=$2 pin=$PIN/$2 list=$3 t out
 	shift 3
 	pair "$n"
@@ -150,6 +154,9 @@ bg_conf() { # NAME PINSUB "LISTFILE..." [ATTACH OPTIONS...]
 		LOADMS[$sub]=$((($(date +%s%N) - t) / 1000000))
 		FBYTES[$sub]=$(echo "$out" | sed -n 's/^filter: *\([0-9]*\) blocks of 512 bits.*/\1/p' | awk '{ print $1 * 64 }')
 		FK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=\([0-9]*\),.*/\1/p')
+		FBPK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=[0-9]*, \([0-9.]*\) bits\/key.*/\1/p')
+		MEMPK[$sub]=$(echo "$out" | sed -n 's/^memory: .*(\([0-9.]*\) bytes\/key).*/\1/p')
+		FPRED[$sub]=$(echo "$out" | sed -n 's/^false positives: *\([0-9.]*\) predicted.*/\1/p')
 		LOADLINE[$sub]=$(echo "$out" | sed -n 's/^entries read: *//p')
 		NAMESLINE[$sub]=$(echo "$out" | sed -n 's/^names read: *//p')
 	fi
@@ -189,6 +196,10 @@ bg_conf bg1c 1mc "$TMP/list1.txt" --capacity "$N1"
 bg_conf bg1csrc 1mc "" --match src --capacity "$N1"
 bg_conf bg2c 10mc "$TMP/list2.txt" --capacity "$N2"
 bg_conf bg2csrc 10mc "" --match src --capacity "$N2"
+# the same lists without the exact stage (issue 11): the Bloom part alone,
+# at its own default target
+bg_conf bg1n 1mn "--confirm off $TMP/list1.txt"
+bg_conf bg2n 10mn "--confirm off $TMP/list2.txt"
 F1=${FBYTES[1m]} F2=${FBYTES[10m]}
 [ -n "$F1" ] && [ -n "$F2" ] || die "cannot read the filter sizes from bloomgate load"
 livegen_conf floor1_pass floor --bytes "$F1" --verdict pass
@@ -266,6 +277,8 @@ row "$T_CLEAN" "$R_CLEAN" bg1 floor1_pass "bloomgate, $C1 /32 keys ($(mib "$F1")
 row "$T_CLEAN" "$R_CLEAN" bg1c floor1_pass "bloomgate, $C1, \`--capacity $N1\` ($(mib "${FBYTES[1mc]}") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" bg2 floor2_pass "bloomgate, $C2 /32 keys ($(mib "$F2") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" bg2c floor2_pass "bloomgate, $C2, \`--capacity $N2\` ($(mib "${FBYTES[10mc]}") MiB)" none
+row "$T_CLEAN" "$R_CLEAN" bg1n floor1_pass "bloomgate, $C1, \`--confirm off\` ($(mib "${FBYTES[1mn]}") MiB)" none
+row "$T_CLEAN" "$R_CLEAN" bg2n floor2_pass "bloomgate, $C2, \`--confirm off\` ($(mib "${FBYTES[10mn]}") MiB)" none
 [ "$HAVE_FH" = 1 ] && row "$T_CLEAN" "$R_CLEAN" bgfh "" "bloomgate, FireHOL level 1 ($(mib "${FBYTES[fh]}") MiB)" any
 row "$T_CLEAN" "$R_CLEAN" bgmix "" "bloomgate, mixed: $C1 IPv4, IPv6 addresses and prefixes, IPv4 prefixes, names ($(mib "${FBYTES[mix]}") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" xf "" "xdp-filter (xdp-tools), $C_XF addresses (its maximum)" none
@@ -284,6 +297,7 @@ row "$T_F1" "$R_F1" floor1_drop floor1_drop "floor: one random line, drop ($(mib
 row "$T_F1" "$R_F1" bfloor1_drop floor1_drop "Bloom floor, drop ($(mib "$F1") MiB, $K1 bits)" all
 row "$T_F1" "$R_F1" bg1 floor1_drop "bloomgate $C1" all
 row "$T_F1" "$R_F1" bg1c floor1_drop "bloomgate $C1, \`--capacity\`" all
+row "$T_F1" "$R_F1" bg1n floor1_drop "bloomgate $C1, \`--confirm off\`" all
 row "$T_F1" "$R_F1" nft "" "nftables set $C1, drop (XDP_PASS in front)" all
 T_F2="flood, $C2"
 R_F2="0 $N2 dst"
@@ -292,6 +306,7 @@ row "$T_F2" "$R_F2" floor2_drop floor2_drop "floor: one random line, drop ($(mib
 row "$T_F2" "$R_F2" bfloor2_drop floor2_drop "Bloom floor, drop ($(mib "$F2") MiB, $K2 bits)" all
 row "$T_F2" "$R_F2" bg2 floor2_drop "bloomgate $C2" all
 row "$T_F2" "$R_F2" bg2c floor2_drop "bloomgate $C2, \`--capacity\`" all
+row "$T_F2" "$R_F2" bg2n floor2_drop "bloomgate $C2, \`--confirm off\`" all
 T_P="1 % listed ($C1 list)"
 R_P="0 $((N1 * 100)) dst"
 row "$T_P" "$R_P" bare_pass "" "bare \`XDP_PASS\`" none
@@ -351,6 +366,50 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 
+# ---- the exact stage's figures (issue 11) ----------------------------------
+
+# The live filter map's memlock (bytes): slot 0 of the pinned bg_filters
+# holds its id (bpftool prints the value as little-endian bytes).
+filter_memlock() { # PINSUB
+	local b id
+	b=$(bpftool map dump pinned "$PIN/$1/bg_filters" 2>/dev/null |
+		awk '/value:/ { for (i = 1; i <= NF; i++) if ($i == "value:") break;
+			print $(i+4) $(i+3) $(i+2) $(i+1); exit }')
+	[ -n "$b" ] || return 1
+	id=$((16#$b))
+	bpftool map show id "$id" | sed -n 's/.*memlock \([0-9]*\)B.*/\1/p'
+}
+# A counter of the filter's `bloomgate stats --json` (every attachment of
+# that pin directory, over the whole run)
+bg_counter() { # PINSUB NAME
+	BLOOMGATE_PIN_DIR=$PIN/$1 in_ns "$BG" stats --json |
+		sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"
+}
+declare -A MEMLOCK BFP NEG
+STAGE_FAIL=0
+for k in 1m 1mn 10m 10mn; do
+	MEMLOCK[$k]=$(filter_memlock "$k")
+	[ -n "${MEMLOCK[$k]}" ] || die "cannot read the memlock of the filter in $PIN/$k"
+	BFP[$k]=$(bg_counter "$k" bloom_false_positives)
+	NEG[$k]=$(bg_counter "$k" negatives)
+	[ -n "${BFP[$k]}" ] && [ -n "${NEG[$k]}" ] || die "cannot read the counters of $PIN/$k"
+done
+# without the stage nothing is confirmed, so nothing can be rejected
+for k in 1mn 10mn; do
+	if [ "${BFP[$k]}" != 0 ]; then
+		say "CHECK FAILED: $k (--confirm off): bloom_false_positives ${BFP[$k]}, expected 0"
+		STAGE_FAIL=1
+	fi
+done
+# with it, the Bloom part's positives among the unlisted frames (clean and
+# 1 % rows: about 1 % of them at the default target) are all rejected
+for k in 1m 10m; do
+	if [ "${BFP[$k]}" = 0 ]; then
+		say "CHECK FAILED: $k: bloom_false_positives 0 over ${NEG[$k]} negatives"
+		STAGE_FAIL=1
+	fi
+done
+
 # ---- checks and the table -------------------------------------------------
 
 # per row: the median rate (Mpps), the least delivered share (rx / frames),
@@ -373,10 +432,11 @@ END {
 	}
 }' "$TMP/runs" >"$TMP/med"
 
-declare -A RATE
-fail=0
+declare -A RATE DROPPED
+fail=$STAGE_FAIL
 while read -r i rate _ dropped rest; do
 	RATE[$i]=$rate
+	DROPPED[$i]=$dropped
 	IFS='|' read -r t r c f l e <<<"${ROWS[$i]}"
 	for d in $rest; do
 		case $e in
@@ -403,7 +463,7 @@ row_of() { # TRAFFIC CONF
 
 echo "### End to end: live frames into a veth pair (issue 10)"
 echo
-echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`."
+echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
 echo
 echo "| traffic | program on the receiving veth | Mpps | dropped | vs the floor |"
 echo "|---|---|---:|---:|---:|"
@@ -465,15 +525,66 @@ flood $C1, ceiling: bare \`XDP_DROP\` / nftables|$T_F1|bare_drop|nft|
 flood $C1, ceiling: Bloom floor / nftables|$T_F1|bfloor1_drop|nft|
 EOT
 echo
+# the exact stage: with vs without, 1M and 10M
+echo "#### The exact stage (issue 11)"
+echo
+echo "The same lists loaded with the stage (default) and with \`--confirm off\`, from the medians above. Memory is the live filter map's \`memlock\` (\`bpftool map show\` of the map in slot 0 of the pinned \`bg_filters\`: header, Bloom part and, with the stage, its buckets) over the keys; load's own report of bytes per key beside it. Bloom positives rejected: the filter's \`bloom_false_positives\` counter over its \`negatives\` (every unlisted frame of the run through that filter: the clean and 1 % rows), against the Bloom part's predicted rate per address (load's report); without the stage a Bloom positive is a drop (the \"dropped\" of the clean row)."
+echo
+echo "| keys | exact stage | filter map (memlock) | bytes/key (load's report) | Bloom part: k, bits/key | clean Mpps | clean dropped | flood Mpps | Bloom positives rejected (predicted rate) |"
+echo "|---|---|---:|---:|---|---:|---:|---:|---:|"
+for k in 1m 1mn 10m 10mn; do
+	case $k in
+	1m) kn=$C1 nk=$N1 st=on c=bg1 tf=$T_F1 ;;
+	1mn) kn=$C1 nk=$N1 st="off" c=bg1n tf=$T_F1 ;;
+	10m) kn=$C2 nk=$N2 st=on c=bg2 tf=$T_F2 ;;
+	10mn) kn=$C2 nk=$N2 st="off" c=bg2n tf=$T_F2 ;;
+	esac
+	jc=$(row_of "$T_CLEAN" "$c") jf=$(row_of "$tf" "$c")
+	if [ "$st" = on ]; then
+		rej=$(awk -v b="${BFP[$k]}" -v n="${NEG[$k]}" -v p="${FPRED[$k]}" \
+			'BEGIN { printf "%d of %d (%.2e; %.2e)", b, n, n ? b / n : 0, p }')
+	else
+		rej="- (no stage)"
+	fi
+	printf '| %s | %s | %s MiB | %s (%s) | k=%s, %s | %.2f | %s | %.2f | %s |\n' "$kn" "$st" \
+		"$(mib "${MEMLOCK[$k]}")" \
+		"$(awk -v m="${MEMLOCK[$k]}" -v n="$nk" 'BEGIN { printf "%.2f", m / n }')" \
+		"${MEMPK[$k]}" "${FK[$k]}" "${FBPK[$k]}" "${RATE[$jc]}" \
+		"$(awk -v d="${DROPPED[$jc]}" 'BEGIN { printf "%.3f %%", d * 100 }')" \
+		"${RATE[$jf]}" "$rej"
+done
+echo
+echo "| ratio | measured | target | |"
+echo "|---|---:|---:|---|"
+while IFS='|' read -r label tr a b goal; do
+	ra=$(rate_of "$tr" "$a") rb=$(rate_of "$tr" "$b")
+	[ -n "$ra" ] && [ -n "$rb" ] || continue
+	awk -v l="$label" -v a="$ra" -v b="$rb" -v g="$goal" 'BEGIN {
+		r = b > 0 ? a / b : 0
+		printf "| %s | %.3f | >= %s | %s |\n", l, r, g, (r >= g ? "met" : "**not met**") }'
+done <<EOT
+flood $C1: with the stage / without|$T_F1|bg1|bg1n|0.9
+flood $C2: with the stage / without|$T_F2|bg2|bg2n|0.9
+clean, $C1: with the stage / without|$T_CLEAN|bg1|bg1n|0.97
+clean, $C2: with the stage / without|$T_CLEAN|bg2|bg2n|0.97
+EOT
+for k in 1m 10m; do
+	case $k in 1m) kn=$C1 nk=$N1 ;; *) kn=$C2 nk=$N2 ;; esac
+	awk -v kn="$kn" -v m="${MEMLOCK[$k]}" -v n="$nk" 'BEGIN {
+		b = m / n
+		printf "| memory, %s keys, defaults (the stage on): memlock bytes/key | %.2f | <= 8 | %s |\n", kn, b, (b <= 8 ? "met" : "**not met**") }'
+done
+echo
 mind=$(awk 'NR == 1 || $3 < m { m = $3 } END { printf "%.1f", m * 100 }' "$TMP/med")
 echo "Delivered: at least $mind % of the frames sent reached the peer's XDP program in every run (the rest overflowed the veth's ring and count as the sender's \`xdp_xmit_errors\`)."
 echo
 echo "Load times (\`bloomgate load\`, wall clock, the process included):"
-for k in 1m 1mc 10m 10mc fh mix xf nft; do
+for k in 1m 1mc 1mn 10m 10mc 10mn fh mix xf nft; do
 	[ -n "${LOADMS[$k]:-}" ] || continue
 	case $k in
 	1m) n="$C1 addresses" ;; 10m) n="$C2 addresses" ;; fh) n="FireHOL level 1" ;; mix) n="mixed" ;;
 	1mc) n="$C1 addresses, \`--capacity $N1\`" ;; 10mc) n="$C2 addresses, \`--capacity $N2\`" ;;
+	1mn) n="$C1 addresses, \`--confirm off\`" ;; 10mn) n="$C2 addresses, \`--confirm off\`" ;;
 	xf)
 		echo "- xdp-filter, $C_XF addresses: ${LOADMS[$k]} ms (\`xdp-filter load\` and one \`bpftool batch\` of map updates)"
 		continue
@@ -483,7 +594,7 @@ for k in 1m 1mc 10m 10mc fh mix xf nft; do
 		continue
 		;;
 	esac
-	echo "- bloomgate, $n: ${LOADMS[$k]} ms, filter $(mib "${FBYTES[$k]}") MiB (entries read: ${LOADLINE[$k]}${NAMESLINE[$k]:+; names read: ${NAMESLINE[$k]}})"
+	echo "- bloomgate, $n: ${LOADMS[$k]} ms, Bloom part $(mib "${FBYTES[$k]}") MiB (entries read: ${LOADLINE[$k]}${NAMESLINE[$k]:+; names read: ${NAMESLINE[$k]}})"
 done
 [ "$HAVE_FH" = 1 ] || echo "- FireHOL level 1: skipped, $FIREHOL is absent"
 echo

@@ -23,7 +23,13 @@
  * Then DNS queries (issue 4): ns per query through bloomgate_xdp and
  * bloomgate_dns for names of 10 to 255 wire bytes against the address-only
  * path, 1M listed domains and 1M listed addresses in one filter (see "DNS
- * queries" in dns.c). `--only addr,cidr,dns` picks sections.
+ * queries" in dns.c).
+ *
+ * Then the exact stage (issue 11): a 10M-key filter built as `bloomgate
+ * load` builds it by default, and all 2^31 addresses of a half of the
+ * space where none is listed through the datapath's lookup on the live map, on every CPU; bytes per
+ * key with and without the stage from plans (see confirm.c).
+ * `--only addr,cidr,dns,confirm` picks sections.
  *
  * Every program steps the packet's destination through one full-period LCG
  * after probing, and XDP test runs reuse one packet buffer across `repeat`,
@@ -52,11 +58,12 @@
  * defining its `const struct section` (see common.h) and a line here; its
  * options, if any, go into struct opts and parse_args().
  */
-extern const struct section sec_addr, sec_cidr, sec_dns;
+extern const struct section sec_addr, sec_cidr, sec_dns, sec_confirm;
 static const struct section *const SECTIONS[] = {
 	&sec_addr,
 	&sec_cidr,
 	&sec_dns,
+	&sec_confirm,
 };
 #define NSECTIONS (sizeof(SECTIONS) / sizeof(SECTIONS[0]))
 
@@ -111,6 +118,9 @@ struct opts O = {
 	.dns_addrs = 1000000,
 	.dns_run_ms = 20,
 	.dns_rounds = 15,
+	/* every address of 128.0.0.0/1, 2^31 (bench/confirm.c) */
+	.confirm_trials = 1ULL << 31,
+	.confirm_n = 10000000,
 };
 
 /* ---- options ------------------------------------------------------------ */
@@ -133,7 +143,7 @@ static void usage(FILE *f)
 		"                        relative to the working directory)\n"
 		"  -C, --cidr-n N        generated CIDR list size, 0: skip (default 1M)\n"
 		"  -S, --only LIST       sections to run, comma separated: addr, cidr,\n"
-		"                        dns (default all)\n"
+		"                        dns, confirm (default all)\n"
 		"      --dns-names N     listed domains in the DNS section (default 1M)\n"
 		"      --dns-addrs N     listed IPv4 addresses in the same filter\n"
 		"                        (default 1M, 0: names only)\n"
@@ -142,6 +152,10 @@ static void usage(FILE *f)
 		"      --dns-path P      auto (default): through bloomgate_xdp when it\n"
 		"                        tail-calls bloomgate_dns, else bloomgate_dns\n"
 		"                        directly; direct; tail (fail without it)\n"
+		"      --confirm-n N     listed keys of the exact-stage filter\n"
+		"                        (default 10M)\n"
+		"      --confirm-trials N  unlisted addresses through it, at most\n"
+		"                        2^31 (default: all 2^31 of 128.0.0.0/1)\n"
 		"  -q, --quick           small smoke run\n",
 		O.repeat, O.rounds, O.fpr_samples, O.target, O.kbloom_k, O.swaps,
 		O.firehol, O.dns_run_ms, O.dns_rounds);
@@ -180,6 +194,8 @@ static const struct {
 	{ 1002, NUM_U64, &O.dns_addrs },
 	{ 1003, NUM_DOUBLE, &O.dns_run_ms },
 	{ 1005, NUM_INT, &O.dns_rounds },
+	{ 1006, NUM_U64, &O.confirm_n },
+	{ 1007, NUM_U64, &O.confirm_trials },
 };
 
 /* Sets the number option c from arg; 0 if c is not one. */
@@ -230,6 +246,8 @@ static void parse_args(int argc, char **argv)
 		{ "dns-run-ms", required_argument, NULL, 1003 },
 		{ "dns-path", required_argument, NULL, 1004 },
 		{ "dns-rounds", required_argument, NULL, 1005 },
+		{ "confirm-n", required_argument, NULL, 1006 },
+		{ "confirm-trials", required_argument, NULL, 1007 },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -301,6 +319,8 @@ static void parse_args(int argc, char **argv)
 			O.swaps = 4;
 			O.parse_lines = 1000000;
 			O.cidr_n = 100000;
+			O.confirm_n = 1000000;
+			O.confirm_trials = 10000000;
 			break;
 		case 'h':
 			usage(stdout);
@@ -334,6 +354,9 @@ static void parse_args(int argc, char **argv)
 	    O.dns_addrs > (1ULL << 27) || !(O.dns_run_ms > 0) ||
 	    O.dns_rounds < 1 || O.dns_rounds > 256)
 		die("bad DNS parameters (see --help)");
+	if (!O.confirm_n || O.confirm_n > (1ULL << 31) || !O.confirm_trials ||
+	    O.confirm_trials > (1ULL << 31))
+		die("bad exact-stage parameters (see --help)");
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -375,6 +398,9 @@ static void print_params(void)
 		       "one filter, %d rounds of about %.0f ms per run",
 		       human_n(O.dns_names), O.dns_addrs ? human_n(O.dns_addrs) : "no",
 		       O.dns_rounds, O.dns_run_ms);
+	if (section_on(&sec_confirm))
+		printf("; exact stage: %s listed keys, %s unlisted addresses",
+		       human_n(O.confirm_n), human_n(O.confirm_trials));
 	printf(".\n\n");
 }
 

@@ -6,7 +6,8 @@
 #   ./bench/run.sh                 full run (about 3 minutes here), writes the doc
 #   ./bench/run.sh --quick         any bench options (see build/bench --help);
 #                                  the doc is left alone unless BENCH_DOC=1
-#   ./bench/run.sh --only dns      one section (addr, cidr, dns, agent, e2e; comma list)
+#   ./bench/run.sh --only dns      one section (addr, cidr, dns, confirm, agent, e2e;
+#                                  comma list)
 #   make bench BENCH_ARGS=--quick  the same through make
 #
 # The section "agent" is bench/agent.sh (the agent's way from a changed list
@@ -213,8 +214,12 @@ the benchmark instead.
   (a) parse with `bpf/parse.h` and step the key, no probe: the baseline;
   (b) bloomgate's real program (`build/bloomgate.skel.h`, `cfg_bench_vary=1`,
   `cfg_action=DROP`), filter planned by `bg_filter_plan(list, NULL, 0.001)`
-  (plain addresses: one Bloom probe at /32, no bitmap), built by
-  `bg_filter_create` and swapped in by `bg_filter_publish`;
+  (plain addresses: one Bloom probe at /32, no bitmap; the Bloom part at
+  0.001 and, as `bg_filter_plan` always plans, the exact stage behind it),
+  built by `bg_filter_create` and swapped in by `bg_filter_publish`; its
+  positives in the tables are the Bloom part's (`positives` +
+  `bloom_false_positives`), the ones the blocked variants (f)-(h) see, and
+  its confirmed `positives` are checked as well;
   (c) a classic Bloom filter: m = -n ln p / (ln 2)^2 bits in a mmapable
   `ARRAY` of 64-bit words, k = round(m/n ln 2) positions over the whole
   array by double hashing of the two halves of the same `bg_hash64`;
@@ -235,8 +240,9 @@ the benchmark instead.
   bookkeeping.
 - **False-positive rate.** Userspace: random non-members through
   `bg_filter_test4` on the live filter mmapped read-only (the functions the
-  datapath uses). Datapath: the positives of one long test run, members
-  removed. "predicted" is `p.predicted` from `bg_filter_plan` for bloomgate
+  datapath uses; for bloomgate's Bloom part alone, on a copy with the exact
+  stage taken out, `fp_nbuckets = 0`). Datapath: the positives of one long
+  test run, members removed. "predicted" is `p.predicted` from `bg_filter_plan` for bloomgate
   and (1 - e^(-kn/m))^k for the others, with the kernel map's real bit count.
 - **Memory** is the kernel's `memlock` figure from `/proc/self/fdinfo`.
 - **"What the verifier left"** lists the calls that remain in each program
@@ -293,6 +299,38 @@ the benchmark instead.
   over those rows. Every run's `dns_*` and address counters must equal what
   userspace computes for the same names and addresses with the builder's
   hashing and the datapath's lookup code.
+- **The exact stage** (section "The exact stage (issue 11)", bench/confirm.c,
+  and the table of the same name in "End to end"). Every Bloom positive is
+  confirmed against a table of 32-bit fingerprints of the listed keys in
+  the same filter map before anything is dropped or answered. Userspace:
+  one filter of 10M IPv4 /32 keys (in 0.0.0.0/1) built as `bloomgate load`
+  builds it by default (`bg_filter_plan`: the stage on, the Bloom part at
+  0.01), published into bloomgate's real `bg_filters` and mapped back
+  read-only; every address of 128.0.0.0/1, 2^31 = 2.1 x 10^9, once each
+  (never listed, so a positive is a wrong verdict without a second lookup)
+  through `bg_filter_judge4`, the datapath's lookup code, on every CPU,
+  counting the Bloom part's positives and the wrong verdicts: that
+  filter's exact rate over that half of the space. Random draws would not
+  do better: a zero count's rule-of-three bound (3 / trials) reaches 1e-9
+  only at 3 x 10^9 draws, more than the half has addresses, so they would
+  repeat addresses (a wrong one is wrong every time). The stage's own rate
+  is also measured alone
+  (random Bloom hashes through `bg_fp_confirm`, many hits instead of none),
+  and the product of the two observed rates, the stage's hash being
+  independent of the Bloom part's bits, estimates the combined rate far
+  below what a zero count can show. Also: every listed key judged listed,
+  the share of listed keys in their first bucket (one cache line read to
+  confirm them; the rest read two), the filter map's memlock per key, and
+  from plans alone the bytes a key costs with and without the stage at 1M
+  and 10M keys and at other Bloom targets (how far the Bloom part's target
+  can be relaxed when the stage is there). End to end: the 1M and 10M lists
+  loaded with the stage (the default) and with `--confirm off`, side by
+  side in the clean and flood rows; memory is the live filter map's
+  `memlock` (`bpftool map show`); the stage's rejected Bloom positives are
+  its `bloom_false_positives` counter. Targets: combined false-positive
+  rate <= 1e-9 per address at 10M keys, <= 8 bytes a key at the defaults,
+  a flood of listed traffic >= 0.9x and clean traffic >= 0.97x the rate
+  without the stage.
 - **The agent** (section "The agent", `bench/agent.sh`). `bloomgate agent`
   runs in a network namespace of the script's own, attached in skb mode to
   one end of a veth pair, pinned under `/sys/fs/bpf/bgbench`, with an empty
