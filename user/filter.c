@@ -52,8 +52,8 @@ double bg_filter_model_fpr(uint64_t n, uint32_t nblocks, uint32_t k)
 {
 	double x[BG_K_MAX + 1], step[BG_K_MAX + 1], pd[BG_K_MAX + 1];
 	double binom[BG_K_MAX + 1][BG_K_MAX + 1];
-	double lambda, pj, sum = 0.0;
-	uint64_t j, jmax;
+	double lambda, pj, sum = 0.0, lo;
+	uint64_t j, jmin, jmax;
 	uint32_t d, i;
 
 	if (!nblocks || !k || k > BG_K_MAX)
@@ -66,14 +66,20 @@ double bg_filter_model_fpr(uint64_t n, uint32_t nblocks, uint32_t k)
 		for (i = 1; i <= d; i++)
 			binom[d][i] = binom[d][i - 1] * (double)(d - i + 1) / i;
 	}
-	for (i = 0; i <= k; i++) {
-		x[i] = 1.0; /* (1 - i/512)^(jk) at j = 0 */
-		step[i] = pow(1.0 - (double)i / BG_BLOCK_BITS, (double)k);
-	}
 	lambda = (double)n / nblocks;
+	/* The Poisson terms from lambda - 12 sd on: exp(-lambda) alone
+	 * underflows to 0 past lambda ~ 745 (a block of 1,000 keys at
+	 * --fpr 0.5 was modelled at rate 0 and planned 70 blocks for 100k
+	 * keys), so the first term is computed in logs. */
+	lo = lambda - 12.0 * sqrt(lambda) - 30.0;
+	jmin = lo > 0.0 ? (uint64_t)lo : 0;
 	jmax = (uint64_t)(lambda + 12.0 * sqrt(lambda) + 30.0);
-	pj = exp(-lambda);
-	for (j = 0; j <= jmax; j++) {
+	pj = exp((double)jmin * log(lambda) - lambda - lgamma((double)jmin + 1.0));
+	for (i = 0; i <= k; i++) {
+		step[i] = pow(1.0 - (double)i / BG_BLOCK_BITS, (double)k);
+		x[i] = pow(step[i], (double)jmin); /* (1 - i/512)^(jk) */
+	}
+	for (j = jmin; j <= jmax; j++) {
 		double q = 0.0;
 
 		for (d = 1; d <= k; d++) {

@@ -90,6 +90,23 @@ static void test_model_monotone(void **state)
 	assert_true(bg_filter_model_fpr(10, 0, 8) == 1.0);
 }
 
+/* Overfull blocks: ~1,400 keys a block set nearly every bit, so the rate
+ * is close to 1. exp(-lambda) underflowed there and the model said 0, and
+ * --fpr 0.5 planned 70 blocks for 100k keys (a Bloom part that matched
+ * 94 % of all addresses). */
+static void test_model_overfull(void **state)
+{
+	struct bg_filter_params p;
+
+	(void)state;
+	assert_true(bg_filter_model_fpr(100000, 70, 1) > 0.9);
+	assert_true(bg_filter_model_fpr(100000, 70, 8) > 0.99);
+	assert_int_equal(bg_filter_size(100000, 0.5, &p), 0);
+	/* the classic optimum is 1.44 bits a key: 282 blocks */
+	assert_true(p.nblocks >= 250);
+	assert_true(p.predicted <= 0.5 && p.predicted > 0.3);
+}
+
 /* Build 200k keys: every member matches, and the measured false-positive
  * rate over 2M non-members lies within 3 sigma of the model. */
 static void test_build_members_and_fpr(void **state)
@@ -325,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_size_rejects_bad_input),
 		cmocka_unit_test(test_size_minimal),
 		cmocka_unit_test(test_model_monotone),
+		cmocka_unit_test(test_model_overfull),
 		cmocka_unit_test(test_build_members_and_fpr),
 		cmocka_unit_test(test_build_header_ipv6),
 		cmocka_unit_test(test_capacity_elems),
