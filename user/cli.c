@@ -935,6 +935,11 @@ static int cmd_status(int argc, char **argv)
 			printf(", %.6f per query",
 			       1.0 - pow(1.0 - pp, 1 + __builtin_popcount(h->subs_depths)));
 		printf(", memory %s\n", b);
+		if (h->fp_nbuckets)
+			printf("exact stage: %u buckets of %d fingerprints, every Bloom "
+			       "positive confirmed\n", h->fp_nbuckets, BG_FP_PER_BUCKET);
+		else
+			printf("exact stage: off (loaded with --confirm off)\n");
 		printf("probes: IPv4 %s", h->flags & BG_FILTER_F_SHORT4 ? "bitmap /0-/16" : "");
 		for (i = 0; i < h->n4; i++)
 			printf(" /%u", h->len4[i]);
