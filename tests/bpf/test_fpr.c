@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * False-positive rate of real filters, measured through the XDP program
- * with BPF_PROG_TEST_RUN: N_FILTERS filters, each of N_MEMBERS random IPv4
- * members at --fpr 0.001 with its own hash seed; every member, then TRIALS
- * random addresses known not to be members, one test_run each. The
- * pooled rate must lie within 3 sigma (binomial over all trials) of the
- * model's prediction (bg_filter_size() -> p.predicted), and every member
- * must be matched (no false negatives). The verdicts are cross-checked
- * with the counters and, probe by probe, with the userspace probe
- * bg_filter_test4() on the same filter memory.
+ * False-positive rate of real filters' Bloom part, measured through the
+ * XDP program with BPF_PROG_TEST_RUN: N_FILTERS filters, each of N_MEMBERS
+ * random IPv4 members at --fpr 0.001 with its own hash seed and the exact
+ * stage on (the default, issue 11); every member, then TRIALS random
+ * addresses known not to be members, one test_run each. Every member must
+ * be dropped (no false negatives) and no non-member may be: the stage
+ * rejects every Bloom positive of a non-member, and the program counts it
+ * in bloom_false_positives. The Bloom positives are counted independently
+ * on a copy of the live filter with its stage cut off (fp_nbuckets = 0:
+ * bg_filter_test4() then gives the Bloom part's own verdict); the counter
+ * must equal that count, and the pooled rate must lie within 3 sigma
+ * (binomial over all trials) of the model's prediction (bg_filter_size()
+ * -> p.predicted). Each Bloom positive is also cross-checked with
+ * bg_filter_judge4() on the live filter (rejected, never listed).
  *
  * Why several filters: one filter's own FPR differs from the model's
  * expectation by its realisation (which bits its members happened to set),

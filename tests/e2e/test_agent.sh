@@ -223,6 +223,13 @@ p_metrics=$(sed -n 's/^bloomgate_packets_total //p' "$E2E_TMP/metrics.txt")
 t_expect_eq "bloomgate_packets_total vs stats --json packets" "$(bg_stat packets)" "$p_metrics"
 d_metrics=$(sed -n 's/^bloomgate_verdicts_total{verdict="dropped"} //p' "$E2E_TMP/metrics.txt")
 t_expect_eq "dropped verdicts vs stats --json dropped" "$(bg_stat dropped)" "$d_metrics"
+# the exact stage's rejected Bloom positives (issue 11): a counter each
+for c in address:bloom_false_positives dns:dns_bloom_false_positives; do
+	f=bloomgate_${c%%:*}_bloom_false_positives_total
+	grep -qx "# TYPE $f counter" "$E2E_TMP/metrics.txt" || t_fail "metrics: no counter family $f"
+	t_expect_eq "$f vs stats --json ${c#*:}" "$(bg_stat "${c#*:}")" \
+		"$(sed -n "s/^$f //p" "$E2E_TMP/metrics.txt")"
+done
 grep -q '^bloomgate_source_entries{source="local"} 2$' "$E2E_TMP/metrics.txt" ||
 	t_fail "bloomgate_source_entries of local is not 2"
 grep -q '^bloomgate_filter_generation [1-9]' "$E2E_TMP/metrics.txt" || t_fail "no filter generation"

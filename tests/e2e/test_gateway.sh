@@ -222,11 +222,105 @@ t_expect_eq "check 'ads.*.example'" \
 	"$BG_RC: $BG_ERR"
 t_end "$E2E_NAME"
 
+# ---- 3a. the exact stage: Bloom positives confirmed or rejected ----------------
+# At --fpr 0.05 the Bloom part of list 1 says "maybe" for about one unlisted
+# address in twenty. With the exact stage (the default) check names each of
+# them as rejected, and traffic to them is delivered and counted in
+# bloom_false_positives, once a packet; with --confirm off the same kind of
+# address is a probable false positive, matched and dropped. Every load has
+# a new seed: the candidates are sorted out again after each.
+# shellcheck disable=SC2207 # the words are addresses
+CAND=(198.51.100.{12..255} 203.0.113.{13..127} $(printf '2001:db8:100::%x ' $(seq 512 1023)))
+REJECTED_LINE='no match (Bloom positive, not listed: rejected by the exact stage)'
+PROBABLE_LINE='match (probable false positive: no listed entry covers it)'
+
+# Runs check on the listed addresses and every candidate: each listed one
+# must be a match (confirmed, MODE rejected: with the stage), each candidate "no match" or, MODE rejected,
+# REJECTED_LINE, or, MODE probable, PROBABLE_LINE. Prints the candidates of
+# the second kind, and what is wrong on stderr (it runs in a process
+# substitution, where t_fail would be lost).
+check_candidates() { # rejected|probable
+	local out line a rest n=0 want hit
+	if [ "$1" = rejected ]; then
+		want=$REJECTED_LINE hit="match (confirmed; listed by "
+	else
+		want=$PROBABLE_LINE hit="match (listed by "
+	fi
+	out=$(bg check "${LISTED[@]}" "${CAND[@]}" 2>/dev/null)
+	for a in "${LISTED[@]}"; do
+		grep -qF "$a: $hit" <<<"$out" ||
+			echo "check $a: '$(grep "^$a: " <<<"$out")', expected '$hit...'" >&2
+	done
+	while IFS= read -r line; do
+		a=${line%%: *}
+		rest=${line#*: }
+		n=$((n + 1))
+		case " ${LISTED[*]} " in *" $a "*) continue ;; esac
+		if [ "$rest" = "$want" ]; then
+			echo "$a"
+		elif [ "$rest" != "no match" ]; then
+			echo "check $a (not listed): '$rest'" >&2
+		fi
+	done <<<"$out"
+	[ "$n" -eq $((${#LISTED[@]} + ${#CAND[@]})) ] ||
+		echo "check printed $n lines for $((${#LISTED[@]} + ${#CAND[@]})) addresses" >&2
+}
+
+E2E_NAME=exact_stage_rejects_bloom_positives
+t_begin
+LISTED=(198.51.100.10 198.51.100.11 203.0.113.12 2001:db8:100::10 2001:db8:100::11 2001:db8:100::abcd)
+bg_capture load --fpr 0.05 "$T/list1"
+[ "$BG_RC" -eq 0 ] || t_fail "load --fpr 0.05 failed: $BG_ERR"
+grep -q "^exact stage: *[0-9]* buckets of" <<<"$BG_OUT" ||
+	t_fail "load does not report the exact stage: '$BG_OUT'"
+mapfile -t REJ < <(check_candidates rejected 2>"$T/cand.err")
+while IFS= read -r w; do t_fail "$w"; done <"$T/cand.err"
+info "${#REJ[@]} of ${#CAND[@]} unlisted candidates are Bloom positives rejected by the stage"
+# ~30 expected; none at all would mean the stage is never asked
+((${#REJ[@]} >= 3)) || t_fail "only ${#REJ[@]} rejected Bloom positives among ${#CAND[@]} candidates"
+UNLISTED=("${REJ[@]:0:8}")
+b0=$(bg_stat bloom_false_positives)
+d0=$(bg_stat dropped)
+traffic t3a 100 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
+b1=$(bg_stat bloom_false_positives)
+d1=$(bg_stat dropped)
+expect_delivery t3a
+t_expect_eq "bloom_false_positives growth (packets to rejected Bloom positives)" \
+	"$(sum_sent t3a "${UNLISTED[@]}")" "$((b1 - b0))"
+t_expect_eq "dropped counter growth" "$(sum_sent t3a "${LISTED[@]}")" "$((d1 - d0))"
+t_end "$E2E_NAME"
+
+E2E_NAME=confirm_off_acts_on_bloom_positives
+t_begin
+bg_capture load --confirm off --fpr 0.05 "$T/list1"
+[ "$BG_RC" -eq 0 ] || t_fail "load --confirm off failed: $BG_ERR"
+grep -q "^exact stage: *off (--confirm off)" <<<"$BG_OUT" ||
+	t_fail "load --confirm off does not say the stage is off: '$BG_OUT'"
+mapfile -t FPS < <(check_candidates probable 2>"$T/cand.err")
+while IFS= read -r w; do t_fail "$w"; done <"$T/cand.err"
+info "${#FPS[@]} of ${#CAND[@]} unlisted candidates are probable false positives without the stage"
+((${#FPS[@]} >= 3)) || t_fail "only ${#FPS[@]} probable false positives among ${#CAND[@]} candidates"
+b0=$(bg_stat bloom_false_positives)
+d0=$(bg_stat dropped)
+traffic t3b 100 "$PPS" "${FPS[@]:0:4}" || t_fail "traffic run failed"
+b1=$(bg_stat bloom_false_positives)
+d1=$(bg_stat dropped)
+# without the stage the Bloom part decides alone: wrongly dropped
+t_expect_eq "delivered to the Bloom part's false positives" 0 "$(recv_total t3b)"
+t_expect_eq "dropped counter growth" "$(sent_total t3b)" "$((d1 - d0))"
+t_expect_eq "bloom_false_positives growth without the stage" 0 "$((b1 - b0))"
+t_end "$E2E_NAME"
+
 # ---- 3. hot swap under traffic ---------------------------------------------------
 # Every load builds its filter with a new random seed, so an address that the
 # filter does not match today could be a false positive of the next build.
-# The swaps use --fpr 1e-9 so that Y is never matched by any of the filters
-# (P ~ 200e-9 per run); `check` confirms it for the filters tried first.
+# The swaps alternate lists A and B, and filters with the exact stage (a
+# loose Bloom part, --fpr 0.05) and without it (--confirm off --fpr 1e-9),
+# so that Y and Z are never matched by any of the filters (P ~ 1e-6 per
+# run); `check` confirms it for Y under the filters tried first. Under the
+# loose Bloom parts about one Z address in twenty is a Bloom positive of
+# each filter: bloom_false_positives grows while Z is still delivered, the
+# Bloom part and the stage of one filter being swapped in together.
 
 E2E_NAME=hot_swap_under_traffic
 t_begin
@@ -243,24 +337,35 @@ for a in "${X[@]}" "${AONLY[@]}"; do
 	[ "$(bg_check "$a")" = match ] || t_fail "check $a under A: no match"
 done
 ((${#Y[@]} == 2)) || t_fail "no unmatched Y found"
+Z=(198.51.100.{70..79} 2001:db8:100::{70..79}) # in neither list
 info "X=${X[*]} Y=${Y[*]} A-only=${AONLY[*]} B-only=${BONLY[*]}"
 sink_start t3 || t_fail "sink did not start"
 d0=$(bg_stat dropped)
 p0=$(bg_stat packets)
-send_start t3 --pps "$PPS" "${X[@]}" "${Y[@]}" "${AONLY[@]}" "${BONLY[@]}"
+b0=$(bg_stat bloom_false_positives)
+send_start t3 --pps "$PPS" "${X[@]}" "${Y[@]}" "${Z[@]}" "${AONLY[@]}" "${BONLY[@]}"
 # Swap only once the traffic flows through the datapath.
 wait_until 5 stat_above packets "$((p0 + 100))" ||
 	t_fail "no traffic seen"
 fails=0
 ts=$(date +%s%N)
+STAGE_LOADS=0
 for i in $(seq 1 "$SWAPS_HOT"); do
 	if ((i % 2)); then l=$T/listB; else l=$T/listA; fi
-	bg load --fpr 1e-9 "$l" >>"$T/hot.out" 2>"$T/load.err" || fails=$((fails + 1))
+	# both lists with and without the stage: B off, A on, B on, A off, ...
+	if (((i / 2) % 2)); then
+		o=(--fpr 0.05)
+		STAGE_LOADS=$((STAGE_LOADS + 1))
+	else
+		o=(--confirm off --fpr 1e-9)
+	fi
+	bg load "${o[@]}" "$l" >>"$T/hot.out" 2>"$T/load.err" || fails=$((fails + 1))
 done
 te=$(date +%s%N)
 send_stop t3 || t_fail "sender did not stop"
 sink_finish t3 || t_fail "sink did not finish"
 d1=$(bg_stat dropped)
+b1=$(bg_stat bloom_false_positives)
 SWAP_MS=$(((te - ts) / 1000000))
 [ "$fails" -eq 0 ] || t_fail "$fails of $SWAPS_HOT loads failed: $(cat "$T/load.err")"
 for a in "${X[@]}"; do
@@ -268,15 +373,18 @@ for a in "${X[@]}"; do
 	[ "$r" -eq 0 ] || t_fail "X $a: $r of $(sent t3 "$a") delivered, expected 0"
 	[ "$(sent t3 "$a")" -gt 0 ] || t_fail "X $a: nothing sent"
 done
-for a in "${Y[@]}"; do
+for a in "${Y[@]}" "${Z[@]}"; do
 	s=$(sent t3 "$a")
 	r=$(recv t3 "$a")
-	[ "$s" -gt 0 ] || t_fail "Y $a: nothing sent"
-	[ "$r" -eq "$s" ] || t_fail "Y $a: $r of $s delivered ($((s - r)) lost)"
+	[ "$s" -gt 0 ] || t_fail "Y/Z $a: nothing sent"
+	[ "$r" -eq "$s" ] || t_fail "Y/Z $a: $r of $s delivered ($((s - r)) lost)"
 done
 # Everything not delivered was dropped by bloomgate, and nothing else.
 t_expect_eq "dropped counter growth vs. sent - delivered" \
 	"$(($(sent_total t3) - $(recv_total t3)))" "$((d1 - d0))"
+# the stages were asked, and rejected what they did not hold
+info "$STAGE_LOADS of $SWAPS_HOT loads with the stage; bloom_false_positives grew by $((b1 - b0))"
+[ "$((b1 - b0))" -gt 0 ] || t_fail "bloom_false_positives did not grow under $STAGE_LOADS loose filters with the stage"
 x=$(traffic_anomalies t3)
 [ -z "$x" ] || t_fail "traffic anomalies: $x"
 info "$SWAPS_HOT swaps in $SWAP_MS ms ($((SWAP_MS * 1000 / SWAPS_HOT)) us each) under $PPS pps; $(swap_summary "$T/hot.out")"
