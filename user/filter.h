@@ -32,7 +32,8 @@ struct bg_filter_params {
 	uint32_t nblocks; /* 512-bit blocks */
 	uint32_t k; /* bits per key */
 	double predicted; /* model false-positive rate per Bloom probe */
-	double predicted_addr; /* per address: up to max(n4, n6) probes */
+	double predicted_addr; /* per address or query, worst case: the most
+				  probes one lookup makes (plan_probes) */
 	double bits_per_entry; /* 512 * nblocks / n */
 	/* Plan (bg_filter_plan) */
 	uint8_t n4, n6; /* prefix lengths probed per family */
