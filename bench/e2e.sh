@@ -140,7 +140,7 @@ livegen_conf() { # NAME ARGS...
 # bytes per key and the Bloom part's predicted rate per address load
 # reports; the load's wall time in ms. LISTFILE... may begin with load's
 # options.
-declare -A FBYTES FK FBPK MEMPK FPRED LOADMS LOADLINE NAMESLINE
+declare -A FBYTES SBYTES FK FBPK MEMPK FPRED LOADMS LOADLINE NAMESLINE
 bg_conf() { # NAME PINSUB "[LOAD OPTIONS] LISTFILE..." [ATTACH OPTIONS...]
 	local n=$1 sub=$2 pin=$PIN/$2 list=$3 t out
 	shift 3
@@ -153,6 +153,7 @@ bg_conf() { # NAME PINSUB "[LOAD OPTIONS] LISTFILE..." [ATTACH OPTIONS...]
 		out=$(BLOOMGATE_PIN_DIR=$pin in_ns "$BG" load $list) || die "bloomgate load $list failed"
 		LOADMS[$sub]=$((($(date +%s%N) - t) / 1000000))
 		FBYTES[$sub]=$(echo "$out" | sed -n 's/^filter: *\([0-9]*\) blocks of 512 bits.*/\1/p' | awk '{ print $1 * 64 }')
+		SBYTES[$sub]=$(echo "$out" | sed -n 's/^exact stage: *\([0-9]*\) buckets.*/\1/p' | awk '{ print $1 * 64 }')
 		FK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=\([0-9]*\),.*/\1/p')
 		FBPK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=[0-9]*, \([0-9.]*\) bits\/key.*/\1/p')
 		MEMPK[$sub]=$(echo "$out" | sed -n 's/^memory: .*(\([0-9.]*\) bytes\/key).*/\1/p')
@@ -204,6 +205,12 @@ F1=${FBYTES[1m]} F2=${FBYTES[10m]}
 [ -n "$F1" ] && [ -n "$F2" ] || die "cannot read the filter sizes from bloomgate load"
 livegen_conf floor1_pass floor --bytes "$F1" --verdict pass
 livegen_conf floor1_drop floor --bytes "$F1" --verdict drop
+S1=${SBYTES[1m]} S2=${SBYTES[10m]}
+[ -n "$S1" ] && [ -n "$S2" ] || die "cannot read the exact stage's size from bloomgate load"
+# the two-line floor: a line of the Bloom part's size, then one of the
+# stage's (bench/livegen.bpf.c lg_twofloor)
+livegen_conf twofloor1_drop twofloor --bytes "$F1" --bytes2 "$S1" --verdict drop
+livegen_conf twofloor2_drop twofloor --bytes "$F2" --bytes2 "$S2" --verdict drop
 livegen_conf floor1_dropsrc floor --bytes "$F1" --verdict drop --match src
 livegen_conf floor2_pass floor --bytes "$F2" --verdict pass
 livegen_conf floor2_drop floor --bytes "$F2" --verdict drop
@@ -295,6 +302,7 @@ R_F1="0 $N1 dst"
 row "$T_F1" "$R_F1" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F1" "$R_F1" floor1_drop floor1_drop "floor: one random line, drop ($(mib "$F1") MiB)" all
 row "$T_F1" "$R_F1" bfloor1_drop floor1_drop "Bloom floor, drop ($(mib "$F1") MiB, $K1 bits)" all
+row "$T_F1" "$R_F1" twofloor1_drop floor1_drop "two-line floor: one random line of $(mib "$F1") MiB, then one of $(mib "$S1") MiB (the stage's size), drop" all
 row "$T_F1" "$R_F1" bg1 floor1_drop "bloomgate $C1" all
 row "$T_F1" "$R_F1" bg1c floor1_drop "bloomgate $C1, \`--capacity\`" all
 row "$T_F1" "$R_F1" bg1n floor1_drop "bloomgate $C1, \`--confirm off\`" all
@@ -304,6 +312,7 @@ R_F2="0 $N2 dst"
 row "$T_F2" "$R_F2" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F2" "$R_F2" floor2_drop floor2_drop "floor: one random line, drop ($(mib "$F2") MiB)" all
 row "$T_F2" "$R_F2" bfloor2_drop floor2_drop "Bloom floor, drop ($(mib "$F2") MiB, $K2 bits)" all
+row "$T_F2" "$R_F2" twofloor2_drop floor2_drop "two-line floor: $(mib "$F2") MiB, then $(mib "$S2") MiB, drop" all
 row "$T_F2" "$R_F2" bg2 floor2_drop "bloomgate $C2" all
 row "$T_F2" "$R_F2" bg2c floor2_drop "bloomgate $C2, \`--capacity\`" all
 row "$T_F2" "$R_F2" bg2n floor2_drop "bloomgate $C2, \`--confirm off\`" all
@@ -463,7 +472,7 @@ row_of() { # TRAFFIC CONF
 
 echo "### End to end: live frames into a veth pair (issue 10)"
 echo
-echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
+echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses (issue 11). bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
 echo
 echo "| traffic | program on the receiving veth | Mpps | dropped | vs the floor |"
 echo "|---|---|---:|---:|---:|"
@@ -561,10 +570,17 @@ while IFS='|' read -r label tr a b goal; do
 	[ -n "$ra" ] && [ -n "$rb" ] || continue
 	awk -v l="$label" -v a="$ra" -v b="$rb" -v g="$goal" 'BEGIN {
 		r = b > 0 ? a / b : 0
-		printf "| %s | %.3f | >= %s | %s |\n", l, r, g, (r >= g ? "met" : "**not met**") }'
+		if (g == "")
+			printf "| %s | %.3f | | |\n", l, r
+		else
+			printf "| %s | %.3f | >= %s | %s |\n", l, r, g, (r >= g ? "met" : "**not met**") }'
 done <<EOT
 flood $C1: with the stage / without|$T_F1|bg1|bg1n|0.9
 flood $C2: with the stage / without|$T_F2|bg2|bg2n|0.9
+flood $C1: two-line floor / floor (what a second random line costs)|$T_F1|twofloor1_drop|floor1_drop|0.9
+flood $C2: two-line floor / floor|$T_F2|twofloor2_drop|floor2_drop|0.9
+flood $C1: with the stage / two-line floor|$T_F1|bg1|twofloor1_drop|
+flood $C2: with the stage / two-line floor|$T_F2|bg2|twofloor2_drop|
 clean, $C1: with the stage / without|$T_CLEAN|bg1|bg1n|0.97
 clean, $C2: with the stage / without|$T_CLEAN|bg2|bg2n|0.97
 EOT

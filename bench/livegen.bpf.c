@@ -128,6 +128,48 @@ int lg_floor(struct xdp_md *ctx)
 	return floor_verdict;
 }
 
+/*
+ * The two-line floor: the least a filter with an exact stage behind a
+ * one-line gate can cost on traffic the gate passes on to the stage (a
+ * flood of listed addresses): one random line of the first floor_lines
+ * (the Bloom part's size) and one of the floor_lines2 after them (the
+ * stage's size), the second picked by another hash of the address and
+ * read after a test of the first that always comes out the same way, as
+ * bloomgate reads the stage's bucket after a Bloom positive.
+ */
+const volatile __u32 floor_lines2 = 0;
+
+SEC("xdp")
+int lg_twofloor(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = data + sizeof(*eth);
+	struct lg_line *line;
+	__u32 addr, idx;
+	__u64 h;
+
+	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return floor_verdict;
+	addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
+	h = (__u64)addr * 0x9e3779b97f4a7c15ULL;
+	idx = (__u32)(((h >> 32) * floor_lines) >> 32);
+	line = bpf_map_lookup_elem(&lg_floor_map, &idx);
+	if (!line)
+		return XDP_ABORTED;
+	if (line->w[0] == 1) /* the array is zeroed: never */
+		return XDP_ABORTED;
+	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
+	idx = floor_lines + (__u32)(((h >> 32) * floor_lines2) >> 32);
+	line = bpf_map_lookup_elem(&lg_floor_map, &idx);
+	if (!line)
+		return XDP_ABORTED;
+	if (line->w[1] == 1)
+		return XDP_ABORTED;
+	return floor_verdict;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /*

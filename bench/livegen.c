@@ -5,7 +5,7 @@
  *
  *   livegen list LO N
  *	the addresses numbered [LO, LO + N) (livegen.h), one a line
- *   livegen attach IFACE drop|pass|floor|bloomfloor [--bytes B]
+ *   livegen attach IFACE drop|pass|floor|twofloor|bloomfloor [--bytes B] [--bytes2 B2]
  *		[--verdict drop|pass] [--match dst|src] [--k K]
  *	attaches a receiving program in native mode (netlink, no link: it
  *	stays after exit; `ip link set dev IFACE xdp off` removes it); the
@@ -40,7 +40,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: livegen list LO N\n"
-		"       livegen attach IFACE drop|pass|floor|bloomfloor [--bytes B] [--verdict drop|pass] [--match dst|src] [--k K]\n"
+		"       livegen attach IFACE drop|pass|floor|twofloor|bloomfloor [--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src] [--k K]\n"
 		"       livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S] [--cpu C] [--batch N]\n");
 	exit(2);
 }
@@ -114,7 +114,7 @@ static struct livegen *open_skel(void)
 
 static int cmd_attach(int argc, char **argv)
 {
-	unsigned long bytes = 64, lines, k = 9;
+	unsigned long bytes = 64, bytes2 = 0, lines, lines2, k = 9;
 	int verdict = XDP_PASS, match = LG_MATCH_DST, err, i;
 	struct livegen *skel;
 	struct bpf_program *prog;
@@ -128,6 +128,8 @@ static int cmd_attach(int argc, char **argv)
 			usage();
 		if (!strcmp(argv[i], "--bytes"))
 			bytes = num(argv[++i]);
+		else if (!strcmp(argv[i], "--bytes2"))
+			bytes2 = num(argv[++i]);
 		else if (!strcmp(argv[i], "--verdict"))
 			verdict = !strcmp(argv[++i], "drop") ? XDP_DROP : XDP_PASS;
 		else if (!strcmp(argv[i], "--match"))
@@ -140,7 +142,8 @@ static int cmd_attach(int argc, char **argv)
 	if (!k || k > BG_K_MAX)
 		usage();
 	lines = (bytes + 63) / 64;
-	if (!lines || lines > 0xffffffffUL)
+	lines2 = (bytes2 + 63) / 64;
+	if (!lines || lines + lines2 > 0xffffffffUL)
 		usage();
 	skel = open_skel();
 	if (!strcmp(argv[1], "drop"))
@@ -149,15 +152,18 @@ static int cmd_attach(int argc, char **argv)
 		prog = skel->progs.lg_pass;
 	else if (!strcmp(argv[1], "floor"))
 		prog = skel->progs.lg_floor;
+	else if (!strcmp(argv[1], "twofloor") && lines2)
+		prog = skel->progs.lg_twofloor;
 	else if (!strcmp(argv[1], "bloomfloor"))
 		prog = skel->progs.lg_bloomfloor;
 	else
 		usage();
 	skel->rodata->floor_lines = lines;
+	skel->rodata->floor_lines2 = (__u32)lines2;
 	skel->rodata->floor_verdict = verdict;
 	skel->rodata->floor_match = match;
 	skel->rodata->bloom_k = (__u32)k;
-	err = bpf_map__set_max_entries(skel->maps.lg_floor_map, lines);
+	err = bpf_map__set_max_entries(skel->maps.lg_floor_map, lines + lines2);
 	if (!err)
 		err = livegen__load(skel);
 	if (!err)
