@@ -22,6 +22,8 @@
 /* Load-time configuration: the verifier prunes the branches not taken. */
 const volatile __u8 cfg_match = BG_MATCH_DST;
 const volatile __u8 cfg_action = BG_ACTION_DROP;
+/* What becomes of a frame with no address to judge (enum bg_unparsed). */
+const volatile __u8 cfg_unparsed = BG_UNPARSED_PASS;
 /* Benchmarks only: rewrite the destination after each run so that repeated
  * BPF_PROG_TEST_RUN iterations probe different keys (see bench/). */
 const volatile __u8 cfg_bench_vary = 0;
@@ -267,8 +269,17 @@ int bloomgate_xdp(struct xdp_md *ctx)
 	else if (pkt.family == BG_KEY_IPV6)
 		bg_count(c, BG_CNT_IPV6);
 	else {
-		if (!pkt.malformed)
-			bg_count(c, BG_CNT_NON_IP);
+		if (!pkt.malformed) {
+			bg_count(c, BG_CNT_NON_IP); /* ARP...: always passes */
+		} else if (cfg_unparsed == BG_UNPARSED_DROP) {
+			/* Unparsed (cut or invalid headers, more than
+			 * BG_VLAN_MAX tags): no address to judge, so the
+			 * attachment's policy decides, filter or not. Counted
+			 * under its reason above, and here. */
+			bg_count(c, BG_CNT_UNPARSED_DROPPED);
+			bg_count(c, BG_CNT_DROPPED);
+			return XDP_DROP;
+		}
 		goto pass;
 	}
 	if (pkt.frag)
