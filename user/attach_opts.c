@@ -36,8 +36,8 @@ const struct bg_opt_enum bg_dns_action_values[] = {
 };
 
 const struct bg_opt_enum bg_unparsed_values[] = {
-	{ "pass", BG_UNPARSED_PASS, "pass it (counted by its malformed reason)" },
-	{ "drop", BG_UNPARSED_DROP, "drop it (counted in unparsed_dropped too)" },
+	{ "pass", BG_UNPARSED_PASS, "pass it, counted under its malformed reason" },
+	{ "drop", BG_UNPARSED_DROP, "drop it, counted in unparsed_dropped too" },
 	{ NULL, 0, NULL },
 };
 
