@@ -11,7 +11,9 @@
  * packet whose extension chain is too long still has a valid fixed header, so
  * its addresses are judged - a malformed tail must not be a way around the
  * blocklist. An IPv4 header with IHL < 5 or a truncated IP header gives no
- * trusted addresses; the kernel drops such packets itself.
+ * trusted addresses; the kernel drops such packets itself. A frame left with
+ * family 0 and a malformed reason is "unparsed": bloomgate_xdp passes or
+ * drops it as the attachment says (cfg_unparsed, `attach --unparsed`).
  */
 #ifndef BLOOMGATE_PARSE_H
 #define BLOOMGATE_PARSE_H

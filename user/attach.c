@@ -202,6 +202,8 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	/* Load-time configuration: the verifier prunes the modes not used. */
 	skel->rodata->cfg_match = (__u8)o->match;
 	skel->rodata->cfg_action = (__u8)o->action;
+	skel->rodata->cfg_unparsed = o->unparsed == BG_UNPARSED_DROP ?
+					     BG_UNPARSED_DROP : BG_UNPARSED_PASS;
 	skel->rodata->cfg_dns_action =
 		(__u8)(o->dns_action ? o->dns_action : BG_DNS_ACTION_NXDOMAIN);
 	for (i = 0; i < BG_DNS_PORTS_MAX; i++) {
@@ -327,7 +329,9 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	 * fails and DNS queries pass, counted in dns_no_prog. */
 	memset(&rec, 0, sizeof(rec));
 	rec.ifindex = (__u32)ifindex;
-	rec.mode = (__u8)o->mode;
+	rec.mode = (__u8)((__u8)o->mode & BG_ATTACH_MODE_MASK);
+	if (skel->rodata->cfg_unparsed == BG_UNPARSED_DROP)
+		rec.mode |= BG_ATTACH_F_UNPARSED_DROP;
 	rec.match = (__u8)o->match;
 	rec.action = (__u8)o->action;
 	rec.prog_id = xdp_program__id(prog);

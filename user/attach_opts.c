@@ -4,7 +4,7 @@
 
 const struct bg_attach_opts bg_attach_defaults = {
 	.mode = BG_MODE_NATIVE, .match = BG_MATCH_DST, .action = BG_ACTION_DROP,
-	.dns_action = BG_DNS_ACTION_NXDOMAIN,
+	.dns_action = BG_DNS_ACTION_NXDOMAIN, .unparsed = BG_UNPARSED_PASS,
 };
 
 const struct bg_opt_enum bg_mode_values[] = {
@@ -32,6 +32,12 @@ const struct bg_opt_enum bg_dns_action_values[] = {
 	{ "flag", BG_DNS_ACTION_FLAG, "pass, count, and send an event with the name" },
 	{ "nxdomain", BG_DNS_ACTION_NXDOMAIN, "answer NXDOMAIN from XDP" },
 	{ "refused", BG_DNS_ACTION_REFUSED, "answer REFUSED from XDP" },
+	{ NULL, 0, NULL },
+};
+
+const struct bg_opt_enum bg_unparsed_values[] = {
+	{ "pass", BG_UNPARSED_PASS, "pass it, counted under its malformed reason" },
+	{ "drop", BG_UNPARSED_DROP, "drop it, counted in unparsed_dropped too" },
 	{ NULL, 0, NULL },
 };
 

@@ -23,6 +23,7 @@ struct bg_attach_opts {
 	enum bg_match match;
 	enum bg_action action;
 	enum bg_dns_action dns_action; /* 0: BG_DNS_ACTION_NXDOMAIN */
+	enum bg_unparsed unparsed; /* 0: BG_UNPARSED_PASS */
 	__u16 dns_ports[BG_DNS_PORTS_MAX]; /* 0 = unused; all 0: BG_DNS_PORT */
 	/* Bloom keys the filter map must hold at BG_FPR_DEFAULT: the map is
 	 * then of that fixed size (bg_filter_capacity_elems()), so the
@@ -33,7 +34,7 @@ struct bg_attach_opts {
 /* Largest capacity (Bloom keys) accepted: a map of about 1.8 GB. */
 #define BG_CAPACITY_MAX 1000000000ULL
 
-/* The defaults: native, dst, drop, nxdomain, port 53. */
+/* The defaults: native, dst, drop, nxdomain, port 53, unparsed pass. */
 extern const struct bg_attach_opts bg_attach_defaults;
 
 /* The names of each setting ("native", "dst", "drop", "nxdomain"...), with
@@ -42,6 +43,7 @@ extern const struct bg_opt_enum bg_mode_values[];
 extern const struct bg_opt_enum bg_match_values[];
 extern const struct bg_opt_enum bg_action_values[];
 extern const struct bg_opt_enum bg_dns_action_values[];
+extern const struct bg_opt_enum bg_unparsed_values[];
 
 /* The name of value in a table above; "?" when it has none. */
 const char *bg_enum_name(const struct bg_opt_enum *values, int value);

@@ -119,6 +119,21 @@ static const char *dns_action_name(int a)
 	return bg_enum_name(bg_dns_action_values, a);
 }
 
+/* "native" or "skb": the mode of a record, less its flags (abi.h). */
+static const char *rec_mode_name(const struct bg_attach_rec *r)
+{
+	return bg_enum_name(bg_mode_values, r->mode & BG_ATTACH_MODE_MASK);
+}
+
+/* "pass" or "drop": a record's policy for unparsed frames; 0 in records
+ * written before the flag existed, which is pass. */
+static const char *rec_unparsed_name(const struct bg_attach_rec *r)
+{
+	return bg_enum_name(bg_unparsed_values,
+			    r->mode & BG_ATTACH_F_UNPARSED_DROP ? BG_UNPARSED_DROP :
+								  BG_UNPARSED_PASS);
+}
+
 /* "53" or "53,5353": the ports in use (0 = unused), into buf. */
 static void fmt_ports(char *buf, size_t len, const __u16 *ports)
 {
@@ -174,7 +189,7 @@ static int parse_args(const struct bg_cmd *cmd, int *argc, char **argv, void *ct
 
 struct attach_args {
 	const char *ifname;
-	int mode, match, action, dns_action;
+	int mode, match, action, dns_action, unparsed;
 	__u16 ports[BG_DNS_PORTS_MAX];
 	int nports;
 	unsigned long long capacity;
@@ -182,7 +197,7 @@ struct attach_args {
 
 static const struct attach_args attach_defaults = {
 	.mode = BG_MODE_NATIVE, .match = BG_MATCH_DST, .action = BG_ACTION_DROP,
-	.dns_action = BG_DNS_ACTION_NXDOMAIN,
+	.dns_action = BG_DNS_ACTION_NXDOMAIN, .unparsed = BG_UNPARSED_PASS,
 };
 
 /* A --dns-port: in range already (the table), not given twice. */
@@ -220,6 +235,11 @@ static const struct bg_opt attach_opts[] = {
 	  .help = "UDP destination port judged as DNS; given ports replace 53",
 	  .min = 1, .max = 65535, .max_count = BG_DNS_PORTS_MAX,
 	  .set = attach_port },
+	{ .name = "unparsed", .type = BG_OPT_ENUM, .values = bg_unparsed_values,
+	  .help = "on a frame with no address to judge: cut or invalid "
+		  "Ethernet/VLAN/IP headers, more than " BG_TEXTIFY(BG_VLAN_MAX)
+		  " VLAN tags (ARP and other non-IP frames always pass)",
+	  .off = offsetof(struct attach_args, unparsed) },
 	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",
 	  .help = "a filter map of fixed size, for KEYS Bloom keys at fpr "
 		  BG_TEXTIFY(BG_FPR_DEFAULT_CONFIRM) " with the exact stage: lookups "
@@ -259,6 +279,7 @@ static int cmd_attach(int argc, char **argv)
 	o.match = (enum bg_match)a.match;
 	o.action = (enum bg_action)a.action;
 	o.dns_action = (enum bg_dns_action)a.dns_action;
+	o.unparsed = (enum bg_unparsed)a.unparsed;
 	memcpy(o.dns_ports, a.ports, sizeof(o.dns_ports));
 	if (!a.nports)
 		o.dns_ports[0] = BG_DNS_PORT;
@@ -269,10 +290,11 @@ static int cmd_attach(int argc, char **argv)
 	fmt_capacity(cap, sizeof(cap),
 		     o.capacity ? bg_filter_capacity_elems(o.capacity) : 0);
 	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s, "
-	       "capacity %s)\n",
+	       "unparsed %s, capacity %s)\n",
 	       a.ifname, o.mode == BG_MODE_SKB ? "skb" : "native",
 	       match_name(o.match), action_name(o.action),
-	       dns_action_name(o.dns_action), ports, cap);
+	       dns_action_name(o.dns_action), ports,
+	       bg_enum_name(bg_unparsed_values, o.unparsed), cap);
 	return 0;
 }
 
@@ -910,11 +932,12 @@ static int cmd_status(int argc, char **argv)
 			fmt_capacity(cap, sizeof(cap), cap_elems);
 		}
 		printf("attached: %s (ifindex %u, %s mode, match %s, action %s, "
-		       "dns-action %s, dns-ports %s, capacity %s, prog id %u, "
-		       "dns prog id %u)\n",
-		       name, recs[i].ifindex, recs[i].mode == BG_MODE_SKB ? "skb" : "native",
+		       "dns-action %s, dns-ports %s, unparsed %s, capacity %s, "
+		       "prog id %u, dns prog id %u)\n",
+		       name, recs[i].ifindex, rec_mode_name(&recs[i]),
 		       match_name(recs[i].match), action_name(recs[i].action),
-		       dns_action_name(recs[i].dns_action), ports, cap, recs[i].prog_id,
+		       dns_action_name(recs[i].dns_action), ports,
+		       rec_unparsed_name(&recs[i]), cap, recs[i].prog_id,
 		       recs[i].dns_prog_id);
 	}
 	ret = bg_filter_map_current(st.filters_fd, &mem, &len);

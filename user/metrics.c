@@ -162,6 +162,7 @@ enum cnt_fam {
 	FAM_DNS_UNJUDGED,
 	FAM_ADDR_BLOOM_FP,
 	FAM_DNS_BLOOM_FP,
+	FAM_UNPARSED_DROPPED,
 	FAM__COUNT,
 };
 
@@ -209,6 +210,8 @@ static const struct {
 			       "Addresses the Bloom part called maybe listed and the exact stage rejected: passed, counted among the negatives." },
 	[FAM_DNS_BLOOM_FP] = { "bloomgate_dns_bloom_false_positives_total",
 			      "Names the Bloom part called maybe listed and the exact stage rejected: passed, counted among the negatives." },
+	[FAM_UNPARSED_DROPPED] = { "bloomgate_unparsed_dropped_total",
+				   "Frames with no address to judge (cut or invalid headers, too many VLAN tags) dropped by attach --unparsed drop; counted in verdict=\"dropped\" and by malformed reason too." },
 };
 
 /* Where each counter goes; value: its label value when its name (less the
@@ -247,6 +250,7 @@ static const struct {
 	[BG_CNT_DNS_NO_PROG] = { FAM_DNS_UNJUDGED, NULL },
 	[BG_CNT_BLOOM_FP] = { FAM_ADDR_BLOOM_FP, NULL },
 	[BG_CNT_DNS_BLOOM_FP] = { FAM_DNS_BLOOM_FP, NULL },
+	[BG_CNT_UNPARSED_DROPPED] = { FAM_UNPARSED_DROPPED, NULL },
 };
 
 /* The label value of counter i in its family: the name from counters.c,
@@ -285,7 +289,7 @@ static void render_counters(FILE *out, const struct bg_counters *c)
 	}
 
 	family(out, "bloomgate_malformed_packets_total", "counter",
-	       "Malformed frames, by the reason the parser gave up (passed).");
+	       "Malformed frames, by the reason the parser gave up (passed, unless attach --unparsed drop dropped them).");
 	for (i = 0; i < BG_MAL__COUNT; i++) {
 		struct label l = { "reason", bg_malformed_names[i] };
 
@@ -307,7 +311,7 @@ static void render_interfaces(FILE *out, const struct bg_attach_rec *recs,
 		const struct bg_attach_rec *r = &recs[i];
 		char ifindex[16], netns[16], ports[8 * BG_DNS_PORTS_MAX] = "";
 		size_t off = 0;
-		struct label l[7];
+		struct label l[8];
 
 		if (!r->ifindex)
 			continue;
@@ -323,13 +327,20 @@ static void render_interfaces(FILE *out, const struct bg_attach_rec *recs,
 						r->dns_ports[j]);
 		l[0] = (struct label){ "ifindex", ifindex };
 		l[1] = (struct label){ "netns", netns };
-		l[2] = (struct label){ "mode", bg_enum_name(bg_mode_values, r->mode) };
+		l[2] = (struct label){ "mode", bg_enum_name(bg_mode_values,
+							    r->mode & BG_ATTACH_MODE_MASK) };
 		l[3] = (struct label){ "match", bg_enum_name(bg_match_values, r->match) };
 		l[4] = (struct label){ "action", bg_enum_name(bg_action_values, r->action) };
 		l[5] = (struct label){ "dns_action",
 				       bg_enum_name(bg_dns_action_values, r->dns_action) };
 		l[6] = (struct label){ "dns_ports", ports };
-		sample_u64(out, name, l, 7, 1);
+		/* a flag in mode (abi.h); 0 in older records: pass */
+		l[7] = (struct label){ "unparsed",
+				       bg_enum_name(bg_unparsed_values,
+						    r->mode & BG_ATTACH_F_UNPARSED_DROP ?
+							    BG_UNPARSED_DROP :
+							    BG_UNPARSED_PASS) };
+		sample_u64(out, name, l, 8, 1);
 	}
 }
 

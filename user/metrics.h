@@ -25,7 +25,8 @@
  *   bloomgate_flagged_packets_total         "flagged": passed with an event,
  *                                           a part of verdict="passed"
  *   bloomgate_interface_info{ifindex,netns,mode,match,action,dns_action,
- *                            dns_ports} 1   "by match": one per attachment
+ *                            dns_ports,unparsed} 1
+ *                                           "by match": one per attachment
  *   bloomgate_malformed_packets_total{reason="trunc_eth"|...}
  *                                           "malformed reasons as labels"
  *   bloomgate_dns_unjudged_total{reason="response"|"opcode"|"qdcount"|
@@ -37,7 +38,8 @@
  *   bloomgate_dns_queries_total, bloomgate_dns_probes_total,
  *   bloomgate_dns_lookups_total{result}, bloomgate_dns_allowlisted_total,
  *   bloomgate_fragments_total, bloomgate_no_filter_packets_total,
- *   bloomgate_events_lost_total             the other datapath counters
+ *   bloomgate_events_lost_total,
+ *   bloomgate_unparsed_dropped_total        the other datapath counters
  *   bloomgate_source_entries, _last_success_timestamp_seconds,
  *   _fetch_failures_total, _not_modified_total, _fetches_total,
  *   bloomgate_source_state{state} 0/1       per source, label source="NAME"

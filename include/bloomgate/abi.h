@@ -211,7 +211,12 @@ _Static_assert(sizeof(struct bg_fp_bucket) == 64, "bucket is one cache line");
 	 * hold is not listed; counted once per address or query judged.    \
 	 * Included in negatives / dns_negatives. */                         \
 	X(BLOOM_FP, "bloom_false_positives") /* addresses */                \
-	X(DNS_BLOOM_FP, "dns_bloom_false_positives") /* query names */
+	X(DNS_BLOOM_FP, "dns_bloom_false_positives") /* query names */      \
+	/* A frame with no address to judge (a malformed reason that leaves \
+	 * family 0: cut or invalid L2/L3 headers, more than BG_VLAN_MAX     \
+	 * tags) dropped by `attach --unparsed drop`; counted in dropped and \
+	 * under its malformed reason too. */                                \
+	X(UNPARSED_DROPPED, "unparsed_dropped")
 
 #define BG_MALFORMED_REASONS(X)                                               \
 	X(TRUNC_ETH, "trunc_eth")           /* shorter than an Ethernet header */ \
@@ -274,6 +279,18 @@ enum bg_dns_action {
 	BG_DNS_ACTION_REFUSED = 4, /* answer RCODE 5 in place, XDP_TX */
 };
 
+/*
+ * What becomes of a frame the parser could not take to an address
+ * (bpf/parse.h: family 0 with a malformed reason), chosen at attach time
+ * (`attach --unparsed`). A well-formed non-IP frame (ARP...) is not
+ * unparsed: it always passes. Nor is an IPv6 packet whose extension chain
+ * is cut or too long: its fixed header is valid, it is judged by address.
+ */
+enum bg_unparsed {
+	BG_UNPARSED_PASS = 0, /* counted and passed (the default) */
+	BG_UNPARSED_DROP = 1, /* counted and dropped (unparsed_dropped) */
+};
+
 /* UDP destination ports judged as DNS: at most this many, set at attach
  * time (`attach --dns-port`, default 53). */
 #define BG_DNS_PORTS_MAX 4
@@ -306,7 +323,7 @@ _Static_assert(sizeof(struct bg_name_event) == 32 + 256, "name event size");
 /* Attachment record, one per interface, kept in a pinned array for `status`. */
 struct bg_attach_rec {
 	__u32 ifindex; /* 0: free slot */
-	__u8 mode; /* 1 native, 2 skb */
+	__u8 mode; /* 1 native, 2 skb (BG_ATTACH_MODE_MASK); flags above */
 	__u8 match; /* enum bg_match */
 	__u8 action; /* enum bg_action */
 	__u8 dns_action; /* enum bg_dns_action */
@@ -320,6 +337,14 @@ struct bg_attach_rec {
 	__u32 capacity;
 };
 _Static_assert(sizeof(struct bg_attach_rec) == 32, "attach record size");
+/*
+ * The record has no free byte, so settings added later are flags in the
+ * high bits of mode, whose values use the low four. A record written
+ * before a flag existed has 0 there: the flag's 0 must be the old
+ * behaviour (that is the versioning). Every reader of mode masks it.
+ */
+#define BG_ATTACH_MODE_MASK 0x0f
+#define BG_ATTACH_F_UNPARSED_DROP 0x80 /* attach --unparsed drop; 0: pass */
 #define BG_ATTACH_MAX 64
 
 /* Parser bounds (named constants, one definition). */

@@ -151,12 +151,18 @@ static void rnd_bytes(struct rng *r, uint8_t *p, size_t n)
 struct cfg {
 	const char *name;
 	__u8 match, action;
+	__u8 unparsed; /* cfg_unparsed (attach --unparsed); 0: pass */
 };
 
 static struct cfg CFG_DST_DROP = { "match dst, drop", BG_MATCH_DST,
-				   BG_ACTION_DROP };
+				   BG_ACTION_DROP, BG_UNPARSED_PASS };
 static struct cfg CFG_BOTH_DROP = { "match both, drop", BG_MATCH_BOTH,
-				    BG_ACTION_DROP };
+				    BG_ACTION_DROP, BG_UNPARSED_PASS };
+/* attach --unparsed drop: the frames with no address to judge (about a
+ * quarter of those generated) become drops. */
+static struct cfg CFG_DST_DROP_UNP = { "match dst, drop, unparsed drop",
+				       BG_MATCH_DST, BG_ACTION_DROP,
+				       BG_UNPARSED_DROP };
 
 struct fx {
 	const struct cfg *cfg;
@@ -289,6 +295,7 @@ static int fx_setup(void **state)
 	assert_non_null(f->skel);
 	f->skel->rodata->cfg_match = f->cfg->match;
 	f->skel->rodata->cfg_action = f->cfg->action;
+	f->skel->rodata->cfg_unparsed = f->cfg->unparsed;
 	assert_int_equal(bloomgate__load(f->skel), 0);
 	f->prog = bpf_program__fd(f->skel->progs.bloomgate_xdp);
 	f->filters = bpf_map__fd(f->skel->maps.bg_filters);
@@ -499,9 +506,17 @@ static void model(const struct fx *f, const uint8_t *fr, size_t len,
 		e->mal[l.reason] = 1;
 	}
 	if (!l.family) {
-		/* no address to judge: passed, and non_ip unless malformed */
-		if (l.reason < 0)
+		/* no address to judge: non_ip unless malformed, and passed;
+		 * a malformed one ("unparsed") is dropped under --unparsed
+		 * drop, counted as dropped and unparsed_dropped */
+		if (l.reason < 0) {
 			e->cnt[BG_CNT_NON_IP] = 1;
+		} else if (f->cfg->unparsed == BG_UNPARSED_DROP) {
+			e->cnt[BG_CNT_UNPARSED_DROPPED] = 1;
+			e->cnt[BG_CNT_DROPPED] = 1;
+			e->verdict = XDP_DROP;
+			return;
+		}
 		e->cnt[BG_CNT_PASSED] = 1;
 		e->verdict = XDP_PASS;
 		return;
@@ -1014,6 +1029,10 @@ static void diff_run(void **state)
 	assert_true(cv.cnt[BG_CNT_ALLOWLISTED] > 100);
 	assert_true(cv.cnt[BG_CNT_FRAGMENTS] > 1000);
 	assert_true(cv.cnt[BG_CNT_NON_IP] > 1000);
+	if (f->cfg->unparsed == BG_UNPARSED_DROP)
+		assert_true(cv.cnt[BG_CNT_UNPARSED_DROPPED] > 1000);
+	else
+		assert_int_equal(cv.cnt[BG_CNT_UNPARSED_DROPPED], 0);
 	/* trunc_eth: frames under 14 bytes are refused by the kernel */
 	for (j = 0; j < BG_MAL__COUNT; j++)
 		if (j != BG_MAL_TRUNC_ETH && cv.mal[j] < 100)
@@ -1049,6 +1068,9 @@ static void model_expect(const struct fx *f, const struct pkt *p, size_t len,
 	assert_int_equal(e.cnt[BG_CNT_PROBES], judged);
 	assert_int_equal(e.cnt[BG_CNT_DROPPED], verdict == XDP_DROP);
 	assert_int_equal(e.cnt[BG_CNT_PASSED], verdict == XDP_PASS);
+	/* a drop without a family is the unparsed policy's */
+	assert_int_equal(e.cnt[BG_CNT_UNPARSED_DROPPED],
+			 fam_cnt < 0 && verdict == XDP_DROP);
 }
 
 static void test_model(void **state)
@@ -1129,6 +1151,57 @@ static void test_model(void **state)
 #undef SPEC
 }
 
+/* The model under --unparsed drop: what has no address (with a reason) is
+ * dropped, listed or not; what has one is judged; non-IP passes. */
+static void test_model_unparsed(void **state)
+{
+	struct fx *f = *state;
+	char l4[INET_ADDRSTRLEN], l6[INET6_ADDRSTRLEN];
+	const char *u4 = "192.0.2.1", *u6 = "2001:db8::1";
+	__u8 a6[16];
+	__u32 a4;
+	struct pkt p;
+
+	assert_int_equal(f->cfg->unparsed, BG_UNPARSED_DROP);
+	assert_non_null(inet_ntop(AF_INET, f->v4[1], l4, sizeof(l4)));
+	assert_non_null(inet_ntop(AF_INET6, f->v6[1], l6, sizeof(l6)));
+	assert_int_equal(inet_pton(AF_INET, u4, &a4), 1);
+	assert_int_equal(inet_pton(AF_INET6, u6, a6), 1);
+	/* the documentation addresses are not listed here */
+	assert_int_equal(bg_filter_test4(f->mem, a4), 0);
+	assert_int_equal(bg_filter_test6(f->mem, a6), 0);
+
+#define SPEC(af_, src_, dst_, ...)                                            \
+	((struct pkt_spec){ .family = (af_), .src = (src_), .dst = (dst_),    \
+			    .payload = 16, __VA_ARGS__ })
+	build(&p, SPEC(AF_INET, u4, l4, .vlans = 3));
+	model_expect(f, &p, p.len, XDP_DROP, -1, BG_MAL_VLAN_TOO_DEEP, 0);
+	build(&p, SPEC(AF_INET6, u6, u6, .vlans = 3));
+	model_expect(f, &p, p.len, XDP_DROP, -1, BG_MAL_VLAN_TOO_DEEP, 0);
+	model_expect(f, &p, 14 + 6, XDP_DROP, -1, BG_MAL_TRUNC_VLAN, 0);
+	build(&p, SPEC(AF_INET, u4, u4, .vlans = 2,
+		       .vlan_tpid = { ET_8021AD, ET_8021Q }));
+	model_expect(f, &p, p.len, XDP_PASS, BG_CNT_IPV4, -1, 0);
+	build(&p, SPEC(AF_INET, u4, u4, .ihl = 4));
+	model_expect(f, &p, p.len, XDP_DROP, -1, BG_MAL_BAD_IPV4_IHL, 0);
+	build(&p, SPEC(AF_INET, u4, u4));
+	model_expect(f, &p, p.l3 + 19, XDP_DROP, -1, BG_MAL_TRUNC_IPV4, 0);
+	build(&p, SPEC(AF_INET6, u6, u6));
+	model_expect(f, &p, p.l3 + 39, XDP_DROP, -1, BG_MAL_TRUNC_IPV6, 0);
+	p.buf[p.l3] = 0x45;
+	model_expect(f, &p, p.len, XDP_DROP, -1, BG_MAL_BAD_IPV6_VERSION, 0);
+	/* an IPv6 chain too long or cut: judged by address, as by default */
+	build(&p, SPEC(AF_INET6, u6, u6, .ext_hdrs = BG_IPV6_EXT_MAX + 1));
+	model_expect(f, &p, p.len, XDP_PASS, BG_CNT_IPV6,
+		     BG_MAL_IPV6_EXT_TOO_LONG, 0);
+	build(&p, SPEC(AF_INET6, u6, l6, .ext_hdrs = 2));
+	model_expect(f, &p, p.l3 + 40 + 15, XDP_DROP, BG_CNT_IPV6,
+		     BG_MAL_TRUNC_IPV6_EXT, 0);
+	build(&p, SPEC(0, NULL, NULL, .ethertype = 0x0806, .vlans = 2));
+	model_expect(f, &p, p.len, XDP_PASS, -1, -1, 0);
+#undef SPEC
+}
+
 /* ---- Main --------------------------------------------------------------- */
 
 #define T(fn, cfg)                                                            \
@@ -1140,6 +1213,8 @@ int main(void)
 		T(test_model, CFG_DST_DROP),
 		T(diff_run, CFG_DST_DROP),
 		T(diff_run, CFG_BOTH_DROP),
+		T(test_model_unparsed, CFG_DST_DROP_UNP),
+		T(diff_run, CFG_DST_DROP_UNP),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

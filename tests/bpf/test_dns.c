@@ -1268,6 +1268,25 @@ static void test_verifier_stats(void **state)
 			bloomgate__destroy(skel);
 		}
 	}
+	/* attach --unparsed drop (the default DNS action) */
+	for (match = 1; match <= 3; match++) {
+		struct bloomgate *skel = bloomgate__open();
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		assert_non_null(skel);
+		skel->rodata->cfg_match = match;
+		skel->rodata->cfg_unparsed = BG_UNPARSED_DROP;
+		assert_int_equal(bloomgate__load(skel), 0);
+		memset(&info, 0, sizeof(info));
+		assert_int_equal(bpf_obj_get_info_by_fd(
+					 bpf_program__fd(skel->progs.bloomgate_xdp),
+					 &info, &len), 0);
+		print_message("# cfg_match %u, cfg_unparsed drop: bloomgate_xdp %u verified insns\n",
+			      match, info.verified_insns);
+		assert_true(info.verified_insns > 0 && info.verified_insns < 1000000);
+		bloomgate__destroy(skel);
+	}
 }
 
 static void test_exact_vs_subdomains(void **state)

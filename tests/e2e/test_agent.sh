@@ -88,6 +88,7 @@ cat >"$CFG" <<EOF
 interfaces:
   - name: $IF_GWC
     mode: $ATTACH_MODE
+    unparsed: drop
 fpr: 0.0001
 state_dir: $E2E_TMP/state
 metrics: 127.0.0.1:$METRICS_PORT
@@ -111,7 +112,8 @@ grep -q "^list remote .*: ok, 42 entries" <<<"$BG_OUT" || t_fail "no 'ok' for th
 sed 's/^fpr:/fpx:/' "$CFG" >"$E2E_TMP/bad.yaml"
 bg_capture agent --check --config "$E2E_TMP/bad.yaml"
 t_expect_eq "agent --check of a config with an unknown key: exit" 2 "$BG_RC"
-grep -q "bad.yaml:4: " <<<"$BG_OUT$BG_ERR" || t_fail "no file:line in: $BG_OUT $BG_ERR"
+grep -q "bad.yaml:$(grep -n '^fpr:' "$CFG" | cut -d: -f1): " <<<"$BG_OUT$BG_ERR" ||
+	t_fail "no file:line in: $BG_OUT $BG_ERR"
 [ -e "$BG_PIN" ] && t_fail "agent --check touched the datapath ($BG_PIN exists)"
 t_end "$E2E_NAME"
 
@@ -124,6 +126,10 @@ wait_until 15 matches "$X" || t_fail "$X (URL list) not matched 15 s after start
 wait_until 5 matches "$Y" || t_fail "$Y (file list) not matched"
 expect_traffic t2 "$X $Y $X6" "$Z"
 wait_until 5 src_state_is remote ok || t_fail "status: remote is '$(src_state remote)', not ok: $(bg status 2>&1 | tail -3)"
+# the interface's settings from the config (the mode byte holds the policy too)
+status_has "attached: $IF_GWC (ifindex " || t_fail "status: $(bg status | grep '^attached')"
+bg status | grep -q "^attached: $IF_GWC .*, $ATTACH_MODE mode, .*, unparsed drop, " ||
+	t_fail "config unparsed: drop not in status: $(bg status | grep '^attached')"
 t_end "$E2E_NAME"
 
 # ---- 3. a change on the server reaches the datapath --------------------------------
@@ -233,6 +239,8 @@ done
 grep -q '^bloomgate_source_entries{source="local"} 2$' "$E2E_TMP/metrics.txt" ||
 	t_fail "bloomgate_source_entries of local is not 2"
 grep -q '^bloomgate_filter_generation [1-9]' "$E2E_TMP/metrics.txt" || t_fail "no filter generation"
+grep -q "^bloomgate_interface_info{.*,mode=\"$ATTACH_MODE\",.*,unparsed=\"drop\"} 1$" "$E2E_TMP/metrics.txt" ||
+	t_fail "interface_info: $(grep '^bloomgate_interface_info' "$E2E_TMP/metrics.txt")"
 t_end "$E2E_NAME"
 
 # ---- 8. idle: no polling loop ----------------------------------------------------------

@@ -159,6 +159,9 @@ attach_native_or_skb "$IF_GWC"
 info "$BG_OUT"
 [ -n "$(xdp_prog_id "$IF_GWC")" ] || t_fail "no XDP program on $IF_GWC after attach"
 bg status | grep -q "attached: $IF_GWC " || t_fail "status does not list $IF_GWC"
+# the default policy for frames with no address to judge
+bg status | grep -q "^attached: $IF_GWC .*, unparsed pass, " ||
+	t_fail "status without --unparsed: $(bg status | grep "^attached: $IF_GWC")"
 t_end "$E2E_NAME"
 PROG_ID=$(xdp_prog_id "$IF_GWC")
 
@@ -626,6 +629,32 @@ UNLISTED=("${DSTS[@]}")
 traffic t6b 100 "$PPS" --src "$C_IP4" --src "$C_IP6" "${DSTS[@]}" ||
 	t_fail "traffic run failed"
 expect_delivery t6b
+t_end "$E2E_NAME"
+
+# ---- 6c. --unparsed drop ------------------------------------------------------------
+# The policy is the attachment's: attach and status say it (kept as a flag in
+# the record's mode byte, so the mode must still read right), and traffic that
+# parses is judged as before. The frames it drops (3+ VLAN tags, cut or
+# invalid headers) are built byte by byte in tests/bpf/test_datapath.c and
+# test_diff.c.
+
+E2E_NAME=unparsed_drop
+t_begin
+bg detach "$IF_GWC" >/dev/null || t_fail "detach failed"
+attach "$IF_GWC" --unparsed drop || t_fail "attach --unparsed drop failed: $BG_ERR"
+grep -q "($ATTACH_MODE mode, .*, unparsed drop, capacity " <<<"$BG_OUT" ||
+	t_fail "attach printed '$BG_OUT'"
+bg status | grep -q "^attached: $IF_GWC (ifindex [0-9]*, $ATTACH_MODE mode, match dst, .*, unparsed drop, capacity " ||
+	t_fail "status with --unparsed drop: $(bg status | grep "^attached: $IF_GWC")"
+bg load "$T/list1" >/dev/null || t_fail "load failed"
+LISTED=(198.51.100.10 2001:db8:100::10)
+mapfile -t U4 < <(pick_unmatched 1 198.51.100.{100..120})
+mapfile -t U6 < <(pick_unmatched 1 2001:db8:100::{100..120})
+UNLISTED=("${U4[@]}" "${U6[@]}")
+u0=$(bg_stat unparsed_dropped)
+traffic t6c 100 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
+expect_delivery t6c
+t_expect_eq "unparsed_dropped growth (all of it parsed)" 0 "$(($(bg_stat unparsed_dropped) - u0))"
 t_end "$E2E_NAME"
 
 # ---- 9. --capacity: a fixed-size filter map, the lookups inlined -------------------

@@ -158,10 +158,13 @@ static void test_counter_indices(void **state)
 	assert_int_equal(BG_CNT_DNS_NO_PROG, 27);
 	assert_int_equal(BG_CNT_BLOOM_FP, 28);
 	assert_int_equal(BG_CNT_DNS_BLOOM_FP, 29);
-	assert_int_equal(BG_CNT__COUNT, 30);
+	assert_int_equal(BG_CNT_UNPARSED_DROPPED, 30);
+	assert_int_equal(BG_CNT__COUNT, 31);
 	assert_int_equal(BG_MAL_IPV6_EXT_TOO_LONG, 9);
 	assert_int_equal(BG_MAL__COUNT, 10);
 	assert_string_equal(bg_counter_names[BG_CNT_DNS_TRUNCATED], "dns_truncated");
+	assert_string_equal(bg_counter_names[BG_CNT_UNPARSED_DROPPED],
+			    "unparsed_dropped");
 	for (i = 0; i < BG_CNT__COUNT; i++)
 		for (j = i + 1; j < BG_CNT__COUNT; j++)
 			assert_string_not_equal(bg_counter_names[i],
@@ -174,12 +177,26 @@ static void test_counter_indices(void **state)
 	assert_int_equal(BG_KEY_NAME_SUBS, 4);
 }
 
+/* bg_attach_rec.mode holds the mode in its low bits and flags above: a
+ * record written before a flag existed reads as its default (0 = pass). */
+static void test_attach_mode_flags(void **state)
+{
+	(void)state;
+	assert_int_equal(BG_ATTACH_F_UNPARSED_DROP & BG_ATTACH_MODE_MASK, 0);
+	assert_int_equal(1 & ~BG_ATTACH_MODE_MASK, 0); /* native */
+	assert_int_equal(2 & ~BG_ATTACH_MODE_MASK, 0); /* skb */
+	assert_int_equal(BG_ATTACH_F_UNPARSED_DROP & 0xff, BG_ATTACH_F_UNPARSED_DROP);
+	assert_int_equal(BG_UNPARSED_PASS, 0);
+	assert_int_equal(BG_UNPARSED_DROP, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_btf_layouts),
 		cmocka_unit_test(test_map_sizes),
 		cmocka_unit_test(test_counter_indices),
+		cmocka_unit_test(test_attach_mode_flags),
 	};
 
 	return cmocka_run_group_tests_name("abi", tests, NULL, NULL);

@@ -64,6 +64,7 @@ static void test_example_file(void **state)
 	assert_int_equal(c.ifaces[0].attach.action, BG_ACTION_DROP);
 	assert_int_equal(c.ifaces[0].attach.dns_action, BG_DNS_ACTION_NXDOMAIN);
 	assert_int_equal(c.ifaces[0].attach.dns_ports[0], 0);
+	assert_int_equal(c.ifaces[0].attach.unparsed, BG_UNPARSED_PASS);
 
 	assert_true(c.fpr == BG_FPR_DEFAULT_CONFIRM);
 	assert_int_equal(c.confirm, 1);
@@ -201,7 +202,7 @@ static void test_all_keys(void **state)
 		"interfaces:\n"
 		"  - {name: veth-gw, mode: skb, match: both, action: flag,\n"
 		"     dns_action: refused, dns_ports: [53, 5353, 853, 1053],\n"
-		"     capacity: 2000000}\n"
+		"     capacity: 2000000, unparsed: drop}\n"
 		"  - name: lan0\n"
 		"    match: src\n"
 		"    dns_action: flag\n"
@@ -259,6 +260,8 @@ static void test_all_keys(void **state)
 	assert_int_equal(c.ifaces[1].attach.dns_ports[1], 0);
 	assert_int_equal(c.ifaces[0].attach.capacity, 2000000);
 	assert_int_equal(c.ifaces[1].attach.capacity, 0); /* any size */
+	assert_int_equal(c.ifaces[0].attach.unparsed, BG_UNPARSED_DROP);
+	assert_int_equal(c.ifaces[1].attach.unparsed, BG_UNPARSED_PASS);
 	assert_true(c.fpr == 1e-4);
 	assert_int_equal(c.confirm, 0);
 	assert_string_equal(c.state_dir, "/srv/bg state");
@@ -370,7 +373,7 @@ static const struct err_case err_cases[] = {
 	{ "lists:\n  - name: a\n    path: /a\n    path: /b\n",
 	  "t.yaml:4: lists[0].path: given twice (first on line 3)" },
 	{ "interfaces:\n  - name: eth0\n    mtu: 1500\n" L1,
-	  "t.yaml:3: interfaces[0]: unknown key 'mtu' (name, mode, match, action, dns_action, dns_ports, capacity)" },
+	  "t.yaml:3: interfaces[0]: unknown key 'mtu' (name, mode, match, action, dns_action, dns_ports, capacity, unparsed)" },
 	{ "interfaces:\n  - name: eth0\n    capacity: 0\n" L1,
 	  "t.yaml:3: interfaces[0].capacity: '0' is not a whole number from 1 to 1e+09" },
 	{ "interfaces:\n  - name: eth0\n    capacity: 1M\n" L1,
@@ -393,7 +396,7 @@ static const struct err_case err_cases[] = {
 	{ "interfaces: eth0\n" L1,
 	  "t.yaml:1: interfaces: expected a list of maps ('- name: ...'), not a single value" },
 	{ "interfaces:\n  - eth0\n" L1,
-	  "t.yaml:2: interfaces[0]: expected a map of keys (name, mode, match, action, dns_action, dns_ports, capacity), not a single value" },
+	  "t.yaml:2: interfaces[0]: expected a map of keys (name, mode, match, action, dns_action, dns_ports, capacity, unparsed), not a single value" },
 	{ "fpr:\n  - 0.1\n" L1, "t.yaml:2: fpr: expected a single value, not a list" },
 	{ "lists:\n  - name: {a: 1}\n    path: /a\n",
 	  "t.yaml:2: lists[0].name: expected a single value, not a map" },
@@ -472,6 +475,8 @@ static const struct err_case err_cases[] = {
 	  "t.yaml:3: interfaces[0].action: unknown value 'reject' (drop, flag)" },
 	{ "interfaces:\n  - name: eth0\n    dns_action: servfail\n" L1,
 	  "t.yaml:3: interfaces[0].dns_action: unknown value 'servfail' (drop, flag, nxdomain, refused)" },
+	{ "interfaces:\n  - name: eth0\n    unparsed: reject\n" L1,
+	  "t.yaml:3: interfaces[0].unparsed: unknown value 'reject' (pass, drop)" },
 	{ "interfaces:\n  - name: eth0\n    dns_ports: 53\n" L1,
 	  "t.yaml:3: interfaces[0].dns_ports: expected a list of ports ([53, 5353]), not a single value" },
 	{ "interfaces:\n  - name: eth0\n    dns_ports: []\n" L1,

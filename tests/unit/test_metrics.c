@@ -62,7 +62,10 @@ static void fill(struct bg_metrics_view *v)
 					  .netns_ino = 4026531840U,
 					  .dns_ports = { 53, 5353 } };
 	/* recs[1]: a free slot, not shown */
-	recs[2] = (struct bg_attach_rec){ .ifindex = 7, .mode = 2, .match = BG_MATCH_BOTH,
+	/* recs[2]: skb, with the --unparsed drop flag in the mode byte */
+	recs[2] = (struct bg_attach_rec){ .ifindex = 7,
+					  .mode = 2 | BG_ATTACH_F_UNPARSED_DROP,
+					  .match = BG_MATCH_BOTH,
 					  .action = BG_ACTION_FLAG,
 					  .dns_action = BG_DNS_ACTION_REFUSED,
 					  .netns_ino = 4026532000U, .dns_ports = { 53 } };
@@ -157,12 +160,15 @@ static void test_lines(void **state)
 			 1000 + BG_CNT_DNS_RESPONSE);
 	assert_containsf(t, "bloomgate_dns_unjudged_total{reason=\"no_prog\"} %d\n",
 			 1000 + BG_CNT_DNS_NO_PROG);
+	assert_containsf(t, "# TYPE bloomgate_unparsed_dropped_total counter\n"
+			    "bloomgate_unparsed_dropped_total %d\n",
+			 1000 + BG_CNT_UNPARSED_DROPPED);
 	assert_contains(t, "# TYPE bloomgate_malformed_packets_total counter\n"
 			   "bloomgate_malformed_packets_total{reason=\"trunc_eth\"} 5000\n"
 			   "bloomgate_malformed_packets_total{reason=\"trunc_vlan\"} 5001\n");
 	assert_contains(t, "# TYPE bloomgate_interface_info gauge\n"
-			   "bloomgate_interface_info{ifindex=\"7\",netns=\"4026531840\",mode=\"native\",match=\"dst\",action=\"drop\",dns_action=\"nxdomain\",dns_ports=\"53,5353\"} 1\n"
-			   "bloomgate_interface_info{ifindex=\"7\",netns=\"4026532000\",mode=\"skb\",match=\"both\",action=\"flag\",dns_action=\"refused\",dns_ports=\"53\"} 1\n"
+			   "bloomgate_interface_info{ifindex=\"7\",netns=\"4026531840\",mode=\"native\",match=\"dst\",action=\"drop\",dns_action=\"nxdomain\",dns_ports=\"53,5353\",unparsed=\"pass\"} 1\n"
+			   "bloomgate_interface_info{ifindex=\"7\",netns=\"4026532000\",mode=\"skb\",match=\"both\",action=\"flag\",dns_action=\"refused\",dns_ports=\"53\",unparsed=\"drop\"} 1\n"
 			   "# HELP");
 	assert_contains(t, "bloomgate_filter_loaded 1\n");
 	assert_contains(t, "bloomgate_filter_keys 123456\n");
