@@ -984,7 +984,7 @@ static int cmd_status(int argc, char **argv)
 		bg_filter_unmap(mem, len);
 		print_record_lists(bg_filter_current_id(st.filters_fd));
 	} else if (ret == -ENOENT) {
-		puts("filter: none loaded (every packet passes)");
+		puts("filter: none loaded (every packet with an address passes)");
 	} else {
 		/* e.g. EPERM: the live map is found by id (CAP_SYS_ADMIN) */
 		printf("filter: cannot be read: %s\n", strerror(-ret));
