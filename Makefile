@@ -57,7 +57,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 	       -fno-sanitize-recover=undefined $(WARN) -std=gnu11 -Iinclude \
-	       -Iuser -D_GNU_SOURCE
+	       -Iuser -Itests -D_GNU_SOURCE
 BPFT_SRCS := $(wildcard tests/bpf/test_*.c)
 BPFT_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(BPFT_SRCS))
 TEST_HEADERS := $(wildcard tests/*.h)
@@ -121,10 +121,11 @@ TEST_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointe
 # exception: it compares abi.h with the BTF of the BPF object (libbpf).
 UNIT_LIBBPF := abi
 # clang: libFuzzer and its sanitizers, over the core sources themselves
-# (the parsers and what they call; no libbpf)
+# (the parsers and what they call; no libbpf); -Itests for the test
+# headers a target checks (dns_ref.h: the DNS query parser's reference)
 FUZZ_LIB := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
 	    user/domains.c user/sources.c
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(HEADERS)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(HEADERS) $(TEST_HEADERS)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB) -o $@
