@@ -90,6 +90,18 @@ expect_delivery() { # TAG
 	[ -z "$x" ] || t_fail "traffic anomalies: $x"
 }
 
+# One traffic run of LISTED and UNLISTED (N packets each): listed dropped,
+# unlisted delivered (expect_delivery), and the dropped counter grown by
+# exactly the packets sent to the listed ones.
+traffic_listed_dropped() { # TAG N
+	local d0 d1
+	d0=$(bg_stat dropped)
+	traffic "$1" "$2" "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
+	d1=$(bg_stat dropped)
+	expect_delivery "$1"
+	t_expect_eq "dropped counter growth" "$(sum_sent "$1" "${LISTED[@]}")" "$((d1 - d0))"
+}
+
 sum_sent() { # TAG ADDR...
 	local tag=$1 a n=0
 	shift
@@ -201,12 +213,8 @@ mapfile -t U4 < <(pick_unmatched 3 198.51.100.{100..120} 203.0.113.{100..120})
 mapfile -t U6 < <(pick_unmatched 3 2001:db8:100::{100..120})
 UNLISTED=("${U4[@]}" "${U6[@]}")
 ((${#UNLISTED[@]} == 6)) || t_fail "found only ${#UNLISTED[@]} unmatched addresses"
-d0=$(bg_stat dropped)
-traffic t1 300 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
-d1=$(bg_stat dropped)
-expect_delivery t1
-t_expect_eq "dropped counter growth" "$(sum_sent t1 "${LISTED[@]}")" "$((d1 - d0))"
-info "sent $(sent_total t1), delivered $(recv_total t1), dropped $((d1 - d0))"
+traffic_listed_dropped t1 300
+info "sent $(sent_total t1), delivered $(recv_total t1)"
 t_end "$E2E_NAME"
 
 # check takes a concrete name: a list's "*.x" covers x's subdomains, not x,
@@ -437,11 +445,7 @@ done
 LISTED=(198.51.100.10 2001:db8:100::10)
 # Every load has a new seed: pick the unlisted IPv6 address for this filter.
 UNLISTED=("$PROBE" "$(pick_unmatched 1 2001:db8:100::{100..120})")
-d0=$(bg_stat dropped)
-traffic t4 200 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
-d1=$(bg_stat dropped)
-expect_delivery t4
-t_expect_eq "dropped counter growth" "$(sum_sent t4 "${LISTED[@]}")" "$((d1 - d0))"
+traffic_listed_dropped t4 200
 t_end "$E2E_NAME"
 
 # ---- 4b. what is not a list, bounds, and the parse outside the lock ---------------
@@ -486,11 +490,7 @@ t_expect_eq "load - of an endless pipe: exit status" 4 "$RC"
 t_expect_eq "load - of an endless pipe: message" \
 	"bloomgate: /dev/stdin: more than 100000 bytes (--max-list-bytes); the running filter is unchanged" "$ERR"
 t_expect_eq "filter map after the endless pipe" "$FID" "$(current_filter_id)"
-d0=$(bg_stat dropped)
-traffic t4b 100 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
-d1=$(bg_stat dropped)
-expect_delivery t4b
-t_expect_eq "dropped counter growth" "$(sum_sent t4b "${LISTED[@]}")" "$((d1 - d0))"
+traffic_listed_dropped t4b 100
 t_end "$E2E_NAME"
 
 E2E_NAME=load_parses_outside_the_lock
@@ -706,11 +706,7 @@ mapfile -t U4 < <(pick_unmatched 2 198.51.100.{100..120})
 mapfile -t U6 < <(pick_unmatched 2 2001:db8:100::{100..120})
 UNLISTED=("${U4[@]}" "${U6[@]}")
 ((${#UNLISTED[@]} == 4)) || t_fail "found only ${#UNLISTED[@]} unmatched addresses"
-d0=$(bg_stat dropped)
-traffic t9a 200 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
-d1=$(bg_stat dropped)
-expect_delivery t9a
-t_expect_eq "dropped counter growth" "$(sum_sent t9a "${LISTED[@]}")" "$((d1 - d0))"
+traffic_listed_dropped t9a 200
 t_end "$E2E_NAME"
 
 E2E_NAME=capacity_load_too_big
@@ -723,11 +719,7 @@ grep -q "filter needs [0-9]* elements (.*), the attachment's capacity is $CAP_EL
 grep -q "unchanged" <<<"$BG_ERR" || t_fail "message does not say the filter is unchanged: '$BG_ERR'"
 t_expect_eq "filter map after the refused load" "$FID" "$(current_filter_id)"
 [ "$(bg_check 10.0.0.1)" = "no match" ] || t_fail "check 10.0.0.1: match (the refused list leaked)"
-d0=$(bg_stat dropped)
-traffic t9b 200 "$PPS" "${LISTED[@]}" "${UNLISTED[@]}" || t_fail "traffic run failed"
-d1=$(bg_stat dropped)
-expect_delivery t9b
-t_expect_eq "dropped counter growth" "$(sum_sent t9b "${LISTED[@]}")" "$((d1 - d0))"
+traffic_listed_dropped t9b 200
 t_end "$E2E_NAME"
 
 E2E_NAME=capacity_hot_swap
