@@ -215,6 +215,17 @@ livegen_conf floor1_dropsrc floor --bytes "$F1" --verdict drop --match src
 livegen_conf floor2_pass floor --bytes "$F2" --verdict pass
 livegen_conf floor2_drop floor --bytes "$F2" --verdict drop
 livegen_conf floor2_dropsrc floor --bytes "$F2" --verdict drop --match src
+# issue 11's bound: one line of an array of --confirm off's filter size, and
+# one of the least memory any filter with a false-positive rate of 1e-9 can
+# have (log2(1e9) = 29.9 bits a key: MINB bytes a key, in thousandths)
+MINB=3737
+FN1=${FBYTES[1mn]} FN2=${FBYTES[10mn]}
+[ -n "$FN1" ] && [ -n "$FN2" ] || die "cannot read the --confirm off filter sizes from bloomgate load"
+FM1=$((N1 * MINB / 1000)) FM2=$((N2 * MINB / 1000))
+livegen_conf floor1n_drop floor --bytes "$FN1" --verdict drop
+livegen_conf floor2n_drop floor --bytes "$FN2" --verdict drop
+livegen_conf floormin1_drop floor --bytes "$FM1" --verdict drop
+livegen_conf floormin2_drop floor --bytes "$FM2" --verdict drop
 # the Bloom floor (bench/livegen.bpf.c): bloomgate's hash, block choice and
 # k-bit test on a plain array, nothing else
 K1=${FK[1m]} K2=${FK[10m]}
@@ -303,6 +314,8 @@ row "$T_F1" "$R_F1" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F1" "$R_F1" floor1_drop floor1_drop "floor: one random line, drop ($(mib "$F1") MiB)" all
 row "$T_F1" "$R_F1" bfloor1_drop floor1_drop "Bloom floor, drop ($(mib "$F1") MiB, $K1 bits)" all
 row "$T_F1" "$R_F1" twofloor1_drop floor1_drop "two-line floor: one random line of $(mib "$F1") MiB, then one of $(mib "$S1") MiB (the stage's size), drop" all
+row "$T_F1" "$R_F1" floor1n_drop floor1_drop "floor: one random line of $(mib "$FN1") MiB (the \`--confirm off\` filter's size), drop" all
+row "$T_F1" "$R_F1" floormin1_drop floor1_drop "floor: one random line of $(mib "$FM1") MiB (the least memory of any filter with a 1e-9 false-positive rate), drop" all
 row "$T_F1" "$R_F1" bg1 floor1_drop "bloomgate $C1" all
 row "$T_F1" "$R_F1" bg1c floor1_drop "bloomgate $C1, \`--capacity\`" all
 row "$T_F1" "$R_F1" bg1n floor1_drop "bloomgate $C1, \`--confirm off\`" all
@@ -313,6 +326,8 @@ row "$T_F2" "$R_F2" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F2" "$R_F2" floor2_drop floor2_drop "floor: one random line, drop ($(mib "$F2") MiB)" all
 row "$T_F2" "$R_F2" bfloor2_drop floor2_drop "Bloom floor, drop ($(mib "$F2") MiB, $K2 bits)" all
 row "$T_F2" "$R_F2" twofloor2_drop floor2_drop "two-line floor: $(mib "$F2") MiB, then $(mib "$S2") MiB, drop" all
+row "$T_F2" "$R_F2" floor2n_drop floor2_drop "floor: one random line of $(mib "$FN2") MiB (the \`--confirm off\` filter's size), drop" all
+row "$T_F2" "$R_F2" floormin2_drop floor2_drop "floor: one random line of $(mib "$FM2") MiB (the least memory of any filter with a 1e-9 false-positive rate), drop" all
 row "$T_F2" "$R_F2" bg2 floor2_drop "bloomgate $C2" all
 row "$T_F2" "$R_F2" bg2c floor2_drop "bloomgate $C2, \`--capacity\`" all
 row "$T_F2" "$R_F2" bg2n floor2_drop "bloomgate $C2, \`--confirm off\`" all
@@ -472,7 +487,7 @@ row_of() { # TRAFFIC CONF
 
 echo "### End to end: live frames into a veth pair (issue 10)"
 echo
-echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses (issue 11). bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
+echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses (issue 11). Two more floors in the flood rows give issue 11's bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
 echo
 echo "| traffic | program on the receiving veth | Mpps | dropped | vs the floor |"
 echo "|---|---|---:|---:|---:|"
@@ -583,6 +598,31 @@ flood $C1: with the stage / two-line floor|$T_F1|bg1|twofloor1_drop|
 flood $C2: with the stage / two-line floor|$T_F2|bg2|twofloor2_drop|
 clean, $C1: with the stage / without|$T_CLEAN|bg1|bg1n|0.97
 clean, $C2: with the stage / without|$T_CLEAN|bg2|bg2n|0.97
+EOT
+# The bound: a filter with a false-positive rate of at most 1e-9 needs at
+# least log2(1e9) = 29.9 bits a key, and a flood of listed addresses reads
+# at least one random line of it a packet. Given bloomgate's own cost as the
+# --confirm off row shows it (its time a frame less its floor's: everything
+# but its line), the best any such filter could do is that cost plus one
+# line of the least memory: T_off - T_floor(off's size) + T_floor(least).
+while IFS='|' read -r label tr off fn fm; do
+	ro=$(rate_of "$tr" "$off") rn=$(rate_of "$tr" "$fn") rm=$(rate_of "$tr" "$fm")
+	[ -n "$ro" ] && [ -n "$rn" ] && [ -n "$rm" ] || continue
+	awk -v l="$label" -v ro="$ro" -v rn="$rn" -v rm="$rm" 'BEGIN {
+		if (ro <= 0 || rn <= 0 || rm <= 0) exit
+		r = (1 / ro) / (1 / ro - 1 / rn + 1 / rm)
+		printf "| %s | %.3f | >= 0.9 | %s |\n", l, r, (r >= 0.9 ? "within reach" : "**out of reach on this machine**") }'
+done <<EOT
+flood $C1, the bound: the most any filter with a rate <= 1e-9 could reach against \`--confirm off\` (its cost beyond its line, plus one line of the least memory)|$T_F1|bg1n|floor1n_drop|floormin1_drop
+flood $C2, the bound|$T_F2|bg2n|floor2n_drop|floormin2_drop
+EOT
+while IFS='|' read -r label tr a b; do
+	ra=$(rate_of "$tr" "$a") rb=$(rate_of "$tr" "$b")
+	[ -n "$ra" ] && [ -n "$rb" ] || continue
+	awk -v l="$label" -v a="$ra" -v b="$rb" 'BEGIN { printf "| %s | %.3f | | |\n", l, b > 0 ? a / b : 0 }'
+done <<EOT
+flood $C1: floor of the least memory / floor of \`--confirm off\`'s size|$T_F1|floormin1_drop|floor1n_drop
+flood $C2: floor of the least memory / floor of \`--confirm off\`'s size|$T_F2|floormin2_drop|floor2n_drop
 EOT
 for k in 1m 10m; do
 	case $k in 1m) kn=$C1 nk=$N1 ;; *) kn=$C2 nk=$N2 ;; esac
