@@ -476,6 +476,35 @@ while read -r i rate _ dropped rest; do
 	done
 done <"$TMP/med"
 
+# Every ratio is the median over the rounds of the two rows' ratio within a
+# round (measured seconds apart), not the ratio of the medians: drift from
+# one round to the next (the host's, up to 15 % here) cancels. The runs file
+# holds the rounds one after another, NROWS lines each: "ROW ROUND RATE".
+awk -v rows="$NROWS" '{ printf "%d %d %.6f\n", $1, int((NR - 1) / rows) + 1, ($3 > 0 ? $4 * 1e3 / $3 : 0) }' \
+	"$TMP/runs" >"$TMP/rr"
+# FMT A B [C]: the median over the rounds of rate(A) / rate(B); with C, of
+# T(A) / (T(A) - T(B) + T(C)), T = 1 / rate (issue 11's bound, below)
+pratio() {
+	awk -v f="$1" -v a="$2" -v b="$3" -v c="${4:-}" '
+	function med(x, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && x[j - 1] > x[j]; j--) { t = x[j]; x[j] = x[j - 1]; x[j - 1] = t }
+		return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+	}
+	{ r[$1, $2] = $3; if ($2 > nr) nr = $2 }
+	END {
+		n = 0
+		for (k = 1; k <= nr; k++) {
+			ra = r[a, k]; rb = r[b, k]
+			if (ra <= 0 || rb <= 0) continue
+			if (c == "") v = ra / rb
+			else { rc = r[c, k]; if (rc <= 0) continue; v = (1 / ra) / (1 / ra - 1 / rb + 1 / rc) }
+			x[++n] = v
+		}
+		if (n) printf f, med(x, n)
+	}' "$TMP/rr"
+}
+
 # the row of CONF under TRAFFIC (the floor a row is compared with)
 row_of() { # TRAFFIC CONF
 	local j
@@ -487,7 +516,7 @@ row_of() { # TRAFFIC CONF
 
 echo "### End to end: live frames into a veth pair (issue 10)"
 echo
-echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic, the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses (issue 11). Two more floors in the flood rows give issue 11's bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
+echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic (this ratio and every one in the tables below: the median over the rounds of the two rows' ratio within a round, measured seconds apart, so that drift from one round to the next cancels), the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses (issue 11). Two more floors in the flood rows give issue 11's bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
 echo
 echo "| traffic | program on the receiving veth | Mpps | dropped | vs the floor |"
 echo "|---|---|---:|---:|---:|"
@@ -497,7 +526,7 @@ while read -r i rate _ dropped rest; do
 	ratio=
 	if [ -n "$f" ]; then
 		j=$(row_of "$t" "$f")
-		[ -n "$j" ] && ratio=$(awk -v a="$rate" -v b="${RATE[$j]}" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+		[ -n "$j" ] && ratio=$(pratio %.2f "$i" "$j")
 	fi
 	tt=$t
 	[ "$t" = "$prev" ] && tt=
@@ -506,21 +535,15 @@ while read -r i rate _ dropped rest; do
 		"$(awk -v d="$dropped" 'BEGIN { printf "%.2f %%", d * 100 }')" "$ratio"
 done <"$TMP/med"
 echo
-# the issue's targets, from the medians above: "LABEL|TRAFFIC|CONF|OVER|GOAL"
-rate_of() { # TRAFFIC CONF
-	local j
-	j=$(row_of "$1" "$2")
-	[ -n "$j" ] && echo "${RATE[$j]}"
-}
-echo "Targets (issue 10), from the medians above; \"ceiling\" rows show what the bare verdict itself reaches against the same reference:"
+# the issue's targets, from the runs above: "LABEL|TRAFFIC|CONF|OVER|GOAL"
+echo "Targets (issue 10), from the runs above (per-round ratios, their median); \"ceiling\" rows show what the bare verdict itself reaches against the same reference:"
 echo
 echo "| ratio | measured | goal |"
 echo "|---|---:|---:|"
 while IFS='|' read -r label tr a b goal; do
-	ra=$(rate_of "$tr" "$a") rb=$(rate_of "$tr" "$b")
-	[ -n "$ra" ] && [ -n "$rb" ] || continue
-	printf '| %s | %s | %s |\n' "$label" \
-		"$(awk -v a="$ra" -v b="$rb" 'BEGIN { if (b > 0) printf "%.2f", a / b }')" "$goal"
+	ja=$(row_of "$tr" "$a") jb=$(row_of "$tr" "$b")
+	[ -n "$ja" ] && [ -n "$jb" ] || continue
+	printf '| %s | %s | %s |\n' "$label" "$(pratio %.2f "$ja" "$jb")" "$goal"
 done <<EOT
 flood $C1: bloomgate / floor|$T_F1|bg1|floor1_drop|>= 0.85
 flood $C1: bloomgate \`--capacity\` / floor|$T_F1|bg1c|floor1_drop|>= 0.85
@@ -552,7 +575,7 @@ echo
 # the exact stage: with vs without, 1M and 10M
 echo "#### The exact stage (issue 11)"
 echo
-echo "The same lists loaded with the stage (default) and with \`--confirm off\`, from the medians above. Memory is the live filter map's \`memlock\` (\`bpftool map show\` of the map in slot 0 of the pinned \`bg_filters\`: header, Bloom part and, with the stage, its buckets) over the keys; load's own report of bytes per key beside it. Bloom positives rejected: the filter's \`bloom_false_positives\` counter over its \`negatives\` (every unlisted frame of the run through that filter: the clean and 1 % rows), against the Bloom part's predicted rate per address (load's report); without the stage a Bloom positive is a drop (the \"dropped\" of the clean row)."
+echo "The same lists loaded with the stage (default) and with \`--confirm off\`, from the runs above (rates: the medians; ratios, in the second table: the median of the per-round ratios). Memory is the live filter map's \`memlock\` (\`bpftool map show\` of the map in slot 0 of the pinned \`bg_filters\`: header, Bloom part and, with the stage, its buckets) over the keys; load's own report of bytes per key beside it. Bloom positives rejected: the filter's \`bloom_false_positives\` counter over its \`negatives\` (every unlisted frame of the run through that filter: the clean and 1 % rows), against the Bloom part's predicted rate per address (load's report); without the stage a Bloom positive is a drop (the \"dropped\" of the clean row)."
 echo
 echo "| keys | exact stage | filter map (memlock) | bytes/key (load's report) | Bloom part: k, bits/key | clean Mpps | clean dropped | flood Mpps | Bloom positives rejected (predicted rate) |"
 echo "|---|---|---:|---:|---|---:|---:|---:|---:|"
@@ -581,10 +604,9 @@ echo
 echo "| ratio | measured | target | |"
 echo "|---|---:|---:|---|"
 while IFS='|' read -r label tr a b goal; do
-	ra=$(rate_of "$tr" "$a") rb=$(rate_of "$tr" "$b")
-	[ -n "$ra" ] && [ -n "$rb" ] || continue
-	awk -v l="$label" -v a="$ra" -v b="$rb" -v g="$goal" 'BEGIN {
-		r = b > 0 ? a / b : 0
+	ja=$(row_of "$tr" "$a") jb=$(row_of "$tr" "$b")
+	[ -n "$ja" ] && [ -n "$jb" ] || continue
+	awk -v l="$label" -v r="$(pratio %.6f "$ja" "$jb")" -v g="$goal" 'BEGIN {
 		if (g == "")
 			printf "| %s | %.3f | | |\n", l, r
 		else
@@ -606,20 +628,19 @@ EOT
 # but its line), the best any such filter could do is that cost plus one
 # line of the least memory: T_off - T_floor(off's size) + T_floor(least).
 while IFS='|' read -r label tr off fn fm; do
-	ro=$(rate_of "$tr" "$off") rn=$(rate_of "$tr" "$fn") rm=$(rate_of "$tr" "$fm")
-	[ -n "$ro" ] && [ -n "$rn" ] && [ -n "$rm" ] || continue
-	awk -v l="$label" -v ro="$ro" -v rn="$rn" -v rm="$rm" 'BEGIN {
-		if (ro <= 0 || rn <= 0 || rm <= 0) exit
-		r = (1 / ro) / (1 / ro - 1 / rn + 1 / rm)
+	jo=$(row_of "$tr" "$off") jn=$(row_of "$tr" "$fn") jm=$(row_of "$tr" "$fm")
+	[ -n "$jo" ] && [ -n "$jn" ] && [ -n "$jm" ] || continue
+	awk -v l="$label" -v r="$(pratio %.6f "$jo" "$jn" "$jm")" 'BEGIN {
+		if (r == "") exit
 		printf "| %s | %.3f | >= 0.9 | %s |\n", l, r, (r >= 0.9 ? "within reach" : "**out of reach on this machine**") }'
 done <<EOT
 flood $C1, the bound: the most any filter with a rate <= 1e-9 could reach against \`--confirm off\` (its cost beyond its line, plus one line of the least memory)|$T_F1|bg1n|floor1n_drop|floormin1_drop
 flood $C2, the bound|$T_F2|bg2n|floor2n_drop|floormin2_drop
 EOT
 while IFS='|' read -r label tr a b; do
-	ra=$(rate_of "$tr" "$a") rb=$(rate_of "$tr" "$b")
-	[ -n "$ra" ] && [ -n "$rb" ] || continue
-	awk -v l="$label" -v a="$ra" -v b="$rb" 'BEGIN { printf "| %s | %.3f | | |\n", l, b > 0 ? a / b : 0 }'
+	ja=$(row_of "$tr" "$a") jb=$(row_of "$tr" "$b")
+	[ -n "$ja" ] && [ -n "$jb" ] || continue
+	printf '| %s | %s | | |\n' "$label" "$(pratio %.3f "$ja" "$jb")"
 done <<EOT
 flood $C1: floor of the least memory / floor of \`--confirm off\`'s size|$T_F1|floormin1_drop|floor1n_drop
 flood $C2: floor of the least memory / floor of \`--confirm off\`'s size|$T_F2|floormin2_drop|floor2n_drop
