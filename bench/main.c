@@ -161,22 +161,57 @@ static void usage(FILE *f)
 		O.firehol, O.dns_run_ms, O.dns_rounds);
 }
 
+/* A count: digits (a fraction is fine before a suffix: 2.5M), then
+ * nothing or one of k, M, G (10^3, 10^6, 10^9). Anything else is an error,
+ * not a number read up to where it stopped ("3G" was 3 before G). */
 static uint64_t parse_u64(const char *s)
 {
+	double d, mul = 1;
 	char *end;
-	double d = strtod(s, &end);
 
-	if (end == s)
+	errno = 0;
+	d = strtod(s, &end);
+	if (end == s || errno || !(d >= 0))
 		die("bad number '%s'", s);
-	if (*end == 'k' || *end == 'K')
-		d *= 1e3;
-	else if (*end == 'M' || *end == 'm')
-		d *= 1e6;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		mul = 1e3;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1e6;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1e9;
+		end++;
+		break;
+	}
+	if (*end)
+		die("bad number '%s' (a count, with k, M or G if any)", s);
+	d *= mul;
+	if (d >= 18446744073709551616.0)
+		die("number out of range: '%s'", s);
 	return (uint64_t)d;
 }
 
+static double parse_double(const char *s)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (end == s || *end || errno || d != d)
+		die("bad number '%s'", s);
+	return d;
+}
+
 /* The options that set one number, by type: integers through parse_u64
- * (k and M suffixes), doubles through strtod. */
+ * (k, M and G suffixes), doubles through parse_double. */
 static const struct {
 	int c; /* getopt_long's value */
 	enum { NUM_U32, NUM_INT, NUM_U64, NUM_DOUBLE } type;
@@ -217,7 +252,7 @@ static int set_number(int c, const char *arg)
 			*(uint64_t *)NUMOPTS[i].dst = parse_u64(arg);
 			break;
 		case NUM_DOUBLE:
-			*(double *)NUMOPTS[i].dst = strtod(arg, NULL);
+			*(double *)NUMOPTS[i].dst = parse_double(arg);
 			break;
 		}
 		return 1;
@@ -227,6 +262,7 @@ static int set_number(int c, const char *arg)
 
 static void parse_args(int argc, char **argv)
 {
+	char *end;
 	static const struct option lo[] = {
 		{ "sizes", required_argument, NULL, 'n' },
 		{ "repeat", required_argument, NULL, 'r' },
@@ -268,10 +304,16 @@ static void parse_args(int argc, char **argv)
 			break;
 		}
 		case 's':
-			O.seed = strtoull(optarg, NULL, 0);
+			errno = 0;
+			O.seed = strtoull(optarg, &end, 0);
+			if (end == optarg || *end || errno)
+				die("bad seed '%s'", optarg);
 			break;
 		case 'c':
-			O.cpu = atoi(optarg);
+			errno = 0;
+			O.cpu = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || O.cpu < -1)
+				die("bad CPU '%s'", optarg);
 			break;
 		case 'F':
 			O.firehol = optarg;
