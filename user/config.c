@@ -29,6 +29,7 @@
 #include "filter.h"
 #include "format.h"
 #include "io.h"
+#include "opts.h" /* bg_opt_size */
 #include "prepare.h" /* BG_LOAD_ENTRIES_MAX */
 
 /* Deeper than any valid config (root, lists, item, dns_ports): a bound
@@ -338,41 +339,6 @@ double bg_config_duration(const char *s)
 			return isfinite(v * units[i].mult) ? v * units[i].mult
 							   : -1;
 	return -1;
-}
-
-int bg_config_size(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	switch (*s) {
-	case '\0':
-		break;
-	case 'K':
-		shift = 10;
-		break;
-	case 'M':
-		shift = 20;
-		break;
-	case 'G':
-		shift = 30;
-		break;
-	default:
-		return -1;
-	}
-	if (*s && s[1])
-		return -1;
-	if (shift && v > UINT64_MAX >> shift)
-		return -1;
-	*out = v << shift;
-	return 0;
 }
 
 /* A decimal number, exponent allowed (fpr: 1e-4); not inf, nan or hex. */
@@ -688,7 +654,7 @@ static int set_ports(struct pctx *p, const struct ynode *y, __u16 *ports)
 		if (k->kind != Y_SCALAR)
 			return bad(p, k->line, "%s[%zu]: expected a port, not a %s",
 				   p->where, i, ykind_name[k->kind]);
-		if (bg_config_size(k->text, &v) || strspn(k->text, "0123456789") !=
+		if (bg_opt_size(k->text, &v) || strspn(k->text, "0123456789") !=
 		    strlen(k->text) || v < 1 || v > 65535)
 			return bad(p, k->line, "%s[%zu]: '%s' is not a port (1..65535)",
 				   p->where, i, q(p, k->text));
@@ -773,7 +739,7 @@ range:
 		return 0;
 	}
 	case F_SIZE:
-		if (bg_config_size(s, (uint64_t *)at) || !*(uint64_t *)at)
+		if (bg_opt_size(s, (uint64_t *)at) || !*(uint64_t *)at)
 			return bad(p, y->line, "%s: '%s' is not a size above 0 (bytes, or with K, M, G)",
 				   p->where, q(p, s));
 		return 0;

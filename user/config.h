@@ -107,9 +107,6 @@ void bg_config_free(struct bg_config *c);
  * (negative numbers, exponents, hex and overflow included).
  */
 double bg_config_duration(const char *s);
-/* Sizes: decimal digits with an optional unit K, M, G (powers of 1024):
- * "64M" -> 67108864. 0 with the value in *out, or -1 if invalid or out of
- * uint64_t (*out untouched). */
-int bg_config_size(const char *s, uint64_t *out);
+/* Sizes: bg_opt_size (opts.h), as load's --max-list-bytes reads them. */
 
 #endif

@@ -106,11 +106,11 @@ static const char *fmt_range(const struct bg_opt *o, char *buf, size_t len)
 	if (!(o->min < o->max))
 		return buf;
 	if (isinf(o->max))
-		snprintf(buf, len, "%s %g", open ? ">" : ">=", o->min);
+		snprintf(buf, len, "%s %.15g", open ? ">" : ">=", o->min);
 	else if (open)
-		snprintf(buf, len, "> %g and <= %g", o->min, o->max);
+		snprintf(buf, len, "> %.15g and <= %.15g", o->min, o->max);
 	else
-		snprintf(buf, len, "%g..%g", o->min, o->max);
+		snprintf(buf, len, "%.15g..%.15g", o->min, o->max);
 	return buf;
 }
 
@@ -164,6 +164,23 @@ static int convert(const struct bg_opt *o, const char *label, const char *arg,
 		errf(err, errlen, "%s: '%s' is not one of %s", label, arg, vals);
 		return -EINVAL;
 	case BG_OPT_UINT:
+		if (o->flags & BG_OPT_F_SIZE) {
+			uint64_t sz;
+
+			if (bg_opt_size(arg, &sz)) {
+				errf(err, errlen,
+				     "%s: '%s' is not a size (digits, then K, M or G if any)",
+				     label, arg);
+				return -EINVAL;
+			}
+			v->u = sz;
+			if (!in_range(o, (double)v->u)) {
+				errf(err, errlen, "%s: %s is out of range %s", label,
+				     arg, fmt_range(o, range, sizeof(range)));
+				return -EINVAL;
+			}
+			return 0;
+		}
 		/* strtoull() would take "-1", " 1" and "+1" */
 		if (!isdigit((unsigned char)arg[0])) {
 			errf(err, errlen, "%s: '%s' is not a whole number", label, arg);
@@ -604,4 +621,39 @@ void bg_cmd_help(FILE *f, const char *prog, const struct bg_cmd *cmd)
 		fputc('\n', f);
 		indent(f, cmd->details);
 	}
+}
+
+int bg_opt_size(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	switch (*s) {
+	case '\0':
+		break;
+	case 'K':
+		shift = 10;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'G':
+		shift = 30;
+		break;
+	default:
+		return -1;
+	}
+	if (*s && s[1])
+		return -1;
+	if (shift && v > UINT64_MAX >> shift)
+		return -1;
+	*out = v << shift;
+	return 0;
 }

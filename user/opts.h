@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdint.h>
 
 enum bg_opt_type {
 	BG_OPT_FLAG, /* no value; stored: int 1 */
@@ -57,6 +58,7 @@ typedef int (*bg_opt_set_fn)(void *ctx, const struct bg_opt *o,
 #define BG_OPT_F_EXISTS 0x1 /* PATH: must exist (access(F_OK)); "-" always does */
 #define BG_OPT_F_MIN_OPEN 0x2 /* numbers: the value must be > min, not >= */
 #define BG_OPT_F_NOSYN 0x4 /* left out of the synopsis (an option's undo) */
+#define BG_OPT_F_SIZE 0x8 /* UINT: a size, K, M or G allowed (bg_opt_size) */
 
 /* Repeat any number of times (max_count). */
 #define BG_OPT_MANY 0xffffffffu
@@ -125,5 +127,10 @@ size_t bg_cmd_synopsis(const struct bg_cmd *cmd, char *buf, size_t len);
  * defaults, then the details. prog: "bloomgate".
  */
 void bg_cmd_help(FILE *f, const char *prog, const struct bg_cmd *cmd);
+
+/* Sizes: decimal digits with an optional unit K, M, G (powers of 1024):
+ * "64M" -> 67108864. 0 with the value in *out, or -1 if invalid or out of
+ * uint64_t (*out untouched). The agent's config reads sizes with it too. */
+int bg_opt_size(const char *s, uint64_t *out);
 
 #endif

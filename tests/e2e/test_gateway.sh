@@ -482,13 +482,13 @@ grep -q "^bloomgate: /dev/zero: a character device, not a regular file" <<<"$(bg
 grep -q "(--max-entries); the running filter is unchanged" <<<"$(bg load --max-entries 10 "$T/list1" 2>&1)" ||
 	t_fail "load --max-entries 10: no message naming the bound"
 # standard input, endless: stopped at the bound
-yes 198.51.100.200 | in_ns "$NS_GW" timeout 10 "$BG_BIN" load --max-list-bytes 100000 - \
+yes 198.51.100.200 | in_ns "$NS_GW" timeout 10 "$BG_BIN" load --max-list-bytes 100K - \
 	>/dev/null 2>"$T/stdin.err"
 RC=${PIPESTATUS[1]}
 ERR=$(cat "$T/stdin.err")
 t_expect_eq "load - of an endless pipe: exit status" 4 "$RC"
 t_expect_eq "load - of an endless pipe: message" \
-	"bloomgate: /dev/stdin: more than 100000 bytes (--max-list-bytes); the running filter is unchanged" "$ERR"
+	"bloomgate: /dev/stdin: more than 102400 bytes (--max-list-bytes); the running filter is unchanged" "$ERR"
 t_expect_eq "filter map after the endless pipe" "$FID" "$(current_filter_id)"
 traffic_listed_dropped t4b 100
 t_end "$E2E_NAME"

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "filter.h"
 #include "format.h"
+#include "opts.h" /* bg_opt_size */
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -638,7 +639,7 @@ static void test_size(void **state)
 
 	for (i = 0; i < N(cases); i++) {
 		uint64_t got = 777;
-		int r = bg_config_size(cases[i].s, &got);
+		int r = bg_opt_size(cases[i].s, &got);
 
 		if (r != cases[i].ret || got != (r ? 777 : cases[i].want))
 			fail_msg("'%s': got %d, %llu", cases[i].s, r,

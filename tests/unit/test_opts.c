@@ -137,6 +137,16 @@ static const struct bg_cmd one = {
 
 static const struct bg_cmd bare = { .name = "bare" };
 
+/* A size (BG_OPT_F_SIZE), like load's --max-list-bytes. */
+static const struct bg_opt size_opts[] = {
+	{ .name = "size", .type = BG_OPT_UINT, .metavar = "SIZE", .help = "a size",
+	  .min = 1, .max = 1 << 30, .flags = BG_OPT_F_SIZE,
+	  .off = offsetof(struct ctx, num) },
+	{ NULL },
+};
+
+static const struct bg_cmd sized = { .name = "sized", .opts = size_opts };
+
 static char err[256];
 static char *args[32];
 
@@ -226,6 +236,34 @@ static void test_ranges(void **state)
 	assert_int_equal(PARSE(&demo, &c, "--ratio", "", "in"), -EINVAL);
 	assert_int_equal(PARSE(&demo, &c, "--ratio", "0.5s", "in"), -EINVAL);
 	assert_string_equal(err, "--ratio: '0.5s' is not a number");
+}
+
+/* K, M, G are powers of 1024; anything else after the digits, a sign, a
+ * fraction or a value past the range is refused with the option's name. */
+static void test_sizes(void **state)
+{
+	struct ctx c;
+
+	(void)state;
+	assert_int_equal(PARSE(&sized, &c, "--size", "100000"), 0);
+	assert_int_equal(c.num, 100000);
+	assert_int_equal(PARSE(&sized, &c, "--size=64K"), 0);
+	assert_int_equal(c.num, 65536);
+	assert_int_equal(PARSE(&sized, &c, "--size", "3M"), 0);
+	assert_int_equal(c.num, 3 << 20);
+	assert_int_equal(PARSE(&sized, &c, "--size", "1G"), 0);
+	assert_int_equal(c.num, 1 << 30);
+	assert_int_equal(PARSE(&sized, &c, "--size", "2G"), -EINVAL);
+	assert_string_equal(err, "--size: 2G is out of range 1..1073741824");
+	assert_int_equal(PARSE(&sized, &c, "--size", "0"), -EINVAL);
+	assert_non_null(strstr(err, "out of range"));
+	assert_int_equal(PARSE(&sized, &c, "--size", "3X"), -EINVAL);
+	assert_string_equal(err, "--size: '3X' is not a size (digits, then K, M or G if any)");
+	assert_int_equal(PARSE(&sized, &c, "--size", "1.5M"), -EINVAL);
+	assert_int_equal(PARSE(&sized, &c, "--size", "-1"), -EINVAL);
+	assert_int_equal(PARSE(&sized, &c, "--size", "1MB"), -EINVAL);
+	assert_int_equal(PARSE(&sized, &c, "--size", "m"), -EINVAL);
+	assert_int_equal(PARSE(&sized, &c, "--size", "99999999999999999999G"), -EINVAL);
 }
 
 static void test_enum_ifname_path(void **state)
@@ -429,6 +467,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_enum_ifname_path),
 		cmocka_unit_test(test_repeats),
 		cmocka_unit_test(test_order_and_positionals),
