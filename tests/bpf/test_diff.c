@@ -22,6 +22,9 @@
  * per BATCH frames and compared with the model's sums over the batch. A
  * batch that differs is run again frame by frame (frames are a function of
  * the seed and their index) to name the first differing frame.
+ * With the flag action the ring's events are read after every batch and
+ * compared, in order and field by field, with the model's (one per flagged
+ * frame: the address that matched, which side, the family).
  *
  * Reproduce: BG_DIFF_SEED=<seed> [BG_DIFF_FRAMES=<n>] build/tests/test_diff
  * (the seed is printed at the start and with every failure).
@@ -163,6 +166,11 @@ static struct cfg CFG_BOTH_DROP = { "match both, drop", BG_MATCH_BOTH,
 static struct cfg CFG_DST_DROP_UNP = { "match dst, drop, unparsed drop",
 				       BG_MATCH_DST, BG_ACTION_DROP,
 				       BG_UNPARSED_DROP };
+/* attach --action flag: a listed, not allowlisted address passes, counted
+ * as flagged, and leaves one event in the ring (checked in order against
+ * the model's, field by field). */
+static struct cfg CFG_BOTH_FLAG = { "match both, flag", BG_MATCH_BOTH,
+				    BG_ACTION_FLAG, BG_UNPARSED_PASS };
 
 struct fx {
 	const struct cfg *cfg;
@@ -173,6 +181,9 @@ struct fx {
 	void *mem; /* the same filter, built in memory for the model */
 	__u8 v4[NLISTED][4]; /* listed addresses, network order */
 	__u8 v6[NLISTED][16];
+	struct ring_buffer *rb; /* bg_events */
+	struct bg_event got[BATCH + 1]; /* read from it since the last check */
+	size_t ngot; /* may pass BATCH: counted, not stored */
 };
 
 static uint64_t env_u64(const char *name, uint64_t def)
@@ -283,6 +294,20 @@ static void publish(struct fx *f)
 	assert_true(h->allow4_n > 0 && h->allow6_n > 0);
 }
 
+/* The ring's events, appended to f->got (ring_buffer__consume calls it). */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct fx *f = ctx;
+
+	if (size == sizeof(struct bg_event) && f->ngot < BATCH + 1)
+		memcpy(&f->got[f->ngot], data, sizeof(struct bg_event));
+	else if (size != sizeof(struct bg_event))
+		memset(&f->got[f->ngot < BATCH ? f->ngot : BATCH], 0xff,
+		       sizeof(struct bg_event)); /* never an expected one */
+	f->ngot++;
+	return 0;
+}
+
 static int fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -300,6 +325,9 @@ static int fx_setup(void **state)
 	f->prog = bpf_program__fd(f->skel->progs.bloomgate_xdp);
 	f->filters = bpf_map__fd(f->skel->maps.bg_filters);
 	f->stats = bpf_map__fd(f->skel->maps.bg_stats);
+	f->rb = ring_buffer__new(bpf_map__fd(f->skel->maps.bg_events), on_event, f,
+			 NULL);
+	assert_non_null(f->rb);
 	make_listed(f);
 	publish(f);
 	*state = f;
@@ -310,6 +338,7 @@ static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
 
+	ring_buffer__free(f->rb);
 	bloomgate__destroy(f->skel);
 	free(f->mem);
 	free(f);
@@ -325,6 +354,8 @@ struct outcome {
 	__u32 verdict;
 	__u64 cnt[BG_CNT_SLOTS];
 	__u64 mal[BG_MAL_SLOTS];
+	int event; /* 1: the frame leaves ev in the ring (action flag) */
+	struct bg_event ev; /* ts_ns and ifindex not modelled */
 };
 
 static unsigned int be16(const uint8_t *p)
@@ -536,7 +567,18 @@ static void model(const struct fx *f, const uint8_t *fr, size_t len,
 		e->verdict = XDP_DROP;
 		return;
 	}
-	/* (action flag is not run here: its events would need the ring) */
+	if (hit) {
+		/* flag: passed, counted as flagged, one event naming the
+		 * address that matched */
+		const uint8_t *a = hit == BG_MATCH_DST ? l.dst : l.src;
+
+		e->cnt[BG_CNT_FLAGGED] = 1;
+		e->event = 1;
+		e->ev.family = l.family == 4 ? BG_KEY_IPV4 : BG_KEY_IPV6;
+		e->ev.which = (__u8)hit;
+		e->ev.verdict = BG_VERDICT_FLAG;
+		memcpy(e->ev.addr, a, l.family == 4 ? 4 : 16);
+	}
 	e->cnt[BG_CNT_PASSED] = 1;
 	e->verdict = XDP_PASS;
 }
@@ -942,9 +984,49 @@ struct cover {
 	uint64_t cnt[BG_CNT_SLOTS];
 };
 
+/*
+ * The ring's events since the last check against the model's for frames
+ * [b, end) (exp[k] from frame idx[k]), in order: family, which, verdict,
+ * the address (zero padded), pad 0, the ingress interface BPF_PROG_TEST_RUN
+ * gives (the namespace's loopback, ifindex 1), time not going back.
+ */
+static void check_events(struct fx *f, long b, long end,
+			 const struct bg_event *exp, const long *idx, size_t n)
+{
+	size_t k;
+
+	assert_true(ring_buffer__consume(f->rb) >= 0);
+	if (f->ngot != n)
+		fail_msg("%s: frames [%ld, %ld) of seed 0x%016" PRIx64
+			 ": %zu events in the ring, the model says %zu",
+			 f->cfg->name, b, end, f->seed, f->ngot, n);
+	for (k = 0; k < n; k++) {
+		const struct bg_event *g = &f->got[k], *w = &exp[k];
+
+		if (g->family != w->family || g->which != w->which ||
+		    g->verdict != w->verdict || g->pad ||
+		    memcmp(g->addr, w->addr, sizeof(g->addr)) || g->ifindex != 1 ||
+		    !g->ts_ns || (k && g->ts_ns < f->got[k - 1].ts_ns))
+			fail_msg("%s: frame %ld of seed 0x%016" PRIx64
+				 ": event family %u which %u verdict %u ifindex %u"
+				 " addr %02x%02x%02x%02x..., the model's %u %u %u 1"
+				 " %02x%02x%02x%02x...",
+				 f->cfg->name, idx[k], f->seed, g->family, g->which,
+				 g->verdict, g->ifindex, g->addr[0], g->addr[1],
+				 g->addr[2], g->addr[3], w->family, w->which,
+				 w->verdict, w->addr[0], w->addr[1], w->addr[2],
+				 w->addr[3]);
+	}
+	f->ngot = 0;
+}
+
 static void diff_run(void **state)
 {
 	struct fx *f = *state;
+	static struct bg_event exp[BATCH];
+	static long exp_idx[BATCH];
+	size_t nexp;
+	uint64_t events = 0;
 	static struct frame fr;
 	struct outcome want, sum, got;
 	struct bg_counters before, after;
@@ -961,6 +1043,7 @@ static void diff_run(void **state)
 		long end = b + BATCH < f->frames ? b + BATCH : f->frames;
 
 		memset(&sum, 0, sizeof(sum));
+		nexp = 0;
 		for (i = b; i < end; i++) {
 			int which;
 
@@ -976,6 +1059,10 @@ static void diff_run(void **state)
 						 ": verdict differs on its first run only",
 						 i, f->seed);
 				}
+			}
+			if (want.event) {
+				exp_idx[nexp] = i;
+				exp[nexp++] = want.ev;
 			}
 			add(&sum, &want);
 			cv.verdict[want.verdict & 7]++;
@@ -1001,15 +1088,17 @@ static void diff_run(void **state)
 				 " differs, but no frame does on its own",
 				 b, end, f->seed);
 		}
+		check_events(f, b, end, exp, exp_idx, nexp);
+		events += nexp;
 		for (j = 0; j < BG_CNT_SLOTS; j++)
 			cv.cnt[j] += sum.cnt[j];
 	}
 
 	print_message("%s: %ld frames agree in %lds: %" PRIu64 " passed, %" PRIu64
-		      " dropped (dst %" PRIu64 ", src %" PRIu64 ")\n  ",
+		      " dropped (dst %" PRIu64 ", src %" PRIu64 "), %" PRIu64 " events\n  ",
 		      f->cfg->name, f->frames, (long)(time(NULL) - t0),
 		      cv.verdict[XDP_PASS], cv.verdict[XDP_DROP],
-		      cv.which[BG_MATCH_DST], cv.which[BG_MATCH_SRC]);
+		      cv.which[BG_MATCH_DST], cv.which[BG_MATCH_SRC], events);
 	for (j = 0; j < BG_CNT__COUNT; j++)
 		if (cv.cnt[j])
 			print_message(" %s=%" PRIu64, cnt_name(j), cv.cnt[j]);
@@ -1020,7 +1109,19 @@ static void diff_run(void **state)
 	/* Coverage: only asserted on a run long enough to expect it. */
 	if (f->frames < 100000)
 		return;
-	assert_true(cv.verdict[XDP_PASS] > 1000 && cv.verdict[XDP_DROP] > 1000);
+	assert_true(cv.verdict[XDP_PASS] > 1000);
+	if (f->cfg->action == BG_ACTION_FLAG) {
+		/* nothing dropped (unparsed frames pass here); every listed
+		 * match flagged, with its event */
+		assert_int_equal(f->cfg->unparsed, BG_UNPARSED_PASS);
+		assert_int_equal(cv.verdict[XDP_DROP], 0);
+		assert_true(cv.cnt[BG_CNT_FLAGGED] > 1000);
+		assert_true(events == cv.cnt[BG_CNT_FLAGGED]);
+	} else {
+		assert_true(cv.verdict[XDP_DROP] > 1000);
+		assert_int_equal(cv.cnt[BG_CNT_FLAGGED], 0);
+		assert_true(events == 0);
+	}
 	assert_true(cv.which[BG_MATCH_DST] > 1000);
 	if (f->cfg->match & BG_MATCH_SRC)
 		assert_true(cv.which[BG_MATCH_SRC] > 1000);
@@ -1215,6 +1316,7 @@ int main(void)
 		T(diff_run, CFG_BOTH_DROP),
 		T(test_model_unparsed, CFG_DST_DROP_UNP),
 		T(diff_run, CFG_DST_DROP_UNP),
+		T(diff_run, CFG_BOTH_FLAG),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
