@@ -505,6 +505,13 @@ pratio() {
 	}' "$TMP/rr"
 }
 
+# FMT TRAFFIC CONF-A CONF-B: pratio of the two rows; nothing if one is absent
+tratio() {
+	local ja jb
+	ja=$(row_of "$2" "$3") jb=$(row_of "$2" "$4")
+	[ -n "$ja" ] && [ -n "$jb" ] && pratio "$1" "$ja" "$jb"
+}
+
 # the row of CONF under TRAFFIC (the floor a row is compared with)
 row_of() { # TRAFFIC CONF
 	local j
@@ -541,9 +548,8 @@ echo
 echo "| ratio | measured | goal |"
 echo "|---|---:|---:|"
 while IFS='|' read -r label tr a b goal; do
-	ja=$(row_of "$tr" "$a") jb=$(row_of "$tr" "$b")
-	[ -n "$ja" ] && [ -n "$jb" ] || continue
-	printf '| %s | %s | %s |\n' "$label" "$(pratio %.2f "$ja" "$jb")" "$goal"
+	r=$(tratio %.2f "$tr" "$a" "$b") || continue
+	printf '| %s | %s | %s |\n' "$label" "$r" "$goal"
 done <<EOT
 flood $C1: bloomgate / floor|$T_F1|bg1|floor1_drop|>= 0.85
 flood $C1: bloomgate \`--capacity\` / floor|$T_F1|bg1c|floor1_drop|>= 0.85
@@ -603,15 +609,20 @@ done
 echo
 echo "| ratio | measured | target | |"
 echo "|---|---:|---:|---|"
-while IFS='|' read -r label tr a b goal; do
-	ja=$(row_of "$tr" "$a") jb=$(row_of "$tr" "$b")
-	[ -n "$ja" ] && [ -n "$jb" ] || continue
-	awk -v l="$label" -v r="$(pratio %.6f "$ja" "$jb")" -v g="$goal" 'BEGIN {
+# "LABEL|TRAFFIC|CONF-A|CONF-B|GOAL" lines: a row each, "met" or not when
+# there is a goal
+stage_rows() {
+	local label tr a b goal r
+	while IFS='|' read -r label tr a b goal; do
+		r=$(tratio %.6f "$tr" "$a" "$b") || continue
+		awk -v l="$label" -v r="$r" -v g="$goal" 'BEGIN {
 		if (g == "")
 			printf "| %s | %.3f | | |\n", l, r
 		else
 			printf "| %s | %.3f | >= %s | %s |\n", l, r, g, (r >= g ? "met" : "**not met**") }'
-done <<EOT
+	done
+}
+stage_rows <<EOT
 flood $C1: with the stage / without|$T_F1|bg1|bg1n|0.9
 flood $C2: with the stage / without|$T_F2|bg2|bg2n|0.9
 flood $C1: two-line floor / floor (what a second random line costs)|$T_F1|twofloor1_drop|floor1_drop|0.9
@@ -637,13 +648,9 @@ done <<EOT
 flood $C1, the bound: the most any filter with a rate <= 1e-9 could reach against \`--confirm off\` (its cost beyond its line, plus one line of the least memory)|$T_F1|bg1n|floor1n_drop|floormin1_drop
 flood $C2, the bound|$T_F2|bg2n|floor2n_drop|floormin2_drop
 EOT
-while IFS='|' read -r label tr a b; do
-	ja=$(row_of "$tr" "$a") jb=$(row_of "$tr" "$b")
-	[ -n "$ja" ] && [ -n "$jb" ] || continue
-	printf '| %s | %s | | |\n' "$label" "$(pratio %.3f "$ja" "$jb")"
-done <<EOT
-flood $C1: floor of the least memory / floor of \`--confirm off\`'s size|$T_F1|floormin1_drop|floor1n_drop
-flood $C2: floor of the least memory / floor of \`--confirm off\`'s size|$T_F2|floormin2_drop|floor2n_drop
+stage_rows <<EOT
+flood $C1: floor of the least memory / floor of \`--confirm off\`'s size|$T_F1|floormin1_drop|floor1n_drop|
+flood $C2: floor of the least memory / floor of \`--confirm off\`'s size|$T_F2|floormin2_drop|floor2n_drop|
 EOT
 for k in 1m 10m; do
 	case $k in 1m) kn=$C1 nk=$N1 ;; *) kn=$C2 nk=$N2 ;; esac
