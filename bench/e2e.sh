@@ -234,6 +234,15 @@ livegen_conf bfloor1_pass bloomfloor --bytes "$F1" --k "$K1" --verdict pass
 livegen_conf bfloor1_drop bloomfloor --bytes "$F1" --k "$K1" --verdict drop
 livegen_conf bfloor2_pass bloomfloor --bytes "$F2" --k "$K2" --verdict pass
 livegen_conf bfloor2_drop bloomfloor --bytes "$F2" --k "$K2" --verdict drop
+# the probe floor (bench/livegen.bpf.c lg_probefloor): bloomgate's own
+# lookup on a copy of a live filter of the rows above (stage and all), in a
+# plain array of its size, nothing else
+livegen_conf pfloor1_pass probefloor --filter "$PIN/1m/bg_filters" --verdict pass
+livegen_conf pfloor1_drop probefloor --filter "$PIN/1m/bg_filters" --verdict drop
+livegen_conf pfloor2_pass probefloor --filter "$PIN/10m/bg_filters" --verdict pass
+livegen_conf pfloor2_drop probefloor --filter "$PIN/10m/bg_filters" --verdict drop
+livegen_conf pfloor1n_drop probefloor --filter "$PIN/1mn/bg_filters" --verdict drop
+livegen_conf pfloor2n_drop probefloor --filter "$PIN/10mn/bg_filters" --verdict drop
 HAVE_FH=0
 if [ -r "$FIREHOL" ]; then
 	# its 224.0.0.0/3 needs the opt-in (load refuses wide prefixes)
@@ -291,6 +300,8 @@ row "$T_CLEAN" "$R_CLEAN" floor1_pass floor1_pass "floor: one random line of a $
 row "$T_CLEAN" "$R_CLEAN" floor2_pass floor2_pass "floor: the same with a $(mib "$F2") MiB array" none
 row "$T_CLEAN" "$R_CLEAN" bfloor1_pass floor1_pass "Bloom floor: bloomgate's hash and $K1-bit test on one line of a $(mib "$F1") MiB array, pass" none
 row "$T_CLEAN" "$R_CLEAN" bfloor2_pass floor2_pass "Bloom floor, $(mib "$F2") MiB, $K2 bits" none
+row "$T_CLEAN" "$R_CLEAN" pfloor1_pass floor1_pass "probe floor: bloomgate's lookup on a copy of its $C1 filter (the row below's, the stage included) in a plain array, pass" none
+row "$T_CLEAN" "$R_CLEAN" pfloor2_pass floor2_pass "probe floor, $C2" none
 row "$T_CLEAN" "$R_CLEAN" bg1 floor1_pass "bloomgate, $C1 /32 keys ($(mib "$F1") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" bg1c floor1_pass "bloomgate, $C1, \`--capacity $N1\` ($(mib "${FBYTES[1mc]}") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" bg2 floor2_pass "bloomgate, $C2 /32 keys ($(mib "$F2") MiB)" none
@@ -314,6 +325,8 @@ row "$T_F1" "$R_F1" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F1" "$R_F1" floor1_drop floor1_drop "floor: one random line, drop ($(mib "$F1") MiB)" all
 row "$T_F1" "$R_F1" bfloor1_drop floor1_drop "Bloom floor, drop ($(mib "$F1") MiB, $K1 bits)" all
 row "$T_F1" "$R_F1" twofloor1_drop floor1_drop "two-line floor: one random line of $(mib "$F1") MiB, then one of $(mib "$S1") MiB (the stage's size), drop" all
+row "$T_F1" "$R_F1" pfloor1_drop floor1_drop "probe floor: bloomgate's lookup on a copy of its $C1 filter, drop" all
+row "$T_F1" "$R_F1" pfloor1n_drop floor1_drop "probe floor on the \`--confirm off\` filter, drop" all
 row "$T_F1" "$R_F1" floor1n_drop floor1_drop "floor: one random line of $(mib "$FN1") MiB (the \`--confirm off\` filter's size), drop" all
 row "$T_F1" "$R_F1" floormin1_drop floor1_drop "floor: one random line of $(mib "$FM1") MiB (the least memory of any filter with a 1e-9 false-positive rate), drop" all
 row "$T_F1" "$R_F1" bg1 floor1_drop "bloomgate $C1" all
@@ -326,6 +339,8 @@ row "$T_F2" "$R_F2" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F2" "$R_F2" floor2_drop floor2_drop "floor: one random line, drop ($(mib "$F2") MiB)" all
 row "$T_F2" "$R_F2" bfloor2_drop floor2_drop "Bloom floor, drop ($(mib "$F2") MiB, $K2 bits)" all
 row "$T_F2" "$R_F2" twofloor2_drop floor2_drop "two-line floor: $(mib "$F2") MiB, then $(mib "$S2") MiB, drop" all
+row "$T_F2" "$R_F2" pfloor2_drop floor2_drop "probe floor: bloomgate's lookup on a copy of its $C2 filter, drop" all
+row "$T_F2" "$R_F2" pfloor2n_drop floor2_drop "probe floor on the \`--confirm off\` filter, drop" all
 row "$T_F2" "$R_F2" floor2n_drop floor2_drop "floor: one random line of $(mib "$FN2") MiB (the \`--confirm off\` filter's size), drop" all
 row "$T_F2" "$R_F2" floormin2_drop floor2_drop "floor: one random line of $(mib "$FM2") MiB (the least memory of any filter with a 1e-9 false-positive rate), drop" all
 row "$T_F2" "$R_F2" bg2 floor2_drop "bloomgate $C2" all
@@ -523,7 +538,7 @@ row_of() { # TRAFFIC CONF
 
 echo "### End to end: live frames into a veth pair (issue 10)"
 echo
-echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic (this ratio and every one in the tables below: the median over the rounds of the two rows' ratio within a round, measured seconds apart, so that drift from one round to the next cancels), the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses (issue 11). Two more floors in the flood rows give issue 11's bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
+echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic (this ratio and every one in the tables below: the median over the rounds of the two rows' ratio within a round, measured seconds apart, so that drift from one round to the next cancels), the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"probe floor\" is bloomgate's own lookup (bloomgate/lookup.h: the Bloom probe and, after a positive, the exact stage's buckets) run on a copy of one of the rows' live filters, header included, held in a plain array of its size, so that every lookup is inlined, with nothing else: its ratio to the floor is what the lookup's design costs, bloomgate's ratio to it what bloomgate's own work around the lookup costs (map-in-map, header check, parse, counters). The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses (issue 11). Two more floors in the flood rows give issue 11's bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
 echo
 echo "| traffic | program on the receiving veth | Mpps | dropped | vs the floor |"
 echo "|---|---|---:|---:|---:|"
@@ -565,17 +580,34 @@ clean, $C1: bloomgate \`--capacity\` / Bloom floor (bloomgate's own cost)|$T_CLE
 clean, $C2: bloomgate \`--capacity\` / Bloom floor|$T_CLEAN|bg2c|bfloor2_pass|
 flood $C1: bloomgate \`--capacity\` / Bloom floor|$T_F1|bg1c|bfloor1_drop|
 flood $C2: bloomgate \`--capacity\` / Bloom floor|$T_F2|bg2c|bfloor2_drop|
+flood $C1: probe floor / floor (the lookup itself: Bloom probe and stage)|$T_F1|pfloor1_drop|floor1_drop|
+flood $C2: probe floor / floor|$T_F2|pfloor2_drop|floor2_drop|
+flood $C1: bloomgate / probe floor (bloomgate's work around the lookup)|$T_F1|bg1|pfloor1_drop|
+flood $C1: bloomgate \`--capacity\` / probe floor|$T_F1|bg1c|pfloor1_drop|
+flood $C2: bloomgate / probe floor|$T_F2|bg2|pfloor2_drop|
+flood $C2: bloomgate \`--capacity\` / probe floor|$T_F2|bg2c|pfloor2_drop|
+flood $C1, \`--confirm off\`: probe floor / floor|$T_F1|pfloor1n_drop|floor1_drop|
+flood $C2, \`--confirm off\`: probe floor / floor|$T_F2|pfloor2n_drop|floor2_drop|
+flood $C1, \`--confirm off\`: bloomgate / probe floor|$T_F1|bg1n|pfloor1n_drop|
+flood $C2, \`--confirm off\`: bloomgate / probe floor|$T_F2|bg2n|pfloor2n_drop|
+clean, $C1: probe floor / floor|$T_CLEAN|pfloor1_pass|floor1_pass|
+clean, $C2: probe floor / floor|$T_CLEAN|pfloor2_pass|floor2_pass|
+clean, $C1: bloomgate / probe floor|$T_CLEAN|bg1|pfloor1_pass|
+clean, $C2: bloomgate / probe floor|$T_CLEAN|bg2|pfloor2_pass|
 clean: bloomgate $C1 / xdp-filter $C_XF|$T_CLEAN|bg1|xf|>= 1.1
 clean: bloomgate $C1 \`--capacity\` / xdp-filter $C_XF|$T_CLEAN|bg1c|xf|>= 1.1
 clean, ceiling: bare \`XDP_PASS\` / xdp-filter $C_XF|$T_CLEAN|bare_pass|xf|
 clean, ceiling: floor ($(mib "$F1") MiB) / xdp-filter $C_XF|$T_CLEAN|floor1_pass|xf|
 clean, ceiling: Bloom floor ($(mib "$F1") MiB) / xdp-filter $C_XF|$T_CLEAN|bfloor1_pass|xf|
+clean, ceiling: probe floor ($C1) / xdp-filter $C_XF|$T_CLEAN|pfloor1_pass|xf|
 flood $C_XF: bloomgate $C1 \`--capacity\` / xdp-filter|$T_XF|bg1c|xf|
 flood $C1: bloomgate / nftables|$T_F1|bg1|nft|>= 4
 flood $C1: bloomgate \`--capacity\` / nftables|$T_F1|bg1c|nft|>= 4
 flood $C1, ceiling: floor ($(mib "$F1") MiB) / nftables|$T_F1|floor1_drop|nft|
 flood $C1, ceiling: bare \`XDP_DROP\` / nftables|$T_F1|bare_drop|nft|
 flood $C1, ceiling: Bloom floor / nftables|$T_F1|bfloor1_drop|nft|
+flood $C1, ceiling: probe floor / nftables|$T_F1|pfloor1_drop|nft|
+flood $C1, ceiling: probe floor \`--confirm off\` / nftables|$T_F1|pfloor1n_drop|nft|
 EOT
 echo
 # the exact stage: with vs without, 1M and 10M

@@ -209,3 +209,44 @@ int lg_bloomfloor(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	return floor_verdict;
 }
+
+/*
+ * The probe floor: bloomgate's own lookup (bloomgate/lookup.h, bg_listed4:
+ * the /16 bitmap if the filter has one, the Bloom probe at each prefix
+ * length, the exact stage's buckets after a Bloom positive) on a copy of a
+ * live bloomgate filter (livegen attach ... probefloor --filter PIN: every
+ * 64-byte element of the map in slot 0 of the pinned bg_filters, header
+ * included) held in a plain array of the same size, so every lookup is
+ * inlined, and nothing else: no map-in-map, no counters, no full parse.
+ * Its ratio to the floor is what the lookup itself costs, bloomgate's ratio
+ * to it what bloomgate's own work around the lookup costs.
+ */
+static __always_inline const void *bg_elem(const void *filter, __u32 idx)
+{
+	(void)filter;
+	return bpf_map_lookup_elem(&lg_floor_map, &idx);
+}
+
+#include "bloomgate/lookup.h"
+
+SEC("xdp")
+int lg_probefloor(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = data + sizeof(*eth);
+	const struct bg_filter_header *hdr;
+	__u32 zero = 0, probes = 0, rejected = 0;
+
+	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return floor_verdict;
+	hdr = bpf_map_lookup_elem(&lg_floor_map, &zero);
+	if (!hdr)
+		return XDP_ABORTED;
+	if ((__u32)bg_listed4(0, hdr,
+			      floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr,
+			      &probes, &rejected) == bloom_never)
+		return XDP_ABORTED;
+	return floor_verdict;
+}

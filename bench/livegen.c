@@ -5,12 +5,15 @@
  *
  *   livegen list LO N
  *	the addresses numbered [LO, LO + N) (livegen.h), one a line
- *   livegen attach IFACE drop|pass|floor|twofloor|bloomfloor [--bytes B] [--bytes2 B2]
- *		[--verdict drop|pass] [--match dst|src] [--k K]
+ *   livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor
+ *		[--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src]
+ *		[--k K] [--filter PIN]
  *	attaches a receiving program in native mode (netlink, no link: it
  *	stays after exit; `ip link set dev IFACE xdp off` removes it); the
  *	floor's array holds B bytes rounded up to 64-byte lines; the Bloom
- *	floor tests K bits (default 9) of a line
+ *	floor tests K bits (default 9) of a line; the probe floor runs
+ *	bloomgate's lookup on a copy of the live filter of PIN (a pinned
+ *	bg_filters: the map in its slot 0), in an array of the same size
  *   livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S]
  *		[--cpu C] [--batch N]
  *	sends live frames into IFACE (one end of a veth pair) for S seconds
@@ -24,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/ip.h>
@@ -40,7 +45,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: livegen list LO N\n"
-		"       livegen attach IFACE drop|pass|floor|twofloor|bloomfloor [--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src] [--k K]\n"
+		"       livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor [--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src] [--k K] [--filter PIN]\n"
 		"       livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S] [--cpu C] [--batch N]\n");
 	exit(2);
 }
@@ -112,10 +117,60 @@ static struct livegen *open_skel(void)
 	return skel;
 }
 
+/*
+ * The live filter of a pinned bg_filters (the map whose id is in slot 0):
+ * its fd and number of 64-byte elements, or -1.
+ */
+static int open_filter(const char *pin, unsigned long *elems)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info), key = 0, id = 0;
+	int outer, fd;
+
+	outer = bpf_obj_get(pin);
+	if (outer < 0 || bpf_map_lookup_elem(outer, &key, &id) || !id) {
+		fprintf(stderr, "livegen: no filter in %s\n", pin);
+		return -1;
+	}
+	close(outer);
+	fd = bpf_map_get_fd_by_id(id);
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.value_size != 64 || !info.max_entries) {
+		fprintf(stderr, "livegen: cannot read the filter map %u\n", id);
+		return -1;
+	}
+	*elems = info.max_entries;
+	return fd;
+}
+
+/* Copies n 64-byte elements of the map src into the mmapable map dst. */
+static int copy_elems(int src, int dst, unsigned long n)
+{
+	size_t len = n * 64;
+	void *s, *d;
+	int err = 0;
+
+	s = mmap(NULL, len, PROT_READ, MAP_SHARED, src, 0);
+	d = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, dst, 0);
+	if (s == MAP_FAILED || d == MAP_FAILED) {
+		fprintf(stderr, "livegen: cannot map the filter: %s\n", strerror(errno));
+		err = 1;
+	} else {
+		memcpy(d, s, len);
+	}
+	if (s != MAP_FAILED)
+		munmap(s, len);
+	if (d != MAP_FAILED)
+		munmap(d, len);
+	return err;
+}
+
 static int cmd_attach(int argc, char **argv)
 {
 	unsigned long bytes = 64, bytes2 = 0, lines, lines2, k = 9;
-	int verdict = XDP_PASS, match = LG_MATCH_DST, err, i;
+	int verdict = XDP_PASS, match = LG_MATCH_DST, err, i, filter = -1;
+	const char *pin = NULL;
 	struct livegen *skel;
 	struct bpf_program *prog;
 	unsigned int ifindex;
@@ -136,8 +191,18 @@ static int cmd_attach(int argc, char **argv)
 			match = match_of(argv[++i]);
 		else if (!strcmp(argv[i], "--k"))
 			k = num(argv[++i]);
+		else if (!strcmp(argv[i], "--filter"))
+			pin = argv[++i];
 		else
 			usage();
+	}
+	if (!strcmp(argv[1], "probefloor")) {
+		if (!pin)
+			usage();
+		filter = open_filter(pin, &lines);
+		if (filter < 0)
+			return 1;
+		bytes = lines * 64;
 	}
 	if (!k || k > BG_K_MAX)
 		usage();
@@ -156,6 +221,8 @@ static int cmd_attach(int argc, char **argv)
 		prog = skel->progs.lg_twofloor;
 	else if (!strcmp(argv[1], "bloomfloor"))
 		prog = skel->progs.lg_bloomfloor;
+	else if (filter >= 0)
+		prog = skel->progs.lg_probefloor;
 	else
 		usage();
 	skel->rodata->floor_lines = lines;
@@ -166,6 +233,9 @@ static int cmd_attach(int argc, char **argv)
 	err = bpf_map__set_max_entries(skel->maps.lg_floor_map, lines + lines2);
 	if (!err)
 		err = livegen__load(skel);
+	if (!err && filter >= 0 &&
+	    copy_elems(filter, bpf_map__fd(skel->maps.lg_floor_map), lines))
+		err = -EIO;
 	if (!err)
 		err = bpf_xdp_attach(ifindex, bpf_program__fd(prog),
 				     XDP_FLAGS_DRV_MODE, NULL);
