@@ -246,6 +246,11 @@ livegen_conf pfloor1_pass probefloor --filter "$PIN/1m/bg_filters" --verdict pas
 livegen_conf pfloor1_drop probefloor --filter "$PIN/1m/bg_filters" --verdict drop
 livegen_conf pfloor2_pass probefloor --filter "$PIN/10m/bg_filters" --verdict pass
 livegen_conf pfloor2_drop probefloor --filter "$PIN/10m/bg_filters" --verdict drop
+# and its first steps alone (--part: bench/livegen.bpf.c), on the same filters
+for p in bloom line bucket1; do
+	livegen_conf "pfloor1${p}_drop" probefloor --filter "$PIN/1m/bg_filters" --part "$p" --verdict drop
+	livegen_conf "pfloor2${p}_drop" probefloor --filter "$PIN/10m/bg_filters" --part "$p" --verdict drop
+done
 livegen_conf pfloor1n_drop probefloor --filter "$PIN/1mn/bg_filters" --verdict drop
 livegen_conf pfloor2n_drop probefloor --filter "$PIN/10mn/bg_filters" --verdict drop
 HAVE_FH=0
@@ -330,6 +335,9 @@ row "$T_F1" "$R_F1" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F1" "$R_F1" floor1_drop floor1_drop "floor: one random line, drop ($(mib "$F1") MiB)" all
 row "$T_F1" "$R_F1" bfloor1_drop floor1_drop "Bloom floor, drop ($(mib "$F1") MiB, $K1 bits)" all
 row "$T_F1" "$R_F1" twofloor1_drop floor1_drop "two-line floor: one random line of $(mib "$F1") MiB, then one of $(mib "$S1") MiB (the stage's size), drop" all
+row "$T_F1" "$R_F1" pfloor1bloom_drop floor1_drop "probe floor, its first step alone: the Bloom probe (one line, no stage), drop" all
+row "$T_F1" "$R_F1" pfloor1line_drop floor1_drop "probe floor, the Bloom probe, then one word of the first bucket's line, drop" all
+row "$T_F1" "$R_F1" pfloor1bucket1_drop floor1_drop "probe floor, the Bloom probe, then the first bucket's 16 fingerprints compared (never the second bucket), drop" all
 row "$T_F1" "$R_F1" pfloor1_drop floor1_drop "probe floor: bloomgate's lookup on a copy of its $C1 filter, drop" all
 row "$T_F1" "$R_F1" pfloor1n_drop floor1_drop "probe floor on the \`--confirm off\` filter, drop" all
 row "$T_F1" "$R_F1" floor1n_drop floor1_drop "floor: one random line of $(mib "$FN1") MiB (the \`--confirm off\` filter's size), drop" all
@@ -345,6 +353,9 @@ row "$T_F2" "$R_F2" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F2" "$R_F2" floor2_drop floor2_drop "floor: one random line, drop ($(mib "$F2") MiB)" all
 row "$T_F2" "$R_F2" bfloor2_drop floor2_drop "Bloom floor, drop ($(mib "$F2") MiB, $K2 bits)" all
 row "$T_F2" "$R_F2" twofloor2_drop floor2_drop "two-line floor: $(mib "$F2") MiB, then $(mib "$S2") MiB, drop" all
+row "$T_F2" "$R_F2" pfloor2bloom_drop floor2_drop "probe floor, its first step alone: the Bloom probe (one line, no stage), drop" all
+row "$T_F2" "$R_F2" pfloor2line_drop floor2_drop "probe floor, the Bloom probe, then one word of the first bucket's line, drop" all
+row "$T_F2" "$R_F2" pfloor2bucket1_drop floor2_drop "probe floor, the Bloom probe, then the first bucket's 16 fingerprints compared (never the second bucket), drop" all
 row "$T_F2" "$R_F2" pfloor2_drop floor2_drop "probe floor: bloomgate's lookup on a copy of its $C2 filter, drop" all
 row "$T_F2" "$R_F2" pfloor2n_drop floor2_drop "probe floor on the \`--confirm off\` filter, drop" all
 row "$T_F2" "$R_F2" floor2n_drop floor2_drop "floor: one random line of $(mib "$FN2") MiB (the \`--confirm off\` filter's size), drop" all
@@ -629,6 +640,27 @@ flood $C1, ceiling: bare \`XDP_DROP\` / nftables|$T_F1|bare_drop|nft|
 flood $C1, ceiling: Bloom floor / nftables|$T_F1|bfloor1_drop|nft|
 flood $C1, ceiling: probe floor / nftables|$T_F1|pfloor1_drop|nft|
 flood $C1, ceiling: probe floor \`--confirm off\` / nftables|$T_F1|pfloor1n_drop|nft|
+EOT
+echo
+# a flood through the exact stage, step by step: each row the median of the
+# per-round ratio of a step's row to the step before it
+echo "Where a flood's time goes with the exact stage: bloomgate's lookup on a copy of its filter (the probe floor) run one step further a row, from one random line of an array of the Bloom part's size (the floor) to bloomgate itself; each figure is the rate with the step over the rate without it (per-round ratios, their median), so that the column's product is about bloomgate / floor (the last row, measured), and a step that costs nothing reads 1.00. The two-line floor beside it reads one random line of each part with nothing else."
+echo
+echo "| step | $C1 | $C2 |"
+echo "|---|---:|---:|"
+while IFS='|' read -r label a b; do
+	printf '| %s | %s | %s |\n' "$label" \
+		"$(tratio %.2f "$T_F1" "${a//@/1}" "${b//@/1}")" \
+		"$(tratio %.2f "$T_F2" "${a//@/2}" "${b//@/2}")"
+done <<EOT
+the Bloom probe (XXH64 of the key, the block's line, k bits) over one random line|pfloor@bloom_drop|floor@_drop
+then one word of the first bucket's line (a second random line)|pfloor@line_drop|pfloor@bloom_drop
+then the first bucket's 16 fingerprints compared|pfloor@bucket1_drop|pfloor@line_drop
+then the second bucket's line when the first has not the key (the whole lookup: the probe floor)|pfloor@_drop|pfloor@bucket1_drop
+then bloomgate's own work around the lookup (map-in-map lookups, header check, parse, counters)|bg@|pfloor@_drop
+the same with \`--capacity\` (filter lookups inlined)|bg@c|pfloor@_drop
+bloomgate / floor (about the column's product)|bg@|floor@_drop
+reference: two-line floor / floor|twofloor@_drop|floor@_drop
 EOT
 echo
 # the exact stage: with vs without, 1M and 10M

@@ -229,6 +229,38 @@ static __always_inline const void *bg_elem(const void *filter, __u32 idx)
 
 #include "bloomgate/lookup.h"
 
+/*
+ * probe_part takes the lookup apart on a flood of listed addresses (the
+ * filter must have the exact stage): LG_PART_BLOOM the Bloom probe alone
+ * (one line), LG_PART_LINE the probe and then one word of the first
+ * bucket's line (what the two-line floor reads), LG_PART_BUCKET1 the probe
+ * and the first bucket's fingerprints compared (never the second bucket);
+ * LG_PART_ALL the whole lookup (bg_listed4).
+ */
+const volatile __u32 probe_part = LG_PART_ALL;
+
+static __always_inline __u32 lg_probe_part(const struct bg_filter_header *hdr,
+					   __u32 addr)
+{
+	const struct bg_fp_bucket *b;
+	struct bg_key4 key;
+	__u64 h, h2;
+
+	bg_key4_init(&key, addr, hdr->len4[0]);
+	h = bg_key4_hash(&key, hdr->seed);
+	if (!bg_probe_hash(0, hdr, h))
+		return 0;
+	if (probe_part == LG_PART_BLOOM)
+		return 1;
+	h2 = bg_fp_hash(h, hdr->seed);
+	b = bg_elem(0, hdr->fp_off + bg_fp_bucket1(h2, hdr->fp_nbuckets));
+	if (!b)
+		return 0;
+	if (probe_part == LG_PART_LINE)
+		return b->fp[0] == 1;
+	return bg_fp_bucket_has(b, bg_fp_of(h2));
+}
+
 SEC("xdp")
 int lg_probefloor(struct xdp_md *ctx)
 {
@@ -237,16 +269,19 @@ int lg_probefloor(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct iphdr *iph = data + sizeof(*eth);
 	const struct bg_filter_header *hdr;
-	__u32 zero = 0, probes = 0, rejected = 0;
+	__u32 zero = 0, probes = 0, rejected = 0, addr, r;
 
 	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
 		return floor_verdict;
 	hdr = bpf_map_lookup_elem(&lg_floor_map, &zero);
 	if (!hdr)
 		return XDP_ABORTED;
-	if ((__u32)bg_listed4(0, hdr,
-			      floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr,
-			      &probes, &rejected) == bloom_never)
+	addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
+	if (probe_part == LG_PART_ALL)
+		r = (__u32)bg_listed4(0, hdr, addr, &probes, &rejected);
+	else
+		r = lg_probe_part(hdr, addr);
+	if (r == bloom_never)
 		return XDP_ABORTED;
 	return floor_verdict;
 }

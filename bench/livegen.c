@@ -7,13 +7,14 @@
  *	the addresses numbered [LO, LO + N) (livegen.h), one a line
  *   livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor
  *		[--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src]
- *		[--k K] [--filter PIN]
+ *		[--k K] [--filter PIN [--part all|bloom|line|bucket1]]
  *	attaches a receiving program in native mode (netlink, no link: it
  *	stays after exit; `ip link set dev IFACE xdp off` removes it); the
  *	floor's array holds B bytes rounded up to 64-byte lines; the Bloom
  *	floor tests K bits (default 9) of a line; the probe floor runs
  *	bloomgate's lookup on a copy of the live filter of PIN (a pinned
- *	bg_filters: the map in its slot 0), in an array of the same size
+ *	bg_filters: the map in its slot 0), in an array of the same size;
+ *	--part runs only the lookup's first steps (bench/livegen.bpf.c)
  *   livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S]
  *		[--cpu C] [--batch N]
  *	sends live frames into IFACE (one end of a veth pair) for S seconds
@@ -45,7 +46,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: livegen list LO N\n"
-		"       livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor [--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src] [--k K] [--filter PIN]\n"
+		"       livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor [--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src] [--k K] [--filter PIN [--part all|bloom|line|bucket1]]\n"
 		"       livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S] [--cpu C] [--batch N]\n");
 	exit(2);
 }
@@ -104,6 +105,20 @@ static int cmd_list(int argc, char **argv)
 		       a & 255);
 	}
 	return fflush(stdout) ? 1 : 0;
+}
+
+static int part_of(const char *s)
+{
+	if (!strcmp(s, "all"))
+		return LG_PART_ALL;
+	if (!strcmp(s, "bloom"))
+		return LG_PART_BLOOM;
+	if (!strcmp(s, "line"))
+		return LG_PART_LINE;
+	if (!strcmp(s, "bucket1"))
+		return LG_PART_BUCKET1;
+	usage();
+	return -1;
 }
 
 static struct livegen *open_skel(void)
@@ -170,6 +185,7 @@ static int cmd_attach(int argc, char **argv)
 {
 	unsigned long bytes = 64, bytes2 = 0, lines, lines2, k = 9;
 	int verdict = XDP_PASS, match = LG_MATCH_DST, err, i, filter = -1;
+	int part = LG_PART_ALL;
 	const char *pin = NULL;
 	struct livegen *skel;
 	struct bpf_program *prog;
@@ -193,6 +209,8 @@ static int cmd_attach(int argc, char **argv)
 			k = num(argv[++i]);
 		else if (!strcmp(argv[i], "--filter"))
 			pin = argv[++i];
+		else if (!strcmp(argv[i], "--part"))
+			part = part_of(argv[++i]);
 		else
 			usage();
 	}
@@ -230,6 +248,7 @@ static int cmd_attach(int argc, char **argv)
 	skel->rodata->floor_verdict = verdict;
 	skel->rodata->floor_match = match;
 	skel->rodata->bloom_k = (__u32)k;
+	skel->rodata->probe_part = (__u32)part;
 	err = bpf_map__set_max_entries(skel->maps.lg_floor_map, lines + lines2);
 	if (!err)
 		err = livegen__load(skel);

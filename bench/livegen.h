@@ -37,4 +37,10 @@ static inline unsigned int lg_perm(unsigned int x)
 #define LG_MATCH_DST 0
 #define LG_MATCH_SRC 1
 
+/* The probe floor's parts (bench/livegen.bpf.c, probe_part). */
+#define LG_PART_ALL 0
+#define LG_PART_BLOOM 1
+#define LG_PART_LINE 2
+#define LG_PART_BUCKET1 3
+
 #endif
