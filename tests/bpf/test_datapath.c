@@ -46,6 +46,7 @@
 #include "swap.h"
 
 #include "pktgen.h"
+#include "verdict_names.h"
 #include "bloomgate.skel.h"
 
 /* ---- Addresses and lists ---------------------------------------------- */
@@ -90,25 +91,7 @@ static const struct fam FAMS[] = {
 
 /* ---- Names for messages ------------------------------------------------ */
 
-static const char *cnt_name(unsigned int i)
-{
-	return i < ARRAY_SIZE(bg_counter_names) ? bg_counter_names[i] :
-						  "(reserved slot)";
-}
-
-static const char *mal_name(unsigned int i)
-{
-	return i < ARRAY_SIZE(bg_malformed_names) ? bg_malformed_names[i] :
-						    "(reserved slot)";
-}
-
-static const char *xdp_name(__u32 v)
-{
-	static const char *const n[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS",
-					 "XDP_TX", "XDP_REDIRECT" };
-
-	return v < ARRAY_SIZE(n) ? n[v] : "XDP_(unknown)";
-}
+/* cnt_name, mal_name, xdp_name: tests/verdict_names.h */
 
 /* ---- Fixture ------------------------------------------------------------ */
 

@@ -56,6 +56,7 @@
 
 #include "blocklist.h"
 #include "pktgen.h"
+#include "verdict_names.h"
 #include "bloomgate.skel.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -90,25 +91,7 @@ static const uint8_t EXT_KINDS[] = { NH_HOPOPTS, NH_ROUTING, NH_FRAGMENT,
 
 /* ---- Names for messages ------------------------------------------------ */
 
-static const char *cnt_name(unsigned int i)
-{
-	return i < ARRAY_SIZE(bg_counter_names) ? bg_counter_names[i] :
-						  "(reserved slot)";
-}
-
-static const char *mal_name(unsigned int i)
-{
-	return i < ARRAY_SIZE(bg_malformed_names) ? bg_malformed_names[i] :
-						    "(reserved slot)";
-}
-
-static const char *xdp_name(__u32 v)
-{
-	static const char *const n[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS",
-					 "XDP_TX", "XDP_REDIRECT" };
-
-	return v < ARRAY_SIZE(n) ? n[v] : "XDP_(unknown)";
-}
+/* cnt_name, mal_name, xdp_name: tests/verdict_names.h */
 
 /* ---- Random numbers ----------------------------------------------------- */
 
