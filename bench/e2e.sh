@@ -329,17 +329,22 @@ row "$T_XF" "$R_XF" floor1_drop floor1_drop "floor: one random line, drop ($(mib
 row "$T_XF" "$R_XF" bg1 floor1_drop "bloomgate $C1" all
 row "$T_XF" "$R_XF" bg1c floor1_drop "bloomgate $C1, \`--capacity\`" all
 row "$T_XF" "$R_XF" xf "" "xdp-filter, $C_XF addresses" all
+# the probe floor's flood rows of size I (1 or 2): its steps, the whole
+# lookup, and the lookup on the --confirm off filter
+probe_floor_rows() { # TRAFFIC RANGE I COUNT
+	row "$1" "$2" "pfloor${3}bloom_drop" "floor${3}_drop" "probe floor, its first step alone: the Bloom probe (one line, no stage), drop" all
+	row "$1" "$2" "pfloor${3}line_drop" "floor${3}_drop" "probe floor, the Bloom probe, then one word of the first bucket's line, drop" all
+	row "$1" "$2" "pfloor${3}bucket1_drop" "floor${3}_drop" "probe floor, the Bloom probe, then the first bucket's 16 fingerprints compared (never the second bucket), drop" all
+	row "$1" "$2" "pfloor${3}_drop" "floor${3}_drop" "probe floor: bloomgate's lookup on a copy of its $4 filter, drop" all
+	row "$1" "$2" "pfloor${3}n_drop" "floor${3}_drop" "probe floor on the \`--confirm off\` filter, drop" all
+}
 T_F1="flood, $C1 (every destination listed, dropped)"
 R_F1="0 $N1 dst"
 row "$T_F1" "$R_F1" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F1" "$R_F1" floor1_drop floor1_drop "floor: one random line, drop ($(mib "$F1") MiB)" all
 row "$T_F1" "$R_F1" bfloor1_drop floor1_drop "Bloom floor, drop ($(mib "$F1") MiB, $K1 bits)" all
 row "$T_F1" "$R_F1" twofloor1_drop floor1_drop "two-line floor: one random line of $(mib "$F1") MiB, then one of $(mib "$S1") MiB (the stage's size), drop" all
-row "$T_F1" "$R_F1" pfloor1bloom_drop floor1_drop "probe floor, its first step alone: the Bloom probe (one line, no stage), drop" all
-row "$T_F1" "$R_F1" pfloor1line_drop floor1_drop "probe floor, the Bloom probe, then one word of the first bucket's line, drop" all
-row "$T_F1" "$R_F1" pfloor1bucket1_drop floor1_drop "probe floor, the Bloom probe, then the first bucket's 16 fingerprints compared (never the second bucket), drop" all
-row "$T_F1" "$R_F1" pfloor1_drop floor1_drop "probe floor: bloomgate's lookup on a copy of its $C1 filter, drop" all
-row "$T_F1" "$R_F1" pfloor1n_drop floor1_drop "probe floor on the \`--confirm off\` filter, drop" all
+probe_floor_rows "$T_F1" "$R_F1" 1 "$C1"
 row "$T_F1" "$R_F1" floor1n_drop floor1_drop "floor: one random line of $(mib "$FN1") MiB (the \`--confirm off\` filter's size), drop" all
 row "$T_F1" "$R_F1" bfloor1n_drop floor1n_drop "Bloom floor of the \`--confirm off\` filter ($(mib "$FN1") MiB, $KN1 bits), drop; vs the floor of its size" all
 row "$T_F1" "$R_F1" floormin1_drop floor1_drop "floor: one random line of $(mib "$FM1") MiB (the least memory of any filter with a 1e-9 false-positive rate), drop" all
@@ -353,11 +358,7 @@ row "$T_F2" "$R_F2" bare_drop "" "bare \`XDP_DROP\`" all
 row "$T_F2" "$R_F2" floor2_drop floor2_drop "floor: one random line, drop ($(mib "$F2") MiB)" all
 row "$T_F2" "$R_F2" bfloor2_drop floor2_drop "Bloom floor, drop ($(mib "$F2") MiB, $K2 bits)" all
 row "$T_F2" "$R_F2" twofloor2_drop floor2_drop "two-line floor: $(mib "$F2") MiB, then $(mib "$S2") MiB, drop" all
-row "$T_F2" "$R_F2" pfloor2bloom_drop floor2_drop "probe floor, its first step alone: the Bloom probe (one line, no stage), drop" all
-row "$T_F2" "$R_F2" pfloor2line_drop floor2_drop "probe floor, the Bloom probe, then one word of the first bucket's line, drop" all
-row "$T_F2" "$R_F2" pfloor2bucket1_drop floor2_drop "probe floor, the Bloom probe, then the first bucket's 16 fingerprints compared (never the second bucket), drop" all
-row "$T_F2" "$R_F2" pfloor2_drop floor2_drop "probe floor: bloomgate's lookup on a copy of its $C2 filter, drop" all
-row "$T_F2" "$R_F2" pfloor2n_drop floor2_drop "probe floor on the \`--confirm off\` filter, drop" all
+probe_floor_rows "$T_F2" "$R_F2" 2 "$C2"
 row "$T_F2" "$R_F2" floor2n_drop floor2_drop "floor: one random line of $(mib "$FN2") MiB (the \`--confirm off\` filter's size), drop" all
 row "$T_F2" "$R_F2" bfloor2n_drop floor2n_drop "Bloom floor of the \`--confirm off\` filter ($(mib "$FN2") MiB, $KN2 bits), drop; vs the floor of its size" all
 row "$T_F2" "$R_F2" floormin2_drop floor2_drop "floor: one random line of $(mib "$FM2") MiB (the least memory of any filter with a 1e-9 false-positive rate), drop" all
