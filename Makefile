@@ -32,24 +32,31 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-# Two libraries (docs/ARCHITECTURE.md). core: reading and parsing lists,
-# planning and building a filter in memory, the load pipeline's pure half,
-# explaining a verdict, the load record, the CLI's option tables, the
-# agent's /metrics (libmicrohttpd); no libbpf. kernel: pins and lock,
-# attach, the filter swap, the load pipeline's publishing half (libbpf,
-# libxdp).
-CORE_SRCS := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
-	     user/domains.c user/sources.c user/filter.c user/probe.c \
-	     user/prepare.c user/explain.c user/record.c user/counters.c \
-	     user/print.c user/opts.c user/attach_opts.c user/metrics.c \
-	     user/config.c user/fetch.c user/store.c
-KERN_SRCS := user/pins.c user/attach.c user/swap.c user/load.c user/agent.c
-LIB_SRCS := $(CORE_SRCS) $(KERN_SRCS)
-CORE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CORE_SRCS))
-KERN_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(KERN_SRCS))
+# user/ by layer (docs/ARCHITECTURE.md), one library each, bottom up:
+# core (lists, sources, plan and build in memory, probe, explain, record,
+# option tables, reports as text; no libbpf), kern (pins and lock, attach,
+# swap, the load pipeline's publishing half: libbpf, libxdp), agent (the
+# agent: config, fetch, store, metrics, its event loop) and the CLI on top.
+# No file includes one of a layer above it (tests/e2e/test_layers.sh).
+CORE_SRCS  := $(sort $(wildcard user/core/*.c))
+KERN_SRCS  := $(sort $(wildcard user/kern/*.c))
+AGENT_SRCS := $(sort $(wildcard user/agent/*.c))
+CLI_SRCS   := $(sort $(wildcard user/cli/*.c))
+objs = $(patsubst user/%.c,$(1)/user/%.o,$(2))
+CORE_LIB  := $(BUILD)/libbloomgate-core.a
+KERN_LIB  := $(BUILD)/libbloomgate-kern.a
+AGENT_LIB := $(BUILD)/libbloomgate-agent.a
+# link order: the upper layers first
+LIBS := $(AGENT_LIB) $(KERN_LIB) $(CORE_LIB)
 BPF_OBJ  := $(BUILD)/bloomgate.bpf.o
 SKEL     := $(BUILD)/bloomgate.skel.h
-HEADERS  := $(wildcard include/bloomgate/*.h user/*.h bpf/*.h)
+# Every object depends on the headers it includes (-MMD: the compiler
+# writes them to a .d file beside the object; -MP: a deleted header is no
+# error), the BPF objects and test binaries too.
+DEPFLAGS := -MMD -MP
+# the same for a binary compiled and linked from one source in one step
+BINDEP = -MMD -MP -MF $(@D)/.$(@F).d -MT $@
+HEADERS  := $(wildcard include/bloomgate/*.h bpf/*.h)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -78,87 +85,112 @@ all: $(BUILD)/bloomgate
 deps:
 	$(Q)./scripts/install-deps.sh
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(HEADERS)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c
 	$(call msg,BPF,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/bench.bpf.o: bench/bench.bpf.c $(HEADERS)
+$(BUILD)/bench.bpf.o: bench/bench.bpf.c
 	$(call msg,BPF,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/livegen.bpf.o: bench/livegen.bpf.c bench/livegen.h $(HEADERS)
+$(BUILD)/livegen.bpf.o: bench/livegen.bpf.c
 	$(call msg,BPF,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .bpf.o,,$(notdir $<)) > $@
 
-$(BUILD)/user/%.o: user/%.c $(HEADERS) $(SKEL)
+# The skeleton is made before any userspace object (order only: the .d
+# files say which objects include it).
+$(BUILD)/user/%.o: user/%.c | $(SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/libbloomgate-core.a: $(CORE_OBJS)
+$(CORE_LIB): $(call objs,$(BUILD),$(CORE_SRCS))
+$(KERN_LIB): $(call objs,$(BUILD),$(KERN_SRCS))
+$(AGENT_LIB): $(call objs,$(BUILD),$(AGENT_SRCS))
+$(BUILD)/%.a:
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libbloomgate.a: $(KERN_OBJS)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
-
-$(BUILD)/bloomgate: $(BUILD)/user/cli.o $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a
+$(BUILD)/bloomgate: $(call objs,$(BUILD),$(CLI_SRCS)) $(LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-# Tests are built with the sanitizers.
+# Tests are built with the sanitizers: the libraries once more, into
+# $(ASAN) (each source compiled once, not once per test), and each test
+# binary from its own file linked against them.
+ASAN := $(BUILD)/asan
 TEST_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
-# Unit tests link the core alone, without libbpf: a core function that
-# came to need the kernel part would fail to link here. test_abi is the
-# exception: it compares abi.h with the BTF of the BPF object (libbpf).
-UNIT_LIBBPF := abi
-# clang: libFuzzer and its sanitizers, over the core sources themselves
-# (the parsers and what they call; no libbpf); -Itests for the test
-# headers a target checks (dns_ref.h: the DNS query parser's reference)
-FUZZ_LIB := user/io.c user/ip.c user/format.c user/wire.c user/lists.c \
-	    user/domains.c user/sources.c
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(HEADERS) $(TEST_HEADERS)
-	$(call msg,FUZZ,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB) -o $@
-
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(TEST_HEADERS) $(CORE_SRCS) $(HEADERS) $(SKEL)
+ASAN_LIBS := $(ASAN)/libbloomgate-agent.a $(ASAN)/libbloomgate-kern.a \
+	     $(ASAN)/libbloomgate-core.a
+$(ASAN)/user/%.o: user/%.c | $(SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(TEST_CFLAGS) -Itests $< $(CORE_SRCS) \
+	$(Q)$(CC) $(TEST_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(ASAN)/libbloomgate-core.a: $(call objs,$(ASAN),$(CORE_SRCS))
+$(ASAN)/libbloomgate-kern.a: $(call objs,$(ASAN),$(KERN_SRCS))
+$(ASAN)/libbloomgate-agent.a: $(call objs,$(ASAN),$(AGENT_SRCS))
+
+# Unit tests link the core and the agent's parts without libbpf: a core
+# function that came to need the kernel layer would fail to link here
+# (static archives: only the objects a test uses are linked). test_abi is
+# the exception: it compares abi.h with the BTF of the BPF object (libbpf).
+UNIT_LIBBPF := abi
+# clang: libFuzzer and its sanitizers, over the core parsers and what
+# they call (no libbpf), compiled once into their own archive; -Itests for
+# the test headers a target checks (dns_ref.h: the DNS query parser's
+# reference)
+FUZZ_LIB_SRCS := user/core/io.c user/core/ip.c user/core/format.c \
+		 user/core/wire.c user/core/lists.c user/core/domains.c \
+		 user/core/sources.c
+FUZZ_LIB := $(BUILD)/fuzz/libbloomgate-fuzz.a
+$(BUILD)/fuzz/user/%.o: user/%.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(FUZZ_LIB): $(call objs,$(BUILD)/fuzz,$(FUZZ_LIB_SRCS))
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(BINDEP) $< $(FUZZ_LIB) -o $@
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(ASAN_LIBS) | $(SKEL)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(TEST_CFLAGS) $(BINDEP) -Itests $< $(ASAN_LIBS) \
 		$(if $(filter $*,$(UNIT_LIBBPF)),$(KERN_LDLIBS)) $(CORE_LDLIBS) \
 		-lcmocka -lxxhash -o $@
 
-$(BUILD)/tests/test_%: tests/bpf/test_%.c $(TEST_HEADERS) $(LIB_SRCS) $(HEADERS) $(SKEL)
+$(BUILD)/tests/test_%: tests/bpf/test_%.c $(ASAN_LIBS) | $(SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(TEST_CFLAGS) -Itests $< $(LIB_SRCS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(TEST_CFLAGS) $(BINDEP) -Itests $< $(ASAN_LIBS) $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/tests/%: tests/tools/%.c $(HEADERS)
+$(BUILD)/tests/%: tests/tools/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(TOOL_LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(BINDEP) -Itests $< $(TOOL_LDLIBS) -o $@
 
 # A tool's own libraries (none for most). The test HTTP server: libmicrohttpd,
 # zlib for gzip, libcrypto for its ETags; test_fetch runs it.
 $(BUILD)/tests/httpd: TOOL_LDLIBS := -lmicrohttpd -lz -lcrypto
 $(BUILD)/tests/test_fetch: | $(BUILD)/tests/httpd
 
-$(BUILD)/bench: $(BENCH_SRCS) $(BENCH_HDRS) tests/pktgen.h $(BENCH_SKEL) $(SKEL) $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a
+# several sources in one step: their headers listed instead
+$(BUILD)/bench: $(BENCH_SRCS) $(BENCH_HDRS) tests/pktgen.h $(wildcard user/*/*.h) \
+		$(HEADERS) $(BENCH_SKEL) $(SKEL) $(LIBS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(BENCH_SRCS) $(BUILD)/libbloomgate.a $(BUILD)/libbloomgate-core.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(BENCH_SRCS) $(LIBS) $(LDLIBS) -o $@
 
-$(LIVEGEN): bench/livegen.c bench/livegen.h $(BUILD)/livegen.skel.h
+$(LIVEGEN): bench/livegen.c $(BUILD)/livegen.skel.h
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $< -lbpf -lelf -lz -o $@
+	$(Q)$(CC) $(CFLAGS) $(BINDEP) $< -lbpf -lelf -lz -o $@
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPFT_BINS) $(TEST_HELPERS) $(FUZZ_BINS)
@@ -197,3 +229,5 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -18,11 +18,11 @@
 #include <bpf/libbpf.h>
 
 #include "bloomgate/bloom.h"
-#include "filter.h"
-#include "lists.h"
-#include "counters.h"
-#include "pins.h"
-#include "swap.h"
+#include "core/filter.h"
+#include "core/lists.h"
+#include "core/counters.h"
+#include "kern/pins.h"
+#include "kern/swap.h"
 #include "bloomgate.skel.h"
 #include "bench.skel.h"
 #include "bench.h"
@@ -30,7 +30,7 @@
 /* bloomgate's own lookup (bloomgate/lookup.h, the datapath's code) on a
  * filter mmapped in userspace, so the bench can count the probes an address
  * costs. */
-#include "mem_lookup.h"
+#include "core/mem_lookup.h"
 
 /* ---- options (bench/main.c) --------------------------------------------- */
 

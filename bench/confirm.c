@@ -14,7 +14,7 @@
  * mod 2^31 (distinct, in 0.0.0.0/1); the trials are addresses with the top
  * bit set (128.0.0.0/1): disjoint from the list, so every trial's right
  * verdict is "not listed" without a second lookup, and a positive of
- * bg_filter_judge4 (user/probe.c, the datapath's own lookup code) is a
+ * bg_filter_judge4 (user/core/probe.c, the datapath's own lookup code) is a
  * wrong verdict. There are only 2^31 of them, fewer than the 3 * 10^9 a
  * rule-of-three bound at 1e-9 would want: random draws would repeat
  * addresses (and a wrong one is wrong every time it is drawn). So trial i

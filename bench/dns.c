@@ -36,7 +36,7 @@
 #include <bpf/bpf.h>
 
 #include "bloomgate/dns.h"
-#include "domains.h"
+#include "core/domains.h"
 
 #define DNS_NLEN 5
 static const int DNS_WIRE[DNS_NLEN] = { 10, 30, 60, 120, 255 };

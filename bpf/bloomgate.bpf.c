@@ -8,7 +8,7 @@
  * The current filter is the single inner map of bg_filters (ARRAY_OF_MAPS).
  * A packet looks the slot up once and reads the header and the bits from
  * that one inner map, so it is judged entirely by one filter: a swap
- * replaces the inner map as one pointer store (see user/swap.c).
+ * replaces the inner map as one pointer store (see user/kern/swap.c).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

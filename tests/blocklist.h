@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Tests build their lists part by part; the planner and builder take one
- * struct bg_blocklist (user/sources.h). BL(block, allow, names) makes a
+ * struct bg_blocklist (user/core/sources.h). BL(block, allow, names) makes a
  * read-only view of the parts given (NULL: empty), sharing their arrays:
  * for bg_filter_plan(), bg_filter_build() and bg_filter_create() only,
  * never to be freed.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sources.h"
+#include "core/sources.h"
 
 static inline struct bg_blocklist bl_view(const struct bg_list *block,
 					  const struct bg_list *allow,

@@ -5,7 +5,7 @@
  * byte, without the datapath's copies, word-wise lowercasing and bpf_loop()
  * rounds. tests/bpf/test_dns.c checks the datapath against it (its fuzz
  * test); tests/fuzz/fuzz_dnsref.c checks it against the userspace name
- * code (user/wire.c, bg_name_hashes) under the sanitizers.
+ * code (user/core/wire.c, bg_name_hashes) under the sanitizers.
  */
 #ifndef BLOOMGATE_TESTS_DNS_REF_H
 #define BLOOMGATE_TESTS_DNS_REF_H

@@ -10,8 +10,8 @@
 
 #include <stdlib.h>
 
-#include "filter.h"
-#include "lists.h"
+#include "core/filter.h"
+#include "core/lists.h"
 
 #include "blocklist.h"
 #include "prefix_model.h"

@@ -2,14 +2,14 @@
 /*
  * Names of counters, malformed reasons and XDP verdicts for the BPF tests'
  * messages (tests/bpf/test_datapath.c, tests/bpf/test_diff.c): a slot
- * past the names user/counters.c knows is a reserved one.
+ * past the names user/core/counters.c knows is a reserved one.
  */
 #ifndef BLOOMGATE_TEST_VERDICT_NAMES_H
 #define BLOOMGATE_TEST_VERDICT_NAMES_H
 
 #include <linux/types.h>
 
-#include "counters.h"
+#include "core/counters.h"
 
 static inline const char *cnt_name(unsigned int i)
 {

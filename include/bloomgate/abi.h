@@ -66,7 +66,7 @@ _Static_assert(sizeof(struct bg_key6) == 24, "bg_key6 size");
 
 /* Bloom probes per packet and family are bounded by this constant, whatever
  * the list: the builder expands prefixes to at most this many lengths
- * (controlled prefix expansion), see user/filter.c. */
+ * (controlled prefix expansion), see user/core/filter.c. */
 #define BG_PROBES_MAX 4
 /* IPv4 prefixes of length <= 16 live in an exact bitmap of 2^16 bits, one
  * bit per /16 (128 elements of 512 bits): one read, no hash. */
@@ -158,7 +158,7 @@ _Static_assert(sizeof(struct bg_block) == 64, "block is one cache line");
  * A bucket of the exact stage: BG_FP_PER_BUCKET fingerprints, one cache
  * line; 0 is an empty slot (a fingerprint is never 0). A key's
  * fingerprint is in one of its two buckets (bloomgate/lookup.h,
- * bg_fp_confirm; built by user/filter.c).
+ * bg_fp_confirm; built by user/core/filter.c).
  */
 #define BG_FP_PER_BUCKET 16
 struct bg_fp_bucket {

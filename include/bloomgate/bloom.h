@@ -9,7 +9,7 @@
  *
  * Multiplying by an odd constant is a bijection, and the top bits of
  * h * C^i depend on every bit of h, so the k positions behave like
- * independent uniform draws (two may coincide; the model in user/filter.c
+ * independent uniform draws (two may coincide; the model in user/core/filter.c
  * counts that). The top bits of h itself are never a position: they also
  * pick the block, so every key of a block would share that bit (measured
  * 7 % above the model at n=1e5, 33 % at n=1e3, before this was fixed). A first version used double hashing inside the block
@@ -132,7 +132,7 @@ BG_INLINE __u64 bg_key6_hash(const struct bg_key6 *key, __u64 seed)
  * bits, so the stage's false positives (a fingerprint equal to one of the
  * <= 2 * BG_FP_PER_BUCKET held in the two buckets: at most 2^-27 a probe)
  * multiply the Bloom part's. Both buckets are one cache line; the builder
- * puts a key in its first bucket whenever it can (user/filter.c), so a
+ * puts a key in its first bucket whenever it can (user/core/filter.c), so a
  * listed key is usually confirmed with one read.
  */
 #define BG_FP_SEED_XOR 0x5bd1e9955bd1e995ULL

@@ -36,14 +36,14 @@
 
 #include "bloomgate/abi.h"
 #include "bloomgate/bloom.h"
-#include "counters.h"
-#include "filter.h"
+#include "core/counters.h"
+#include "core/filter.h"
 
 #include "blocklist.h"
-#include "lists.h"
-#include "attach.h"
-#include "pins.h"
-#include "swap.h"
+#include "core/lists.h"
+#include "kern/attach.h"
+#include "kern/pins.h"
+#include "kern/swap.h"
 
 #include "pktgen.h"
 #include "verdict_names.h"

@@ -11,7 +11,7 @@
  * itself, byte by byte: it shares no code with bpf/parse.h. What it does
  * share, on purpose, is the one lookup: "listed" and "allowed" are asked of
  * the same filter built in memory (bg_filter_test4/6, bg_filter_allowed4/6
- * in user/probe.c run bloomgate/lookup.h), so a disagreement is about the
+ * in user/core/probe.c run bloomgate/lookup.h), so a disagreement is about the
  * parse and the counting, not about Bloom bits.
  *
  * The filter holds addresses only (no names): bloomgate_dns is never tail
@@ -49,10 +49,10 @@
 #include <linux/bpf.h>
 
 #include "bloomgate/abi.h"
-#include "counters.h"
-#include "filter.h"
-#include "lists.h"
-#include "swap.h"
+#include "core/counters.h"
+#include "core/filter.h"
+#include "core/lists.h"
+#include "kern/swap.h"
 
 #include "blocklist.h"
 #include "pktgen.h"
@@ -474,7 +474,7 @@ static void model_parse(const uint8_t *fr, size_t len, struct l3 *o)
 }
 
 /* 1 if the address is judged listed: maybe listed and not allowlisted. The
- * lookups are the shared ones (user/probe.c); one probe per address. */
+ * lookups are the shared ones (user/core/probe.c); one probe per address. */
 static int model_judge(const struct fx *f, const struct l3 *l,
 		       const uint8_t *addr, struct outcome *e)
 {

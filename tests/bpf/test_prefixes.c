@@ -41,11 +41,11 @@
 
 #include "bloomgate/abi.h"
 #include "bloomgate/bloom.h"
-#include "filter.h"
-#include "lists.h"
-#include "attach.h"
-#include "pins.h"
-#include "swap.h"
+#include "core/filter.h"
+#include "core/lists.h"
+#include "kern/attach.h"
+#include "kern/pins.h"
+#include "kern/swap.h"
 
 #include "pktgen.h"
 #include "bloomgate.skel.h"

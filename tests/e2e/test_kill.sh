@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 KILLS=${BG_E2E_KILLS:-100}
 ATTACH_MODE=native
 T_START=$SECONDS
-# The load record's files, named after the pin directory (user/record.h).
+# The load record's files, named after the pin directory (user/core/record.h).
 REC_BASE=/run/bloomgate/${BG_PIN//\//_}
 REC_DIR=$REC_BASE.records
 

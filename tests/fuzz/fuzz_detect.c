@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: format detection (user/sources.c bg_format_detect,
- * user/domains.c bg_dom_detect) and the per-line classifier it uses
+ * libFuzzer target: format detection (user/core/sources.c bg_format_detect,
+ * user/core/domains.c bg_dom_detect) and the per-line classifier it uses
  * (bg_list_line_kind, bg_list_scan). Detection must name a real format for
  * any bytes, never BG_FMT_AUTO, and a domain format for the domain
  * detector; its evidence (bg_format_detect_ev) must agree with it.
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "domains.h"
-#include "lists.h"
-#include "sources.h"
+#include "core/domains.h"
+#include "core/lists.h"
+#include "core/sources.h"
 
 static void count_entry(void *ctx, size_t line, const char *text,
 			const struct bg_key4 *k4, const struct bg_key6 *k6)

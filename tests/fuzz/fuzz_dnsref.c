@@ -8,7 +8,7 @@
  *  - a rejected packet has one of the BG_CNT_DNS_* reasons, and the header
  *    reasons are the ones the header's bytes say;
  *  - an accepted query's QNAME lies in the message, each label 1..63 bytes,
- *    at most 255 bytes in wire form, n labels; user/wire.c prints it
+ *    at most 255 bytes in wire form, n labels; user/core/wire.c prints it
  *    (bg_name_from_wire) with n labels ("." for the root);
  *  - its hashes are the builder's: for a name of plain characters (letters,
  *    digits, '-', '_': printed as they are) bg_name_hashes of that text,
@@ -28,7 +28,7 @@
 
 #include "bloomgate/dns.h"
 #include "dns_ref.h"
-#include "wire.h"
+#include "core/wire.h"
 
 #define FRAME_MAX 1500
 #define UDP_HLEN 8
@@ -116,7 +116,7 @@ static void check_query(const uint8_t *d, size_t size, __u64 exact,
 	if (labels != n || i + 1 + 4 > ulen) /* QTYPE, QCLASS follow */
 		abort();
 
-	/* printed by user/wire.c: n labels (every '.' in a label is \046) */
+	/* printed by user/core/wire.c: n labels (every '.' in a label is \046) */
 	r = bg_name_from_wire(name, size - QNAME_OFF, text, sizeof(text));
 	if (r < 0 || (size_t)r != strlen(text))
 		abort();

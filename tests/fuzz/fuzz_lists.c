@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the address-list parser (user/lists.c) on any bytes,
+ * libFuzzer target: the address-list parser (user/core/lists.c) on any bytes,
  * lenient and strict, then bg_list_finish(). Beyond "no crash, no leak, no
  * undefined behaviour" (ASan, UBSan), it checks what every caller relies
  * on: counts add up, every key has its kind, a prefix length in range and
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "bloomgate/bloom.h"
-#include "lists.h"
+#include "core/lists.h"
 
 static FILE *sink(void)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the domain-list parser (user/domains.c) in every format
+ * libFuzzer target: the domain-list parser (user/core/domains.c) in every format
  * (auto-detected, plain, hosts, adblock), lenient and strict, then
  * bg_names_finish(). Checks: every name kept is normalised (a second
  * bg_name_normalise() leaves it as it is), hashes as a legal name
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bloomgate/dns.h"
-#include "domains.h"
+#include "core/domains.h"
 
 static FILE *sink(void)
 {

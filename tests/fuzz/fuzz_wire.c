@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer target: DNS names in wire form, as the datapath sees them
- * (user/wire.c bg_name_from_wire, include/bloomgate/dns.h). Differential:
+ * (user/core/wire.c bg_name_from_wire, include/bloomgate/dns.h). Differential:
  * for a name whose labels hold only letters, digits, '-' and '_' (printed
  * as they are), the text that `check` and the events print hashes
  * (bg_name_hashes, the userspace path) to the same exact key as the wire
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bloomgate/dns.h"
-#include "wire.h"
+#include "core/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -15,7 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "bloomgate/abi.h"
-#include "counters.h"
+#include "core/counters.h"
 #include "bloomgate.skel.h"
 
 struct member {
@@ -134,7 +134,7 @@ static void test_map_sizes(void **state)
 /* Counters and malformed reasons are append-only: every published index
  * stays where it is (stats output, scripts and old pins rely on it), and
  * the names `stats` prints are unique. The DNS reasons are counters, not
- * malformed reasons (see abi.h); the names are user/counters.c's. */
+ * malformed reasons (see abi.h); the names are user/core/counters.c's. */
 static void test_counter_indices(void **state)
 {
 	size_t i, j;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests for the agent's config (user/config.c): the example shipped
+ * Unit tests for the agent's config (user/agent/config.c): the example shipped
  * in etc/ parses to what it says (so it cannot rot), the defaults of what
  * a config leaves out, every error with its exact one-line message and
  * line number, durations, sizes, and the file-level errors of
@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "filter.h"
-#include "format.h"
-#include "opts.h" /* bg_opt_size */
+#include "agent/config.h"
+#include "core/filter.h"
+#include "core/format.h"
+#include "core/opts.h" /* bg_opt_size */
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests for user/counters.c: the one table of counter and malformed-
+ * Unit tests for user/core/counters.c: the one table of counter and malformed-
  * reason names, and the `stats --json` object built from it, read back
  * with json-c.
  */
@@ -14,7 +14,7 @@
 
 #include <json-c/json.h>
 
-#include "counters.h"
+#include "core/counters.h"
 
 /* The table follows the X-macros in abi.h, index for index. */
 static void test_names(void **state)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests for user/domains.c: plain domain lists, hosts files, Adblock
+ * Unit tests for user/core/domains.c: plain domain lists, hosts files, Adblock
  * rules, wildcards, name validation, format detection, reports, sorting and
  * de-duplication; the fixtures in tests/fixtures/domains/ (the shapes of
  * real lists), and the real lists in ../shared/data/ where they exist.
@@ -26,8 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "domains.h"
-#include "wire.h"
+#include "core/domains.h"
+#include "core/wire.h"
 #include "lists_helpers.h"
 
 /* Relative to the repository root, the working directory of `make test`. */

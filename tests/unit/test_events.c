@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests for the agent's flag events as JSON lines
- * (bg_print_event_json(), user/print.c): each record of the ring buffer,
+ * (bg_print_event_json(), user/core/print.c): each record of the ring buffer,
  * an address or a DNS name, is one line that JSON reads back field by field.
  */
 #include <stdarg.h>
@@ -18,7 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "print.h"
+#include "core/print.h"
 
 /* The line printed for the record, parsed; the line must end in '\n'. */
 static struct json_object *json_line(const void *rec, size_t size)

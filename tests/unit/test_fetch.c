@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests of bg_fetch() (user/fetch.h): a URL or a file to a last good
+ * Unit tests of bg_fetch() (user/agent/fetch.h): a URL or a file to a last good
  * copy. A real HTTP exchange with the project's test server
  * (build/tests/httpd, started here as a child on 127.0.0.1, steered by path
  * prefixes and its control file), whose request log tells what was really
@@ -29,8 +29,8 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "fetch.h"
-#include "format.h"
+#include "agent/fetch.h"
+#include "core/format.h"
 
 static char dir[] = "/tmp/bg-test-fetch.XXXXXX";
 static char www[256], cache[256], logpath[256],

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "bloomgate/bloom.h"
-#include "filter.h"
-#include "lists.h"
+#include "core/filter.h"
+#include "core/lists.h"
 
 #include "blocklist.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests for user/lists.c: list parsing, reports, keys, CIDR prefixes,
+ * Unit tests for user/core/lists.c: list parsing, reports, keys, CIDR prefixes,
  * de-duplication, overlap reduction, bg_list_find_covering().
  *
  * Most parse cases are rows of tables (struct list_case): one list text
@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "bloomgate/bloom.h"
-#include "domains.h"
-#include "lists.h"
-#include "sources.h"
+#include "core/domains.h"
+#include "core/lists.h"
+#include "core/sources.h"
 #include "lists_helpers.h"
 
 /* ---- Helpers ------------------------------------------------------------ */

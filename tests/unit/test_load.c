@@ -24,12 +24,12 @@
 #include <unistd.h>
 
 #include "bloomgate/bloom.h"
-#include "domains.h"
-#include "explain.h"
-#include "filter.h"
-#include "lists.h"
-#include "prepare.h"
-#include "print.h"
+#include "core/domains.h"
+#include "core/explain.h"
+#include "core/filter.h"
+#include "core/lists.h"
+#include "core/prepare.h"
+#include "core/print.h"
 
 static char dir[] = "/tmp/bg-test-load.XXXXXX";
 

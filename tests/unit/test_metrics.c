@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests for user/metrics.c: the exposition text of a fixed view, line
+ * Unit tests for user/agent/metrics.c: the exposition text of a fixed view, line
  * for line where it matters; every datapath counter shown exactly once;
  * the text accepted by promtool (Debian package prometheus); and the HTTP
  * server on 127.0.0.1, spoken to with a plain socket.
@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "counters.h"
-#include "metrics.h"
+#include "core/counters.h"
+#include "agent/metrics.h"
 
 static struct bg_counters counters;
 static struct bg_attach_rec recs[3];

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Domain names in the filter builder and the userspace name lookups
- * (user/filter.c): exact, name-and-subdomains and subdomains-only rules,
+ * (user/core/filter.c): exact, name-and-subdomains and subdomains-only rules,
  * the exact allow table (layout, sorting, de-duplication) and the
  * precedence of allow over block.
  */
@@ -17,12 +17,12 @@
 
 #include "bloomgate/dns.h"
 
-#include "mem_lookup.h"
-#include "domains.h"
-#include "filter.h"
+#include "core/mem_lookup.h"
+#include "core/domains.h"
+#include "core/filter.h"
 
 #include "blocklist.h"
-#include "lists.h"
+#include "core/lists.h"
 
 /* A tiny target: with a handful of keys no probe below is a false
  * positive, so every "not listed" assertion is exact for this seed. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests for the option tables (user/opts.c): each type's parsing and
+ * Unit tests for the option tables (user/core/opts.c): each type's parsing and
  * validation, ranges, enums, repeat counts, the order in which set() and
  * positional callbacks see the arguments, --x=y, "--", "-", -h anywhere,
  * one-line errors, and the synopsis and help generated from a table.
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "core/opts.h"
 
 struct ctx {
 	int flag, color;

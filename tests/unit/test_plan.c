@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The filter planner and builder for CIDR lists (user/filter.c):
+ * The filter planner and builder for CIDR lists (user/core/filter.c):
  * bg_filter_plan() on crafted lists, checked against hand-computed plans
  * and against brute force; bg_filter_build() and the userspace lookups
  * (bg_filter_test4/6, bg_filter_allowed4/6, the datapath's code) against a
@@ -20,8 +20,8 @@
 #include <cmocka.h>
 
 #include "bloomgate/bloom.h"
-#include "filter.h"
-#include "lists.h"
+#include "core/filter.h"
+#include "core/lists.h"
 
 /* Tight enough that a false positive in the model checks is a ~1e-9 event
  * (fixed seeds: every run is the same). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests for the load record (user/record.c): the JSON document `load`
+ * Unit tests for the load record (user/core/record.c): the JSON document `load`
  * writes to /run/bloomgate/ so that `check` re-reads every list, address
  * or domain, the way it was read -- format used and --subdomains included.
  * What is written is checked by reading it back with json-c, not through
@@ -28,8 +28,8 @@
 
 #include <json-c/json.h>
 
-#include "lists.h"
-#include "record.h"
+#include "core/lists.h"
+#include "core/record.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -350,7 +350,7 @@ static void test_record_keep(void **state)
 }
 
 /*
- * The load's sequence (user/load.c bg_load_commit), killed at each point:
+ * The load's sequence (user/kern/load.c bg_load_commit), killed at each point:
  * keep(live), write(new), swap, keep(new). After any prefix of it, the
  * record of whatever filter is live can be read by its id, and the next
  * load leaves only the live one.

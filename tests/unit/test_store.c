@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests for the agent's store (user/store.c): the SQLite database in
+ * Unit tests for the agent's store (user/agent/store.c): the SQLite database in
  * the state directory, its sources and its entries, and the explanation of
  * a check from it. Each test gets a fresh temporary state directory. What
  * the store wrote is checked through its API and, where the API would hide
  * a fault (schema version, journal mode, index use), with SQLite directly.
- * Also bg_list_scan() (user/lists.c), which the store imports through.
+ * Also bg_list_scan() (user/core/lists.c), which the store imports through.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,10 +26,10 @@
 #include <sqlite3.h>
 
 #include "bloomgate/dns.h"
-#include "domains.h"
-#include "format.h"
-#include "lists.h"
-#include "store.h"
+#include "core/domains.h"
+#include "core/format.h"
+#include "core/lists.h"
+#include "agent/store.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -345,10 +345,10 @@ static void test_list_scan(void **state)
 /* ---- Entries and explain ------------------------------------------------- */
 
 /* Explains arg; checks the count and returns the hits (free them). */
-static struct bg_store_hit *explain(struct bg_store *s, const char *arg,
+static struct bg_explain_hit *explain(struct bg_store *s, const char *arg,
 				    size_t want)
 {
-	struct bg_store_hit *h;
+	struct bg_explain_hit *h;
 	size_t n;
 
 	assert_int_equal(bg_store_explain(s, arg, &h, &n), 0);
@@ -364,7 +364,7 @@ static struct bg_store_hit *explain(struct bg_store *s, const char *arg,
 	return h;
 }
 
-static void assert_hit(const struct bg_store_hit *h, const char *source,
+static void assert_hit(const struct bg_explain_hit *h, const char *source,
 		       const char *origin, size_t line, const char *text,
 		       const char *entry, int allow, const char *parent)
 {
@@ -382,7 +382,7 @@ static void test_addr_entries(void **state)
 	struct fix *f = *state;
 	struct bg_store_source src = { .name = "fire",
 				       .url = "https://x.example/fire.netset" };
-	struct bg_store_hit *h;
+	struct bg_explain_hit *h;
 	const char *copy;
 
 	open_store(f);
@@ -479,9 +479,9 @@ static void test_explain_uses_indexes(void **state)
 static void test_name_entries(void **state)
 {
 	struct fix *f = *state;
-	struct bg_store_hit *h;
+	struct bg_explain_hit *h;
 	const char *copy;
-	struct bg_store_hit *x;
+	struct bg_explain_hit *x;
 	size_t n;
 
 	open_store(f);
@@ -569,7 +569,7 @@ static void test_name_depth(void **state)
 	assert_int_equal(bg_store_set_entries(f->s, "deep", "/d", copy,
 					      BG_FMT_ADBLOCK, 0, 0), 2);
 	{
-		struct bg_store_hit *h = explain(f->s, q, 1);
+		struct bg_explain_hit *h = explain(f->s, q, 1);
 
 		assert_int_equal(h[0].line, 2);
 		free(h);
@@ -583,7 +583,7 @@ static void test_hosts_and_text(void **state)
 {
 	struct fix *f = *state;
 	char list[1024], want[BG_STORE_TEXT_MAX + 4];
-	struct bg_store_hit *h;
+	struct bg_explain_hit *h;
 	const char *copy;
 	size_t cut;
 
@@ -623,7 +623,7 @@ static void test_replace(void **state)
 {
 	struct fix *f = *state;
 	struct bg_store_source got;
-	struct bg_store_hit *h;
+	struct bg_explain_hit *h;
 	const char *copy;
 
 	open_store(f);
@@ -721,7 +721,7 @@ static void test_import_200k(void **state)
 {
 	const size_t want = 200000;
 	struct fix *f = *state;
-	struct bg_store_hit *h;
+	struct bg_explain_hit *h;
 	char path[256];
 	double t0, t1;
 	FILE *fp;

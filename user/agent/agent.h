@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent: one process per gateway that keeps the filter fed. It reads
+ * its config (user/agent/config.h), keeps a last good copy of every source
+ * (user/agent/fetch.h) in its state directory, rebuilds and swaps through the
+ * very pipeline `bloomgate load` runs (user/kern/load.h) when one changes,
+ * records every entry with its source and line (user/agent/store.h), and serves
+ * metrics (user/agent/metrics.h). The kernel state (programs, filter) is pinned
+ * and outlives it: a stopped, crashed or killed agent leaves the filter
+ * live, and a restarted one adopts it without a rebuild when nothing
+ * changed (fail-static).
+ */
+#ifndef BLOOMGATE_AGENT_H
+#define BLOOMGATE_AGENT_H
+
+#include <stdio.h>
+
+/* Runs the agent until SIGTERM or SIGINT; the exit code. Logs to stderr
+ * (journald adds the time). */
+int bg_agent_run(const char *config_path);
+
+/* agent --check: validates the config and fetches and parses every source
+ * into a scratch directory, without touching the datapath or the state
+ * directory; prints one line per source on out. 0 when everything is
+ * usable, 1 when a source fails, 2 when the config is invalid. */
+int bg_agent_check(const char *config_path, FILE *out);
+
+/* Asks the running agent (its control socket) for cmd ("reload",
+ * "status") and writes the answer to out. 0, or -errno (-ENOENT,
+ * -ECONNREFUSED: no agent running). */
+int bg_agent_ask(const char *cmd, FILE *out);
+
+#endif

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent's configuration file (`bloomgate agent --config FILE`), YAML
+ * read with libyaml into plain structs. Strict on purpose: an agent runs
+ * unattended, so a misspelt key or a value it would have to guess about
+ * must stop it at start (and `agent --check` in ExecStartPre) with the
+ * file and line, never be ignored. The enum names come from the tables
+ * that `bloomgate attach` and `load --format` use (user/core/attach_opts.h,
+ * user/core/format.h): one vocabulary for the CLI and the config. Core: no
+ * libbpf.
+ */
+#ifndef BLOOMGATE_CONFIG_H
+#define BLOOMGATE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/attach_opts.h"
+
+#define BG_CONFIG_DEFAULT "/etc/bloomgate/bloomgate.yaml"
+
+/* The defaults of what a config may leave out. */
+#define BG_CFG_STATE_DIR "/var/lib/bloomgate"
+#define BG_CFG_DEBOUNCE 0.5 /* s */
+#define BG_CFG_URL_REFRESH 3600.0 /* s */
+#define BG_CFG_TIMEOUT 30.0 /* s */
+#define BG_CFG_MAX_BYTES (512ull << 20)
+#define BG_CFG_MAX_SHRINK 0.5
+/* A list name is also its cache file's name in state_dir. */
+#define BG_CFG_NAME_MAX 64
+/* A config larger than this is not a config (and would be read whole). */
+#define BG_CFG_FILE_MAX (1u << 20)
+
+struct bg_cfg_iface {
+	char *name; /* interface name: 1..IFNAMSIZ-1 bytes, no '/' or blank */
+	struct bg_attach_opts attach; /* bg_attach_defaults for what is absent */
+	size_t line; /* where it was declared (its "- " item) */
+};
+
+struct bg_cfg_list {
+	char *name; /* unique, [A-Za-z0-9._-]{1,64}, not starting with '.' */
+	char *url; /* http:// or https://, or NULL */
+	char *path; /* absolute path, or NULL; exactly one of url and path */
+	int format; /* enum bg_format (user/core/format.h); BG_FMT_AUTO when absent */
+	int subdomains; /* bool */
+	int allow; /* bool: an allowlist */
+	/* bool: its wide prefixes load (`load --allow-wide`); addr or
+	 * detected lists only */
+	int allow_wide;
+	/* Seconds. URL: default 3600, > 0. Path: 0 (watched, no timer)
+	 * unless given. */
+	double refresh;
+	double timeout; /* seconds, > 0; default 30 */
+	uint64_t max_bytes; /* > 0; default 512 MiB; 10K, 64M, 2G accepted */
+	/* Share 0..1 (or "50%"): a fetched copy with fewer than
+	 * (1 - max_shrink) * the last good entries is refused; default 0.5;
+	 * 1 disables the guard. */
+	double max_shrink;
+	size_t line; /* where it was declared (its "- " item) */
+};
+
+struct bg_config {
+	char *file; /* the name given to bg_config_load()/_parse_buf() */
+	struct bg_cfg_iface *ifaces;
+	size_t n_ifaces; /* 0: only feed an already attached bloomgate */
+	double fpr; /* the Bloom part's target, BG_FPR_MIN..BG_FPR_MAX; default
+		       bg_fpr_default(confirm) */
+	int confirm; /* the exact stage (load --confirm); default 1 */
+	char *state_dir; /* absolute; default BG_CFG_STATE_DIR */
+	/* "HOST:PORT" (IPv4, [IPv6] or a name; port 1..65535), or NULL: no
+	 * metrics endpoint. Not resolved here. */
+	char *metrics;
+	/* Flag events as JSON lines: NULL none, "-" stdout, else an absolute
+	 * file path. */
+	char *events;
+	int detach_on_stop; /* default 0: fail-static, the filter stays */
+	double debounce; /* seconds, >= 0; default 0.5 */
+	/* Bounds of every rebuild, as load's --max-list-bytes (each list
+	 * file read, the copies of URLs included; a path list is not copied
+	 * past it) and --max-entries: default BG_LIST_BYTES_MAX (4G) and
+	 * BG_LOAD_ENTRIES_MAX (100M). */
+	uint64_t max_list_bytes;
+	uint64_t max_entries;
+	struct bg_cfg_list *lists;
+	size_t n_lists; /* >= 1 */
+};
+
+/*
+ * Reads and validates the config at path into *c. 0, or -EINVAL (a bad
+ * config), -ENOENT (no such file; other read errors as -errno), -ENOMEM,
+ * with one line in err, without a newline: "FILE:LINE: reason" (LINE
+ * 1-based, the line of the offending key or value) or "FILE: reason".
+ * Reasons name the key as a path ("lists[2].refresh", indexes from 0)
+ * and say why. On failure *c is left empty (bg_config_free() is safe).
+ */
+int bg_config_load(const char *path, struct bg_config *c, char *err,
+		   size_t errlen);
+/* The same for a config held in memory; name is used as FILE. */
+int bg_config_parse_buf(const char *name, const char *buf, size_t len,
+			struct bg_config *c, char *err, size_t errlen);
+/* Frees what c holds and zeroes it. */
+void bg_config_free(struct bg_config *c);
+
+/*
+ * Durations: a decimal number ("90", "1.5") with an optional unit ms, s,
+ * m, h or d, no blanks: "1h" -> 3600, "500ms" -> 0.5. -1 if invalid
+ * (negative numbers, exponents, hex and overflow included).
+ */
+double bg_config_duration(const char *s);
+/* Sizes: bg_opt_size (opts.h), as load's --max-list-bytes reads them. */
+
+#endif

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Fetching a source and keeping its last good copy (issue 9). One call
+ * refreshes one source: a URL (libcurl, conditional GET) or a local file,
+ * into a cache file that only ever holds a copy that parsed as a list. The
+ * agent decides when to call (timer, inotify, reload) and persists the
+ * validators and counts; this file decides what a good copy is.
+ *
+ * Why a cache file rather than the source itself: a server answering 500,
+ * a truncated transfer or a file half-written by an editor must never reach
+ * the filter, also across restarts (pi-hole#5168, AdGuardHome#4845). The
+ * copy is replaced by rename() only after it parsed, so a crash at any
+ * point leaves either the old or the new copy, whole.
+ *
+ * Core library: no libbpf; links libcurl and libcrypto (SHA-256).
+ */
+#ifndef BLOOMGATE_FETCH_H
+#define BLOOMGATE_FETCH_H
+
+#include <stdint.h>
+
+/* A source as configured (the agent fills it from its config). */
+struct bg_fetch_src {
+	const char *name; /* for the caller's messages (r->err has none) */
+	const char *url; /* http(s)://, or NULL */
+	const char *path; /* a local file, or NULL; exactly one of the two */
+	int format, subdomains, allow; /* as `load --format` etc. (enum
+					  bg_format of user/core/format.h) */
+	int allow_wide; /* as `load --allow-wide` */
+	double timeout; /* seconds, the whole transfer (URL); <= 0: 30 s */
+	uint64_t max_bytes; /* size cap of a body (decoded); 0: no cap */
+	/* refuse a copy with fewer than (1 - max_shrink) * prev_entries
+	 * entries; >= 1 (or prev_entries 0): no guard */
+	double max_shrink;
+};
+
+/* HTTP validators of the copy kept, as the server sent them (quotes and
+ * all); "" when none. Persisted by the caller, so that a restart asks with
+ * If-None-Match / If-Modified-Since instead of downloading again. */
+struct bg_fetch_validators {
+	char etag[256];
+	char last_modified[64];
+};
+
+enum bg_fetch_outcome {
+	BG_FETCH_CHANGED, /* a new copy, valid, now at cache_path */
+	BG_FETCH_UNCHANGED, /* the same bytes as the copy kept (SHA-256) */
+	BG_FETCH_NOT_MODIFIED, /* 304: nothing downloaded */
+	BG_FETCH_FAILED, /* r->err says why; cache_path untouched */
+};
+
+struct bg_fetch_result {
+	enum bg_fetch_outcome outcome;
+	int http_status; /* of the last response; 0: not HTTP or no answer */
+	uint64_t bytes; /* body bytes received (decoded), or the file's size */
+	/* CHANGED/UNCHANGED, and a FAILED validation: entries accepted
+	 * (before de-duplication, as load's "accepted") and lines rejected */
+	uint64_t entries;
+	uint64_t rejected;
+	/* CHANGED/UNCHANGED: SHA-256 (hex) of the copy now kept; "" for
+	 * NOT_MODIFIED and FAILED (the caller keeps the one it stored) */
+	char sha256[65];
+	/* FAILED: one line, e.g. "HTTP 500", "timeout after 30 s", "body
+	 * larger than 67108864 bytes", "not a list: 98 lines rejected, 2
+	 * entries accepted", "shrank from 1000 to 10 entries (more than
+	 * 50%)", "/etc/x.txt: No such file or directory"; else "" */
+	char err[256];
+	double seconds; /* time spent in bg_fetch() */
+};
+
+/*
+ * Once per process, before any thread is started and before bg_fetch():
+ * curl_global_init(). The agent's main() calls it (and bg_fetch_cleanup()
+ * at exit); a unit test calls it in its setup. 0, or -EIO.
+ */
+int bg_fetch_global_init(void);
+void bg_fetch_global_cleanup(void);
+
+/*
+ * Refreshes the last good copy of src at cache_path. Its directory must
+ * exist and be writable: the new copy is received into an unnamed file
+ * there (O_TMPFILE; a named "cache_path.XXXXXX" where the file system has
+ * none), linked as "cache_path.PID.N" and renamed over cache_path, so a
+ * kill -9 at any point leaves nothing but the old or the new copy (and, in
+ * the short link-to-rename window, that one extra name). Blocks for up to
+ * src->timeout. Calls from several threads at once are fine when their
+ * cache_paths differ.
+ *
+ * URL: a GET with If-None-Match / If-Modified-Since from *v (304:
+ * NOT_MODIFIED; no validators are sent when cache_path does not exist, so
+ * a removed copy is downloaded again); compressed transfer accepted
+ * (whatever libcurl decodes); up to 5 redirects followed, http and https
+ * only; TLS verified; the size cap enforced on the decoded bytes while
+ * receiving (the transfer is aborted at the cap: a decompression bomb or an
+ * endless body costs at most max_bytes of disk); the timeout covers
+ * connect and body. Any status but 2xx and 304 fails ("HTTP 500"). On 2xx
+ * the body is validated and renamed over cache_path when valid (fsync of
+ * the file and the directory), and *v is updated from the response's
+ * headers (cleared when it has none; on 304 updated only from the headers
+ * it carries; untouched on failure: the validators describe the kept
+ * copy). The same bytes as the kept copy: UNCHANGED, not rewritten.
+ *
+ * path: the file (regular, at most max_bytes) is copied to the temporary
+ * file once, and that copy is what is validated and kept: an editor writing
+ * the source meanwhile cannot make the kept copy differ from the one
+ * checked. UNCHANGED when its SHA-256 is the kept copy's. v is not used.
+ *
+ * Validation: parsed exactly as `load` parses a list file (bg_source_parse()
+ * with src's format, subdomains and allow; diagnostics discarded, counted).
+ * Not a list: no entry at all, or more rejected lines than entries. One
+ * exception: a local file with no entry and no rejected line (empty, or
+ * comments only) is valid, for a local list kept empty on purpose; an empty
+ * answer from a server is not. Then the shrink guard against prev_entries.
+ *
+ * A failure never touches cache_path: the last good copy stays. Returns 0
+ * (r->outcome says what happened), -EINVAL for a caller error (no src,
+ * cache_path or r; both or neither of url and path), -ENOMEM.
+ */
+int bg_fetch(const struct bg_fetch_src *src, const char *cache_path,
+	     uint64_t prev_entries, struct bg_fetch_validators *v,
+	     struct bg_fetch_result *r);
+
+/* "changed", "unchanged", "not-modified", "failed". */
+const char *bg_fetch_outcome_name(enum bg_fetch_outcome o);
+
+/*
+ * Retry delay after n consecutive failures: base * 2^(n-1), capped at max,
+ * then jittered by +-10% from rnd (0..1; 0.5: none), so that gateways that
+ * failed together do not retry together. At the cap the delay may exceed
+ * max by up to 10% for the same reason. 0 for n == 0.
+ */
+double bg_backoff(unsigned int n, double base, double max, double rnd);
+
+/* A refresh interval jittered by +-10% from rnd (0..1; 0.5: none). */
+double bg_jitter(double interval, double rnd);
+
+#endif

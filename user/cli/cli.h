@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the command files (user/cli/cmd_*.c) share with each other and with
+ * main.c: the exit codes, one-line errors, the checks every command makes,
+ * and each command's table and function.
+ */
+#ifndef BLOOMGATE_CLI_H
+#define BLOOMGATE_CLI_H
+
+#include <stddef.h>
+
+#include "core/opts.h"
+#include "kern/attach.h"
+#include "kern/pins.h"
+
+#define EXIT_USAGE 2
+#define EXIT_NOT_ATTACHED 3
+#define EXIT_LIST 4
+
+/* -v: libbpf's and libxdp's own messages are shown */
+extern int bg_cli_verbose;
+
+/* "bloomgate: MESSAGE" on stderr; returns code. */
+int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_need_root(void);
+/* The pinned state, or an exit code with its one line printed. */
+int cli_open_state(struct bg_state *st, int lock);
+/* Parses a command's arguments into ctx (core/opts.h). 0: go on, with the
+ * positional arguments now in argv[1..*argc); else what to exit with, -1
+ * when the help was asked for and printed (exit 0). */
+int cli_parse_args(const struct bg_cmd *cmd, int *argc, char **argv, void *ctx);
+
+const char *cli_match_name(int m);
+const char *cli_action_name(int a);
+const char *cli_dns_action_name(int a);
+const char *cli_rec_mode_name(const struct bg_attach_rec *r);
+const char *cli_rec_unparsed_name(const struct bg_attach_rec *r);
+/* "53" or "53,5353" */
+void cli_fmt_ports(char *buf, size_t len, const __u16 *ports);
+/* "any size", or "16000 keys, 1.86 MiB" */
+void cli_fmt_capacity(char *buf, size_t len, __u32 elems);
+
+/* The commands (user/cli/cmd_*.c), in the order help lists them. */
+#define CLI_COMMAND(name) \
+	extern const struct bg_cmd cli_##name##_cmd; \
+	int cli_cmd_##name(int argc, char **argv)
+CLI_COMMAND(attach);
+CLI_COMMAND(load);
+CLI_COMMAND(check);
+CLI_COMMAND(stats);
+CLI_COMMAND(status);
+CLI_COMMAND(events);
+CLI_COMMAND(detach);
+CLI_COMMAND(agent);
+CLI_COMMAND(reload);
+
+#endif

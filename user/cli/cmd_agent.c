@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bloomgate agent, bloomgate reload: the agent (agent/agent.h) and its
+ * control socket.
+ */
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/config.h"
+
+#include "cli/cli.h"
+
+/* ---- agent / reload ----------------------------------------------------- */
+
+struct agent_args {
+	const char *config;
+	int check;
+};
+
+static const struct agent_args agent_defaults = { .config = BG_CONFIG_DEFAULT };
+
+static const struct bg_opt agent_opts[] = {
+	{ .name = "config", .type = BG_OPT_PATH, .metavar = "FILE",
+	  .help = "the agent's YAML config",
+	  .off = offsetof(struct agent_args, config) },
+	{ .name = "check", .type = BG_OPT_FLAG,
+	  .help = "validate the config and fetch and parse every list, without "
+		  "touching the datapath; exit 0 when all is usable",
+	  .off = offsetof(struct agent_args, check) },
+	{ NULL },
+};
+
+const struct bg_cmd cli_agent_cmd = {
+	.name = "agent",
+	.summary = "Runs the agent: attaches to the configured interfaces, keeps\n"
+		   "a last good copy of every list (files watched, URLs fetched on\n"
+		   "their interval with conditional GET), rebuilds and swaps the\n"
+		   "filter when one changes, serves Prometheus metrics. The filter\n"
+		   "stays live when the agent stops (cli_fail-static).",
+	.opts = agent_opts, .defaults = &agent_defaults,
+};
+
+int cli_cmd_agent(int argc, char **argv)
+{
+	struct agent_args a = agent_defaults;
+	int ret;
+
+	if ((ret = cli_parse_args(&cli_agent_cmd, &argc, argv, &a)))
+		return ret < 0 ? 0 : ret;
+	if (a.check) {
+		ret = bg_agent_check(a.config, stdout);
+		return ret == 2 ? EXIT_USAGE : ret ? EXIT_LIST : 0;
+	}
+	if ((ret = cli_need_root()))
+		return ret;
+	return bg_agent_run(a.config);
+}
+
+const struct bg_cmd cli_reload_cmd = {
+	.name = "reload",
+	.summary = "Asks the running agent to re-read its config and every list\n"
+		   "now, and waits until it has (the answer names the filter\n"
+		   "generation). Same as SIGHUP, with an answer.",
+};
+
+int cli_cmd_reload(int argc, char **argv)
+{
+	int ret;
+
+	if ((ret = cli_parse_args(&cli_reload_cmd, &argc, argv, NULL)))
+		return ret < 0 ? 0 : ret;
+	if ((ret = cli_need_root()))
+		return ret;
+	ret = bg_agent_ask("reload", stdout);
+	if (ret)
+		return cli_fail(EXIT_NOT_ATTACHED, "no agent is running (%s)", strerror(-ret));
+	return 0;
+}

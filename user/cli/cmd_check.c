@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bloomgate check: what the live filter says of an address or a name,
+ * and why (core/explain.h; the agent's store when the agent built it).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "core/print.h"
+#include "agent/store.h"
+#include "kern/swap.h"
+
+#include "cli/cli.h"
+
+/* ---- check -------------------------------------------------------------- */
+
+static const struct bg_opt check_pos = {
+	.type = BG_OPT_STRING, .metavar = "ADDR|NAME",
+	.help = "an IP address, or else a domain name",
+};
+
+const struct bg_cmd cli_check_cmd = {
+	.name = "check",
+	.summary = "For each IP address or domain name, says whether the live\n"
+		   "filter matches it (\"match\": dropped, or for a name, the\n"
+		   "DNS action) or not (\"no match\"), and why: the listed entry\n"
+		   "(file:line) that covers it -- for a name, the line's text, and\n"
+		   "whether it lists the name itself or a parent with its\n"
+		   "subdomains --, the allowlist entry that passes it (allow beats\n"
+		   "block), or that the match is a probable false positive.\n"
+		   "An argument that parses as an IP address is an address;\n"
+		   "anything else must be a domain name (a trailing dot is fine,\n"
+		   "case does not matter).",
+	.pos = &check_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
+};
+
+/* The agent's store behind a record, when the record names the agent's
+ * copies (STATE_DIR/lists/NAME.list) and STATE_DIR/bloomgate.db is there:
+ * then check names each source and the line as fetched. NULL otherwise. */
+static struct bg_store *agent_store_of(const struct bg_record *rec)
+{
+	char dir[PATH_MAX], *p;
+	struct bg_store *st = NULL;
+
+	if (rec->n < 1 || snprintf(dir, sizeof(dir), "%s", rec->src[0].path) >=
+				  (int)sizeof(dir))
+		return NULL;
+	p = strrchr(dir, '/');
+	if (!p || strcmp(p + strlen(p) - 5, ".list"))
+		return NULL;
+	*p = 0;
+	p = strrchr(dir, '/');
+	if (!p || strcmp(p, "/lists"))
+		return NULL;
+	*p = 0;
+	if (bg_store_open_ro(dir, &st))
+		return NULL;
+	return st;
+}
+
+int cli_cmd_check(int argc, char **argv)
+{
+	struct bg_store *store = NULL;
+	struct bg_record rec;
+	const void *mem;
+	struct bg_state st;
+	size_t len;
+	__u32 id = 0;
+	int i, ret, bad = 0, have_rec;
+
+	if ((ret = cli_parse_args(&cli_check_cmd, &argc, argv, NULL)))
+		return ret < 0 ? 0 : ret;
+	if ((ret = cli_need_root()))
+		return ret;
+	if ((ret = cli_open_state(&st, 0)))
+		return ret;
+	/* The record of the filter mapped: its id read before and after
+	 * the mapping, so a swap in between is seen (and retried). */
+	for (i = 0; i < 5; i++) {
+		id = bg_filter_current_id(st.filters_fd);
+		ret = bg_filter_map_current(st.filters_fd, &mem, &len);
+		if (ret == 0 && id != bg_filter_current_id(st.filters_fd)) {
+			bg_filter_unmap(mem, len);
+			ret = -EAGAIN;
+		}
+		if (ret != -EAGAIN)
+			break;
+	}
+	have_rec = ret == 0 && bg_record_read(id, &rec) == 0;
+	bg_state_close(&st);
+	if (ret == -ENOENT)
+		return cli_fail(1, "no filter is loaded (run: bloomgate load LIST)");
+	if (ret == -EPROTO)
+		return cli_fail(1, "the loaded filter is from another bloomgate version "
+			    "(ABI %d expected); reload it", BG_ABI_VERSION);
+	if (ret)
+		return cli_fail(1, "cannot read the live filter: %s", strerror(-ret));
+	if (have_rec)
+		store = agent_store_of(&rec);
+	for (i = 1; i < argc; i++) {
+		struct bg_explanation x;
+
+		if (store ? bg_explain_found(mem, bg_store_find, store, argv[i], &x) :
+			    bg_explain(mem, have_rec ? &rec : NULL, argv[i], &x)) {
+			bad = cli_fail(1, "%s: out of memory", argv[i]);
+		} else if (x.kind == BG_EXPLAIN_INVALID) {
+			fprintf(stderr, "bloomgate: %s: %s\n", argv[i], x.why);
+			bad = bad ? bad : EXIT_USAGE;
+		} else {
+			bg_print_explanation(stdout, argv[i], &x);
+		}
+		bg_explain_free(&x);
+	}
+	bg_filter_unmap(mem, len);
+	if (store)
+		bg_store_close(store);
+	if (have_rec)
+		bg_record_free(&rec);
+	return bad;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What an attachment is configured with, as plain types and the names
+ * people write: shared by `bloomgate attach` (user/cli/), the agent's
+ * config (interfaces:) and the attach code itself (user/kern/attach.c). Core:
+ * no libbpf.
+ */
+#ifndef BLOOMGATE_ATTACH_OPTS_H
+#define BLOOMGATE_ATTACH_OPTS_H
+
+#include <stdint.h>
+
+#include "bloomgate/abi.h"
+#include "core/opts.h"
+
+enum bg_mode {
+	BG_MODE_NATIVE = 1,
+	BG_MODE_SKB = 2,
+};
+
+struct bg_attach_opts {
+	enum bg_mode mode;
+	enum bg_match match;
+	enum bg_action action;
+	enum bg_dns_action dns_action; /* 0: BG_DNS_ACTION_NXDOMAIN */
+	enum bg_unparsed unparsed; /* 0: BG_UNPARSED_PASS */
+	__u16 dns_ports[BG_DNS_PORTS_MAX]; /* 0 = unused; all 0: BG_DNS_PORT */
+	/* Bloom keys the filter map must hold at BG_FPR_DEFAULT: the map is
+	 * then of that fixed size (bg_filter_capacity_elems()), so the
+	 * verifier inlines the lookups in it. 0: any size (the default). */
+	uint64_t capacity;
+};
+
+/* Largest capacity (Bloom keys) accepted: a map of about 1.8 GB. */
+#define BG_CAPACITY_MAX 1000000000ULL
+
+/* The defaults: native, dst, drop, nxdomain, port 53, unparsed pass. */
+extern const struct bg_attach_opts bg_attach_defaults;
+
+/* The names of each setting ("native", "dst", "drop", "nxdomain"...), with
+ * a line of help each; NULL-terminated. */
+extern const struct bg_opt_enum bg_mode_values[];
+extern const struct bg_opt_enum bg_match_values[];
+extern const struct bg_opt_enum bg_action_values[];
+extern const struct bg_opt_enum bg_dns_action_values[];
+extern const struct bg_opt_enum bg_unparsed_values[];
+
+/* The name of value in a table above; "?" when it has none. */
+const char *bg_enum_name(const struct bg_opt_enum *values, int value);
+
+#endif

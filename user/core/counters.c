@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Counter and malformed-reason names, and the `stats --json` object (see
+ * counters.h). Core part: must not need libbpf.
+ */
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "core/counters.h"
+
+#define BG__NAME(name, str) [BG_CNT_##name] = str,
+const char *const bg_counter_names[BG_CNT__COUNT] = { BG_COUNTERS(BG__NAME) };
+#undef BG__NAME
+#define BG__NAME(name, str) [BG_MAL_##name] = str,
+const char *const bg_malformed_names[BG_MAL__COUNT] = {
+	BG_MALFORMED_REASONS(BG__NAME)
+};
+#undef BG__NAME
+
+static int add_u64(struct json_object *o, const char *key, __u64 v)
+{
+	struct json_object *n = json_object_new_uint64(v);
+
+	if (!n)
+		return -1;
+	if (json_object_object_add(o, key, n)) {
+		json_object_put(n);
+		return -1;
+	}
+	return 0;
+}
+
+struct json_object *bg_counters_json(const struct bg_counters *sum)
+{
+	struct json_object *o = json_object_new_object();
+	char key[64];
+	int i;
+
+	if (!o)
+		return NULL;
+	for (i = 0; i < BG_CNT__COUNT; i++)
+		if (add_u64(o, bg_counter_names[i], sum->cnt[i]))
+			goto fail;
+	for (i = 0; i < BG_MAL__COUNT; i++) {
+		snprintf(key, sizeof(key), BG_MALFORMED_PREFIX "%s",
+			 bg_malformed_names[i]);
+		if (add_u64(o, key, sum->malformed[i]))
+			goto fail;
+	}
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}

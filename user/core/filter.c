@@ -1,0 +1,986 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Planning and building a filter (layout in bloomgate/abi.h): the
+ * false-positive model and sizing, controlled prefix expansion, the exact
+ * range tables, the name keys, the map layout, and the build into memory.
+ * One concern in one file on purpose: the plan counts exactly the keys and
+ * ranges the build writes, through the same static helpers (count_ranges,
+ * allow_name_keys, the expansion targets), so the two cannot drift apart.
+ * The lookups on a built filter are in user/core/probe.c.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include <stdlib.h>
+
+#include "bloomgate/bloom.h"
+#include "bloomgate/dns.h"
+#include "core/domains.h"
+#include "core/filter.h"
+
+/* P(d distinct positions | k draws from BG_BLOCK_BITS), by recurrence. */
+static void distinct_dist(uint32_t k, double *pd /* [BG_K_MAX + 1] */)
+{
+	double next[BG_K_MAX + 1];
+	uint32_t i, d;
+
+	memset(pd, 0, sizeof(double) * (BG_K_MAX + 1));
+	pd[0] = 1.0;
+	for (i = 0; i < k; i++) {
+		memset(next, 0, sizeof(next));
+		for (d = 0; d <= i; d++) {
+			double same = (double)d / BG_BLOCK_BITS;
+
+			next[d] += pd[d] * same;
+			next[d + 1] += pd[d] * (1.0 - same);
+		}
+		memcpy(pd, next, sizeof(next));
+	}
+}
+
+/*
+ * A non-member lands in a block holding j other keys, j ~ Poisson(n/nblocks).
+ * Its k positions cover d distinct bits (P(d) from distinct_dist). The jk
+ * bits of the other keys are independent uniform draws, so the d bits are
+ * all set with probability, by inclusion-exclusion over the ones missed,
+ *   A(d, jk) = sum_{i=0..d} (-1)^i C(d,i) (1 - i/512)^(jk).
+ * This is exact for independent positions; using (E fill)^d instead ignores
+ * the spread of a block's fill and measured ~15 % low at 0.1 %.
+ */
+double bg_filter_model_fpr(uint64_t n, uint32_t nblocks, uint32_t k)
+{
+	double x[BG_K_MAX + 1], step[BG_K_MAX + 1], pd[BG_K_MAX + 1];
+	double binom[BG_K_MAX + 1][BG_K_MAX + 1];
+	double lambda, pj, sum = 0.0, lo;
+	uint64_t j, jmin, jmax;
+	uint32_t d, i;
+
+	if (!nblocks || !k || k > BG_K_MAX)
+		return 1.0;
+	if (!n)
+		return 0.0;
+	distinct_dist(k, pd);
+	for (d = 0; d <= k; d++) {
+		binom[d][0] = 1.0;
+		for (i = 1; i <= d; i++)
+			binom[d][i] = binom[d][i - 1] * (double)(d - i + 1) / i;
+	}
+	lambda = (double)n / nblocks;
+	/* The Poisson terms from lambda - 12 sd on: exp(-lambda) alone
+	 * underflows to 0 past lambda ~ 745 (a block of 1,000 keys at
+	 * --fpr 0.5 was modelled at rate 0 and planned 70 blocks for 100k
+	 * keys), so the first term is computed in logs. */
+	lo = lambda - 12.0 * sqrt(lambda) - 30.0;
+	jmin = lo > 0.0 ? (uint64_t)lo : 0;
+	jmax = (uint64_t)(lambda + 12.0 * sqrt(lambda) + 30.0);
+	pj = exp((double)jmin * log(lambda) - lambda - lgamma((double)jmin + 1.0));
+	for (i = 0; i <= k; i++) {
+		step[i] = pow(1.0 - (double)i / BG_BLOCK_BITS, (double)k);
+		x[i] = pow(step[i], (double)jmin); /* (1 - i/512)^(jk) */
+	}
+	for (j = jmin; j <= jmax; j++) {
+		double q = 0.0;
+
+		for (d = 1; d <= k; d++) {
+			double a = 0.0;
+
+			for (i = 0; i <= d; i++)
+				a += (i & 1 ? -1.0 : 1.0) * binom[d][i] * x[i];
+			q += pd[d] * (a < 0.0 ? 0.0 : a);
+		}
+		sum += pj * q;
+		pj *= lambda / (double)(j + 1);
+		for (i = 0; i <= k; i++)
+			x[i] *= step[i];
+	}
+	return sum;
+}
+
+/* The k (1..kmax) with the lowest modelled rate. */
+static double best_k_upto(uint64_t n, uint32_t nblocks, uint32_t kmax,
+			  uint32_t *kout)
+{
+	double best = 2.0;
+	uint32_t k;
+
+	for (k = 1; k <= kmax; k++) {
+		double f = bg_filter_model_fpr(n, nblocks, k);
+
+		if (f < best) {
+			best = f;
+			*kout = k;
+		}
+	}
+	return best;
+}
+
+static double best_k(uint64_t n, uint32_t nblocks, uint32_t *kout)
+{
+	return best_k_upto(n, nblocks, BG_K_MAX, kout);
+}
+
+int bg_filter_size(uint64_t n, double target, struct bg_filter_params *p)
+{
+	uint64_t lo, hi, mid;
+	uint32_t k = 1;
+
+	/* Per probe, the plan may ask for target / (1 + BG_DNS_SUFFIX_MAX):
+	 * a query makes that many probes, more than an address's
+	 * BG_PROBES_MAX. */
+	_Static_assert(1 + BG_DNS_SUFFIX_MAX >= BG_PROBES_MAX, "probe bound");
+	if (!(target >= BG_FPR_MIN / (1 + BG_DNS_SUFFIX_MAX) && target <= BG_FPR_MAX))
+		return -EINVAL;
+	p->n = n;
+	p->target = target;
+	if (!n) { /* nothing to probe: an empty Bloom part */
+		p->nblocks = 0;
+		p->k = 1;
+		p->predicted = 0.0;
+		p->bits_per_entry = 0.0;
+		return 0;
+	}
+	/* Start from the classic optimum and widen until the model is met. */
+	hi = (uint64_t)ceil(-(double)n * log(target) / (M_LN2 * M_LN2) /
+			    BG_BLOCK_BITS);
+	if (hi < 1)
+		hi = 1;
+	/* Checked before the first model call too: a hi past 32 bits would
+	 * be truncated, and the model run with billions of keys a block. */
+	if (hi >= UINT32_MAX / 4)
+		return -E2BIG;
+	while (best_k(n, (uint32_t)hi, &k) > target) {
+		hi *= 2;
+		if (hi >= UINT32_MAX / 4)
+			return -E2BIG;
+	}
+	lo = hi / 4 ? hi / 4 : 1;
+	if (best_k(n, (uint32_t)lo, &k) <= target)
+		hi = lo;
+	while (lo + 1 < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (best_k(n, (uint32_t)mid, &k) <= target)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	p->nblocks = (uint32_t)hi;
+	p->predicted = best_k(n, p->nblocks, &k);
+	p->k = k;
+	p->bits_per_entry = (double)p->nblocks * BG_BLOCK_BITS / (double)n;
+	return 0;
+}
+
+/* ---- Controlled prefix expansion ----------------------------------------
+ *
+ * Every probed length costs a probe on every packet, so a list with many
+ * distinct prefix lengths is rewritten to at most BG_PROBES_MAX of them:
+ * a prefix of length l becomes the 2^(t-l) prefixes of the next chosen
+ * length t >= l (Srinivasan and Varghese's controlled prefix expansion, as
+ * Dharmapurikar et al. use it with Bloom filters). The chosen lengths are
+ * a subset of the lengths present (a target that is not present can always
+ * move down to the longest length it serves, for less), always including
+ * the longest, and minimise the number of keys by dynamic programming.
+ */
+#define CPE_INF ((double)1e300)
+
+/* Chooses targets among lengths lo..hi with count[l] prefixes each;
+ * expansion of one prefix limited to 2^maxbits. Returns the key count
+ * (CPE_INF when impossible) and the targets, longest first. */
+static double cpe_plan(const uint64_t *count, int lo, int hi, int maxbits,
+		       uint8_t *targets, uint8_t *ntargets)
+{
+	int len[129], m = 0, i, j, q, prev;
+	double f[BG_PROBES_MAX + 1][129];
+	int from[BG_PROBES_MAX + 1][129];
+	double best = CPE_INF;
+	int bestj = 0;
+
+	*ntargets = 0;
+	for (i = lo; i <= hi; i++)
+		if (count[i])
+			len[m++] = i;
+	if (!m)
+		return 0.0;
+	for (j = 0; j <= BG_PROBES_MAX; j++)
+		for (i = 0; i < m; i++)
+			f[j][i] = CPE_INF;
+	/* cost(a, b]: the lengths after index a up to b, expanded to len[b] */
+#define SEG_COST(a, b, out)                                                   \
+	do {                                                                   \
+		double c_ = 0.0;                                               \
+		for (q = (a) + 1; q <= (b) && c_ < CPE_INF; q++) {             \
+			int d_ = len[b] - len[q];                              \
+			c_ = d_ > maxbits ? CPE_INF :                          \
+					    c_ + (double)count[len[q]] * ldexp(1.0, d_); \
+		}                                                              \
+		(out) = c_;                                                    \
+	} while (0)
+	for (i = 0; i < m; i++)
+		SEG_COST(-1, i, f[1][i]);
+	for (j = 2; j <= BG_PROBES_MAX; j++) {
+		for (i = 0; i < m; i++) {
+			for (prev = 0; prev < i; prev++) {
+				double c;
+
+				if (f[j - 1][prev] >= CPE_INF)
+					continue;
+				SEG_COST(prev, i, c);
+				if (f[j - 1][prev] + c < f[j][i]) {
+					f[j][i] = f[j - 1][prev] + c;
+					from[j][i] = prev;
+				}
+			}
+		}
+	}
+#undef SEG_COST
+	for (j = 1; j <= BG_PROBES_MAX; j++) {
+		if (f[j][m - 1] < best) {
+			best = f[j][m - 1];
+			bestj = j;
+		}
+	}
+	if (best >= CPE_INF)
+		return CPE_INF;
+	/* Every probed length costs a probe on every packet; a key costs
+	 * ~2 bytes once. Take the fewest lengths whose key count stays within
+	 * BG_CPE_KEY_SLACK times the minimum (FireHOL level 1: 3 lookups
+	 * instead of 5 for about twice the keys of a 64 KiB filter). */
+	for (j = 1; j < bestj; j++) {
+		if (f[j][m - 1] <= best * BG_CPE_KEY_SLACK) {
+			best = f[j][m - 1];
+			bestj = j;
+			break;
+		}
+	}
+	/* Walk back: targets come out longest first. */
+	for (i = m - 1, j = bestj; j >= 1; j--) {
+		targets[(*ntargets)++] = (uint8_t)len[i];
+		if (j > 1)
+			i = from[j][i];
+	}
+	return best;
+}
+
+/* Target length for a prefix of length l: the shortest chosen t >= l. */
+static int cpe_target(const uint8_t *t, int n, int l)
+{
+	int i, best = -1;
+
+	for (i = 0; i < n; i++)
+		if (t[i] >= l && (best < 0 || t[i] < best))
+			best = t[i];
+	return best;
+}
+
+/* Disjoint ranges from the prefixes of a list shorter than a length: the
+ * allowlist's exact tables and the short IPv6 prefixes. One driver, the
+ * family in a table: fill the ranges, sort them by start (bg_list_finish
+ * order is by key bytes, i.e. plen first), merge overlaps and neighbours. */
+struct range_fam {
+	size_t size; /* of one range */
+	size_t (*fill)(const struct bg_list *l, int below, void *r);
+	int (*cmp)(const void *a, const void *b);
+	size_t (*merge)(void *r, size_t n); /* in place; the count left */
+	size_t (*count)(const struct bg_list *l); /* prefixes of the family */
+};
+
+static size_t fill4(const struct bg_list *l, int below, void *out)
+{
+	struct bg_range4 *r = out;
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n4; i++) {
+		__u32 a = __builtin_bswap32(l->v4[i].addr);
+		__u8 pl = l->v4[i].plen;
+
+		if (pl >= below)
+			continue;
+		r[n].start = a;
+		r[n].end = a | (pl >= 32 ? 0 : (pl ? 0xffffffffU >> pl : 0xffffffffU));
+		n++;
+	}
+	return n;
+}
+
+static int cmp_range4(const void *a, const void *b)
+{
+	const struct bg_range4 *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static size_t merge4(void *out, size_t n)
+{
+	struct bg_range4 *r = out;
+	size_t i, w = 0;
+
+	for (i = 0; i < n; i++) {
+		if (w && (r[w - 1].end == 0xffffffffU ||
+			  r[i].start <= r[w - 1].end + 1)) {
+			if (r[i].end > r[w - 1].end)
+				r[w - 1].end = r[i].end;
+			continue;
+		}
+		r[w++] = r[i];
+	}
+	return w;
+}
+
+static void prefix6_range(const struct bg_key6 *k, struct bg_range6 *r)
+{
+	__u64 hi = bg_be64_to_host(k->addr), lo = bg_be64_to_host(k->addr + 8);
+	int pl = k->plen;
+	__u64 mhi = pl >= 64 ? 0 : (pl ? ~0ULL >> pl : ~0ULL);
+	__u64 mlo = pl >= 128 ? 0 : (pl > 64 ? ~0ULL >> (pl - 64) : ~0ULL);
+
+	r->start_hi = hi;
+	r->start_lo = lo;
+	r->end_hi = hi | mhi;
+	r->end_lo = lo | mlo;
+}
+
+static size_t fill6(const struct bg_list *l, int below, void *out)
+{
+	struct bg_range6 *r = out;
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n6; i++)
+		if (l->v6[i].plen < below)
+			prefix6_range(&l->v6[i], &r[n++]);
+	return n;
+}
+
+static int cmp_range6(const void *a, const void *b)
+{
+	const struct bg_range6 *x = a, *y = b;
+
+	if (x->start_hi != y->start_hi)
+		return x->start_hi < y->start_hi ? -1 : 1;
+	return x->start_lo < y->start_lo ? -1 : x->start_lo > y->start_lo;
+}
+
+static size_t merge6(void *out, size_t n)
+{
+	struct bg_range6 *r = out;
+	size_t i, w = 0;
+
+	for (i = 0; i < n; i++) {
+		if (w) {
+			struct bg_range6 *p = &r[w - 1];
+			int full = p->end_hi == ~0ULL && p->end_lo == ~0ULL;
+			__u64 nhi = p->end_lo == ~0ULL ? p->end_hi + 1 : p->end_hi;
+			__u64 nlo = p->end_lo + 1; /* end + 1 */
+
+			if (full || !bg_u128_gt(r[i].start_hi, r[i].start_lo, nhi, nlo)) {
+				if (bg_u128_gt(r[i].end_hi, r[i].end_lo, p->end_hi, p->end_lo)) {
+					p->end_hi = r[i].end_hi;
+					p->end_lo = r[i].end_lo;
+				}
+				continue;
+			}
+		}
+		r[w++] = r[i];
+	}
+	return w;
+}
+
+static size_t count4(const struct bg_list *l)
+{
+	return l->n4;
+}
+
+static size_t count6(const struct bg_list *l)
+{
+	return l->n6;
+}
+
+static const struct range_fam fam4 = { sizeof(struct bg_range4), fill4,
+				       cmp_range4, merge4, count4 };
+static const struct range_fam fam6 = { sizeof(struct bg_range6), fill6,
+				       cmp_range6, merge6, count6 };
+
+/* The ranges of every prefix of the family shorter than below (33 / 129:
+ * all), merged; returns the count. With out == NULL only counts (still
+ * exact); UINT32_MAX when out of memory. */
+static uint32_t count_ranges(const struct range_fam *f, const struct bg_list *l,
+			     int below, void *out)
+{
+	size_t n = f->count(l), w;
+	void *r = malloc((n ? n : 1) * f->size);
+
+	if (!r)
+		return UINT32_MAX;
+	n = f->fill(l, below, r);
+	qsort(r, n, f->size, f->cmp);
+	w = f->merge(r, n);
+	if (out)
+		memcpy(out, r, w * f->size);
+	free(r);
+	return (uint32_t)w;
+}
+
+static uint32_t count_ranges4(const struct bg_list *l, int below,
+			      struct bg_range4 *out)
+{
+	return count_ranges(&fam4, l, below, out);
+}
+
+static uint32_t count_ranges6(const struct bg_list *l, int below,
+			      struct bg_range6 *out)
+{
+	return count_ranges(&fam6, l, below, out);
+}
+
+static uint32_t elems(uint32_t n, uint32_t per)
+{
+	return (n + per - 1) / per;
+}
+
+struct build;
+static void insert(struct build *bd, __u64 h);
+
+/* ---- Domain names --------------------------------------------------------
+ * An exact rule is one key (EXACT of the name), a subdomains rule one
+ * (SUBS), a name-and-subdomains rule both. The datapath probes SUBS keys
+ * only for suffixes of at most BG_DNS_SUFFIX_MAX labels, so a longer
+ * subdomain rule could never match: it is counted and left out. Every SUBS
+ * key inserted sets the bit of its name's label count in subs_depths: a
+ * query probes only those depths.
+ */
+static int name_labels(const char *s)
+{
+	int n = 1;
+
+	for (; *s; s++)
+		n += *s == '.';
+	return n;
+}
+
+static void count_name_keys(const struct bg_names *names,
+			    struct bg_filter_params *p)
+{
+	size_t i;
+
+	for (i = 0; names && i < names->n; i++) {
+		const struct bg_name *e = &names->v[i];
+		int deep = name_labels(e->name) > BG_DNS_SUFFIX_MAX;
+
+		if (e->allow)
+			continue;
+		if (e->kind != BG_NAME_SUBS)
+			p->name_keys++;
+		if (e->kind != BG_NAME_EXACT) {
+			if (deep) {
+				p->names_too_deep++;
+			} else {
+				p->name_keys++;
+				p->subs_depths |= (uint16_t)(1U << name_labels(e->name));
+			}
+		}
+	}
+}
+
+/*
+ * Allowed name keys: the same keys as a block rule of the same kind, kept
+ * exactly (sorted 64-bit hashes) instead of in the Bloom part, for the
+ * entries marked allow (@@||name^, or an --allow list's). Writes the keys
+ * to out (when not NULL) and returns how many, duplicates included;
+ * too-deep subdomain rules are counted in *deep (when not NULL) and left
+ * out.
+ */
+static size_t allow_name_keys(const struct bg_names *names, uint64_t seed,
+			      __u64 *out, uint64_t *deep)
+{
+	__u64 suf[BG_DNS_LABELS_MAX + 1], exact;
+	size_t i, w = 0;
+	int n;
+
+	for (i = 0; names && i < names->n; i++) {
+		const struct bg_name *e = &names->v[i];
+
+		if (!e->allow)
+			continue;
+		if (bg_name_hashes(e->name, seed, &exact, suf, &n))
+			continue;
+		if (e->kind != BG_NAME_SUBS) {
+			if (out)
+				out[w] = bg_name_key_hash(BG_KEY_NAME_EXACT, exact, seed);
+			w++;
+		}
+		if (e->kind != BG_NAME_EXACT) {
+			if (n > BG_DNS_SUFFIX_MAX) {
+				if (deep)
+					(*deep)++;
+				continue;
+			}
+			if (out)
+				out[w] = bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed);
+			w++;
+		}
+	}
+	return w;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Writes the sorted distinct allowed name keys to out (room for the
+ * planned p->allown_n); returns how many. */
+static uint32_t build_allow_names(__u64 *out, const struct bg_filter_params *p,
+				  uint64_t seed, const struct bg_names *names)
+{
+	size_t n = 0, i, w = 0;
+
+	if (!p->allown_n)
+		return 0;
+	n = allow_name_keys(names, seed, out, NULL);
+	qsort(out, n, sizeof(*out), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (!w || out[w - 1] != out[i])
+			out[w++] = out[i];
+	memset(out + w, 0, (n - w) * sizeof(*out));
+	return (uint32_t)w;
+}
+
+/* Inserts the block rules' name keys; returns the subs_depths mask of the
+ * SUBS keys inserted. */
+static __u16 build_names(struct build *bd, uint64_t seed,
+			 const struct bg_names *names)
+{
+	__u64 suf[BG_DNS_LABELS_MAX + 1], exact;
+	__u16 depths = 0;
+	size_t i;
+	int n;
+
+	for (i = 0; names && i < names->n; i++) {
+		const struct bg_name *e = &names->v[i];
+
+		if (e->allow || bg_name_hashes(e->name, seed, &exact, suf, &n))
+			continue;
+		if (e->kind != BG_NAME_SUBS)
+			insert(bd, bg_name_key_hash(BG_KEY_NAME_EXACT, exact, seed));
+		if (e->kind != BG_NAME_EXACT && n <= BG_DNS_SUFFIX_MAX) {
+			insert(bd, bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed));
+			depths |= (__u16)(1U << n);
+		}
+	}
+	return depths;
+}
+
+/* The Bloom probes a lookup makes at most: the false-positive target is
+ * per address or query, and each probe is a chance of a false positive. */
+static int plan_probes(const struct bg_filter_params *p)
+{
+	/* An address not listed is probed at up to max(n4, n6) lengths. */
+	int probes = p->n4 > p->n6 ? p->n4 : p->n6;
+
+	/* A query is probed as its full name and its parent suffixes at the
+	 * depths that have a subdomain rule (subs_depths): at most
+	 * 1 + BG_DNS_SUFFIX_MAX probes. */
+	if (p->name_keys && probes < 1 + __builtin_popcount(p->subs_depths))
+		probes = 1 + __builtin_popcount(p->subs_depths);
+	return probes ? probes : 1;
+}
+
+/* ---- The exact stage (bloomgate/lookup.h) ---------------------------------
+ * Every Bloom key's 32-bit fingerprint in one of its two buckets of
+ * BG_FP_PER_BUCKET: a two-choice bucketed cuckoo table, planned at
+ * BG_FP_LOAD keys a slot (4 / 0.9 = 4.4 bytes a key). Two choices of 16
+ * slots place every key up to loads near 0.98 (Dietzfelbinger and
+ * Weidling); at 0.9 a random walk of a few kicks finds room for the rare
+ * key whose buckets are both full. A key goes to its first bucket whenever
+ * that has room, so a listed key is usually confirmed with one cache line.
+ */
+#define BG_FP_LOAD 0.9
+#define BG_FP_KICKS 2000
+
+uint32_t bg_filter_fp_buckets(uint64_t keys)
+{
+	double nb = ceil((double)keys / (BG_FP_PER_BUCKET * BG_FP_LOAD));
+
+	return keys ? (nb < UINT32_MAX / 2 ? (uint32_t)nb : UINT32_MAX / 2) : 0;
+}
+
+/* The stage's predicted rate: a Bloom positive of a key not listed is let
+ * through when one of the fingerprints held in its two buckets (2 *
+ * BG_FP_PER_BUCKET * load on average) equals its own, 2^-32 each. */
+static void plan_stage(struct bg_filter_params *p, int probes)
+{
+	double per_probe = p->predicted;
+
+	p->fp_load = p->fp_nbuckets ?
+			     (double)p->n / ((double)p->fp_nbuckets * BG_FP_PER_BUCKET) :
+			     0.0;
+	if (p->fp_nbuckets)
+		per_probe *= 2.0 * BG_FP_PER_BUCKET * p->fp_load * ldexp(1.0, -32);
+	p->predicted_confirmed = 1.0 - pow(1.0 - per_probe, probes);
+}
+
+/* The builder's view of the table: every slot's h2 (to move it to its
+ * other bucket), a count a bucket (slots [0, cnt) are used). */
+struct fp_build {
+	uint64_t *slot;
+	uint8_t *cnt;
+	uint32_t nb;
+	uint64_t rng;
+	int failed;
+};
+
+static uint64_t fp_rand(struct fp_build *t) /* xorshift64 */
+{
+	t->rng ^= t->rng << 13;
+	t->rng ^= t->rng >> 7;
+	t->rng ^= t->rng << 17;
+	return t->rng;
+}
+
+static void fp_put(struct fp_build *t, uint32_t b, uint64_t h2)
+{
+	t->slot[(size_t)b * BG_FP_PER_BUCKET + t->cnt[b]++] = h2;
+}
+
+static int fp_has(const struct fp_build *t, uint32_t b, __u32 f)
+{
+	uint32_t j;
+
+	for (j = 0; j < t->cnt[b]; j++)
+		if (bg_fp_of(t->slot[(size_t)b * BG_FP_PER_BUCKET + j]) == f)
+			return 1;
+	return 0;
+}
+
+static void fp_insert(struct fp_build *t, __u64 h, uint64_t seed)
+{
+	uint64_t h2 = bg_fp_hash(h, seed), cur;
+	uint32_t b1 = bg_fp_bucket1(h2, t->nb), b2 = bg_fp_bucket2(h2, t->nb), b;
+	int i;
+
+	/* already confirmed (the same key again, or a fingerprint twin in
+	 * the same bucket, which confirms it as well) */
+	if (fp_has(t, b1, bg_fp_of(h2)) || fp_has(t, b2, bg_fp_of(h2)))
+		return;
+	if (t->cnt[b1] < BG_FP_PER_BUCKET) {
+		fp_put(t, b1, h2);
+		return;
+	}
+	if (t->cnt[b2] < BG_FP_PER_BUCKET) {
+		fp_put(t, b2, h2);
+		return;
+	}
+	cur = h2;
+	b = fp_rand(t) & 1 ? b1 : b2;
+	for (i = 0; i < BG_FP_KICKS; i++) {
+		uint64_t *s = &t->slot[(size_t)b * BG_FP_PER_BUCKET +
+				       fp_rand(t) % BG_FP_PER_BUCKET];
+		uint64_t v = *s;
+		uint32_t v1, v2;
+
+		*s = cur;
+		cur = v;
+		v1 = bg_fp_bucket1(cur, t->nb);
+		v2 = bg_fp_bucket2(cur, t->nb);
+		b = b == v1 ? v2 : v1;
+		if (t->cnt[b] < BG_FP_PER_BUCKET) {
+			fp_put(t, b, cur);
+			return;
+		}
+	}
+	t->failed = 1; /* cur has no slot: the build is refused */
+}
+
+/* The map layout (bloomgate/abi.h) from the part sizes and nblocks. */
+static void plan_layout(struct bg_filter_params *p)
+{
+	p->bloom_off = 1 + (p->short4 ? BG_SHORT4_ELEMS : 0);
+	p->fp_off = p->bloom_off + p->nblocks;
+	p->allow4_off = p->fp_off + p->fp_nbuckets;
+	p->allow6_off = p->allow4_off + elems(p->allow4_n, BG_RANGE4_PER_ELEM);
+	p->short6_off = p->allow6_off + elems(p->allow6_n, BG_RANGE6_PER_ELEM);
+	p->allown_off = p->short6_off + elems(p->short6_n, BG_RANGE6_PER_ELEM);
+	p->nelems = p->allown_off + elems(p->allown_n, BG_NAMEKEY_PER_ELEM);
+	p->bytes = (size_t)p->nelems * BG_FILTER_VALUE_SIZE;
+}
+
+int bg_filter_plan_confirm(const struct bg_blocklist *bl, double target,
+			   int confirm, struct bg_filter_params *p)
+{
+	const struct bg_list *block = &bl->block, *allow = &bl->allow;
+	uint64_t c4[33] = { 0 }, c6[129] = { 0 };
+	double keys4 = 0.0, keys6 = CPE_INF;
+	size_t i;
+	int below, err, probes;
+
+	memset(p, 0, sizeof(*p));
+	if (!(target >= BG_FPR_MIN && target <= BG_FPR_MAX))
+		return -EINVAL;
+	for (i = 0; i < block->n4; i++)
+		c4[block->v4[i].plen]++;
+	for (i = 0; i < block->n6; i++)
+		c6[block->v6[i].plen]++;
+	p->prefixes4 = block->n4;
+	p->prefixes6 = block->n6;
+
+	/* IPv4: /0../16 in the exact bitmap, /17../32 expanded. Gaps are at
+	 * most 15 bits, so a plan always exists. */
+	for (i = 0; i <= BG_SHORT4_MAXLEN; i++)
+		p->short4_prefixes += c4[i];
+	p->short4 = p->short4_prefixes > 0;
+	keys4 = cpe_plan(c4, BG_SHORT4_MAXLEN + 1, 32, 32, p->len4, &p->n4);
+
+	/* IPv6: expand as much as possible with at most 2^BG_CPE_MAX_BITS keys
+	 * a prefix; the shortest lengths that cannot be go to exact ranges. */
+	for (below = 0; below <= 129; below++) {
+		keys6 = cpe_plan(c6, below, 128, BG_CPE_MAX_BITS, p->len6, &p->n6);
+		if (keys6 < CPE_INF)
+			break;
+		if (below < 129 && c6[below] == 0)
+			continue;
+	}
+	p->short6_below = (uint8_t)below;
+	for (i = 0; i < (size_t)below && i <= 128; i++)
+		p->short6_prefixes += c6[i];
+	if (keys4 + keys6 > (double)UINT32_MAX)
+		return -E2BIG;
+	p->keys4 = (uint64_t)keys4;
+	p->keys6 = (uint64_t)keys6;
+	count_name_keys(&bl->names, p);
+	p->allown_n = (uint32_t)allow_name_keys(&bl->names, 0, NULL,
+						&p->names_too_deep);
+	p->short6_n = count_ranges6(block, below, NULL);
+	p->allow4_n = count_ranges4(allow, 33, NULL);
+	p->allow6_n = count_ranges6(allow, 129, NULL);
+	if (p->short6_n == UINT32_MAX || p->allow4_n == UINT32_MAX ||
+	    p->allow6_n == UINT32_MAX)
+		return -ENOMEM;
+	if (p->short6_n >> BG_RANGE_STEPS || p->allow4_n >> BG_RANGE_STEPS ||
+	    p->allow6_n >> BG_RANGE_STEPS || p->allown_n >> BG_RANGE_STEPS)
+		return -E2BIG;
+
+	probes = plan_probes(p);
+	err = bg_filter_size(p->keys4 + p->keys6 + p->name_keys,
+			     probes > 1 ? target / probes : target, p);
+	if (err)
+		return err;
+	p->target = target;
+	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, probes);
+	p->confirm = confirm;
+	p->fp_nbuckets = confirm ? bg_filter_fp_buckets(p->n) : 0;
+	plan_stage(p, probes);
+	plan_layout(p);
+	return 0;
+}
+
+int bg_filter_plan(const struct bg_blocklist *bl, double target,
+		   struct bg_filter_params *p)
+{
+	return bg_filter_plan_confirm(bl, target, 1, p);
+}
+
+__u32 bg_filter_capacity_elems(uint64_t keys)
+{
+	struct bg_filter_params p;
+
+	if (bg_filter_size(keys, BG_FPR_DEFAULT_CONFIRM, &p))
+		return 0;
+	return 1 + BG_SHORT4_ELEMS + p.nblocks + bg_filter_fp_buckets(keys);
+}
+
+uint64_t bg_filter_capacity_keys(__u32 elems)
+{
+	/* bg_filter_capacity_elems() grows with keys and every key takes
+	 * more than one bit: a binary search in [0, 512 * elems]. */
+	uint64_t lo = 0, hi = (uint64_t)elems * BG_BLOCK_BITS + 1, mid;
+	__u32 c;
+
+	if (elems < 1 + BG_SHORT4_ELEMS)
+		return 0;
+	while (lo + 1 < hi) { /* elems(lo) <= elems < elems(hi) */
+		mid = lo + (hi - lo) / 2;
+		c = bg_filter_capacity_elems(mid);
+		if (c && c <= elems)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int bg_filter_fit(struct bg_filter_params *p, __u32 capacity)
+{
+	uint32_t k = p->k;
+
+	if (p->nelems > capacity)
+		return -ENOSPC;
+	/* The tables follow the Bloom blocks: more blocks move them up, and
+	 * the map ends where the last table does. Any block count works for
+	 * the lookups (bg_bloom_block scales the hash), so all the slack
+	 * goes to the Bloom part, where it lowers the false-positive rate.
+	 * k stays at most the plan's: each bit is work on every packet, and
+	 * a filter loaded with --confirm off into a capacity planned with
+	 * the exact stage would otherwise take k = 16 (measured 18 % slower
+	 * on a flood than k = 9). */
+	p->nblocks += capacity - p->nelems;
+	if (p->n) {
+		p->predicted = best_k_upto(p->n, p->nblocks, p->k, &k);
+		p->k = k;
+		p->bits_per_entry = (double)p->nblocks * BG_BLOCK_BITS / (double)p->n;
+	}
+	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, plan_probes(p));
+	plan_stage(p, plan_probes(p));
+	plan_layout(p);
+	p->capacity = capacity;
+	return 0;
+}
+
+/* A filter being built: the Bloom blocks and the exact stage's builder. */
+struct build {
+	struct bg_block *blocks;
+	const struct bg_filter_params *p;
+	uint64_t seed;
+	struct fp_build fp; /* fp.nb == 0: no stage */
+};
+
+static void insert(struct build *bd, __u64 h)
+{
+	const struct bg_filter_params *p = bd->p;
+
+	bg_bloom_set(&bd->blocks[bg_bloom_block(h, p->nblocks)], h, p->k);
+	if (bd->fp.nb)
+		fp_insert(&bd->fp, h, bd->seed);
+}
+
+/* Writes the fingerprints of the placed keys into the map's buckets. */
+static void fp_write(const struct fp_build *t, struct bg_fp_bucket *out)
+{
+	uint32_t b, j;
+
+	for (b = 0; b < t->nb; b++)
+		for (j = 0; j < t->cnt[b]; j++)
+			out[b].fp[j] = bg_fp_of(t->slot[(size_t)b * BG_FP_PER_BUCKET + j]);
+}
+
+int bg_filter_build(void *mem, const struct bg_filter_params *p,
+		    uint64_t seed, const struct bg_blocklist *bl)
+{
+	const struct bg_list *block = &bl->block, *allow = &bl->allow;
+	struct bg_filter_header *hdr = mem;
+	struct bg_block *elem = mem;
+	struct build bd = { .blocks = elem + p->bloom_off, .p = p, .seed = seed };
+	size_t i;
+
+	if (p->fp_nbuckets) {
+		bd.fp.nb = p->fp_nbuckets;
+		bd.fp.rng = seed | 1;
+		bd.fp.slot = malloc((size_t)p->fp_nbuckets * BG_FP_PER_BUCKET *
+				    sizeof(*bd.fp.slot));
+		bd.fp.cnt = calloc(p->fp_nbuckets, 1);
+		if (!bd.fp.slot || !bd.fp.cnt) {
+			free(bd.fp.slot);
+			free(bd.fp.cnt);
+			return -ENOMEM;
+		}
+	}
+
+	hdr->magic = BG_FILTER_MAGIC;
+	hdr->abi_version = BG_ABI_VERSION;
+	hdr->layout = BG_LAYOUT_BLOCKED512;
+	hdr->nblocks = p->nblocks;
+	hdr->k = (__u8)p->k;
+	hdr->flags = (p->short4 ? BG_FILTER_F_SHORT4 : 0) |
+		     (p->name_keys ? BG_FILTER_F_NAMES : 0);
+	hdr->n4 = p->n4;
+	hdr->n6 = p->n6;
+	memcpy(hdr->len4, p->len4, sizeof(hdr->len4));
+	memcpy(hdr->len6, p->len6, sizeof(hdr->len6));
+	hdr->seed = seed;
+	hdr->entries = (__u32)p->n;
+	hdr->fp_off = p->fp_off;
+	hdr->fp_nbuckets = p->fp_nbuckets;
+	hdr->allow4_off = p->allow4_off;
+	hdr->allow4_n = p->allow4_n;
+	hdr->allow6_n = p->allow6_n;
+	hdr->short6_n = p->short6_n;
+
+	for (i = 0; i < block->n4; i++) {
+		__u32 a = __builtin_bswap32(block->v4[i].addr), j, cnt;
+		int pl = block->v4[i].plen, t;
+
+		if (pl <= BG_SHORT4_MAXLEN) {
+			/* one bit per /16 the prefix covers */
+			__u32 first = a >> 16, n16 = 1U << (16 - pl);
+
+			for (j = 0; j < n16; j++) {
+				__u32 b = first + j;
+
+				elem[1 + b / BG_BLOCK_BITS].w[(b % BG_BLOCK_BITS) / 64] |=
+					1ULL << (b % 64);
+			}
+			continue;
+		}
+		t = cpe_target(p->len4, p->n4, pl);
+		cnt = 1U << (t - pl);
+		for (j = 0; j < cnt; j++) {
+			struct bg_key4 key;
+			__u32 e = a | (t == 32 ? j : j << (32 - t));
+
+			bg_key4_init(&key, __builtin_bswap32(e), (__u8)t);
+			insert(&bd, bg_key4_hash(&key, seed));
+		}
+	}
+	for (i = 0; i < block->n6; i++) {
+		const struct bg_key6 *k = &block->v6[i];
+		int pl = k->plen, t;
+		__u32 j, cnt;
+
+		if (pl < p->short6_below)
+			continue; /* in the exact ranges */
+		t = cpe_target(p->len6, p->n6, pl);
+		cnt = 1U << (t - pl);
+		for (j = 0; j < cnt; j++) {
+			struct bg_key6 key = *k;
+			int bit, b;
+
+			/* write j into address bits [pl, t) */
+			for (b = 0; b < t - pl; b++) {
+				bit = t - 1 - b;
+				if ((j >> b) & 1)
+					key.addr[bit / 8] |= (__u8)(0x80 >> (bit % 8));
+			}
+			key.plen = (__u8)t;
+			insert(&bd, bg_key6_hash(&key, seed));
+		}
+	}
+	hdr->subs_depths = build_names(&bd, seed, &bl->names);
+	count_ranges4(allow, 33, (struct bg_range4 *)(elem + p->allow4_off));
+	count_ranges6(allow, 129, (struct bg_range6 *)(elem + p->allow6_off));
+	count_ranges6(block, p->short6_below,
+		      (struct bg_range6 *)(elem + p->short6_off));
+	/* at bg_allown_off(hdr) == p->allown_off; sorted, distinct */
+	hdr->allown_n = build_allow_names((__u64 *)(elem + p->allown_off), p,
+					  seed, &bl->names);
+	if (bd.fp.nb) {
+		if (!bd.fp.failed)
+			fp_write(&bd.fp, (struct bg_fp_bucket *)(elem + p->fp_off));
+		free(bd.fp.slot);
+		free(bd.fp.cnt);
+		if (bd.fp.failed)
+			return -EAGAIN;
+	}
+	return 0;
+}
+
+/* ---- Layout ---------------------------------------------------------- */
+
+__u32 bg_filter_nelems(const struct bg_filter_header *h)
+{
+	/* bg_allown_off(h) (bloomgate/lookup.h) + the allowed name keys */
+	return h->allow4_off + elems(h->allow4_n, BG_RANGE4_PER_ELEM) +
+	       elems(h->allow6_n, BG_RANGE6_PER_ELEM) +
+	       elems(h->short6_n, BG_RANGE6_PER_ELEM) +
+	       elems(h->allown_n, BG_NAMEKEY_PER_ELEM);
+}

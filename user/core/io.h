@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The bottom of the userspace core: reading a list into memory, and
+ * reporting one of its lines. Every list parser (addresses, names) and the
+ * load pipeline above them use these, so a file is read and a line is
+ * quoted the same way everywhere. Depends on nothing else in user/.
+ */
+#ifndef BLOOMGATE_IO_H
+#define BLOOMGATE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Source bytes of a line quoted in its report. */
+#define BG_QUOTE_MAX 80
+
+/*
+ * One diagnostic about a list: a rejected line, a line accepted with a
+ * warning, or (line 0) the file as a whole (unreadable, too many lists).
+ * Printed as "file:line: reason: 'text'", "file:line: warning: reason:
+ * 'text'", "file: reason" or "file: warning: reason" (line 0: a list that
+ * loaded but looks wrong as a whole, user/core/prepare.h).
+ */
+struct bg_diag {
+	const char *file;
+	size_t line; /* 1-based; 0: the file as a whole */
+	int warning; /* 1: the line was accepted, with a warning (line 0:
+			the file was read) */
+	const char *reason;
+	const char *text; /* the line quoted: no surrounding blanks, cut to
+			     BG_QUOTE_MAX bytes on a UTF-8 boundary with
+			     "...", control bytes as \xNN; "" for line 0 */
+};
+
+/* Receives every diagnostic of a parse, in line order. */
+typedef void (*bg_diag_fn)(void *ctx, const struct bg_diag *d);
+
+/* Where a parser's diagnostics go: to fn when set, else printed on out
+ * (stderr when NULL). Built from the parser's options. */
+struct bg_reporter {
+	FILE *out;
+	bg_diag_fn fn;
+	void *ctx;
+};
+
+static inline struct bg_reporter bg_reporter_make(FILE *out, bg_diag_fn fn,
+						  void *ctx)
+{
+	struct bg_reporter r = { .out = out, .fn = fn, .ctx = ctx };
+
+	return r;
+}
+
+/* Prints d in the form above, with a newline. */
+void bg_diag_print(FILE *out, const struct bg_diag *d);
+
+/* Reports line lineno, whose text is [s, s + n). A reason starting with
+ * "warning: " is a warning (the prefix is not part of d->reason). */
+void bg_report_line(const struct bg_reporter *r, const char *file,
+		    size_t lineno, const char *reason, const char *s, size_t n);
+
+/* Reports the file as a whole ("file: reason"). */
+void bg_report_file(const struct bg_reporter *r, const char *file,
+		    const char *reason);
+
+/* Reads a whole file (regular, pipe or device) into a malloc'd buffer;
+ * 0 or -errno (-EISDIR for a directory). Not for lists: bg_read_list(). */
+int bg_read_file(const char *path, char **bufp, size_t *lenp);
+
+/*
+ * The default bound of one list's size: generous (the largest public
+ * lists are a few hundred MB), but /dev/zero or an endless pipe stops
+ * here instead of taking every byte of memory.
+ */
+#define BG_LIST_BYTES_MAX (4ull << 30)
+
+/* The name a list read from standard input ("-") goes by in reports. */
+#define BG_STDIN_NAME "/dev/stdin"
+
+/* path as reports name it: BG_STDIN_NAME for "-", else path itself. */
+const char *bg_list_name(const char *path);
+
+/*
+ * Reads a list into a malloc'd buffer: "-" is standard input (whatever it
+ * is), anything else must be a regular file, checked on the opened file
+ * without blocking (a FIFO with no writer is refused at once). At most max
+ * bytes (0: BG_LIST_BYTES_MAX). 0, or -errno reported to r as "name:
+ * reason": -EISDIR for a directory, -ENOTSUP for a FIFO or a device
+ * ("a FIFO, not a regular file ..."), -EFBIG past max ("more than N
+ * bytes"), else the open's or read's.
+ */
+int bg_read_list(const char *path, uint64_t max, const struct bg_reporter *r,
+		 char **bufp, size_t *lenp);
+
+/* A parser of one list held in memory, into dst, with its options. */
+typedef int (*bg_parse_fn)(void *dst, const char *name, const char *buf,
+			   size_t len, const void *opts);
+
+/*
+ * Re-reads a list a load named, for `check` (bg_list_find_covering(),
+ * bg_names_find()): as bg_read_list() with the default bound, but silent,
+ * and never standard input ("-": -ENOENT). A recorded path that has become
+ * a FIFO or a device since is refused at once instead of blocking check.
+ */
+int bg_reread_list(const char *path, char **bufp, size_t *lenp);
+
+/* Reads the list at path (bg_read_list(), the default bound) and parses
+ * it with fn under its report name; 0 or -errno, as bg_read_list() or fn
+ * returns. */
+int bg_parse_file(const char *path, const struct bg_reporter *r,
+		  bg_parse_fn fn, void *dst, const void *opts);
+
+#endif

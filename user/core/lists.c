@@ -1,0 +1,1007 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Blocklist parsing: files of addresses and CIDR prefixes into sorted,
+ * de-duplicated, overlap-free keys.
+ *
+ * One concern, though a long file: address lists, from a line to the
+ * finished key arrays. The sort and the overlap reduction are most of its
+ * length (they are what makes 10M-line lists fast), and `check`'s
+ * re-reading (bg_list_find_covering()) and the agent's store (bg_list_scan())
+ * must use the same line parser.
+ *
+ * Format: one IPv4 or IPv6 address or CIDR prefix per line (plain lists,
+ * FireHOL .ipset and .netset files, Spamhaus DROP files). '#' and ';' start
+ * a comment anywhere on a line; blank lines, spaces, tabs and CRLF line ends
+ * are ignored, as are a missing final newline and a UTF-8 byte-order mark at
+ * the start of a list. Every other line is rejected, reported as
+ * "name:line: reason: 'text'" and counted; the parse goes on without it.
+ *
+ * A prefix is "address/length": the length in decimal, 0..32 for IPv4 and
+ * 0..128 for IPv6, no sign, no leading zero, no blank around the '/'. Host
+ * bits set below the length ("10.1.2.3/8") are cleared, and the line is
+ * reported as a warning; it is still accepted. An IPv4-mapped IPv6 entry
+ * (::ffff:a.b.c.d[/n], n >= 96) is read as the IPv4 entry it names, with a
+ * warning (rejected under strict); a wide prefix (IPv4 below /8, IPv6
+ * below /16) is rejected unless allowed (see bg_list_parse_buf() in
+ * lists.h).
+ *
+ * Speed (10M-line lists): lines are parsed in place, keys are appended to
+ * amortised-doubling arrays (no allocation per line), and IPv4 dotted quads
+ * go through a small parser with inet_pton() semantics (exactly four decimal
+ * octets, 0..255, no leading zeros); IPv6 goes to inet_pton(). Finishing
+ * sorts with a radix sort giving memcmp() order of the keys, then drops the
+ * entries a shorter prefix covers, in place (see reduce_covered()).
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bloomgate/bloom.h"
+#include "core/io.h"
+#include "core/ip.h"
+#include "core/lists.h"
+#include "core/lines.h"
+
+/* Longest line accepted, in bytes, without its "\n" or "\r\n". */
+#define BG_LIST_LINE_MAX 4096
+/* First allocation of a key array, in keys. */
+#define BG_LIST_CAP_MIN 1024
+
+static const char R_NOT_IP[] = "not an IP address";
+static const char R_PLEN[] = "bad prefix length";
+static const char R_PLEN4[] = "bad prefix length (IPv4 allows 0..32)";
+static const char R_PLEN6[] = "bad prefix length (IPv6 allows 0..128)";
+static const char R_PLEN_BLANK[] = "bad prefix length (no blanks around '/')";
+static const char R_PREFIX[] = "a prefix, not an address";
+static const char R_RANGE[] = "address ranges are not supported";
+static const char R_ZONE[] = "IPv6 zone index not allowed";
+static const char R_TRAILING[] = "trailing text after address";
+static const char R_TOO_LONG[] = "line too long";
+static const char R_BINARY[] = "binary data";
+static const char R_MAPPED[] =
+	"IPv4-mapped IPv6 address, refused by --strict (write it as IPv4)";
+static const char R_WIDE4[] =
+	"prefix shorter than /8 blocks too much (needs --allow-wide)";
+static const char R_WIDE6[] =
+	"prefix shorter than /16 blocks too much (needs --allow-wide)";
+/* ::ffff:0:0/96, the IPv4-mapped IPv6 addresses (RFC 4291 2.5.5.2). */
+#define BG_MAPPED_PLEN 96
+
+void bg_list_init(struct bg_list *l)
+{
+	memset(l, 0, sizeof(*l));
+}
+
+void bg_list_free(struct bg_list *l)
+{
+	free(l->v4);
+	free(l->v6);
+	bg_list_init(l);
+}
+
+/* ---- Address tokens ----------------------------------------------------- */
+
+/* A plain address, either family: the kind, or 0. */
+static int parse_plain(const char *s, size_t n, struct bg_key4 *k4,
+		       struct bg_key6 *k6)
+{
+	__u32 a4;
+	__u8 a6[16];
+
+	if (bg_parse_ip4(s, n, &a4) == 0) {
+		bg_key4_init(k4, a4, 32);
+		return BG_KEY_IPV4;
+	}
+	if (memchr(s, ':', n) && bg_parse_ip6(s, n, a6) == 0) {
+		bg_key6_init(k6, a6, 128);
+		return BG_KEY_IPV6;
+	}
+	return 0;
+}
+
+/*
+ * The length after the '/': decimal digits only, no sign, no leading zero
+ * ("0" alone is fine), at most max. Returns 0, or -1 and sets *reason. The
+ * value saturates while scanning, so no length of digits can overflow.
+ */
+static int parse_plen(const char *s, size_t n, unsigned int max,
+		      unsigned int *plen, const char **reason)
+{
+	unsigned int v = 0;
+	size_t i;
+
+	*reason = R_PLEN;
+	if (!n || (s[0] == '0' && n > 1))
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned int d = (unsigned char)s[i] - (unsigned int)'0';
+
+		if (d > 9)
+			return -1;
+		v = v > 1000 ? v : v * 10 + d;
+	}
+	if (v > max) {
+		*reason = max == 32 ? R_PLEN4 : R_PLEN6;
+		return -1;
+	}
+	*plen = v;
+	return 0;
+}
+
+static int parse_token(const char *s, size_t n, struct bg_key4 *k4,
+		       struct bg_key6 *k6, const char **reason,
+		       int *host_bits);
+
+/*
+ * "addr/len": the address is s[0..m), the length l[0..ln). On success
+ * *host_bits tells whether the address had bits set below the length.
+ */
+static int parse_cidr(const char *s, size_t m, const char *l, size_t ln,
+		      struct bg_key4 *k4, struct bg_key6 *k6,
+		      const char **reason, int *host_bits)
+{
+	struct bg_key4 t4;
+	struct bg_key6 t6;
+	unsigned int plen;
+	__u32 a4;
+	__u8 a6[16];
+	int hb;
+
+	if (bg_parse_ip4(s, m, &a4) == 0) {
+		if (parse_plen(l, ln, 32, &plen, reason))
+			return 0;
+		bg_key4_init(k4, a4, (__u8)plen);
+		*host_bits = k4->addr != a4;
+		return BG_KEY_IPV4;
+	}
+	if (memchr(s, ':', m) && bg_parse_ip6(s, m, a6) == 0) {
+		if (parse_plen(l, ln, 128, &plen, reason))
+			return 0;
+		bg_key6_init(k6, a6, (__u8)plen);
+		*host_bits = memcmp(k6->addr, a6, sizeof(a6)) != 0;
+		return BG_KEY_IPV6;
+	}
+	/* not an address before the '/'; say why if it is a zone index */
+	*reason = R_NOT_IP;
+	if (memchr(s, '%', m))
+		parse_token(s, m, &t4, &t6, reason, &hb);
+	return 0;
+}
+
+/*
+ * One token of known length, no whitespace in it. On failure, tells why:
+ * forms that are understood but not supported get their own reason.
+ * *host_bits is set only for a prefix (callers start it at 0).
+ */
+static int parse_token(const char *s, size_t n, struct bg_key4 *k4,
+		       struct bg_key6 *k6, const char **reason,
+		       int *host_bits)
+{
+	struct bg_key4 t4;
+	struct bg_key6 t6;
+	const char *c;
+	int kind;
+
+	kind = parse_plain(s, n, k4, k6);
+	if (kind)
+		return kind;
+
+	*reason = R_NOT_IP;
+	if ((c = memchr(s, '/', n))) {
+		size_t m = (size_t)(c - s);
+
+		return parse_cidr(s, m, c + 1, n - m - 1, k4, k6, reason,
+				  host_bits);
+	} else if ((c = memchr(s, '%', n))) {
+		if (parse_plain(s, (size_t)(c - s), &t4, &t6) == BG_KEY_IPV6 &&
+		    c + 1 < s + n)
+			*reason = R_ZONE;
+	} else if ((c = memchr(s, '-', n))) {
+		size_t m = (size_t)(c - s);
+
+		if (parse_plain(s, m, &t4, &t6) &&
+		    parse_plain(c + 1, n - m - 1, &t4, &t6))
+			*reason = R_RANGE;
+	}
+	return 0;
+}
+
+/* bg_parse_addr() (single: /32 and /128 only) and bg_parse_prefix(). */
+static int parse_one(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
+		     const char **reason, int single)
+{
+	const char *r = R_NOT_IP;
+	struct bg_key4 t4;
+	struct bg_key6 t6;
+	int hb = 0, kind = parse_token(tok, strlen(tok), &t4, &t6, &r, &hb);
+
+	if (single && ((kind == BG_KEY_IPV4 && t4.plen != 32) ||
+		       (kind == BG_KEY_IPV6 && t6.plen != 128))) {
+		kind = 0;
+		r = R_PREFIX;
+	}
+	/* Either key pointer may be NULL when that family is of no interest. */
+	if (kind == BG_KEY_IPV4 && k4)
+		*k4 = t4;
+	else if (kind == BG_KEY_IPV6 && k6)
+		*k6 = t6;
+	else if (!kind && reason)
+		*reason = r;
+	return kind;
+}
+
+int bg_parse_addr(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
+		  const char **reason)
+{
+	return parse_one(tok, k4, k6, reason, 1);
+}
+
+int bg_parse_prefix(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
+		    const char **reason)
+{
+	return parse_one(tok, k4, k6, reason, 0);
+}
+
+int bg_prefix_covers4(const struct bg_key4 *prefix, __u32 addr_be)
+{
+	return !((addr_be ^ prefix->addr) & bg_mask4(prefix->plen));
+}
+
+int bg_prefix_covers6(const struct bg_key6 *prefix, const __u8 addr[16])
+{
+	unsigned int plen = prefix->plen < 128 ? prefix->plen : 128, i;
+
+	for (i = 0; i < plen / 8; i++)
+		if (addr[i] != prefix->addr[i])
+			return 0;
+	if (plen % 8) {
+		__u8 m = (__u8)(0xff00 >> (plen % 8));
+
+		if ((addr[i] ^ prefix->addr[i]) & m)
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- Key arrays --------------------------------------------------------- */
+
+/* Doubles an array of *cap elements of size bytes; NULL when out of memory. */
+static void *grow(void *p, size_t *cap, size_t size)
+{
+	size_t ncap = *cap ? *cap * 2 : BG_LIST_CAP_MIN;
+	void *np;
+
+	if (ncap < *cap || ncap > SIZE_MAX / size)
+		return NULL;
+	np = realloc(p, ncap * size);
+	if (np)
+		*cap = ncap;
+	return np;
+}
+
+static int push4(struct bg_list *l, const struct bg_key4 *k)
+{
+	if (l->n4 == l->cap4) {
+		struct bg_key4 *v = grow(l->v4, &l->cap4, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v4 = v;
+	}
+	l->v4[l->n4++] = *k;
+	return 0;
+}
+
+static int push6(struct bg_list *l, const struct bg_key6 *k)
+{
+	if (l->n6 == l->cap6) {
+		struct bg_key6 *v = grow(l->v6, &l->cap6, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v6 = v;
+	}
+	l->v6[l->n6++] = *k;
+	return 0;
+}
+
+/* ---- Lines -------------------------------------------------------------- */
+
+static inline int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static inline int is_comment(char c)
+{
+	return c == '#' || c == ';';
+}
+
+
+/* What parse_line() noticed about an entry it accepted (*flags). */
+#define LINE_F_HOST_BITS 1 /* bits set below the length, cleared */
+#define LINE_F_MAPPED 2 /* IPv4-mapped IPv6, made the IPv4 key */
+/* and what bg_list_parse_buf() adds before reporting */
+#define LINE_F_WIDE 4 /* a wide prefix, loaded: opted in */
+#define LINE_F_WIDE_ALLOW 8 /* a wide prefix, loaded: an allowlist's */
+
+/*
+ * The one warning of an accepted line, its reasons joined with "; ":
+ * "name:line: warning: host bits set, using 10.0.0.0/8: 'text'",
+ * "warning: IPv4-mapped IPv6, using 10.9.0.1",
+ * "warning: host bits set, using 0.0.0.0/0; wide prefix, loaded
+ * (--allow-wide)". The key is written as it was loaded, its /length
+ * left out for a single address.
+ */
+static void report_warning(const struct bg_reporter *out, const char *name,
+			   size_t lineno, int flags, int kind,
+			   const struct bg_key4 *k4, const struct bg_key6 *k6,
+			   const char *s, size_t n)
+{
+	char addr[INET6_ADDRSTRLEN], key[INET6_ADDRSTRLEN + 8], why[192];
+	unsigned int plen, bits;
+	size_t w = 0;
+
+	if (kind == BG_KEY_IPV4) {
+		inet_ntop(AF_INET, &k4->addr, addr, sizeof(addr));
+		plen = k4->plen;
+		bits = 32;
+	} else {
+		inet_ntop(AF_INET6, k6->addr, addr, sizeof(addr));
+		plen = k6->plen;
+		bits = 128;
+	}
+	if (plen == bits && (flags & LINE_F_MAPPED))
+		snprintf(key, sizeof(key), "%s", addr);
+	else
+		snprintf(key, sizeof(key), "%s/%u", addr, plen);
+	/* mapped names the key loaded, masked: host bits need no word */
+	if (flags & LINE_F_MAPPED)
+		w += (size_t)snprintf(why + w, sizeof(why) - w,
+				      "warning: IPv4-mapped IPv6, using %s", key);
+	else if (flags & LINE_F_HOST_BITS)
+		w += (size_t)snprintf(why + w, sizeof(why) - w,
+				      "warning: host bits set, using %s", key);
+	if (flags & (LINE_F_WIDE | LINE_F_WIDE_ALLOW))
+		snprintf(why + w, sizeof(why) - w, "%s%s", w ? "; " : "warning: ",
+			 flags & LINE_F_WIDE ?
+				 "wide prefix, loaded (--allow-wide)" :
+				 "wide prefix in an allowlist: lets all of it through");
+	bg_report_line(out, name, lineno, why, s, n);
+}
+
+/* parse_line() outcomes besides an entry's kind (BG_KEY_IPV4/6). */
+#define LINE_SKIP 0 /* blank or comment */
+#define LINE_REJECT (-1) /* *reason tells why */
+
+/*
+ * ::ffff:a.b.c.d/n, n >= 96, into a.b.c.d/(n - 96). No IPv4 packet is ever
+ * probed with an IPv6 key, so the IPv6 key of such an entry would never
+ * match anything: the list meant the IPv4 address. A shorter ::ffff:0:0/n
+ * also covers addresses that are not mapped ones: an IPv6 prefix, left.
+ */
+static inline int unmap(const struct bg_key6 *k6, struct bg_key4 *k4)
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+	__u32 a;
+
+	if (k6->plen < BG_MAPPED_PLEN || memcmp(k6->addr, mapped, 12))
+		return 0;
+	memcpy(&a, k6->addr + 12, sizeof(a));
+	bg_key4_init(k4, a, (__u8)(k6->plen - BG_MAPPED_PLEN));
+	return 1;
+}
+
+/*
+ * One line [p, le): an entry (its kind, the key filled, *flags set:
+ * LINE_F_HOST_BITS, LINE_F_MAPPED), LINE_SKIP or LINE_REJECT.
+ */
+static inline __attribute__((always_inline)) int
+parse_line(const char *p, const char *le, int has_nul, struct bg_key4 *k4,
+	   struct bg_key6 *k6, const char **reason, int *flags)
+{
+	const char *q = p, *t;
+	size_t n = (size_t)(le - p);
+	int kind, host_bits = 0;
+
+	if (n && p[n - 1] == '\r')
+		n--;
+	if (has_nul && memchr(p, '\0', n)) {
+		*reason = R_BINARY;
+		return LINE_REJECT;
+	}
+	if (n > BG_LIST_LINE_MAX) {
+		*reason = R_TOO_LONG;
+		return LINE_REJECT;
+	}
+
+	while (q < le && is_space(*q))
+		q++;
+	if (q == le || is_comment(*q))
+		return LINE_SKIP;
+	t = q;
+	while (q < le && !is_space(*q) && !is_comment(*q))
+		q++;
+	*flags = 0;
+	kind = parse_token(t, (size_t)(q - t), k4, k6, reason, &host_bits);
+	if (!kind) {
+		/* "192.0.2.0/ 24": the length is behind a blank */
+		if (*reason == R_PLEN &&
+		    memchr(t, '/', (size_t)(q - t)) == q - 1) {
+			const char *r = q;
+
+			while (r < le && is_space(*r))
+				r++;
+			if (r < le && !is_comment(*r))
+				*reason = R_PLEN_BLANK;
+		}
+		return LINE_REJECT;
+	}
+	while (q < le && is_space(*q))
+		q++;
+	if (q < le && !is_comment(*q)) {
+		/* "192.0.2.0 /24" */
+		*reason = *q == '/' ? R_PLEN_BLANK : R_TRAILING;
+		return LINE_REJECT;
+	}
+	if (host_bits)
+		*flags |= LINE_F_HOST_BITS;
+	if (kind == BG_KEY_IPV6 && unmap(k6, k4)) {
+		*flags |= LINE_F_MAPPED;
+		kind = BG_KEY_IPV4;
+	}
+	return kind;
+}
+
+/* A wide prefix (lists.h): 1, and its reason of rejection. */
+static inline int is_wide(int kind, const struct bg_key4 *k4,
+			  const struct bg_key6 *k6, const char **reason)
+{
+	if (!bg_key_wide(kind, k4, k6))
+		return 0;
+	*reason = kind == BG_KEY_IPV4 ? R_WIDE4 : R_WIDE6;
+	return 1;
+}
+
+int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
+		      size_t len, const struct bg_list_opts *opts)
+{
+	struct bg_line_iter it;
+	const char *s, *e, *reason = NULL;
+	size_t rejected = 0, warnings = 0;
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+	struct bg_reporter rep = bg_reporter_of(opts);
+	int strict = opts && opts->strict;
+	int allow_wide = opts && opts->allow_wide;
+	int allowlist = opts && opts->allowlist;
+	int kind, fl = 0, ret = 0;
+
+	if (!name)
+		name = "-";
+	l->files++;
+	bg_lines_init(&it, buf, len);
+	while (bg_lines_next(&it, &s, &e)) {
+		kind = parse_line(s, e, it.has_nul, &k4, &k6, &reason, &fl);
+		if (kind == LINE_SKIP)
+			continue;
+		if (kind > 0 && (fl & LINE_F_MAPPED) && strict) {
+			/* strict: the list says what it means, or is refused */
+			kind = LINE_REJECT;
+			reason = R_MAPPED;
+		}
+		/*
+		 * A wide prefix in an allowlist loads without the opt-in: it
+		 * only lets traffic through, so the worst it does is turn
+		 * the filter off for its range, never cut the gateway off.
+		 * The warning says so, since that is rarely what was meant.
+		 */
+		if (kind > 0 && is_wide(kind, &k4, &k6, &reason)) {
+			if (allowlist)
+				fl |= LINE_F_WIDE_ALLOW;
+			else if (allow_wide)
+				fl |= LINE_F_WIDE;
+			else
+				kind = LINE_REJECT;
+		}
+		if (kind == LINE_REJECT) {
+			rejected++;
+			bg_report_line(&rep, name, it.lineno,
+				    reason, s, (size_t)(e - s));
+			continue;
+		}
+		if ((kind == BG_KEY_IPV4 ? push4(l, &k4) : push6(l, &k6)) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		l->accepted++;
+		if (fl) {
+			warnings++;
+			report_warning(&rep, name, it.lineno, fl, kind, &k4,
+				       &k6, s, (size_t)(e - s));
+		}
+	}
+
+	l->lines += it.lineno;
+	l->rejected += rejected;
+	l->warnings += warnings;
+	if (ret)
+		return ret;
+	return rejected && strict ? -EINVAL : 0;
+}
+
+/* ---- Files -------------------------------------------------------------- */
+
+static int parse_buf(void *l, const char *name, const char *buf, size_t len,
+		     const void *opts)
+{
+	return bg_list_parse_buf(l, name, buf, len, opts);
+}
+
+int bg_list_parse_file(struct bg_list *l, const char *path,
+		       const struct bg_list_opts *opts)
+{
+	struct bg_reporter rep = bg_reporter_of(opts);
+
+	return bg_parse_file(path, &rep, parse_buf, l, opts);
+}
+
+int bg_list_scan(const char *buf, size_t len, bg_scan_fn cb, void *ctx)
+{
+	char text[BG_LIST_LINE_MAX + 1];
+	const char *s, *e, *reason;
+	struct bg_line_iter it;
+	struct bg_key4 e4;
+	struct bg_key6 e6;
+	size_t count = 0;
+	int kind, fl;
+
+	bg_lines_init(&it, buf, len);
+	while (bg_lines_next(&it, &s, &e)) {
+		kind = parse_line(s, e, it.has_nul, &e4, &e6, &reason, &fl);
+		if (kind != BG_KEY_IPV4 && kind != BG_KEY_IPV6)
+			continue; /* blank, comment or rejected */
+		count++;
+		if (!cb)
+			continue;
+		/* an accepted line has at most BG_LIST_LINE_MAX bytes */
+		while (s < e && is_space(*s))
+			s++;
+		while (e > s && is_space(e[-1]))
+			e--;
+		memcpy(text, s, (size_t)(e - s));
+		text[e - s] = '\0';
+		cb(ctx, it.lineno, text, kind == BG_KEY_IPV4 ? &e4 : NULL,
+		   kind == BG_KEY_IPV6 ? &e6 : NULL);
+	}
+	return count > INT_MAX ? INT_MAX : (int)count;
+}
+
+/* bg_list_find_covering(): the scan, filtered to the entries covering. */
+struct covering {
+	const char *path;
+	const struct bg_key4 *k4;
+	const struct bg_key6 *k6;
+	bg_cover_fn cb;
+	void *ctx;
+	size_t count;
+};
+
+static void on_scan_cover(void *ctx, size_t line, const char *text,
+			  const struct bg_key4 *k4, const struct bg_key6 *k6)
+{
+	struct covering *c = ctx;
+
+	if (k4 ? !c->k4 || !bg_prefix_covers4(k4, c->k4->addr)
+	       : !c->k6 || !bg_prefix_covers6(k6, c->k6->addr))
+		return;
+	c->count++;
+	if (c->cb)
+		c->cb(c->ctx, c->path, line, text, k4, k6);
+}
+
+int bg_list_find_covering(const char *path, const struct bg_key4 *k4,
+			  const struct bg_key6 *k6, bg_cover_fn cb, void *ctx)
+{
+	struct covering c = { .path = path, .k4 = k4, .k6 = k6, .cb = cb,
+			      .ctx = ctx };
+	char *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (!k4 && !k6)
+		return -EINVAL;
+	ret = bg_reread_list(path, &buf, &len);
+	if (ret < 0)
+		return ret;
+	bg_list_scan(buf, len, on_scan_cover, &c);
+	free(buf);
+	return c.count > INT_MAX ? INT_MAX : (int)c.count;
+}
+
+/* ---- Sorting ------------------------------------------------------------ */
+
+/*
+ * Keys sort in memcmp() order of their bytes (kind, plen, then the address,
+ * so numeric address order). Comparing big-endian 64-bit words gives that
+ * same order without a memcmp() call per comparison.
+ */
+static inline __u64 load_be64(const void *p)
+{
+	__u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return be64toh(v);
+}
+
+static inline int cmp_u64(__u64 a, __u64 b)
+{
+	return (a > b) - (a < b);
+}
+
+static int cmp_key4(const void *a, const void *b)
+{
+	_Static_assert(sizeof(struct bg_key4) == 8, "one word");
+	return cmp_u64(load_be64(a), load_be64(b));
+}
+
+static int cmp_key6(const void *a, const void *b)
+{
+	const char *x = a, *y = b;
+	int i, c = 0;
+
+	_Static_assert(sizeof(struct bg_key6) == 24, "three words");
+	for (i = 0; i < 24 && !c; i += 8)
+		c = cmp_u64(load_be64(x + i), load_be64(y + i));
+	return c;
+}
+
+/* Below this many keys qsort() is as fast and needs no buffer. */
+#define BG_RADIX_MIN 1024
+
+/*
+ * Stable LSD radix sort by bytes, last byte first: the result is memcmp()
+ * order, the order qsort() with cmp_key* gives, in O(n) per byte. Bytes
+ * equal in every key (kind, plen, pads, shared prefixes) cost no pass.
+ * Needs a copy of the array; returns -1 when that cannot be had.
+ */
+static inline __attribute__((always_inline)) int
+radix_sort(char *v, size_t n, size_t size)
+{
+	size_t (*cnt)[256], i, b;
+	char *tmp, *src = v, *dst;
+
+	if (n > SIZE_MAX / size)
+		return -1;
+	tmp = malloc(n * size);
+	cnt = calloc(size, sizeof(*cnt));
+	if (!tmp || !cnt) {
+		free(tmp);
+		free(cnt);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		for (b = 0; b < size; b++)
+			cnt[b][(unsigned char)v[i * size + b]]++;
+	dst = tmp;
+	for (b = size; b-- > 0;) {
+		size_t *c = cnt[b], sum = 0, j;
+
+		if (c[(unsigned char)v[b]] == n)
+			continue; /* same byte everywhere */
+		for (j = 0; j < 256; j++) {
+			size_t t = c[j];
+
+			c[j] = sum;
+			sum += t;
+		}
+		for (i = 0; i < n; i++) {
+			const char *e = src + i * size;
+
+			memcpy(dst + c[(unsigned char)e[b]]++ * size, e, size);
+		}
+		dst = src;
+		src = src == v ? tmp : v;
+	}
+	if (src != v)
+		memcpy(v, src, n * size);
+	free(tmp);
+	free(cnt);
+	return 0;
+}
+
+/*
+ * Sorts n elements of size bytes into memcmp() order (unless already
+ * sorted, as lists often are) and squeezes out duplicates; returns the new
+ * count. Inlined so that size is a constant in each copy.
+ */
+static inline __attribute__((always_inline)) size_t
+sort_unique(void *base, size_t n, size_t size,
+	    int (*cmp)(const void *, const void *))
+{
+	char *v = base;
+	size_t i, out;
+
+	for (i = 1; i < n; i++)
+		if (cmp(v + (i - 1) * size, v + i * size) > 0)
+			break;
+	if (i < n && (n < BG_RADIX_MIN || radix_sort(v, n, size) < 0))
+		qsort(v, n, size, cmp);
+	for (i = 1, out = n ? 1 : 0; i < n; i++) {
+		if (!cmp(v + (out - 1) * size, v + i * size))
+			continue;
+		if (out != i)
+			memcpy(v + out * size, v + i * size, size);
+		out++;
+	}
+	return out;
+}
+
+/* ---- Overlap reduction --------------------------------------------------- */
+
+/*
+ * After sort_unique() the keys of one family are grouped by prefix length
+ * (the second byte), shortest first, and each group is in address order;
+ * prefixes of one length are disjoint. An entry is covered when a group of
+ * a shorter length holds a prefix containing its address. For every pair of
+ * groups (q shorter than p) a merge walks both in address order, galloping
+ * (exponential then binary search) over runs that cannot meet, so a pair
+ * costs O(m log(n/m)) for groups of m <= n keys, and marks the covered
+ * entries of p by clearing their kind byte; one pass then squeezes them
+ * out, keeping memcmp() order. No memory is allocated (but see
+ * sweep_mark6()); lists of a single prefix length (all /32, all /128) are
+ * left untouched at once. Marked
+ * entries of q still serve as coverers: whatever they cover, the shorter
+ * prefix covering them covers too.
+ */
+typedef unsigned __int128 bg_u128;
+
+/* The address of key i, as a number (host order). */
+static inline __attribute__((always_inline)) bg_u128
+key_addr(const char *v, size_t i, size_t size)
+{
+	const char *k = v + i * size;
+	__u32 a;
+
+	if (size == sizeof(struct bg_key4)) {
+		memcpy(&a, k + offsetof(struct bg_key4, addr), sizeof(a));
+		return ntohl(a);
+	}
+	k += offsetof(struct bg_key6, addr);
+	return (bg_u128)load_be64(k) << 64 | load_be64(k + 8);
+}
+
+static inline __attribute__((always_inline)) unsigned int
+key_plen(const char *v, size_t i, size_t size)
+{
+	_Static_assert(offsetof(struct bg_key4, plen) == 1, "plen byte");
+	_Static_assert(offsetof(struct bg_key6, plen) == 1, "plen byte");
+	return (unsigned char)v[i * size + 1];
+}
+
+/* Host part of a /plen in a bits-wide family: the last address is a | it. */
+static inline bg_u128 host_mask(unsigned int plen, unsigned int bits)
+{
+	if (plen >= bits)
+		return 0;
+	if (plen == 0 && bits == 128)
+		return ~(bg_u128)0;
+	return ((bg_u128)1 << (bits - plen)) - 1;
+}
+
+/*
+ * First index in [i, e) whose address is >= a (gt: > a), e if none; the
+ * addresses of [i, e) ascend. Gallops from i: O(log distance).
+ */
+static inline __attribute__((always_inline)) size_t
+gallop(const char *v, size_t i, size_t e, size_t size, bg_u128 a, int gt)
+{
+#define BG_PAST(x)                                                             \
+	(gt ? key_addr(v, (x), size) > a : key_addr(v, (x), size) >= a)
+	size_t lo = i, hi, step = 1;
+
+	if (i >= e || BG_PAST(i))
+		return i;
+	for (;;) { /* lo is not past a */
+		if (step >= e - lo) {
+			hi = e;
+			break;
+		}
+		hi = lo + step;
+		if (BG_PAST(hi))
+			break;
+		lo = hi;
+		step *= 2;
+	}
+	while (hi - lo > 1) { /* lo not past, hi past (or e) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (BG_PAST(mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+#undef BG_PAST
+}
+
+/* Marks the entries of [pb, pe) covered by a prefix of [qb, qe), of /q. */
+static inline __attribute__((always_inline)) size_t
+mark_pair(char *v, size_t size, size_t pb, size_t pe, size_t qb, size_t qe,
+	  bg_u128 qmask)
+{
+	size_t i = pb, j = qb, marked = 0;
+
+	while (i < pe) {
+		bg_u128 a = key_addr(v, i, size), last;
+
+		/* j: the first prefix starting after a; j - 1 may contain a */
+		j = gallop(v, j, qe, size, a, 1);
+		if (j > qb && a <= (last = key_addr(v, j - 1, size) | qmask)) {
+			do {
+				if (v[i * size]) {
+					v[i * size] = 0;
+					marked++;
+				}
+				i++;
+			} while (i < pe && key_addr(v, i, size) <= last);
+			continue;
+		}
+		if (j == qe)
+			break; /* no prefix left at or after a */
+		i = gallop(v, i, pe, size, key_addr(v, j, size), 0);
+	}
+	return marked;
+}
+
+/*
+ * IPv6 lists may use up to 129 lengths, and the pairs of groups grow with
+ * their square: past BG_SWEEP_GROUPS lengths, one sweep in address order
+ * instead. (start, length) of every key, sorted by start then length: a
+ * prefix starting inside the last uncovered one lies inside it (prefixes
+ * nest or are disjoint). Returns the number marked, or SIZE_MAX without
+ * memory (the caller then takes the pairwise way).
+ */
+#define BG_SWEEP_GROUPS 32
+
+struct span6 {
+	bg_u128 start;
+	size_t idx;
+	unsigned int plen;
+};
+
+static int cmp_span6(const void *a, const void *b)
+{
+	const struct span6 *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+static size_t sweep_mark6(char *v, size_t n)
+{
+	const size_t size = sizeof(struct bg_key6);
+	struct span6 *s = n <= SIZE_MAX / sizeof(*s) ? malloc(n * sizeof(*s))
+						       : NULL;
+	size_t i, marked = 0;
+	bg_u128 end = 0;
+
+	if (!s)
+		return SIZE_MAX;
+	for (i = 0; i < n; i++) {
+		s[i].start = key_addr(v, i, size);
+		s[i].idx = i;
+		s[i].plen = key_plen(v, i, size);
+	}
+	qsort(s, n, sizeof(*s), cmp_span6);
+	for (i = 0; i < n; i++) {
+		if (i && s[i].start <= end) {
+			v[s[i].idx * size] = 0;
+			marked++;
+			continue;
+		}
+		end = s[i].start | host_mask(s[i].plen, 128);
+	}
+	free(s);
+	return marked;
+}
+
+/* Drops covered entries of n sorted, unique keys; returns the new count. */
+static inline __attribute__((always_inline)) size_t
+reduce_covered(char *v, size_t n, size_t size, unsigned int bits)
+{
+	size_t start[129 + 2], marked = 0, i, out;
+	unsigned int plens[129 + 1], ng = 0, a, b, p;
+
+	if (n < 2 || key_plen(v, 0, size) == key_plen(v, n - 1, size))
+		return n; /* one prefix length: nothing can cover anything */
+	/* start[p]: first key with a length >= p, found by binary search */
+	for (p = 0; p <= bits + 1; p++) {
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (key_plen(v, mid, size) < p)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		start[p] = lo;
+	}
+	for (p = 0; p <= bits; p++)
+		if (start[p + 1] > start[p])
+			plens[ng++] = p;
+	if (size == sizeof(struct bg_key6) && ng > BG_SWEEP_GROUPS &&
+	    (marked = sweep_mark6(v, n)) != SIZE_MAX)
+		ng = 0; /* done */
+	else
+		marked = 0;
+	for (b = 1; b < ng; b++)
+		for (a = 0; a < b; a++)
+			marked += mark_pair(v, size, start[plens[b]],
+					    start[plens[b] + 1],
+					    start[plens[a]],
+					    start[plens[a] + 1],
+					    host_mask(plens[a], bits));
+	if (!marked)
+		return n;
+	for (i = 0, out = 0; i < n; i++) {
+		if (!v[i * size])
+			continue;
+		if (out != i)
+			memcpy(v + out * size, v + i * size, size);
+		out++;
+	}
+	return out;
+}
+
+/* One copy per family, out of line: finish's sort loops stay as they were. */
+static __attribute__((noinline)) size_t reduce4(struct bg_key4 *v, size_t n)
+{
+	return reduce_covered((char *)v, n, sizeof(*v), 32);
+}
+
+static __attribute__((noinline)) size_t reduce6(struct bg_key6 *v, size_t n)
+{
+	return reduce_covered((char *)v, n, sizeof(*v), 128);
+}
+
+void bg_list_finish(struct bg_list *l)
+{
+	size_t n, m;
+
+	n = sort_unique(l->v4, l->n4, sizeof(*l->v4), cmp_key4);
+	l->duplicates += l->n4 - n;
+	m = reduce4(l->v4, n);
+	l->covered += n - m;
+	l->n4 = m;
+	n = sort_unique(l->v6, l->n6, sizeof(*l->v6), cmp_key6);
+	l->duplicates += l->n6 - n;
+	m = reduce6(l->v6, n);
+	l->covered += n - m;
+	l->n6 = m;
+}
+
+
+/* ---- Detection (user/core/sources.c) ------------------------------------------ */
+
+int bg_list_line_kind(const char *s, const char *e, int has_nul)
+{
+	const char *reason;
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+	int kind, fl;
+
+	kind = parse_line(s, e, has_nul, &k4, &k6, &reason, &fl);
+	return kind == LINE_SKIP ? 0 : kind == LINE_REJECT ? -1 : 1;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Front end: the core's reports as text for people. The CLI prints a load
+ * report and a check answer with these; the agent logs the same lines.
+ */
+#ifndef BLOOMGATE_PRINT_H
+#define BLOOMGATE_PRINT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/explain.h"
+#include "core/prepare.h"
+#include "core/units.h" /* bg_fmt_bytes */
+
+
+/* "2 3 4" for the subdomain depths of a subs_depths mask, "none" for 0;
+ * returns b or the constant. */
+const char *bg_fmt_depths(char *b, size_t sz, unsigned int mask);
+
+/* One detected list as a line without its newline: "hosts.txt: detected
+ * hosts (97 of 100 non-comment lines look like hosts entries)". */
+void bg_fmt_detected(char *buf, size_t len, const struct bg_load_detected *d);
+
+/* The summary of a successful load (sources: as the report left them),
+ * after a line for each list whose format was detected. */
+void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
+			  const struct bg_load_report *r);
+
+/* The one-line answer of check for arg, as "ARG: match (listed by ...)". */
+void bg_print_explanation(FILE *out, const char *arg,
+			  const struct bg_explanation *x);
+
+/* An event's kernel time (bpf_ktime_get_ns) as unix time. */
+double bg_event_unix_time(__u64 ts_ns);
+
+/* One ring-buffer event (struct bg_event or bg_name_event) as one JSON
+ * line: time, verdict, ifindex, interface, and match and addr, or name and
+ * client. 0, -EINVAL for a short record, -EIO, -ENOMEM. */
+int bg_print_event_json(FILE *out, const void *data, size_t size);
+
+#endif

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* List files of any kind: detection and dispatch (user/core/sources.h). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/lines.h"
+#include "core/sources.h"
+
+void bg_blocklist_init(struct bg_blocklist *bl)
+{
+	bg_list_init(&bl->block);
+	bg_list_init(&bl->allow);
+	bg_names_init(&bl->names);
+}
+
+void bg_blocklist_free(struct bg_blocklist *bl)
+{
+	bg_list_free(&bl->block);
+	bg_list_free(&bl->allow);
+	bg_names_free(&bl->names);
+}
+
+void bg_blocklist_finish(struct bg_blocklist *bl)
+{
+	bg_list_finish(&bl->block);
+	bg_list_finish(&bl->allow);
+	bg_names_finish(&bl->names);
+}
+
+enum bg_format bg_format_detect_ev(const char *buf, size_t len,
+				   struct bg_format_evidence *ev)
+{
+	struct bg_format_evidence tmp;
+	struct bg_line_iter it;
+	const char *s, *e;
+	unsigned int *n;
+	int kind, f;
+
+	if (!ev)
+		ev = &tmp;
+	memset(ev, 0, sizeof(*ev));
+	n = ev->n;
+	/* one pass counts every format's look-alikes: the choice below and
+	 * the words `load` prints come from the same numbers */
+	bg_lines_init(&it, buf, len);
+	while (bg_lines_next(&it, &s, &e)) {
+		kind = bg_list_line_kind(s, e, it.has_nul);
+		if (!kind)
+			continue;
+		if (ev->lines == BG_FMT_DETECT_LINES) {
+			ev->cut = 1;
+			break;
+		}
+		ev->lines++;
+		n[BG_FMT_ADDR] += kind > 0;
+		n[BG_FMT_PLAIN] += (unsigned int)bg_names_plain_line(s, e);
+		f = bg_dom_line_format(s, e);
+		if (f == BG_FMT_HOSTS || f == BG_FMT_ADBLOCK)
+			n[f]++;
+	}
+	if (!ev->lines) {
+		ev->why = BG_DETECT_EMPTY;
+		ev->format = BG_FMT_ADDR;
+	} else if (2 * n[BG_FMT_ADDR] > ev->lines) {
+		ev->why = BG_DETECT_MAJORITY;
+		ev->format = BG_FMT_ADDR;
+	} else if (n[BG_FMT_ADBLOCK] || n[BG_FMT_HOSTS]) {
+		/* one line in Adblock syntax makes an Adblock list (its other
+		 * lines may be bare names or hosts lines, which it reads too);
+		 * else one "address name" line makes a hosts file */
+		ev->why = BG_DETECT_MARK;
+		ev->format = n[BG_FMT_ADBLOCK] ? BG_FMT_ADBLOCK : BG_FMT_HOSTS;
+	} else if (2 * n[BG_FMT_PLAIN] > ev->lines) {
+		ev->why = BG_DETECT_MAJORITY;
+		ev->format = BG_FMT_PLAIN;
+	} else {
+		/* plain only when most lines are names of a plain list: text
+		 * that is neither stays an address list, rejected line by line
+		 * as before */
+		ev->why = BG_DETECT_FALLBACK;
+		ev->format = BG_FMT_ADDR;
+	}
+	return (enum bg_format)ev->format;
+}
+
+enum bg_format bg_format_detect(const char *buf, size_t len)
+{
+	return bg_format_detect_ev(buf, len, NULL);
+}
+
+const char *bg_format_word(int format)
+{
+	return format == BG_FMT_ADDR ? "addresses" : bg_format_name(format);
+}
+
+const char *bg_format_evidence_text(const struct bg_format_evidence *ev,
+				    char *buf, size_t len)
+{
+	const char *of = ev->cut ? "of the first" : "of";
+	const unsigned int *n = ev->n;
+	int f = ev->format;
+
+	switch (ev->why) {
+	case BG_DETECT_EMPTY:
+		snprintf(buf, len, "no line but blanks and comments");
+		break;
+	case BG_DETECT_MAJORITY:
+		snprintf(buf, len, "%u %s %u non-comment lines are %s", n[f], of,
+			 ev->lines, f == BG_FMT_ADDR ? "addresses or prefixes" :
+						       "domain names");
+		break;
+	case BG_DETECT_MARK:
+		snprintf(buf, len, "%u %s %u non-comment lines look like %s",
+			 n[f], of, ev->lines,
+			 f == BG_FMT_ADBLOCK ? "Adblock rules" : "hosts entries");
+		break;
+	default:
+		snprintf(buf, len, "no format fits: %s %u non-comment lines, "
+			 "%u are addresses or prefixes and %u domain names",
+			 ev->cut ? "of the first" : "of the", ev->lines,
+			 n[BG_FMT_ADDR], n[BG_FMT_PLAIN]);
+		break;
+	}
+	return buf;
+}
+
+void bg_sources_init(struct bg_sources *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void bg_sources_free(struct bg_sources *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i].path);
+	free(s->v);
+	bg_sources_init(s);
+}
+
+int bg_sources_add(struct bg_sources *s, const char *path, int allow)
+{
+	struct bg_source *src;
+
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 8;
+		struct bg_source *v;
+
+		if (ncap > SIZE_MAX / sizeof(*v))
+			return -ENOMEM;
+		v = realloc(s->v, ncap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = ncap;
+	}
+	src = &s->v[s->n];
+	memset(src, 0, sizeof(*src));
+	src->path = strdup(path);
+	if (!src->path)
+		return -ENOMEM;
+	src->format = s->format;
+	src->subdomains = s->subdomains;
+	src->allow = !!allow;
+	s->n++;
+	s->pending = 0;
+	return 0;
+}
+
+int bg_sources_set_format(struct bg_sources *s, const char *name)
+{
+	int f = bg_format_parse(name);
+
+	if (f < 0)
+		return -EINVAL;
+	s->format = (uint8_t)f;
+	s->pending = 1;
+	return 0;
+}
+
+void bg_sources_set_subdomains(struct bg_sources *s, int on)
+{
+	s->subdomains = !!on;
+	s->pending = 1;
+}
+
+int bg_sources_done(const struct bg_sources *s)
+{
+	size_t i;
+
+	if (s->pending)
+		return -EINVAL;
+	for (i = 0; i < s->n; i++)
+		if (!s->v[i].allow)
+			return 0;
+	return -ENOENT;
+}
+
+/*
+ * The lines of one parse, counted from its diagnostics as they come (and
+ * passed on unless quiet): a line with a rejection is a rejected line.
+ * For a domain list, whose entries carry their line, a rejected line that
+ * also loaded an entry ("0.0.0.0 good.example bad*.example") is counted
+ * in both, so that it is not counted twice in the file's lines.
+ */
+struct line_count {
+	struct bg_reporter next;
+	int quiet;
+	const struct bg_names *names; /* NULL: an address list */
+	size_t n0; /* names->n before this file */
+	size_t rejected; /* lines with a rejection */
+	size_t last; /* the last of them */
+	size_t seen; /* names->n when it was first reported */
+	int last_both; /* it loaded an entry too (counted in both) */
+	size_t both;
+};
+
+/* An entry of the last rejected line added after its rejection? */
+static void settle(struct line_count *c)
+{
+	size_t i;
+
+	if (!c->names || !c->last || c->last_both)
+		return;
+	for (i = c->seen; i < c->names->n; i++) {
+		if (c->names->v[i].line > c->last)
+			break; /* entries come in line order */
+		if (c->names->v[i].line == c->last) {
+			c->both++;
+			c->last_both = 1;
+			break;
+		}
+	}
+}
+
+static void count_diag(void *ctx, const struct bg_diag *d)
+{
+	struct line_count *c = ctx;
+	const struct bg_names *l = c->names;
+
+	if (d->line && !d->warning && d->line != c->last) {
+		settle(c);
+		c->rejected++;
+		c->last = d->line;
+		c->last_both = 0;
+		c->seen = l ? l->n : 0;
+		/* an entry of the same line, before the rejection */
+		if (l && l->n > c->n0 && l->v[l->n - 1].line == d->line) {
+			c->both++;
+			c->last_both = 1;
+		}
+	}
+	if (c->quiet)
+		return;
+	if (c->next.fn)
+		c->next.fn(c->next.ctx, d);
+	else
+		bg_diag_print(c->next.out ? c->next.out : stderr, d);
+}
+
+/* Entries and lines of one parse into bl as fmt (what bg_source_parse()
+ * does once the file is read), counted into lc and *entries, *lines. */
+static int parse_as(const struct bg_source *src, struct bg_blocklist *bl,
+		    int fmt, const char *name, const char *buf, size_t len,
+		    const struct bg_list_opts *opts, struct line_count *lc,
+		    size_t *entries, size_t *lines)
+{
+	struct bg_list_opts lo = *opts;
+	struct bg_names *names = &bl->names;
+	struct bg_dom_opts o = { 0 };
+	size_t n0 = names->n, deep, i, last = 0, el = 0;
+	int ret;
+
+	lo.diag = count_diag;
+	lo.diag_ctx = lc;
+	if (fmt == BG_FMT_ADDR) {
+		struct bg_list *l = src->allow ? &bl->allow : &bl->block;
+		size_t a0 = l->accepted;
+
+		lc->names = NULL;
+		lo.allow_wide |= src->allow_wide;
+		lo.allowlist = src->allow;
+		ret = bg_list_parse_buf(l, name, buf, len, &lo);
+		*entries = l->accepted - a0;
+		/* one entry a line */
+		*lines = *entries + lc->rejected;
+		return ret;
+	}
+	lc->names = names;
+	lc->n0 = n0;
+	o.format = fmt;
+	o.subdomains = src->subdomains;
+	o.allow = src->allow;
+	o.strict = lo.strict;
+	o.diag = count_diag;
+	o.diag_ctx = lc;
+	deep = names->too_deep;
+	ret = bg_names_parse_buf(names, name, buf, len, &o);
+	settle(lc);
+	/* strict: a rule that never matches what it says fails too */
+	if (!ret && o.strict && names->too_deep > deep)
+		ret = -EINVAL;
+	for (i = n0; i < names->n; i++)
+		if (names->v[i].line != last) {
+			last = names->v[i].line;
+			el++;
+		}
+	*entries = names->n - n0;
+	*lines = el + lc->rejected - lc->both;
+	return ret;
+}
+
+/*
+ * A mostly rejected file, parsed again as each other format, silently:
+ * the one that loads the most lines, when that is most of its own lines.
+ * A tie goes to the simpler format (the enum's order): a plain list reads
+ * as well as a hosts file or an Adblock list, which accept bare names.
+ */
+static void find_likely(const struct bg_source *src, const char *name,
+			const char *buf, size_t len,
+			const struct bg_list_opts *opts,
+			struct bg_source_info *info)
+{
+	struct bg_list_opts lo = { .allow_wide = opts->allow_wide };
+	int f;
+
+	for (f = BG_FMT_ADDR; f < BG_FMT__COUNT; f++) {
+		struct line_count lc = { .quiet = 1 };
+		struct bg_blocklist tmp;
+		size_t entries, lines, good;
+
+		if (f == info->format)
+			continue;
+		bg_blocklist_init(&tmp);
+		if (parse_as(src, &tmp, f, name, buf, len, &lo, &lc, &entries,
+			     &lines) == -ENOMEM) {
+			bg_blocklist_free(&tmp);
+			return; /* no hint, nothing worse */
+		}
+		bg_blocklist_free(&tmp);
+		good = lines - lc.rejected;
+		if (2 * good > lines && good > info->likely_lines) {
+			info->likely = f;
+			info->likely_lines = good;
+			info->likely_of = lines;
+		}
+	}
+}
+
+int bg_source_parse_info(const struct bg_source *src, struct bg_blocklist *bl,
+			 const struct bg_list_opts *opts,
+			 struct bg_source_info *info)
+{
+	struct bg_list_opts lo = { 0 };
+	struct line_count lc = { .quiet = 0 };
+	struct bg_source_info tmp;
+	char *buf = NULL;
+	size_t len = 0;
+	int ret, fmt = src->format;
+	struct bg_reporter rep = bg_reporter_of(opts);
+	const char *name = bg_list_name(src->path);
+
+	if (!info)
+		info = &tmp;
+	memset(info, 0, sizeof(*info));
+	info->likely = BG_FMT_AUTO;
+	ret = bg_read_list(src->path, opts ? opts->max_bytes : 0, &rep, &buf,
+			   &len);
+	if (ret < 0)
+		return ret;
+	if (fmt == BG_FMT_AUTO) {
+		fmt = bg_format_detect_ev(buf, len, &info->ev);
+		info->detected = 1;
+	}
+	info->format = fmt;
+	if (opts)
+		lo = *opts;
+	lc.next = rep;
+	ret = parse_as(src, bl, fmt, name, buf, len, &lo, &lc, &info->entries,
+		       &info->lines);
+	info->rejected = lc.rejected;
+	if ((!ret || ret == -EINVAL) && bg_source_mostly_rejected(info))
+		find_likely(src, name, buf, len, &lo, info);
+	free(buf);
+	return ret;
+}
+
+int bg_source_parse(const struct bg_source *src, struct bg_blocklist *bl,
+		    const struct bg_list_opts *opts, int *used)
+{
+	struct bg_source_info info;
+	int ret = bg_source_parse_info(src, bl, opts, &info);
+
+	if (used && info.format)
+		*used = info.format;
+	return ret;
+}

@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Attach and detach through libxdp (see attach.h): load-time configuration
+ * of the skeleton, the shared pinned maps, the per-attachment prog array
+ * and the attachment record.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+#include <xdp/libxdp.h>
+
+#include "bloomgate/dns.h"
+#include "kern/attach.h"
+#include "core/filter.h"
+#include "bloomgate.skel.h"
+
+#define BG_PROG_NAME "bloomgate_xdp"
+
+static void errf(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static __u32 prog_id_of(int fd)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max)
+{
+	int n = 0;
+	__u32 i;
+
+	for (i = 0; i < BG_ATTACH_MAX && n < max; i++) {
+		struct bg_attach_rec r;
+
+		if (bpf_map_lookup_elem(st->attach_fd, &i, &r) || !r.ifindex)
+			continue;
+		recs[n++] = r;
+	}
+	return n;
+}
+
+/* The capacity of the first record into *cap: 1, or 0 when there is
+ * none; -EPROTO when two records disagree. */
+static int recs_capacity(int attach_fd, __u32 *cap)
+{
+	int found = 0;
+	__u32 i;
+
+	*cap = 0;
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		struct bg_attach_rec r;
+
+		if (bpf_map_lookup_elem(attach_fd, &i, &r))
+			return -errno;
+		if (!r.ifindex)
+			continue;
+		if (found && r.capacity != *cap)
+			return -EPROTO;
+		*cap = r.capacity;
+		found = 1;
+	}
+	return found;
+}
+
+int bg_attach_capacity(struct bg_state *st, __u32 *capacity)
+{
+	int ret = recs_capacity(st->attach_fd, capacity);
+
+	return ret < 0 ? ret : 0;
+}
+
+/* An attachment's capacity in a refusal: "--capacity 1000 (1673
+ * elements)" (keys: what was asked, 0 when unknown), "a capacity of 1673
+ * elements" or "no --capacity (any size)". */
+static const char *fmt_capacity(char *buf, size_t len, __u32 cap, uint64_t keys)
+{
+	if (cap && keys)
+		snprintf(buf, len, "--capacity %llu (%u elements)",
+			 (unsigned long long)keys, cap);
+	else if (cap)
+		snprintf(buf, len, "a capacity of %u elements", cap);
+	else
+		snprintf(buf, len, "no --capacity (any size)");
+	return buf;
+}
+
+static int find_rec(int attach_fd, __u32 ifindex, __u32 *slot)
+{
+	__u32 ns = bg_netns_ino(), i, free_slot = BG_ATTACH_MAX;
+
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		struct bg_attach_rec r;
+
+		if (bpf_map_lookup_elem(attach_fd, &i, &r))
+			return -errno;
+		if (r.ifindex == ifindex && r.netns_ino == ns) {
+			*slot = i;
+			return 1;
+		}
+		if (!r.ifindex && free_slot == BG_ATTACH_MAX)
+			free_slot = i;
+	}
+	*slot = free_slot;
+	return 0;
+}
+
+/* Removes the prog array pin of one attachment (once it is detached). */
+static void unpin_progs(const char *dir, const struct bg_attach_rec *rec)
+{
+	char path[PATH_MAX];
+
+	bg_progs_pin_path(path, sizeof(path), dir, rec->ifindex, rec->netns_ino);
+	unlink(path);
+}
+
+static int ifindex_of(const char *ifname, char *err, size_t errlen)
+{
+	unsigned int idx = if_nametoindex(ifname);
+
+	if (!idx) {
+		errf(err, errlen, "interface %s does not exist", ifname);
+		return -ENODEV;
+	}
+	return (int)idx;
+}
+
+int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
+	      size_t errlen)
+{
+	struct bloomgate *skel = NULL;
+	struct xdp_program *prog = NULL;
+	struct bg_attach_rec rec;
+	struct bpf_map *maps[BG_PIN__COUNT];
+	struct bg_state st = { .lock_fd = -1 };
+	char path[PATH_MAX], ebuf[128], c1[64], c2[64];
+	int ifindex, ret, fresh, progs_fd, dns_fd, pinned = 0, tmpl_fd = -1;
+	__u32 slot, key = BG_PROG_DNS, any_port = 0, cap = 0, have;
+	size_t i;
+
+	ifindex = ifindex_of(ifname, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	if (o->capacity) {
+		cap = bg_filter_capacity_elems(o->capacity);
+		if (!cap) {
+			errf(err, errlen, "--capacity %llu: too large",
+			     (unsigned long long)o->capacity);
+			return -E2BIG;
+		}
+	}
+	ret = bg_ensure_bpffs();
+	if (ret) {
+		errf(err, errlen, "cannot mount bpffs on /sys/fs/bpf: %s",
+		     strerror(-ret));
+		return ret;
+	}
+	snprintf(st.dir, sizeof(st.dir), "%s", bg_pin_dir());
+	fresh = access(st.dir, F_OK) != 0;
+	if (fresh && mkdir(st.dir, 0700) && errno != EEXIST) {
+		ret = -errno;
+		errf(err, errlen, "cannot create %s: %s", st.dir, strerror(errno));
+		return ret;
+	}
+	ret = bg_state_lock(&st);
+	if (ret) {
+		errf(err, errlen, "cannot lock %s: %s", st.dir, strerror(-ret));
+		return ret;
+	}
+
+	skel = bloomgate__open();
+	if (!skel) {
+		ret = -errno;
+		errf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		goto out;
+	}
+	/* Load-time configuration: the verifier prunes the modes not used. */
+	skel->rodata->cfg_match = (__u8)o->match;
+	skel->rodata->cfg_action = (__u8)o->action;
+	skel->rodata->cfg_unparsed = o->unparsed == BG_UNPARSED_DROP ?
+					     BG_UNPARSED_DROP : BG_UNPARSED_PASS;
+	skel->rodata->cfg_dns_action =
+		(__u8)(o->dns_action ? o->dns_action : BG_DNS_ACTION_NXDOMAIN);
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++) {
+		skel->rodata->cfg_dns_ports[i] = o->dns_ports[i];
+		any_port |= o->dns_ports[i];
+	}
+	if (!any_port) {
+		skel->rodata->cfg_dns_ports[0] = BG_DNS_PORT;
+		for (i = 1; i < BG_DNS_PORTS_MAX; i++)
+			skel->rodata->cfg_dns_ports[i] = 0;
+	}
+
+	/* A fixed-size filter: bg_filters' inner-map template without
+	 * BPF_F_INNER_MAP and of exactly cap elements, so the verifier can
+	 * inline the lookups in the filter (array_map_gen_lookup) and every
+	 * filter map must have that size (user/kern/swap.c). Not through
+	 * bpf_map__set_max_entries(bpf_map__inner_map()): libbpf 1.1 crashes
+	 * on it. */
+	if (cap) {
+		LIBBPF_OPTS(bpf_map_create_opts, topts, .map_flags = BPF_F_MMAPABLE);
+
+		tmpl_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter_tmpl",
+					 sizeof(__u32), BG_FILTER_VALUE_SIZE, cap,
+					 &topts);
+		if (tmpl_fd < 0) {
+			ret = -errno;
+			errf(err, errlen, "cannot create a filter map of %u elements: %s",
+			     cap, strerror(errno));
+			goto out;
+		}
+		if (bpf_map__set_inner_map_fd(skel->maps.BG_MAP_FILTERS, tmpl_fd)) {
+			ret = -EINVAL;
+			errf(err, errlen, "cannot set the filter map template");
+			goto out;
+		}
+	}
+
+	/* Reuse the pinned maps when another interface is attached already,
+	 * so every interface shares one filter; otherwise pin new ones. */
+	maps[BG_PIN_FILTERS] = skel->maps.BG_MAP_FILTERS;
+	maps[BG_PIN_COUNTERS] = skel->maps.BG_MAP_COUNTERS;
+	maps[BG_PIN_EVENTS] = skel->maps.BG_MAP_EVENTS;
+	maps[BG_PIN_ATTACH] = skel->maps.BG_MAP_ATTACH;
+	for (i = 0; i < BG_PIN__COUNT; i++) {
+		bg_map_pin_path(path, sizeof(path), st.dir, (enum bg_pin_map)i);
+		if (bpf_map__set_pin_path(maps[i], path)) {
+			ret = -errno;
+			errf(err, errlen, "cannot set pin path %s", path);
+			goto out;
+		}
+	}
+
+	{
+		DECLARE_LIBXDP_OPTS(xdp_program_opts, xopts, .obj = skel->obj,
+				    .prog_name = BG_PROG_NAME);
+		prog = xdp_program__create(&xopts);
+	}
+	ret = (int)libxdp_get_error(prog);
+	if (ret) {
+		prog = NULL;
+		libxdp_strerror(ret, ebuf, sizeof(ebuf));
+		errf(err, errlen, "cannot load the XDP program: %s", ebuf);
+		goto out;
+	}
+	/* Refuse a second attachment to the same interface, and one whose
+	 * capacity differs: every attachment here shares bg_filters and the
+	 * template it was created with, the first attachment's. */
+	if (!fresh) {
+		bg_map_pin_path(path, sizeof(path), st.dir, BG_PIN_ATTACH);
+		st.attach_fd = bpf_obj_get(path);
+		if (st.attach_fd >= 0) {
+			ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
+			if (ret == 0 && slot != BG_ATTACH_MAX) {
+				int r = recs_capacity(st.attach_fd, &have);
+
+				ret = r < 0 ? r : ret;
+				if (r == 1 && have != cap)
+					ret = -EXDEV;
+			}
+			close(st.attach_fd);
+			st.attach_fd = -1;
+			if (ret == 1) {
+				ret = -EEXIST;
+				errf(err, errlen, "bloomgate is already attached to %s",
+				     ifname);
+				goto out;
+			}
+			if (ret == 0 && slot == BG_ATTACH_MAX) {
+				ret = -ENOSPC;
+				errf(err, errlen, "bloomgate is attached to %d interfaces already",
+				     BG_ATTACH_MAX);
+				goto out;
+			}
+			if (ret == -EXDEV) {
+				errf(err, errlen, "bloomgate is attached with %s in %s; "
+				     "this attachment would have %s: all share one "
+				     "filter map (detach them first to change it)",
+				     fmt_capacity(c1, sizeof(c1), have, 0), st.dir,
+				     fmt_capacity(c2, sizeof(c2), cap, o->capacity));
+				goto out;
+			}
+			if (ret == -EPROTO) {
+				errf(err, errlen, "the attachment records in %s disagree "
+				     "on the capacity", st.dir);
+				goto out;
+			}
+			/* other errors: as before, the attach itself decides */
+		}
+	}
+	ret = xdp_program__attach(prog, ifindex,
+				  o->mode == BG_MODE_SKB ? XDP_MODE_SKB :
+							   XDP_MODE_NATIVE,
+				  0);
+	if (ret) {
+		libxdp_strerror(ret, ebuf, sizeof(ebuf));
+		errf(err, errlen, "cannot attach to %s in %s mode: %s%s", ifname,
+		     o->mode == BG_MODE_SKB ? "skb" : "native", ebuf,
+		     o->mode == BG_MODE_SKB ? "" : " (try --mode skb)");
+		goto out;
+	}
+	/* libxdp loaded the object: the (pinned) maps have fds now. Until
+	 * bloomgate_dns is in this attachment's own prog array, the tail call
+	 * fails and DNS queries pass, counted in dns_no_prog. */
+	memset(&rec, 0, sizeof(rec));
+	rec.ifindex = (__u32)ifindex;
+	rec.mode = (__u8)((__u8)o->mode & BG_ATTACH_MODE_MASK);
+	if (skel->rodata->cfg_unparsed == BG_UNPARSED_DROP)
+		rec.mode |= BG_ATTACH_F_UNPARSED_DROP;
+	rec.match = (__u8)o->match;
+	rec.action = (__u8)o->action;
+	rec.prog_id = xdp_program__id(prog);
+	rec.netns_ino = bg_netns_ino();
+	rec.dns_action = skel->rodata->cfg_dns_action;
+	rec.capacity = cap;
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++)
+		rec.dns_ports[i] = skel->rodata->cfg_dns_ports[i];
+	progs_fd = bpf_map__fd(skel->maps.BG_MAP_PROGS);
+	dns_fd = bpf_program__fd(skel->progs.bloomgate_dns);
+	rec.dns_prog_id = dns_fd >= 0 ? prog_id_of(dns_fd) : 0;
+	if (progs_fd < 0 || dns_fd < 0 || !rec.dns_prog_id ||
+	    bpf_map_update_elem(progs_fd, &key, &dns_fd, BPF_ANY)) {
+		ret = progs_fd < 0 || dns_fd < 0 ? -ENOENT : -errno;
+		errf(err, errlen, "cannot set up the DNS program: %s",
+		     strerror(-ret));
+		goto undo;
+	}
+	/* The kernel empties a prog array when its last fd or pin goes: the
+	 * pin keeps it, and the tail call, alive after we exit. A pin left by
+	 * an attachment that is not recorded any more is stale. */
+	bg_progs_pin_path(path, sizeof(path), st.dir, rec.ifindex, rec.netns_ino);
+	unlink(path);
+	if (bpf_obj_pin(progs_fd, path)) {
+		ret = -errno;
+		errf(err, errlen, "cannot pin %s: %s", path, strerror(errno));
+		goto undo;
+	}
+	pinned = 1;
+	st.attach_fd = bpf_map__fd(skel->maps.BG_MAP_ATTACH);
+	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
+	if (ret < 0 || slot == BG_ATTACH_MAX)
+		ret = ret < 0 ? ret : -ENOSPC;
+	else
+		ret = 0;
+	if (ret || bpf_map_update_elem(st.attach_fd, &slot, &rec, BPF_ANY)) {
+		ret = ret ? ret : -errno;
+		errf(err, errlen, "cannot record the attachment: %s",
+		     strerror(-ret));
+		goto undo;
+	}
+	st.attach_fd = -1; /* owned by the skeleton */
+	ret = 0;
+	goto out;
+undo:
+	st.attach_fd = -1; /* owned by the skeleton */
+	xdp_program__detach(prog, ifindex,
+			    o->mode == BG_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE,
+			    0);
+	if (pinned)
+		unlink(path);
+out:
+	if (ret && fresh) {
+		/* Nothing of ours was attached before: leave no pins behind. */
+		struct bg_attach_rec recs[1];
+		struct bg_state tmp;
+
+		if (bg_state_open(&tmp, 0) == 0) {
+			int n = bg_attach_list(&tmp, recs, 1);
+
+			bg_state_close(&tmp);
+			if (n == 0)
+				bg_unpin_all(st.dir);
+		} else {
+			bg_unpin_all(st.dir);
+		}
+	}
+	xdp_program__close(prog);
+	bloomgate__destroy(skel);
+	/* the kernel copied what it needs of the template into bg_filters */
+	if (tmpl_fd >= 0)
+		close(tmpl_fd);
+	if (st.lock_fd >= 0)
+		close(st.lock_fd);
+	return ret;
+}
+
+/* Finds bloomgate's program among those libxdp attached to ifindex. */
+/*
+ * Without CAP_SYS_ADMIN libxdp cannot open the attached program by id
+ * (BPF_PROG_GET_FD_BY_ID) and reports EPERM. The kernel's own XDP query
+ * and detach need CAP_NET_ADMIN only (the agent's unit has no
+ * CAP_SYS_ADMIN): detach the program of that mode when it is ours (its id
+ * is the recorded one), never another program.
+ */
+static int detach_by_id(int ifindex, __u32 prog_id)
+{
+	static const __u32 modes[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+	size_t i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		__u32 id = 0;
+
+		if (bpf_xdp_query_id(ifindex, (int)modes[i], &id) || id != prog_id)
+			continue;
+		return bpf_xdp_detach(ifindex, modes[i], NULL);
+	}
+	return -ENOENT;
+}
+
+static int detach_prog(int ifindex, __u32 prog_id)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *p = NULL;
+	enum xdp_attach_mode mode;
+	int ret = -ENOENT;
+
+	ret = libxdp_get_error(mp);
+	if (ret == -EPERM || ret == -EACCES)
+		return detach_by_id(ifindex, prog_id);
+	if (ret)
+		return -ENOENT;
+	ret = -ENOENT;
+	mode = xdp_multiprog__attach_mode(mp);
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && (xdp_program__id(p) == prog_id ||
+			  !strcmp(xdp_program__name(p), BG_PROG_NAME)))
+			ret = xdp_program__detach(p, ifindex, mode, 0);
+	} else {
+		while ((p = xdp_multiprog__next_prog(p, mp))) {
+			if (xdp_program__id(p) == prog_id ||
+			    !strcmp(xdp_program__name(p), BG_PROG_NAME)) {
+				ret = xdp_program__detach(p, ifindex, mode, 0);
+				break;
+			}
+		}
+	}
+	xdp_multiprog__close(mp);
+	return ret;
+}
+
+/* ---- attachments whose interface is gone --------------------------------- */
+
+/* 1: no interface has ifindex in the calling thread's namespace. */
+static int ifindex_gone_here(__u32 ifindex)
+{
+	char name[IF_NAMESIZE];
+
+	if (if_indextoname(ifindex, name))
+		return 0;
+	return errno == ENXIO || errno == ENODEV ? 1 : -errno;
+}
+
+/* A bind-mounted namespace (ip netns add, container runtimes) with nsfs
+ * inode ino, from our mountinfo: its mount point into path. */
+static int ns_mount_of(__u32 ino, char *path, size_t len)
+{
+	char line[4096], want[32], root[64], mnt[PATH_MAX];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	snprintf(want, sizeof(want), "net:[%u]", ino);
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - nsfs ");
+		char *o;
+		const char *i;
+
+		/* id parent major:minor root mountpoint ... - nsfs ... */
+		if (!sep || sscanf(line, "%*s %*s %*s %63s %4095s", root, mnt) != 2 ||
+		    strcmp(root, want))
+			continue;
+		/* the mount point is octal-escaped (\040 for a blank) */
+		for (i = mnt, o = mnt; *i; o++) {
+			if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] && i[3]) {
+				*o = (char)(((i[1] - '0') << 6) | ((i[2] - '0') << 3) |
+					    (i[3] - '0'));
+				i += 4;
+			} else {
+				*o = *i++;
+			}
+		}
+		*o = 0;
+		found = snprintf(path, len, "%s", mnt) < (int)len;
+	}
+	fclose(f);
+	return found;
+}
+
+/* A path to the network namespace of nsfs inode ino: a bind mount, else a
+ * process in it; 0 when none is found (the namespace is gone). */
+static int ns_path_of(__u32 ino, char *path, size_t len)
+{
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+	int found = 0;
+
+	if (ns_mount_of(ino, path, len))
+		return 1;
+	d = opendir("/proc");
+	while (d && !found && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, len, "/proc/%s/ns/net", de->d_name);
+		found = stat(path, &sb) == 0 && (__u32)sb.st_ino == ino;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+struct ns_probe {
+	int fd;
+	__u32 ifindex;
+	int ret;
+};
+
+/* In a thread of its own: setns() moves the calling thread only, and this
+ * one ends right after. */
+static void *ns_probe_thread(void *arg)
+{
+	struct ns_probe *p = arg;
+
+	p->ret = setns(p->fd, CLONE_NEWNET) ? -errno : ifindex_gone_here(p->ifindex);
+	return NULL;
+}
+
+int bg_attach_rec_gone(const struct bg_attach_rec *rec)
+{
+	struct ns_probe p = { .fd = -1, .ifindex = rec->ifindex };
+	char path[PATH_MAX];
+	pthread_t t;
+	int ret;
+
+	if (rec->netns_ino == bg_netns_ino())
+		return ifindex_gone_here(rec->ifindex);
+	/* A namespace nothing holds any more took its interfaces with it
+	 * (veths are destroyed; a physical device moves to the initial
+	 * namespace, under another name and record). */
+	if (!ns_path_of(rec->netns_ino, path, sizeof(path)))
+		return 1;
+	p.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (p.fd < 0)
+		return errno == ENOENT ? 1 : -errno;
+	ret = pthread_create(&t, NULL, ns_probe_thread, &p);
+	if (!ret)
+		pthread_join(t, NULL);
+	close(p.fd);
+	return ret ? -ret : p.ret;
+}
+
+int bg_attach_count_gone(struct bg_state *st)
+{
+	struct bg_attach_rec recs[BG_ATTACH_MAX];
+	int n = bg_attach_list(st, recs, BG_ATTACH_MAX), i, gone = 0;
+
+	for (i = 0; i < n; i++)
+		gone += bg_attach_rec_gone(&recs[i]) == 1;
+	return gone;
+}
+
+/* The pinned state, locked, for the detach commands: one line in err when
+ * nothing is attached or the state cannot be opened. */
+static int open_attached(struct bg_state *st, char *err, size_t errlen)
+{
+	int ret = bg_state_open(st, 1);
+
+	if (ret == -ENOENT)
+		errf(err, errlen, "bloomgate is not attached to any interface");
+	else if (ret)
+		errf(err, errlen, "cannot open the pinned state in %s: %s",
+		     bg_pin_dir(), strerror(-ret));
+	return ret;
+}
+
+int bg_detach_gone(bg_gone_fn cb, void *ctx, char *err, size_t errlen)
+{
+	struct bg_attach_rec rec, recs[1];
+	struct bg_state st;
+	int ret, removed = 0;
+	__u32 i;
+
+	ret = open_attached(&st, err, errlen);
+	if (ret)
+		return ret;
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		if (bpf_map_lookup_elem(st.attach_fd, &i, &rec) || !rec.ifindex)
+			continue;
+		/* unknown (e.g. EPERM entering its namespace): kept */
+		if (bg_attach_rec_gone(&rec) != 1)
+			continue;
+		/* Its program went with the interface: only our pin and the
+		 * record are left. */
+		unpin_progs(st.dir, &rec);
+		if (cb)
+			cb(ctx, &rec);
+		memset(&rec, 0, sizeof(rec));
+		bpf_map_update_elem(st.attach_fd, &i, &rec, BPF_ANY);
+		removed++;
+	}
+	/* The last attachment gone: nothing filters any more, as after the
+	 * last detach. */
+	if (removed && bg_attach_list(&st, recs, 1) == 0)
+		bg_unpin_all(st.dir);
+	bg_state_close(&st);
+	return removed;
+}
+
+/* "interface X does not exist", and the way out when records of gone
+ * interfaces are there (X may be one of them: its name is not kept). */
+static void no_such_iface(const char *ifname, char *err, size_t errlen)
+{
+	struct bg_state st;
+	int gone = 0;
+
+	if (bg_state_open(&st, 0) == 0) {
+		gone = bg_attach_count_gone(&st);
+		bg_state_close(&st);
+	}
+	if (gone)
+		errf(err, errlen, "interface '%s' does not exist; %d %s gone "
+		     "(bloomgate detach --gone removes %s)", ifname, gone,
+		     gone == 1 ? "attachment is to an interface that is" :
+				 "attachments are to interfaces that are",
+		     gone == 1 ? "it" : "them");
+	else
+		errf(err, errlen, "interface '%s' does not exist", ifname);
+}
+
+int bg_detach(const char *ifname, char *err, size_t errlen)
+{
+	struct bg_attach_rec rec, recs[1];
+	struct bg_state st;
+	char ebuf[128];
+	int ifindex, ret;
+	__u32 slot;
+
+	ifindex = ifindex_of(ifname, err, errlen);
+	if (ifindex < 0) {
+		no_such_iface(ifname, err, errlen);
+		return ifindex;
+	}
+	ret = bg_state_open(&st, 1);
+	if (ret == -ENOENT) {
+		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		return ret;
+	}
+	if (ret) {
+		errf(err, errlen, "cannot open the pinned state in %s: %s",
+		     bg_pin_dir(), strerror(-ret));
+		return ret;
+	}
+	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
+	if (ret != 1) {
+		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		ret = -ENOENT;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(st.attach_fd, &slot, &rec)) {
+		ret = -errno;
+		goto out;
+	}
+	ret = detach_prog(ifindex, rec.prog_id);
+	if (ret && ret != -ENOENT) {
+		libxdp_strerror(ret, ebuf, sizeof(ebuf));
+		errf(err, errlen, "cannot detach from %s: %s", ifname, ebuf);
+		goto out;
+	}
+	/* -ENOENT: the program is gone already (e.g. the link was reset);
+	 * the record is stale, so clearing it is still right. */
+	unpin_progs(st.dir, &rec);
+	memset(&rec, 0, sizeof(rec));
+	bpf_map_update_elem(st.attach_fd, &slot, &rec, BPF_ANY);
+	if (bg_attach_list(&st, recs, 1) == 0) {
+		/* Last interface: remove every pin so nothing is left. */
+		bg_unpin_all(st.dir);
+	}
+	ret = 0;
+out:
+	bg_state_close(&st);
+	return ret;
+}
+
+int bg_detach_all(char *err, size_t errlen)
+{
+	struct bg_attach_rec rec;
+	struct bg_state st;
+	int ret, failed = 0;
+	__u32 i;
+
+	ret = open_attached(&st, err, errlen);
+	if (ret)
+		return ret;
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		if (bpf_map_lookup_elem(st.attach_fd, &i, &rec) || !rec.ifindex)
+			continue;
+		if (rec.netns_ino != bg_netns_ino()) {
+			/* Its ifindex means another interface here. */
+			failed = -EXDEV;
+			continue;
+		}
+		/* An interface that is gone took its program with it. */
+		ret = detach_prog((int)rec.ifindex, rec.prog_id);
+		if (ret && ret != -ENOENT) {
+			failed = ret;
+			continue;
+		}
+		unpin_progs(st.dir, &rec);
+		memset(&rec, 0, sizeof(rec));
+		bpf_map_update_elem(st.attach_fd, &i, &rec, BPF_ANY);
+	}
+	if (failed == -EXDEV) {
+		errf(err, errlen, "bloomgate is also attached in another network "
+		     "namespace; run detach --all there too (pins kept)");
+		bg_state_close(&st);
+		return failed;
+	}
+	if (failed) {
+		errf(err, errlen, "cannot detach from every interface: %s",
+		     strerror(-failed));
+		bg_state_close(&st);
+		return failed;
+	}
+	bg_unpin_all(st.dir);
+	bg_state_close(&st);
+	return 0;
+}

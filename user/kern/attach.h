@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Attaching bloomgate to interfaces and detaching it, through libxdp, and
+ * the attachment records `status` lists. Kernel part: needs libbpf and
+ * libxdp.
+ */
+#ifndef BLOOMGATE_ATTACH_H
+#define BLOOMGATE_ATTACH_H
+
+#include <stddef.h>
+
+#include "bloomgate/abi.h"
+#include "core/attach_opts.h"
+#include "kern/pins.h"
+
+/* Attaches to ifname; errors carry a one-line message in err. */
+int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
+	      size_t errlen);
+int bg_detach(const char *ifname, char *err, size_t errlen);
+/* Detaches from every recorded interface (also ones that no longer exist)
+ * and removes every pin. */
+int bg_detach_all(char *err, size_t errlen);
+
+/*
+ * An attachment is gone when its interface no longer exists: its ifindex
+ * is free in the record's network namespace (netns_ino), or nothing holds
+ * that namespace any more (no bind mount in our mountinfo, no process in
+ * it). Records have no room for a name: a gone one is known by its
+ * ifindex only. 1 gone, 0 there, -errno when it cannot be told (entering
+ * another namespace needs CAP_SYS_ADMIN).
+ */
+int bg_attach_rec_gone(const struct bg_attach_rec *rec);
+/* How many of the records are gone. */
+int bg_attach_count_gone(struct bg_state *st);
+/* Removes every gone attachment: its record and its prog array pin (its
+ * program went with the interface), calling cb for each; after the last
+ * attachment, every pin (as bg_detach). How many were removed, or -errno
+ * (-ENOENT: nothing pinned), with a message in err. */
+typedef void (*bg_gone_fn)(void *ctx, const struct bg_attach_rec *rec);
+int bg_detach_gone(bg_gone_fn cb, void *ctx, char *err, size_t errlen);
+
+/* Reads the attachment records (up to max), returns how many. */
+int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max);
+
+/* The filter capacity of the attachments (bg_attach_rec.capacity: elements,
+ * 0 = any size) into *capacity; 0 with none attached. -EPROTO when the
+ * records disagree (attach refuses that), else -errno. */
+int bg_attach_capacity(struct bg_state *st, __u32 *capacity);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Pinned state: the bpffs directory everything bloomgate leaves in the
+ * kernel is pinned under, and opening it with the directory lock.
+ *
+ * The pin directory (BG_PIN_DIR, or $BLOOMGATE_PIN_DIR) holds the filter
+ * slot map, the counters, the event ring buffer, the attachment records
+ * and one prog array per attachment. libxdp pins the XDP dispatcher itself
+ * under /sys/fs/bpf/xdp/. Kernel part: needs libbpf.
+ */
+#ifndef BLOOMGATE_PINS_H
+#define BLOOMGATE_PINS_H
+
+#include <stddef.h>
+
+#include "bloomgate/abi.h"
+#include "core/record.h" /* bg_pin_dir(): the record is named after it */
+
+struct bg_state {
+	char dir[256]; /* pin directory */
+	int lock_fd; /* the directory, flock()ed; -1 when not locked */
+	int filters_fd; /* ARRAY_OF_MAPS slot 0: current filter */
+	int counters_fd;
+	int events_fd;
+	int attach_fd;
+};
+
+/* The maps pinned once per pin directory, shared by every attachment. */
+enum bg_pin_map {
+	BG_PIN_FILTERS,
+	BG_PIN_COUNTERS,
+	BG_PIN_EVENTS,
+	BG_PIN_ATTACH,
+	BG_PIN__COUNT,
+};
+
+/* Mounts bpffs on /sys/fs/bpf when it is not mounted. */
+int bg_ensure_bpffs(void);
+
+/* Pin path of map m in pin directory dir. */
+void bg_map_pin_path(char *buf, size_t len, const char *dir,
+		     enum bg_pin_map m);
+
+/* Takes the exclusive flock on st->dir (st->lock_fd); serialises attach,
+ * detach and load. */
+int bg_state_lock(struct bg_state *st);
+
+/* Opens the pinned maps, taking the directory lock when lock != 0.
+ * -ENOENT: nothing pinned (bloomgate is not attached anywhere). */
+int bg_state_open(struct bg_state *st, int lock);
+void bg_state_close(struct bg_state *st);
+
+/*
+ * Each attachment has its own bg_progs (the tail-call PROG_ARRAY holding
+ * its bloomgate_dns), pinned in the pin directory as
+ * "bg_progs_IFINDEX_NETNS" (netns: the nsfs inode of the interface's
+ * network namespace, as in bg_attach_rec), so attachments in two
+ * namespaces never share a name; it goes with the attachment on detach.
+ */
+#define BG_PROGS_PIN_PREFIX BG_TEXTIFY(BG_MAP_PROGS) "_"
+void bg_progs_pin_path(char *buf, size_t len, const char *dir, __u32 ifindex,
+		       __u32 netns_ino);
+
+/* Removes every pin in dir, prog arrays a crash left behind included, the
+ * directory and the load record; for when no interface is attached. */
+void bg_unpin_all(const char *dir);
+
+/* Inode of the calling thread's network namespace (records carry it). */
+__u32 bg_netns_ino(void);
+
+#endif

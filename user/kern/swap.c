@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The filter map and its atomic swap (see swap.h), and the per-CPU
+ * counters summed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "core/mem_lookup.h"
+#include "kern/swap.h"
+
+__u32 bg_map_id(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+__u32 bg_filter_current_id(int filters_fd)
+{
+	__u32 zero = 0, id = 0;
+
+	return bpf_map_lookup_elem(filters_fd, &zero, &id) ? 0 : id;
+}
+
+static size_t page_round(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
+		     const struct bg_blocklist *bl)
+{
+	/* BPF_F_INNER_MAP lets a filter of any size replace another, but the
+	 * verifier then cannot inline the lookups in it. A fixed-size map
+	 * (attach --capacity) must match the template bg_filters was created
+	 * with exactly: its size and its flags (user/kern/attach.c). */
+	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		    .map_flags = p->capacity ? BPF_F_MMAPABLE :
+					       BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	size_t len = page_round(p->bytes);
+	void *mem;
+	int fd, err, try;
+
+	if (p->capacity && p->nelems != p->capacity)
+		return -EINVAL; /* not fitted (bg_filter_fit) */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),
+			    BG_FILTER_VALUE_SIZE, p->nelems, &opts);
+	if (fd < 0)
+		return -errno;
+	/* Build straight into the map's memory: no per-block syscalls. */
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* The exact stage may (never seen at its planned load) fail to place a
+	 * key with one seed: another seed, up to 3 more times. The header
+	 * holds the seed the filter was built with. */
+	for (try = 0;; try++) {
+		err = bg_filter_build(mem, p, try ? bg_hash64_u64(seed, try) : seed,
+				      bl);
+		if (err != -EAGAIN || try == 3)
+			break;
+		memset(mem, 0, p->bytes);
+	}
+	if (err) {
+		munmap(mem, len);
+		close(fd);
+		return err == -EAGAIN ? -ENOSPC : err;
+	}
+	/* The datapath tests only the header's first word per packet
+	 * (bg_header_current): the rest is checked here, once. */
+	if (!bg_header_ok(mem)) {
+		munmap(mem, len);
+		close(fd);
+		return -EINVAL;
+	}
+	munmap(mem, len);
+	/* Read-only from now on for every syscall user: the bits the datapath
+	 * reads can no longer change under it. */
+	if (bpf_map_freeze(fd)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int bg_filter_publish(int filters_fd, int filter_fd)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(filters_fd, &zero, &filter_fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
+{
+	struct bpf_map_info info;
+	__u32 info_len = sizeof(info), zero = 0, id = 0;
+	const struct bg_filter_header *hdr;
+	void *m;
+	int fd, err;
+
+	if (bpf_map_lookup_elem(filters_fd, &zero, &id) || !id)
+		return -ENOENT;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return errno == ENOENT ? -EAGAIN : -errno; /* swapped meanwhile */
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*len = page_round((size_t)info.max_entries * info.value_size);
+	m = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
+	err = -errno;
+	close(fd);
+	if (m == MAP_FAILED)
+		return err;
+	hdr = m;
+	if (hdr->magic != BG_FILTER_MAGIC || hdr->abi_version != BG_ABI_VERSION ||
+	    bg_filter_nelems(hdr) > info.max_entries) {
+		munmap(m, *len);
+		return -EPROTO;
+	}
+	*mem = m;
+	return 0;
+}
+
+void bg_filter_unmap(const void *mem, size_t len)
+{
+	munmap((void *)mem, len);
+}
+
+int bg_counters_read(int counters_fd, struct bg_counters *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), i, j;
+	struct bg_counters *per;
+	__u32 zero = 0;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	per = calloc((size_t)ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(counters_fd, &zero, per)) {
+		int err = -errno;
+
+		free(per);
+		return err;
+	}
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < ncpu; i++) {
+		for (j = 0; j < BG_CNT_SLOTS; j++)
+			sum->cnt[j] += per[i].cnt[j];
+		for (j = 0; j < BG_MAL_SLOTS; j++)
+			sum->malformed[j] += per[i].malformed[j];
+	}
+	free(per);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The filter map and its atomic swap: creating a filter map and building
+ * a filter into it, publishing it in the slot the datapath reads, mapping
+ * the live one back for `check` and `status`; reading the counters.
+ * Kernel part: needs libbpf.
+ */
+#ifndef BLOOMGATE_SWAP_H
+#define BLOOMGATE_SWAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomgate/abi.h"
+#include "core/filter.h"
+
+/* Creates a filter map, builds the planned filter (p from bg_filter_plan)
+ * of the blocklist into it through mmap, freezes it. Returns the map fd or
+ * a negative errno. A plan fitted to a capacity (bg_filter_fit) gets a
+ * fixed-size map of exactly that many elements, without BPF_F_INNER_MAP. */
+int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
+		     const struct bg_blocklist *bl);
+
+/*
+ * Publishes filter map fd in the slot as one pointer store. The kernel waits
+ * for an RCU grace period before the update returns, so when this returns no
+ * packet can still be reading the old filter and its memory is released.
+ */
+int bg_filter_publish(int filters_fd, int filter_fd);
+
+/* Maps the live filter read-only. -ENOENT when none is loaded. */
+int bg_filter_map_current(int filters_fd, const void **mem, size_t *len);
+void bg_filter_unmap(const void *mem, size_t len);
+
+/* Id of a map fd; id of the filter map in the slot (0: none). */
+__u32 bg_map_id(int fd);
+__u32 bg_filter_current_id(int filters_fd);
+
+/* Sums the per-CPU counters. */
+int bg_counters_read(int counters_fd, struct bg_counters *sum);
+
+#endif
