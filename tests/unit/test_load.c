@@ -744,6 +744,79 @@ static void test_prepare_max_entries(void **state)
 }
 
 /* check's answers, on a filter built in memory from the same lists. */
+/* Every accepted entry reaches the load's entry sink once, from the one
+ * parse that builds the filter: its list, line, the line's bytes, the key
+ * as loaded (masked) and whether it allows; rejected lines never. */
+struct entries_seen {
+	char text[4096];
+	size_t len;
+	const char *bufs[4]; /* the lists' texts, by source index */
+};
+
+static void on_entry(void *ctx, unsigned int worker,
+		     const struct bg_entry_ref *e)
+{
+	struct entries_seen *s = ctx;
+	char key[256] = "";
+
+	assert_int_equal(worker, 0);
+	if (e->kind == BG_KEY_IPV4) {
+		const struct bg_key4 *k = e->key;
+
+		inet_ntop(AF_INET, &k->addr, key, sizeof(key));
+		snprintf(key + strlen(key), sizeof(key) - strlen(key), "/%u", k->plen);
+	} else if (e->kind == BG_KEY_IPV6) {
+		const struct bg_key6 *k = e->key;
+
+		inet_ntop(AF_INET6, k->addr, key, sizeof(key));
+		snprintf(key + strlen(key), sizeof(key) - strlen(key), "/%u", k->plen);
+	} else {
+		assert_int_equal(e->kind, BG_ENTRY_NAME);
+		snprintf(key, sizeof(key), "%s:%u", (const char *)e->key, e->name_kind);
+	}
+	s->len += (size_t)snprintf(s->text + s->len, sizeof(s->text) - s->len,
+				   "%zu:%zu:%s:%d:[%.*s]\n", e->source, e->line, key,
+				   e->allow, (int)e->line_len,
+				   s->bufs[e->source] + e->line_off);
+}
+
+static void test_prepare_entries(void **state)
+{
+	const char *a = "# c\n10.1.2.3/8\nbogus\n192.0.2.7\r\n2001:db8::1/128\n10.0.0.0/8\n";
+	const char *d = "ads.example\n||trk.example^\n@@||ok.trk.example^\n";
+	const char *w = "198.51.100.0/24\n";
+	struct entries_seen seen = { .bufs = { a, d, w } };
+	char want[4096];
+	struct bg_load_opts o = { .entry = on_entry, .entry_ctx = &seen,
+				  .diag = NULL };
+	struct bg_load_report r;
+	struct bg_blocklist bl;
+	struct bg_sources srcs;
+
+	(void)state;
+	bg_sources_init(&srcs);
+	add(&srcs, write_list("e-a.txt", a), "addr", 0, 0);
+	add(&srcs, write_list("e-d.txt", d), "adblock", 0, 0);
+	add(&srcs, write_list("e-w.txt", w), "addr", 0, 1);
+	o.sources = &srcs;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	snprintf(want, sizeof(want),
+			    "0:2:10.0.0.0/8:0:[10.1.2.3/8]\n"
+			    "0:4:192.0.2.7/32:0:[192.0.2.7]\n"
+			    "0:5:2001:db8::1/128:0:[2001:db8::1/128]\n"
+			    "0:6:10.0.0.0/8:0:[10.0.0.0/8]\n"
+			    "1:1:ads.example:%d:0:[ads.example]\n"
+			    "1:2:trk.example:%d:0:[||trk.example^]\n"
+			    "1:3:ok.trk.example:%d:1:[@@||ok.trk.example^]\n"
+			    "2:1:198.51.100.0/24:1:[198.51.100.0/24]\n",
+		 BG_NAME_EXACT, BG_NAME_TREE, BG_NAME_TREE);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	bg_sources_free(&srcs);
+	assert_string_equal(seen.text, want);
+}
+
 static void test_explain(void **state)
 {
 	const char *a = write_list("xa.txt", "192.0.2.0/24 # docs\n2001:db8::1\n");
@@ -873,6 +946,7 @@ int main(void)
 		cmocka_unit_test(test_prepare_stdin),
 		cmocka_unit_test(test_prepare_max_bytes),
 		cmocka_unit_test(test_prepare_max_entries),
+		cmocka_unit_test(test_prepare_entries),
 		cmocka_unit_test(test_explain),
 	};
 

@@ -523,6 +523,8 @@ struct pctx {
 	struct bg_reporter rep;
 	const char *name; /* the list, for reports */
 	const char *ls, *le; /* the line, for reports */
+	const char *buf; /* the list, for bg_entry_ref.line_off */
+	const struct bg_dom_opts *o;
 	size_t lineno;
 	size_t rejected, warnings, too_deep;
 	uint16_t file;
@@ -581,6 +583,17 @@ static void add_name(struct pctx *c, const char *s, size_t n, int kind,
 	}
 	arena_commit(l, (size_t)len + 1);
 	l->accepted++;
+	if (c->o && c->o->entry) {
+		struct bg_entry_ref ref = {
+			.source = c->o->source, .line = c->lineno,
+			.line_off = (uint64_t)(c->ls - c->buf),
+			.line_len = (uint32_t)(c->le - c->ls),
+			.kind = BG_ENTRY_NAME, .name_kind = (uint8_t)kind,
+			.allow = (uint8_t)allow, .key = out,
+		};
+
+		c->o->entry(c->o->entry_ctx, 0, &ref);
+	}
 	if (kind != BG_NAME_EXACT && labels > BG_DNS_SUFFIX_MAX) {
 		/* the datapath probes parents of at most BG_DNS_SUFFIX_MAX
 		 * labels: kept (the builder leaves its subdomain key out) */
@@ -916,6 +929,8 @@ int bg_names_parse_buf(struct bg_names *l, const char *name, const char *buf,
 	c.file = (uint16_t)l->nfiles++;
 	c.l = l;
 	c.name = name;
+	c.buf = buf;
+	c.o = o;
 	c.allow = o && o->allow;
 	c.subdomains = o && o->subdomains;
 

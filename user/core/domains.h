@@ -50,6 +50,10 @@ struct bg_dom_opts {
 	FILE *report; /* "file:line: reason: 'text'"; NULL: stderr */
 	bg_diag_fn diag; /* when set, diagnostics go here instead (io.h) */
 	void *diag_ctx;
+	/* every accepted rule, as it is read (io.h); NULL: none */
+	bg_entry_fn entry;
+	void *entry_ctx;
+	size_t source;
 };
 
 void bg_names_init(struct bg_names *l);

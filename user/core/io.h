@@ -52,6 +52,37 @@ static inline struct bg_reporter bg_reporter_make(FILE *out, bg_diag_fn fn,
 	return r;
 }
 
+/*
+ * One accepted entry, as a parse hands it on while it reads (the agent's
+ * provenance index is written from these, in the same pass that builds the
+ * filter: a list is parsed once). kind: BG_KEY_IPV4 or BG_KEY_IPV6 with
+ * key the struct bg_key4 / bg_key6 (masked), or BG_ENTRY_NAME with key the
+ * normalised name (NUL-terminated) and name_kind its enum bg_name_kind.
+ * The line's text is [line_off, line_off + line_len) of the list as read.
+ */
+#define BG_ENTRY_NAME 0x80 /* bg_entry_ref.kind of a domain rule */
+struct bg_entry_ref {
+	size_t source; /* index of the list in bg_load_opts.sources */
+	size_t line; /* 1-based */
+	uint64_t line_off; /* byte offset of the line's first byte */
+	uint32_t line_len; /* without the line end */
+	uint8_t kind; /* BG_KEY_* (bloomgate/abi.h) */
+	uint8_t name_kind; /* names: enum bg_name_kind */
+	uint8_t allow; /* an allow entry: an allowlist's, or an @@ rule */
+	const void *key;
+};
+
+/*
+ * Receives every accepted entry of a parse (duplicates and covered
+ * prefixes included: they are entries of their lines). A parse may run on
+ * several threads: worker (< BG_PARSE_WORKERS_MAX) says which one calls,
+ * calls with the same worker never overlap, and within one worker entries
+ * come in line order; entries of different workers come in any order.
+ */
+#define BG_PARSE_WORKERS_MAX 16
+typedef void (*bg_entry_fn)(void *ctx, unsigned int worker,
+			    const struct bg_entry_ref *e);
+
 /* Prints d in the form above, with a newline. */
 void bg_diag_print(FILE *out, const struct bg_diag *d);
 

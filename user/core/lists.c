@@ -523,6 +523,19 @@ int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 			break;
 		}
 		l->accepted++;
+		if (opts && opts->entry) {
+			struct bg_entry_ref ref = {
+				.source = opts->source, .line = it.lineno,
+				.line_off = (uint64_t)(s - buf),
+				.line_len = (uint32_t)(e - s - (e > s && e[-1] == '\r')),
+				.kind = (uint8_t)kind,
+				.allow = (uint8_t)!!allowlist,
+				.key = kind == BG_KEY_IPV4 ? (const void *)&k4 :
+							     (const void *)&k6,
+			};
+
+			opts->entry(opts->entry_ctx, 0, &ref);
+		}
 		if (fl) {
 			warnings++;
 			report_warning(&rep, name, it.lineno, fl, kind, &k4,

@@ -43,6 +43,11 @@ struct bg_list_opts {
 	/* bg_source_parse(): the file's size bound (bg_read_list()); 0:
 	 * BG_LIST_BYTES_MAX */
 	uint64_t max_bytes;
+	/* every accepted entry, as it is read (io.h); NULL: none. source is
+	 * copied into bg_entry_ref.source. */
+	bg_entry_fn entry;
+	void *entry_ctx;
+	size_t source;
 };
 
 /* Where a parse with these options reports (NULL: stderr). */

@@ -301,7 +301,8 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	struct diag_ctx dc = { .o = o, .r = r };
 	struct bg_list_opts lo = { .strict = o->strict,
 				   .allow_wide = o->allow_wide, .diag = on_diag,
-				   .diag_ctx = &dc,
+				   .diag_ctx = &dc, .entry = o->entry,
+				   .entry_ctx = o->entry_ctx,
 				   .max_bytes = o->max_list_bytes ?
 						o->max_list_bytes : BG_LIST_BYTES_MAX };
 	uint64_t max_entries = o->max_entries ? o->max_entries :
@@ -318,6 +319,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	if (!allow_file)
 		return bg_load_fail(r, BG_STAGE_PARSE, -ENOMEM, "out of memory");
 	for (i = 0; i < srcs->n && !ret; i++) {
+		lo.source = i;
 		ret = parse_source(&srcs->v[i], bl, &lo, &dc, max_entries);
 		/* bl->names holds one file per domain list, in order */
 		if (!ret && srcs->v[i].format != BG_FMT_ADDR)

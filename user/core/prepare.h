@@ -39,6 +39,11 @@ struct bg_load_opts {
 	int confirm_off;
 	bg_diag_fn diag; /* every diagnostic as it happens; may be NULL */
 	void *diag_ctx;
+	/* every accepted entry of every list as it is read, with the list's
+	 * index in sources (core/io.h: the agent's provenance index is written
+	 * from these); may be NULL */
+	bg_entry_fn entry;
+	void *entry_ctx;
 	uint64_t seed; /* 0: random (getrandom()) */
 	/* The filter map's fixed size in elements (the attachment's
 	 * --capacity), 0: any size. With one, a plan that needs more fails

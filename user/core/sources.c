@@ -298,6 +298,9 @@ static int parse_as(const struct bg_source *src, struct bg_blocklist *bl,
 	o.strict = lo.strict;
 	o.diag = count_diag;
 	o.diag_ctx = lc;
+	o.entry = lo.entry;
+	o.entry_ctx = lo.entry_ctx;
+	o.source = lo.source;
 	deep = names->too_deep;
 	ret = bg_names_parse_buf(names, name, buf, len, &o);
 	settle(lc);
