@@ -294,7 +294,7 @@ EOF
 
 out() { echo "$@"; }
 
-out "### The agent: from a changed list to the datapath (issue 9)"
+out "### The agent: from a changed list to the datapath"
 out
 out "Produced by \`bench/agent.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only agent\` runs it alone), on the machine above. The agent is \`$BG agent\`, attached in skb mode to a veth in a network namespace, \`debounce: 0ms\` (see Method), target rate 0.001. Times in ms; each column's median is taken over the rounds on its own."
 out

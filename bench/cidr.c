@@ -824,7 +824,7 @@ static void print_cidr(void)
 	       "destinations (from a 2^32-bit bitmap of the kept prefixes). "
 	       "bloomgate may only add to them (no false negatives); its excess "
 	       "over the non-listed destinations is its false-positive rate "
-	       "after the exact stage (issue 11), which confirms every Bloom "
+	       "after the exact stage, which confirms every Bloom "
 	       "positive. The Bloom part's own rate is its positives among the "
 	       "non-listed destinations: the stage's rejections "
 	       "(`bloom_false_positives`, which must equal userspace's count) "

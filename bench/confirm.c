@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Section "confirm": the exact stage (issue 11) on a live filter, in
+ * Section "confirm": the exact stage on a live filter, in
  * userspace.
  *
  * One IPv4 filter of O.confirm_n /32 keys (default 10M) planned as
@@ -55,7 +55,7 @@
 #define TRIAL_BIT 0x80000000U /* every trial address has it: never listed */
 #define TRIAL_MUL 0x2545f491U /* trial i: i * TRIAL_MUL mod 2^31, odd */
 #define TRIALS_ALL (1ULL << 31) /* every address of 128.0.0.0/1 */
-/* The issue's target for the combined rate per address. */
+/* The target for the combined rate per address. */
 #define TARGET_COMBINED 1e-9
 #define TARGET_BYTES_PER_KEY 8.0
 #define MAX_THREADS 64
@@ -378,7 +378,7 @@ static void confirm_print(void)
 	int i;
 	double bpk = (double)C.memlock / (double)C.n;
 
-	printf("### The exact stage (issue 11)\n\n");
+	printf("### The exact stage\n\n");
 	printf("One filter of %s IPv4 /32 keys as `bloomgate load` builds it by "
 	       "default (`bg_filter_plan`: the stage on, Bloom target %g; "
 	       "`bg_filter_create`, `bg_filter_publish` into bloomgate's "

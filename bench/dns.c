@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Section "dns": DNS queries (issue 4).
+ * Section "dns": DNS queries.
  *
  * Nanoseconds per DNS query through the real programs, against the
  * address-only path, with O.dns_names listed domains (and O.dns_addrs listed
@@ -211,7 +211,7 @@ static int model_addr(uint64_t *ex, __u32 daddr_be)
 
 /*
  * Expected counter deltas over `repeat` iterations from DNS_X0, the frame
- * of the last iteration and its verdict, as the contract of issue 4 says:
+ * of the last iteration and its verdict, as the DNS contract says:
  * bloomgate_xdp judges the address first (a positive is dropped,
  * cfg_action=DROP), then tail-calls bloomgate_dns for UDP to port 53, which
  * answers a listed name (cfg_dns_action=NXDOMAIN, XDP_TX) and passes the
@@ -954,7 +954,7 @@ static void print_dns(void)
 	if (!depths[0])
 		strcpy(depths, "no");
 
-	printf("### DNS queries (issue 4)\n\n");
+	printf("### DNS queries\n\n");
 	printf("Time per query through bloomgate's real programs "
 	       "(`build/bloomgate.skel.h`, `cfg_action=DROP`, `cfg_match=dst`, "
 	       "default `cfg_dns_action` and `cfg_dns_ports` {53}; "
@@ -1168,7 +1168,7 @@ static void print_dns(void)
 			       (dmed_cpu(w) - dmed_cpu(t)) / (w->labels - t->labels));
 	}
 	{
-		/* issue 10's bound: the worst name against a 30-byte one */
+		/* the per-packet bound: the worst name against a 30-byte one */
 		const struct dvar *w = dfind(DK_QUERY, D.tail ? DT_XDP : DT_DNS,
 					     DS_WORST, 255);
 		const struct dvar *t = dfind(DK_QUERY, D.tail ? DT_XDP : DT_DNS,

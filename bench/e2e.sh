@@ -197,7 +197,7 @@ bg_conf bg1c 1mc "$TMP/list1.txt" --capacity "$N1"
 bg_conf bg1csrc 1mc "" --match src --capacity "$N1"
 bg_conf bg2c 10mc "$TMP/list2.txt" --capacity "$N2"
 bg_conf bg2csrc 10mc "" --match src --capacity "$N2"
-# the same lists without the exact stage (issue 11): the Bloom part alone,
+# the same lists without the exact stage: the Bloom part alone,
 # at its own default target
 bg_conf bg1n 1mn "--confirm off $TMP/list1.txt"
 bg_conf bg2n 10mn "--confirm off $TMP/list2.txt"
@@ -215,7 +215,7 @@ livegen_conf floor1_dropsrc floor --bytes "$F1" --verdict drop --match src
 livegen_conf floor2_pass floor --bytes "$F2" --verdict pass
 livegen_conf floor2_drop floor --bytes "$F2" --verdict drop
 livegen_conf floor2_dropsrc floor --bytes "$F2" --verdict drop --match src
-# issue 11's bound: one line of an array of --confirm off's filter size, and
+# the flood bound of the exact stage: one line of an array of --confirm off's filter size, and
 # one of the least memory any filter with a false-positive rate of 1e-9 can
 # have (log2(1e9) = 29.9 bits a key: MINB bytes a key, in thousandths)
 MINB=3737
@@ -424,7 +424,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 
-# ---- the exact stage's figures (issue 11) ----------------------------------
+# ---- the exact stage's figures -----------------------------------------
 
 # The live filter map's memlock (bytes): slot 0 of the pinned bg_filters
 # holds its id (bpftool prints the value as little-endian bytes).
@@ -517,7 +517,7 @@ done <"$TMP/med"
 awk -v rows="$NROWS" '{ printf "%d %d %.6f\n", $1, int((NR - 1) / rows) + 1, ($3 > 0 ? $4 * 1e3 / $3 : 0) }' \
 	"$TMP/runs" >"$TMP/rr"
 # FMT A B [C]: the median over the rounds of rate(A) / rate(B); with C, of
-# T(A) / (T(A) - T(B) + T(C)), T = 1 / rate (issue 11's bound, below)
+# T(A) / (T(A) - T(B) + T(C)), T = 1 / rate (the exact stage's flood bound, below)
 pratio() {
 	awk -v f="$1" -v a="$2" -v b="$3" -v c="${4:-}" '
 	function med(x, n,   i, j, t) {
@@ -555,9 +555,9 @@ row_of() { # TRAFFIC CONF
 	done
 }
 
-echo "### End to end: live frames into a veth pair (issue 10)"
+echo "### End to end: live frames into a veth pair"
 echo
-echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic (this ratio and every one in the tables below: the median over the rounds of the two rows' ratio within a round, measured seconds apart, so that drift from one round to the next cancels), the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"probe floor\" is bloomgate's own lookup (bloomgate/lookup.h: the Bloom probe and, after a positive, the exact stage's buckets) run on a copy of one of the rows' live filters, header included, held in a plain array of its size, so that every lookup is inlined, with nothing else: its ratio to the floor is what the lookup's design costs, bloomgate's ratio to it what bloomgate's own work around the lookup costs (map-in-map, header check, parse, counters). The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses (issue 11). Two more floors in the flood rows give issue 11's bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage (issue 11), the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
+echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic (this ratio and every one in the tables below: the median over the rounds of the two rows' ratio within a round, measured seconds apart, so that drift from one round to the next cancels), the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"probe floor\" is bloomgate's own lookup (bloomgate/lookup.h: the Bloom probe and, after a positive, the exact stage's buckets) run on a copy of one of the rows' live filters, header included, held in a plain array of its size, so that every lookup is inlined, with nothing else: its ratio to the floor is what the lookup's design costs, bloomgate's ratio to it what bloomgate's own work around the lookup costs (map-in-map, header check, parse, counters). The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses. Two more floors in the flood rows give the exact stage's flood bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage, the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
 echo
 echo "| traffic | program on the receiving veth | Mpps | dropped | vs the floor |"
 echo "|---|---|---:|---:|---:|"
@@ -576,8 +576,8 @@ while read -r i rate _ dropped rest; do
 		"$(awk -v d="$dropped" 'BEGIN { printf "%.2f %%", d * 100 }')" "$ratio"
 done <"$TMP/med"
 echo
-# the issue's targets, from the runs above: "LABEL|TRAFFIC|CONF|OVER|GOAL"
-echo "Targets (issue 10), from the runs above (per-round ratios, their median); \"ceiling\" rows show what the bare verdict itself reaches against the same reference. A goal's \"limit\" is what a floor reaches against the same reference: the two-line floor for a flood through the exact stage (every listed frame reads a Bloom line and a bucket line), the Bloom floor for clean traffic and against xdp-filter; \"floor-limited\" where that floor itself is below the goal."
+# the per-packet targets, from the runs above: "LABEL|TRAFFIC|CONF|OVER|GOAL"
+echo "The per-packet targets, from the runs above (per-round ratios, their median); \"ceiling\" rows show what the bare verdict itself reaches against the same reference. A goal's \"limit\" is what a floor reaches against the same reference: the two-line floor for a flood through the exact stage (every listed frame reads a Bloom line and a bucket line), the Bloom floor for clean traffic and against xdp-filter; \"floor-limited\" where that floor itself is below the goal."
 echo
 echo "| ratio | measured | goal | limit | |"
 echo "|---|---:|---:|---:|---|"
@@ -665,7 +665,7 @@ reference: two-line floor / floor|twofloor@_drop|floor@_drop
 EOT
 echo
 # the exact stage: with vs without, 1M and 10M
-echo "#### The exact stage (issue 11)"
+echo "#### The exact stage"
 echo
 echo "The same lists loaded with the stage (default) and with \`--confirm off\`, from the runs above (rates: the medians; ratios, in the second table: the median of the per-round ratios). Memory is the live filter map's \`memlock\` (\`bpftool map show\` of the map in slot 0 of the pinned \`bg_filters\`: header, Bloom part and, with the stage, its buckets) over the keys; load's own report of bytes per key beside it. Bloom positives rejected: the filter's \`bloom_false_positives\` counter over its \`negatives\` (every unlisted frame of the run through that filter: the clean and 1 % rows), against the Bloom part's predicted rate per address (load's report); without the stage a Bloom positive is a drop (the \"dropped\" of the clean row)."
 echo

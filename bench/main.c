@@ -20,12 +20,12 @@
  * the kernel's LPM trie holding the same prefixes, in the same rounds (see
  * cidr.c).
  *
- * Then DNS queries (issue 4): ns per query through bloomgate_xdp and
+ * Then DNS queries: ns per query through bloomgate_xdp and
  * bloomgate_dns for names of 10 to 255 wire bytes against the address-only
  * path, 1M listed domains and 1M listed addresses in one filter (see "DNS
  * queries" in dns.c).
  *
- * Then the exact stage (issue 11): a 10M-key filter built as `bloomgate
+ * Then the exact stage: a 10M-key filter built as `bloomgate
  * load` builds it by default, and all 2^31 addresses of a half of the
  * space where none is listed through the datapath's lookup on the live map, on every CPU; bytes per
  * key with and without the stage from plans (see confirm.c).

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/config.h"
@@ -683,6 +684,17 @@ static void test_load_errors(void **state)
 	assert_int_equal(bg_config_load(path, &c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ": larger than 1048576 bytes: not a config"));
 	unlink(path);
+
+	/* Read like a list: a FIFO in its place would hang a reload, a
+	 * device never ends; both refused at once, as is a directory. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(bg_config_load(path, &c, err, sizeof(err)), -ENOTSUP);
+	assert_non_null(strstr(err, ": a FIFO, not a regular file"));
+	unlink(path);
+	assert_int_equal(bg_config_load("/dev/zero", &c, err, sizeof(err)), -ENOTSUP);
+	assert_string_equal(err, "/dev/zero: a character device, not a regular file");
+	assert_int_equal(bg_config_load("/tmp", &c, err, sizeof(err)), -EISDIR);
+	assert_string_equal(err, "/tmp: a directory, not a regular file");
 }
 
 int main(void)

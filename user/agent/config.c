@@ -1039,18 +1039,39 @@ out:
 	return ret;
 }
 
+/* The reason bg_read_list() gives for a file it cannot read. */
+struct read_why {
+	char why[128];
+};
+
+static void why_of(void *ctx, const struct bg_diag *d)
+{
+	struct read_why *w = ctx;
+
+	snprintf(w->why, sizeof(w->why), "%s", d->reason);
+}
+
 int bg_config_load(const char *path, struct bg_config *c, char *err,
 		   size_t errlen)
 {
 	struct pctx p = { .file = path, .err = err, .errlen = errlen };
+	struct read_why w = { "" };
 	char *buf;
 	size_t len;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	ret = bg_read_file(path, &buf, &len);
+	/* Read as a list is read: a regular file only (a FIFO in its place
+	 * would hang a reload, a device such as /dev/zero never ends) and
+	 * bounded, one byte past the limit telling "too large" apart. */
+	ret = bg_read_list(path, BG_CFG_FILE_MAX + 1ull,
+			   &(struct bg_reporter){ .fn = why_of, .ctx = &w }, &buf,
+			   &len);
+	if (ret == -EFBIG)
+		return bad(&p, 0, "larger than %u bytes: not a config",
+			   BG_CFG_FILE_MAX);
 	if (ret)
-		return fail(&p, ret, 0, "%s", strerror(-ret));
+		return fail(&p, ret, 0, "%s", w.why[0] ? w.why : strerror(-ret));
 	if (len > BG_CFG_FILE_MAX)
 		ret = bad(&p, 0, "larger than %u bytes: not a config",
 			  BG_CFG_FILE_MAX);
