@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A list's URL as bloomgate shows and keeps it: the password of its
+ * userinfo (RFC 3986 section 3.2.1, "http://user:password@host/...") is
+ * replaced by "***" wherever a URL is printed (status, check, agent
+ * --check, the log) or stored (the agent's store). Only the fetch sees the
+ * URL as configured.
+ */
+#ifndef BLOOMGATE_URL_H
+#define BLOOMGATE_URL_H
+
+#include <stddef.h>
+
+/* The text a password becomes. */
+#define BG_URL_SECRET "***"
+
+/*
+ * Writes url into out (at most len bytes, NUL included) with the password
+ * of its userinfo replaced by BG_URL_SECRET ("http://alice:***@host/x"); a
+ * URL without one is copied as it is, as is a string that is no URL (a
+ * path). A userinfo without ':' (a user name alone, or a token used as
+ * one: "https://TOKEN@host/") is secret too: it becomes "***". Returns
+ * out; a result cut short by len still never holds a byte of the secret.
+ */
+char *bg_url_redact(const char *url, char *out, size_t len);
+
+/* 1 when url carries a userinfo (something bg_url_redact() hides). */
+int bg_url_has_secret(const char *url);
+
+#endif
