@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -555,6 +556,71 @@ static int noop_render(void *ctx, FILE *out)
 
 /* Addresses that must be refused, with a message naming the address; and
  * a port in use. */
+/*
+ * Slow clients: 40 connections that send a request a byte at a time and
+ * never finish it (more than the 32 connections the server once allowed,
+ * each kept "active" by its trickle) while a scraper asks every 300 ms:
+ * every scrape is answered, and every trickling client is cut off once
+ * its request is late (the server's deadline), counted by bg_metrics_cut.
+ */
+#define SLOW_CLIENTS 40
+
+static void test_slow_clients(void **state)
+{
+	struct srv_ctx ctx = { 0 };
+	struct bg_metrics_server *s;
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timespec t0, t;
+	int fd[SLOW_CLIENTS], closed[SLOW_CLIENTS] = { 0 }, i, round, nclosed = 0;
+	char err[256] = "";
+	struct resp r;
+
+	(void)state;
+	fill(&ctx.v);
+	s = bg_metrics_start("127.0.0.1:0", srv_render, &ctx, err, sizeof(err));
+	if (!s)
+		fail_msg("bg_metrics_start: %s", err);
+	a.sin_port = htons(bg_metrics_port(s));
+	for (i = 0; i < SLOW_CLIENTS; i++) {
+		fd[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		assert_true(fd[i] >= 0);
+		assert_true(connect(fd[i], (struct sockaddr *)&a, sizeof(a)) == 0 ||
+			    errno == EINPROGRESS);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* 30 rounds of 300 ms: 9 s, past the deadline (5 s) with room */
+	for (round = 0; round < 30; round++) {
+		for (i = 0; i < SLOW_CLIENTS; i++) {
+			const char *req = "GET /metrics HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+			char c = req[round < (int)strlen(req) ? round : (int)strlen(req) - 1];
+			char buf[64];
+			ssize_t n;
+
+			if (closed[i])
+				continue;
+			n = recv(fd[i], buf, sizeof(buf), MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+				closed[i] = 1;
+				nclosed++;
+				continue;
+			}
+			send(fd[i], &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+		request(AF_INET, bg_metrics_port(s), "GET", "/metrics", &r);
+		assert_int_equal(r.status, 200);
+		free(r.headers);
+		usleep(300 * 1000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	assert_true(t.tv_sec - t0.tv_sec >= 6); /* the attack outlasted the deadline */
+	assert_int_equal(nclosed, SLOW_CLIENTS);
+	assert_true(bg_metrics_cut(s) >= SLOW_CLIENTS);
+	for (i = 0; i < SLOW_CLIENTS; i++)
+		close(fd[i]);
+	bg_metrics_stop(s);
+}
+
 static void test_server_errors(void **state)
 {
 	static const char *const bad[] = {
@@ -602,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_promtool),
 		cmocka_unit_test(test_server_ipv4),
 		cmocka_unit_test(test_server_ipv6),
+		cmocka_unit_test(test_slow_clients),
 		cmocka_unit_test(test_server_errors),
 	};
 

@@ -8,8 +8,10 @@
 #include <inttypes.h>
 #include <math.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -496,12 +498,143 @@ int bg_metrics_render(FILE *out, const struct bg_metrics_view *v)
 
 /* ---- The HTTP server --------------------------------------------------- */
 
+/*
+ * Slow clients. A scrape is one short request: a client that has not sent
+ * its whole request within BG_METRICS_DEADLINE_S of connecting is cut off,
+ * however it trickles bytes (libmicrohttpd's own timeout is an idle one,
+ * reset by every byte). Connections are tracked from libmicrohttpd's
+ * connection notifications, and a reaper thread shuts the late ones down
+ * (shutdown(2): libmicrohttpd then sees the socket fail and closes it
+ * itself). Up to BG_METRICS_CONN_MAX connections at once, at most
+ * BG_METRICS_PER_IP_MAX from one address: a scraper on another address
+ * always finds room, and one on the same address finds it within the
+ * deadline.
+ */
+#define BG_METRICS_CONN_MAX 256
+#define BG_METRICS_PER_IP_MAX 128
+#define BG_METRICS_DEADLINE_S 5.0
+#define BG_METRICS_IDLE_S 3
+
+struct conn_slot {
+	int fd; /* -1: free */
+	int answered; /* the request was read: it is being answered */
+	double since; /* monotonic */
+};
+
 struct bg_metrics_server {
 	struct MHD_Daemon *mhd;
 	int (*render)(void *ctx, FILE *out);
 	void *ctx;
 	int port;
+	/* the connections, for the reaper */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct conn_slot conns[BG_METRICS_CONN_MAX + 8];
+	pthread_t reaper;
+	int reaper_on, stopping;
+	uint64_t cut; /* connections cut off at the deadline */
 };
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One slot per connection, found by socket: notify() and on_request()
+ * run on the server's one thread, the reaper on its own. */
+static struct conn_slot *slot_of(struct bg_metrics_server *s, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(s->conns) / sizeof(s->conns[0]); i++)
+		if (s->conns[i].fd == fd)
+			return &s->conns[i];
+	return NULL;
+}
+
+static void notify(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+		   enum MHD_ConnectionNotificationCode code)
+{
+	struct bg_metrics_server *s = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct conn_slot *c;
+	int fd;
+
+	(void)socket_ctx;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci)
+		return;
+	fd = ci->connect_fd;
+	pthread_mutex_lock(&s->lock);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		c = slot_of(s, -1);
+		if (c) {
+			c->fd = fd;
+			c->answered = 0;
+			c->since = mono_s();
+		}
+	} else if ((c = slot_of(s, fd))) {
+		/* before libmicrohttpd closes the socket: the reaper never
+		 * touches a number that may be reused */
+		c->fd = -1;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void mark_answered(struct bg_metrics_server *s, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct conn_slot *c;
+
+	if (!ci)
+		return;
+	pthread_mutex_lock(&s->lock);
+	c = slot_of(s, ci->connect_fd);
+	if (c) {
+		/* the next request on a kept-alive connection gets a deadline
+		 * of its own */
+		c->answered = 1;
+		c->since = mono_s();
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *reap(void *arg)
+{
+	struct bg_metrics_server *s = arg;
+	struct timespec ts;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		double now = mono_s();
+
+		for (i = 0; i < sizeof(s->conns) / sizeof(s->conns[0]); i++) {
+			struct conn_slot *c = &s->conns[i];
+
+			if (c->fd < 0 || now - c->since < BG_METRICS_DEADLINE_S)
+				continue;
+			if (!c->answered) {
+				shutdown(c->fd, SHUT_RDWR);
+				s->cut++;
+			}
+			c->since = now; /* once per deadline */
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 			     const char *text)
@@ -522,7 +655,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 	return ret;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
 				  size_t *upload_size, void **req_cls)
@@ -570,6 +703,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+/* Every request that reaches here was read whole: no deadline for its
+ * answer. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_size, void **req_cls)
+{
+	mark_answered(cls, conn);
+	return handle(cls, conn, url, method, version, upload_data,
+		      upload_size, req_cls);
 }
 
 /*
@@ -680,6 +825,10 @@ struct bg_metrics_server *bg_metrics_start(const char *addr,
 	}
 	s->render = render;
 	s->ctx = ctx;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->wake, NULL);
+	for (size_t i = 0; i < sizeof(s->conns) / sizeof(s->conns[0]); i++)
+		s->conns[i].fd = -1;
 	fd = listen_on(addr, &family, &s->port, err, errlen);
 	if (fd < 0) {
 		free(s);
@@ -697,17 +846,36 @@ struct bg_metrics_server *bg_metrics_start(const char *addr,
 		flags |= MHD_USE_IPv6;
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
 				  MHD_OPTION_LISTEN_SOCKET, fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)32,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+				  MHD_OPTION_CONNECTION_LIMIT,
+				  (unsigned int)BG_METRICS_CONN_MAX,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				  (unsigned int)BG_METRICS_PER_IP_MAX,
+				  MHD_OPTION_CONNECTION_TIMEOUT,
+				  (unsigned int)BG_METRICS_IDLE_S,
+				  MHD_OPTION_NOTIFY_CONNECTION, notify, s,
 				  MHD_OPTION_END);
-	if (!s->mhd) {
+	if (!s->mhd || pthread_create(&s->reaper, NULL, reap, s)) {
 		snprintf(err, errlen, "metrics address %s: could not start the HTTP server",
 			 addr);
-		close(fd);
+		if (s->mhd)
+			MHD_stop_daemon(s->mhd);
+		else
+			close(fd);
 		free(s);
 		return NULL;
 	}
+	s->reaper_on = 1;
 	return s;
+}
+
+uint64_t bg_metrics_cut(struct bg_metrics_server *s)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->cut;
+	pthread_mutex_unlock(&s->lock);
+	return n;
 }
 
 int bg_metrics_port(const struct bg_metrics_server *s)
@@ -721,5 +889,14 @@ void bg_metrics_stop(struct bg_metrics_server *s)
 		return;
 	/* Also closes the listening socket. */
 	MHD_stop_daemon(s->mhd);
+	if (s->reaper_on) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = 1;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->reaper, NULL);
+	}
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->wake);
 	free(s);
 }

@@ -134,6 +134,9 @@ struct bg_metrics_server *bg_metrics_start(const char *addr,
 					   int (*render)(void *ctx, FILE *out),
 					   void *ctx, char *err, size_t errlen);
 /* The TCP port the server listens on (the one chosen, for port 0). */
+/* Connections cut off because their request was not in within the
+ * server's deadline (slow or stuck clients), since the start. */
+uint64_t bg_metrics_cut(struct bg_metrics_server *s);
 int bg_metrics_port(const struct bg_metrics_server *s);
 /* Stops the server (waits for a request in progress) and frees it; NULL
  * is a no-op. */
