@@ -67,8 +67,8 @@ struct bg_config {
 		       bg_fpr_default(confirm) */
 	int confirm; /* the exact stage (load --confirm); default 1 */
 	char *state_dir; /* absolute; default BG_CFG_STATE_DIR */
-	/* "HOST:PORT" (IPv4, [IPv6] or a name; port 1..65535), or NULL: no
-	 * metrics endpoint. Not resolved here. */
+	/* "HOST:PORT" (IPv4, [IPv6] or localhost; port 1..65535), or NULL:
+	 * no metrics endpoint. No name is ever looked up. */
 	char *metrics;
 	/* Flag events as JSON lines: NULL none, "-" stdout, else an absolute
 	 * file path. */
