@@ -36,7 +36,7 @@ const struct bg_cmd cli_agent_cmd = {
 		   "a last good copy of every list (files watched, URLs fetched on\n"
 		   "their interval with conditional GET), rebuilds and swaps the\n"
 		   "filter when one changes, serves Prometheus metrics. The filter\n"
-		   "stays live when the agent stops (cli_fail-static).",
+		   "stays live when the agent stops (fail-static).",
 	.opts = agent_opts, .defaults = &agent_defaults,
 };
 

@@ -54,7 +54,7 @@ static int load_format(void *ctx, const struct bg_opt *o,
 	struct load_ctx *c = ctx;
 
 	(void)o;
-	/* the names in the table are lists.c's: cannot cli_fail */
+	/* the names in the table are lists.c's: cannot fail */
 	if (bg_sources_set_format(c->srcs, v->arg)) {
 		snprintf(err, errlen, "--format: '%s' is unknown", v->arg);
 		return -EINVAL;
@@ -115,7 +115,7 @@ static const struct bg_opt load_opts[] = {
 	  .help = "the exact stage behind the Bloom part",
 	  .off = offsetof(struct load_ctx, confirm) },
 	{ .name = "strict", .type = BG_OPT_FLAG,
-	  .help = "cli_fail on a rejected line, a too-deep subdomain rule or an empty list",
+	  .help = "fail on a rejected line, a too-deep subdomain rule or an empty list",
 	  .off = offsetof(struct load_ctx, strict) },
 	{ .name = "allow-wide", .type = BG_OPT_FLAG,
 	  .help = "load IPv4 prefixes shorter than /8 and IPv6 shorter than /16",
