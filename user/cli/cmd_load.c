@@ -9,6 +9,7 @@
 #include "kern/load.h"
 #include "core/print.h"
 
+#include "agent/instance.h"
 #include "cli/cli.h"
 
 /* ---- load --------------------------------------------------------------- */
@@ -23,6 +24,7 @@ struct load_ctx {
 	int confirm; /* 1: the exact stage (default), 0: --confirm off */
 	unsigned long long max_list_bytes, max_entries;
 	int stdin_taken; /* "-" given: standard input reads once */
+	int force; /* load even when an agent feeds this pin directory */
 };
 
 static const struct load_ctx load_defaults = {
@@ -139,6 +141,10 @@ static const struct bg_opt load_opts[] = {
 	{ .name = "max-entries", .type = BG_OPT_UINT, .metavar = "N",
 	  .help = "refuse lists of more than N entries in all", .min = 1,
 	  .max = INFINITY, .off = offsetof(struct load_ctx, max_entries) },
+	{ .name = "force", .type = BG_OPT_FLAG,
+	  .help = "load even when an agent feeds the filter (its lists stop "
+		  "being enforced until its next rebuild)",
+	  .off = offsetof(struct load_ctx, force) },
 	{ NULL },
 };
 
@@ -215,6 +221,7 @@ int cli_cmd_load(int argc, char **argv)
 	struct bg_blocklist bl;
 	struct bg_sources srcs;
 	struct bg_state st;
+	pid_t agent;
 	int ret;
 
 	bg_sources_init(&srcs);
@@ -229,6 +236,16 @@ int cli_cmd_load(int argc, char **argv)
 		return ret;
 	}
 	bg_state_close(&st);
+	/* The agent's filter is the agent's: a load would silently replace
+	 * its lists (until its next rebuild), while its status and metrics
+	 * still describe its own filter. */
+	if (!c.force && bg_instance_running(&agent)) {
+		bg_sources_free(&srcs);
+		return cli_fail(1, "the agent (pid %ld) feeds this filter (pin "
+				"directory %s): change its lists, or use --force to "
+				"replace its filter until its next rebuild",
+				(long)agent, bg_pin_dir());
+	}
 	o.sources = &srcs;
 	o.strict = c.strict;
 	o.allow_wide = c.allow_wide;
