@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include "core/url.h"
 #include "agent/fetch.h"
 #include "core/sources.h"
 
@@ -486,7 +488,40 @@ struct sink {
 	uint64_t bytes, cap;
 	int over; /* the cap was reached: transfer aborted */
 	int werr; /* errno of a failed write */
+	/* the last response's header block ended (its blank line came): a
+	 * server that closes in the middle of it leaves an "HTTP 200" with
+	 * an empty body, which libcurl reports as a success */
+	int hdr_done;
+	uint64_t hdr_bytes; /* of the last response's headers */
+	char location[512]; /* the last Location header, as sent */
 };
+
+/* Each header line of each response, redirects included. */
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ctx)
+{
+	struct sink *s = ctx;
+	size_t len = size * nmemb;
+
+	if (len >= 5 && !memcmp(p, "HTTP/", 5)) {
+		s->hdr_done = 0; /* a new response */
+		s->hdr_bytes = 0;
+	}
+	s->hdr_bytes += len;
+	if (len > 9 && !strncasecmp(p, "Location:", 9)) {
+		const char *v = p + 9;
+		size_t n;
+
+		while (v < p + len && (*v == ' ' || *v == '\t'))
+			v++;
+		n = (size_t)(p + len - v);
+		while (n && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
+			n--;
+		snprintf(s->location, sizeof(s->location), "%.*s", (int)n, v);
+	}
+	if ((len == 2 && p[0] == '\r' && p[1] == '\n') || (len == 1 && p[0] == '\n'))
+		s->hdr_done = 1;
+	return len;
+}
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ctx)
 {
@@ -608,6 +643,8 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	curl_easy_setopt(s.h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(s.h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(s.h, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(s.h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(s.h, CURLOPT_HEADERDATA, &s);
 	curl_easy_setopt(s.h, CURLOPT_ERRORBUFFER, errbuf);
 	/* a Content-Length above the cap is refused before any byte; the
 	 * decoded body is capped by on_body() */
@@ -620,9 +657,25 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	r->http_status = (int)status;
 	r->bytes = s.bytes;
 
-	if (status && (status < 200 || status >= 300) && status != 304 &&
-	    rc != CURLE_TOO_MANY_REDIRECTS) {
+	if (rc == CURLE_TOO_MANY_REDIRECTS || rc == CURLE_UNSUPPORTED_PROTOCOL) {
+		/* say where the refused redirect pointed (its password hidden) */
+		char *to = NULL, shown[512];
+
+		/* libcurl's own idea of the target, or the header as sent */
+		curl_easy_getinfo(s.h, CURLINFO_REDIRECT_URL, &to);
+		if (!to && s.location[0])
+			to = s.location;
+		if (to)
+			fail(r, "redirect to %s refused: %s",
+			     bg_url_redact(to, shown, sizeof(shown)),
+			     errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		else
+			fail(r, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	} else if (status && (status < 200 || status >= 300) && status != 304) {
 		fail(r, "HTTP %ld", status);
+	} else if (rc == CURLE_OK && !s.hdr_done) {
+		fail(r, "the connection closed in the response's headers "
+			"(after %" PRIu64 " bytes of them)", s.hdr_bytes);
 	} else if (s.over || rc == CURLE_FILESIZE_EXCEEDED) {
 		fail(r, "body larger than %" PRIu64 " bytes", src->max_bytes);
 	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
