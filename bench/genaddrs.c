@@ -16,8 +16,9 @@
  * same seed, and a list of N lines is the first N lines of any longer one.
  *
  * Output is formatted from two tables of "0." .. "255." and "0\n" ..
- * "255\n" into a 1 MiB buffer written with write(2): over 50M lines a
- * second on one core.
+ * "255\n" into a 1 MiB buffer written with write(2): about 200M lines a
+ * second into /dev/null on one core here; into a new file on disk the
+ * kernel's page-cache writes bound it (100M lines, 1.4 GB: 0.7-3.3 s).
  */
 #include <errno.h>
 #include <stdint.h>

@@ -3,7 +3,8 @@
 # regenerates docs/BENCHMARKS.md from the template below plus the tables the
 # benchmark prints. Nothing in the tables is typed by hand.
 #
-#   ./bench/run.sh                 full run (about 3 minutes here), writes the doc
+#   ./bench/run.sh                 full run (about 3 minutes here, plus about 7 for
+#                                  the scale section), writes the doc
 #   ./bench/run.sh --quick         any bench options (see build/bench --help);
 #                                  the doc is left alone unless BENCH_DOC=1
 #   ./bench/run.sh --only dns      one section (addr, cidr, dns, confirm, agent, scale,
@@ -15,7 +16,7 @@
 # XDP, and runs after build/bench's sections. --quick gives it a small list.
 # The section "scale" is bench/scale.sh (`bloomgate load` and the agent at
 # 1M, 10M and 100M keys: times, memory, the store, the control socket's
-# answers during a rebuild; about 15 minutes); it runs after "agent", and
+# answers during a rebuild; about 7 minutes here); it runs after "agent", and
 # --quick gives it 100k and 1M keys.
 # The section "e2e" is bench/e2e.sh (live frames into a veth pair: bloomgate
 # against the bare verdicts and the one-cache-line floor); it runs last,
