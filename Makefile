@@ -73,11 +73,13 @@ TEST_HELPERS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/too
 BENCH_BPF := $(BUILD)/bench.bpf.o
 BENCH_SKEL := $(BUILD)/bench.skel.h
 # bench/main.c and one file per section; bench.h is shared with the BPF side
-BENCH_SRCS := $(filter-out %.bpf.c bench/livegen.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out %.bpf.c bench/livegen.c bench/genaddrs.c bench/ctlprobe.c,$(wildcard bench/*.c))
 BENCH_HDRS := $(wildcard bench/*.h)
 $(BENCH_BPF): bench/bench.h
 # the end-to-end section's live-frames generator (bench/e2e.sh), a tool of its own
 LIVEGEN := $(BUILD)/livegen
+# the scale section's (bench/scale.sh) list generator and control-socket probe
+SCALE_TOOLS := $(BUILD)/genaddrs $(BUILD)/ctlprobe
 
 .PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean fuzz
 all: $(BUILD)/bloomgate
@@ -192,6 +194,11 @@ $(LIVEGEN): bench/livegen.c $(BUILD)/livegen.skel.h
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(BINDEP) $< -lbpf -lelf -lz -o $@
 
+$(SCALE_TOOLS): $(BUILD)/%: bench/%.c
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPFT_BINS) $(TEST_HELPERS) $(FUZZ_BINS)
 	$(Q)./tests/run.sh
@@ -212,7 +219,7 @@ demo-agent: deps
 	$(Q)./scripts/demo-agent.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/tests/httpd $(LIVEGEN)
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/tests/httpd $(LIVEGEN) $(SCALE_TOOLS)
 	$(Q)./bench/run.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's

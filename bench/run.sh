@@ -3,16 +3,21 @@
 # regenerates docs/BENCHMARKS.md from the template below plus the tables the
 # benchmark prints. Nothing in the tables is typed by hand.
 #
-#   ./bench/run.sh                 full run (about 3 minutes here), writes the doc
+#   ./bench/run.sh                 full run (about 3 minutes here, plus about 7 for
+#                                  the scale section), writes the doc
 #   ./bench/run.sh --quick         any bench options (see build/bench --help);
 #                                  the doc is left alone unless BENCH_DOC=1
-#   ./bench/run.sh --only dns      one section (addr, cidr, dns, confirm, agent, e2e;
-#                                  comma list)
+#   ./bench/run.sh --only dns      one section (addr, cidr, dns, confirm, agent, scale,
+#                                  e2e; comma list)
 #   make bench BENCH_ARGS=--quick  the same through make
 #
 # The section "agent" is bench/agent.sh (the agent's way from a changed list
 # to the datapath, its memory): it builds a network namespace and attaches
 # XDP, and runs after build/bench's sections. --quick gives it a small list.
+# The section "scale" is bench/scale.sh (`bloomgate load` and the agent at
+# 1M, 10M and 100M keys: times, memory, the store, the control socket's
+# answers during a rebuild; about 7 minutes here); it runs after "agent", and
+# --quick gives it 100k and 1M keys.
 # The section "e2e" is bench/e2e.sh (live frames into a veth pair: bloomgate
 # against the bare verdicts and the one-cache-line floor); it runs last,
 # with the same --quick.
@@ -77,9 +82,9 @@ machine() {
 	echo "- Tree: $commit; run $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
 
-# "agent" and "e2e" are this script's sections, not the binary's: take them
+# "agent", "scale" and "e2e" are this script's sections, not the binary's: take them
 # out of --only (or -S); when they were the only ones, the binary does not run.
-run_bench=1 run_agent=1 run_e2e=1 agent_args=() bench_args=()
+run_bench=1 run_agent=1 run_scale=1 run_e2e=1 agent_args=() bench_args=()
 i=0
 while [ $i -lt ${#args[@]} ]; do
 	a=${args[$i]}
@@ -98,8 +103,9 @@ while [ $i -lt ${#args[@]} ]; do
 	esac
 	if [ -n "$only" ]; then
 		case ",$only," in *,agent,*) ;; *) run_agent=0 ;; esac
+		case ",$only," in *,scale,*) ;; *) run_scale=0 ;; esac
 		case ",$only," in *,e2e,*) ;; *) run_e2e=0 ;; esac
-		rest=$(echo ",$only," | sed 's/,agent,/,/g; s/,e2e,/,/g; s/^,*//; s/,*$//')
+		rest=$(echo ",$only," | sed 's/,agent,/,/g; s/,scale,/,/g; s/,e2e,/,/g; s/^,*//; s/,*$//')
 		if [ -n "$rest" ]; then bench_args+=(--only "$rest"); else run_bench=0; fi
 	fi
 	i=$((i + 1))
@@ -113,6 +119,15 @@ cmd="$BIN${bench_args[*]:+ ${bench_args[*]}}"
 [ "$run_bench" = 1 ] || cmd=
 if [ "$run_agent" = 1 ]; then
 	cmd="${cmd:+$cmd; }bench/agent.sh${agent_args[*]:+ ${agent_args[*]}}"
+fi
+if [ "$run_scale" = 1 ]; then
+	for f in genaddrs ctlprobe; do
+		if [ ! -x "$BUILD/$f" ]; then
+			echo "run.sh: $BUILD/$f is missing (the scale section's tool); run 'make bench'" >&2
+			exit 1
+		fi
+	done
+	cmd="${cmd:+$cmd; }bench/scale.sh${agent_args[*]:+ ${agent_args[*]}}"
 fi
 if [ "$run_e2e" = 1 ]; then
 	if [ ! -x "$BUILD/livegen" ]; then
@@ -157,6 +172,14 @@ if [ "$run_agent" = 1 ]; then
 	BUILD=$BUILD ./bench/agent.sh "${agent_args[@]}" | tee -a "$out" || status=$?
 	if [ "$status" -ne 0 ]; then
 		echo "run.sh: bench/agent.sh failed (exit $status); $DOC not updated" >&2
+		exit "$status"
+	fi
+fi
+if [ "$run_scale" = 1 ]; then
+	echo | tee -a "$out"
+	BUILD=$BUILD ./bench/scale.sh "${agent_args[@]}" | tee -a "$out" || status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "run.sh: bench/scale.sh failed (exit $status); $DOC not updated" >&2
 		exit "$status"
 	fi
 fi
@@ -350,6 +373,33 @@ the benchmark instead.
   whose cost on the shared cores would be the server's), refresh 1 s.
   Memory is `VmRSS`/`VmHWM` from `/proc/PID/status`, one second after the
   first rebuild's timing line (the store is written by then).
+- **Scale** (section "Scale", `bench/scale.sh`). The control plane at 1M,
+  10M and 100M keys (`SCALE_SIZES`), each figure the median over
+  `SCALE_ROUNDS` rounds (default 3). Lists: distinct random IPv4 /32
+  addresses from `build/genaddrs` (bench/genaddrs.c: a fixed bijection of
+  a 32-bit counter from a fixed seed, 0.0.0.0/8, 127.0.0.0/8 and
+  224.0.0.0/3 skipped), written to /tmp just before use. `bloomgate load`
+  with its defaults (the exact stage on), bloomgate attached in skb mode to
+  a veth in a network namespace of the script's own, pins under
+  `/sys/fs/bpf/bgscale`: the wall time around the command, load's own
+  `time:` line (parse, plan + build as one figure, swap), its peak RSS (GNU
+  time's maximum resident set, the kernel's rusage) and the filter map's
+  bytes from its `memory:` line, so that the memory beyond the map shows.
+  Then `bloomgate agent` (1M and 10M; 100M with `SCALE_AGENT_100M=1`), a
+  new one each round on an empty state directory with one `path:` list,
+  `debounce: 0ms` and `/metrics` on: from its start to the first filter
+  live (its timing line's "live at"), that line's stages and its store
+  write, the state directory's bytes on disk but the lists' copies (the
+  SQLite database, its WAL and shared-memory index, `filter.json`), the
+  agent's VmHWM, and `bloomgate check` of a listed address timed around
+  the command with the agent idle. Then the list replaced by rename with
+  one address added: the mv to the rebuild's "live at", to the first
+  `bloomgate check NEWADDR` that says match (polled every 10 ms), and the
+  rebuild's store write; meanwhile `build/ctlprobe` (bench/ctlprobe.c)
+  sends `status` on the agent's control socket and `GET /metrics`, each in
+  a closed loop every 20 ms with a 5 s timeout per request, from the mv to
+  0.1 s after the rebuild's timing line: p50, p99 and max of the answered
+  requests, the timeouts, and the longest stretch with no answer.
 - **End to end** (section "End to end", `bench/e2e.sh`). Live frames
   (`BPF_F_TEST_XDP_LIVE_FRAMES`) from the project's own generator
   (`build/livegen`, bench/livegen.c and bench/livegen.bpf.c) redirected into

@@ -15,6 +15,8 @@
 # "command:package", one per line. Commands from Essential packages
 # (coreutils, grep, sed, findutils, util-linux, bash, mawk) are listed too:
 # the scripts call them, and a stripped container may still lack them.
+# A command named by its path (/usr/bin/time) is one whose bare name is
+# a shell keyword or builtin: `command -v time` succeeds without GNU time.
 BG_CMD_PKGS='
 make:make
 cc:gcc
@@ -73,6 +75,7 @@ cp:coreutils
 tail:coreutils
 du:coreutils
 stat:coreutils
+/usr/bin/time:time
 '
 
 # The package that provides CMD ("unknown" when the table does not know it). Plain
