@@ -802,7 +802,9 @@ static void keysrc_init(struct keysrc *s, const struct bg_filter_params *p,
 	}
 	for (l = p->short6_below; l <= 128; l++) {
 		t = cpe_target(p->len6, p->n6, l);
-		if (t >= l) {
+		/* lengths the list has expand by at most 2^BG_CPE_MAX_BITS;
+		 * the others are never asked for */
+		if (t >= l && t - l <= BG_CPE_MAX_BITS) {
 			s->t6[l] = (uint8_t)t;
 			s->cnt6[l] = 1U << (t - l);
 		}
@@ -928,7 +930,7 @@ struct pass {
 
 /* The next pass from item *at on (advanced past it). */
 static void pass_next(const struct keysrc *s, size_t *at, struct pass *ps,
-		      __u16 *depths, struct bg_block *elem)
+		      size_t pass_keys, __u16 *depths, struct bg_block *elem)
 {
 	size_t i = *at, keys = 0, c = 0;
 
@@ -943,8 +945,8 @@ static void pass_next(const struct keysrc *s, size_t *at, struct pass *ps,
 		i++;
 		keys += k;
 		/* the key that fills it ends the pass: at most
-		 * BG_BUILD_PASS_KEYS plus one prefix's expansion */
-		if (keys >= BG_BUILD_PASS_KEYS)
+		 * pass_keys plus one prefix's expansion */
+		if (keys >= pass_keys)
 			break;
 	}
 	ps->chk_item[c] = i;
@@ -1239,9 +1241,9 @@ static void fp_pass(struct build *bd)
 	}
 }
 
-int bg_filter_build_mt(void *mem, const struct bg_filter_params *p,
+int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,
 		       uint64_t seed, const struct bg_blocklist *bl,
-		       unsigned int threads)
+		       unsigned int threads, size_t pass_keys)
 {
 	const struct bg_list *block = &bl->block, *allow = &bl->allow;
 	struct bg_filter_header *hdr = mem;
@@ -1264,7 +1266,9 @@ int bg_filter_build_mt(void *mem, const struct bg_filter_params *p,
 	bd->ps.chk_item = malloc(nchk * sizeof(size_t));
 	bd->ps.chk_off = malloc(nchk * sizeof(size_t));
 	/* one pass's hashes, one prefix's expansion past the bound at most */
-	bd->h = malloc((size_t)(p->n < BG_BUILD_PASS_KEYS ? p->n : BG_BUILD_PASS_KEYS) *
+	if (!pass_keys)
+		pass_keys = BG_BUILD_PASS_KEYS;
+	bd->h = malloc((size_t)(p->n < pass_keys ? p->n : pass_keys) *
 		       sizeof(uint64_t) + (sizeof(uint64_t) << 16));
 	if (p->fp_nbuckets) {
 		bd->fp.nb = p->fp_nbuckets;
@@ -1301,7 +1305,7 @@ int bg_filter_build_mt(void *mem, const struct bg_filter_params *p,
 	hdr->short6_n = p->short6_n;
 
 	while (at < s.n && !bd->nomem && !bd->fp.failed) {
-		pass_next(&s, &at, &bd->ps, &depths, elem);
+		pass_next(&s, &at, &bd->ps, pass_keys, &depths, elem);
 		if (!bd->ps.nkeys)
 			continue;
 		bg_par_run(bd->nt, job_hash, bd);
@@ -1335,6 +1339,13 @@ out:
 	free(bd->fp.cnt);
 	free(bd);
 	return ret;
+}
+
+int bg_filter_build_mt(void *mem, const struct bg_filter_params *p,
+		       uint64_t seed, const struct bg_blocklist *bl,
+		       unsigned int threads)
+{
+	return bg_filter_build_ex(mem, p, seed, bl, threads, BG_BUILD_PASS_KEYS);
 }
 
 int bg_filter_build(void *mem, const struct bg_filter_params *p,

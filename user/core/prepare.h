@@ -56,6 +56,9 @@ struct bg_load_opts {
 	 * fails at BG_STAGE_PARSE (-EFBIG, -E2BIG). */
 	uint64_t max_list_bytes;
 	uint64_t max_entries;
+	/* Threads of the parse and the build (0: every online CPU, at most
+	 * BG_PARSE_WORKERS_MAX); the filter is the same with any number. */
+	unsigned int threads;
 };
 
 /*
