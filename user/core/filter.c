@@ -1042,14 +1042,24 @@ static void fp_insert(struct fp_build *t, uint64_t h2)
  * American flag sort's one level); bins[d] .. bins[d + 1] is bin d. */
 enum { DIGIT_BLOCK, DIGIT_TOP };
 static inline __attribute__((always_inline)) uint32_t
-digit_of(uint64_t v, int how, uint32_t nblocks)
+digit_of(uint64_t v, int how, uint32_t nblocks, int shift)
 {
 	if (how == DIGIT_TOP)
 		return (uint32_t)(v >> 56);
-	/* the bin of the Bloom block: bins never share a block, so two
-	 * threads filling two bins never write one cache line */
-	return (uint32_t)(((uint64_t)bg_bloom_block(v, nblocks) * BG_BUILD_BINS) /
-			  nblocks);
+	/* the bin of the Bloom block (a shift, not a division: twice a key):
+	 * bins never share a block, so two threads filling two bins never
+	 * write one cache line */
+	return bg_bloom_block(v, nblocks) >> shift;
+}
+
+/* The shift that makes a block index a bin below BG_BUILD_BINS. */
+static int block_shift(uint32_t nblocks)
+{
+	int s = 0;
+
+	while (nblocks && ((nblocks - 1) >> s) >= BG_BUILD_BINS)
+		s++;
+	return s;
 }
 
 static inline __attribute__((always_inline)) void
@@ -1057,11 +1067,12 @@ partition(uint64_t *v, size_t n, int how, uint32_t nblocks,
 	  size_t bins[BG_BUILD_BINS + 1])
 {
 	size_t next[BG_BUILD_BINS], i;
+	int shift = block_shift(nblocks);
 	uint32_t d;
 
 	memset(bins, 0, sizeof(size_t) * (BG_BUILD_BINS + 1));
 	for (i = 0; i < n; i++)
-		bins[digit_of(v[i], how, nblocks) + 1]++;
+		bins[digit_of(v[i], how, nblocks, shift) + 1]++;
 	for (d = 0; d < BG_BUILD_BINS; d++) {
 		bins[d + 1] += bins[d];
 		next[d] = bins[d];
@@ -1069,7 +1080,7 @@ partition(uint64_t *v, size_t n, int how, uint32_t nblocks,
 	for (d = 0; d < BG_BUILD_BINS; d++) {
 		while (next[d] < bins[d + 1]) {
 			uint64_t x = v[next[d]];
-			uint32_t e = digit_of(x, how, nblocks);
+			uint32_t e = digit_of(x, how, nblocks, shift);
 
 			/* cycle x to its bin until one that belongs here */
 			while (e != d) {
@@ -1077,7 +1088,7 @@ partition(uint64_t *v, size_t n, int how, uint32_t nblocks,
 
 				v[next[e]++] = x;
 				x = y;
-				e = digit_of(x, how, nblocks);
+				e = digit_of(x, how, nblocks, shift);
 			}
 			v[next[d]++] = x;
 		}
