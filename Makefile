@@ -148,7 +148,7 @@ UNIT_LIBBPF := abi
 # reference)
 FUZZ_LIB_SRCS := user/core/io.c user/core/ip.c user/core/format.c \
 		 user/core/wire.c user/core/lists.c user/core/domains.c \
-		 user/core/sources.c
+		 user/core/sources.c user/core/par.c
 FUZZ_LIB := $(BUILD)/fuzz/libbloomgate-fuzz.a
 $(BUILD)/fuzz/user/%.o: user/%.c
 	$(call msg,CC,$@)
