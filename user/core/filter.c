@@ -1095,49 +1095,56 @@ partition(uint64_t *v, size_t n, int how, uint32_t nblocks,
 	}
 }
 
-/* Sorts v[0, n) ascending with tmp (n values): LSD radix over the seven
- * low bytes (a bin's values share the top one). */
-static void sort_bin(uint64_t *v, size_t n, uint64_t *tmp)
+/* Sorts v[0, n) ascending with tmp (n values) and cnt (1 << BG_SORT_BITS
+ * counters). The values of a bin share their top byte and are uniform
+ * below it (hashes): one counting sort on the next log2(n) bits leaves
+ * about one value a bucket, and an insertion sort finishes what is left
+ * out of order (the values of one bucket). Four steps a value where a
+ * radix sort of the seven bytes took fourteen. */
+#define BG_SORT_BITS 16
+static void insertion_sort(uint64_t *v, size_t n)
 {
-	size_t cnt[7][256], i;
-	uint64_t *src = v, *dst = tmp, *sw;
-	int b, j;
+	size_t i;
 
-	if (n < 32) { /* insertion sort */
-		for (i = 1; i < n; i++) {
-			uint64_t x = v[i];
-			size_t k = i;
+	for (i = 1; i < n; i++) {
+		uint64_t x = v[i];
+		size_t k = i;
 
-			while (k && v[k - 1] > x) {
-				v[k] = v[k - 1];
-				k--;
-			}
-			v[k] = x;
+		while (k && v[k - 1] > x) {
+			v[k] = v[k - 1];
+			k--;
 		}
+		v[k] = x;
+	}
+}
+
+static void sort_bin(uint64_t *v, size_t n, uint64_t *tmp, uint32_t *cnt)
+{
+	int bits, sh;
+	uint32_t mask, sum = 0, t;
+	size_t i;
+
+	if (n < 32) {
+		insertion_sort(v, n);
 		return;
 	}
-	memset(cnt, 0, sizeof(cnt));
+	bits = 64 - __builtin_clzll((unsigned long long)n);
+	if (bits > BG_SORT_BITS)
+		bits = BG_SORT_BITS;
+	sh = 56 - bits;
+	mask = (1U << bits) - 1;
+	memset(cnt, 0, sizeof(*cnt) << bits);
 	for (i = 0; i < n; i++)
-		for (b = 0; b < 7; b++)
-			cnt[b][(v[i] >> (8 * b)) & 255]++;
-	for (b = 0; b < 7; b++) {
-		size_t sum = 0, t;
-
-		if (cnt[b][(v[0] >> (8 * b)) & 255] == n)
-			continue; /* the same byte everywhere */
-		for (j = 0; j < 256; j++) {
-			t = cnt[b][j];
-			cnt[b][j] = sum;
-			sum += t;
-		}
-		for (i = 0; i < n; i++)
-			dst[cnt[b][(src[i] >> (8 * b)) & 255]++] = src[i];
-		sw = src;
-		src = dst;
-		dst = sw;
+		cnt[(v[i] >> sh) & mask]++;
+	for (i = 0; i <= mask; i++) {
+		t = cnt[i];
+		cnt[i] = sum;
+		sum += t;
 	}
-	if (src != v)
-		memcpy(v, src, n * sizeof(*v));
+	for (i = 0; i < n; i++)
+		tmp[cnt[(v[i] >> sh) & mask]++] = v[i];
+	memcpy(v, tmp, n * sizeof(*v));
+	insertion_sort(v, n);
 }
 
 struct build {
@@ -1199,6 +1206,7 @@ static void job_h2(void *ctx, unsigned int t)
 	struct build *bd = ctx;
 	uint64_t *v = bd->h + bd->lo[t], *tmp;
 	size_t n = bd->lo[t + 1] - bd->lo[t], i, max = 0;
+	uint32_t *cnt;
 	uint64_t seed = bd->s->seed;
 	size_t *bins = bd->bins[t];
 	uint32_t d;
@@ -1210,13 +1218,17 @@ static void job_h2(void *ctx, unsigned int t)
 		if (bins[d + 1] - bins[d] > max)
 			max = bins[d + 1] - bins[d];
 	tmp = malloc((max ? max : 1) * sizeof(*tmp));
-	if (!tmp) {
+	cnt = malloc(sizeof(*cnt) << BG_SORT_BITS);
+	if (!tmp || !cnt) {
+		free(tmp);
+		free(cnt);
 		bd->nomem = 1;
 		return;
 	}
 	for (d = 0; d < BG_BUILD_BINS; d++)
-		sort_bin(v + bins[d], bins[d + 1] - bins[d], tmp);
+		sort_bin(v + bins[d], bins[d + 1] - bins[d], tmp, cnt);
 	free(tmp);
+	free(cnt);
 }
 
 /* One thread: the pass's h2 into the stage in ascending order, the
