@@ -18,7 +18,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 # The core links without libbpf and libxdp; the kernel part needs them.
 # fetch.c: libcurl for URLs, libcrypto for SHA-256 of a copy.
-CORE_LDLIBS := -ljson-c -lyaml -lm -lmicrohttpd -lcurl -lcrypto -lsqlite3
+CORE_LDLIBS := -lpthread -ljson-c -lyaml -lm -lmicrohttpd -lcurl -lcrypto -lsqlite3
 KERN_LDLIBS := -lxdp -lbpf -lelf -lz -lsystemd -lpthread
 LDLIBS   := $(KERN_LDLIBS) $(CORE_LDLIBS)
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \
@@ -150,7 +150,7 @@ UNIT_LIBBPF := abi
 # reference)
 FUZZ_LIB_SRCS := user/core/io.c user/core/ip.c user/core/format.c \
 		 user/core/wire.c user/core/lists.c user/core/domains.c \
-		 user/core/sources.c
+		 user/core/sources.c user/core/par.c
 FUZZ_LIB := $(BUILD)/fuzz/libbloomgate-fuzz.a
 $(BUILD)/fuzz/user/%.o: user/%.c
 	$(call msg,CC,$@)

@@ -817,6 +817,177 @@ static void test_prepare_entries(void **state)
 	assert_string_equal(seen.text, want);
 }
 
+/* A list big enough to be parsed in pieces on two threads: entries come
+ * from both workers, each worker's in line order, every accepted line
+ * once with its line number and byte offset in the file; the reports are
+ * those of a parse of the whole buffer, in line order. */
+struct pieces_seen {
+	const char *buf;
+	const size_t *line_off; /* by line number */
+	size_t nlines;
+	size_t n[BG_PARSE_WORKERS_MAX], last[BG_PARSE_WORKERS_MAX];
+	size_t bad[BG_PARSE_WORKERS_MAX];
+	unsigned char *hit; /* by line number */
+};
+
+/* Called on the workers' threads: cmocka's asserts must not run there, so
+ * what is wrong is counted per worker (calls of one worker never overlap)
+ * and asserted after the parse. */
+static void on_piece_entry(void *ctx, unsigned int worker,
+			   const struct bg_entry_ref *e)
+{
+	struct pieces_seen *s = ctx;
+	char key[64], tok[64];
+	const char *t;
+	size_t n;
+	int ok = 1;
+
+	if (worker >= BG_PARSE_WORKERS_MAX) {
+		s->bad[0]++;
+		return;
+	}
+	ok &= e->line > s->last[worker]; /* in line order */
+	s->last[worker] = e->line;
+	s->n[worker]++;
+	if (!ok || e->line < 1 || e->line > s->nlines ||
+	    e->line_off != s->line_off[e->line] || s->hit[e->line]) {
+		s->bad[worker]++;
+		return;
+	}
+	s->hit[e->line] = 1;
+	/* the line's bytes, without its end, start with the key's text */
+	t = s->buf + e->line_off;
+	n = strcspn(t, " #\r\n");
+	if (n >= sizeof(tok) || e->line_len < n ||
+	    (t[e->line_len] != '\n' && t[e->line_len] != '\r')) {
+		s->bad[worker]++;
+		return;
+	}
+	memcpy(tok, t, n);
+	tok[n] = '\0';
+	if (e->kind == BG_KEY_IPV4)
+		inet_ntop(AF_INET, &((const struct bg_key4 *)e->key)->addr, key,
+			  sizeof(key));
+	else
+		inet_ntop(AF_INET6, ((const struct bg_key6 *)e->key)->addr, key,
+			  sizeof(key));
+	if (strcmp(key, tok))
+		s->bad[worker]++;
+}
+
+/* Every report, printed, in order: a growing buffer. */
+struct seen_big {
+	char *text;
+	size_t len, n;
+};
+
+static void on_diag_big(void *ctx, const struct bg_diag *d)
+{
+	struct seen_big *s = ctx;
+	char line[512];
+	FILE *f = fmemopen(line, sizeof(line), "w");
+	size_t n;
+
+	assert_non_null(f);
+	bg_diag_print(f, d);
+	n = (size_t)ftell(f);
+	fclose(f);
+	s->text = realloc(s->text, s->len + n + 1);
+	assert_non_null(s->text);
+	memcpy(s->text + s->len, line, n);
+	s->len += n;
+	s->text[s->len] = '\0';
+	s->n++;
+}
+
+static void test_prepare_entries_pieces(void **state)
+{
+	const size_t lines = 400000;
+	struct pieces_seen seen = { 0 };
+	struct seen_big d1 = { 0 }, d2 = { 0 };
+	struct bg_load_opts o = { .entry = on_piece_entry, .entry_ctx = &seen,
+				  .diag = on_diag_big, .diag_ctx = &d1,
+				  .threads = 2 };
+	struct bg_list_opts lo = { .diag = on_diag_big, .diag_ctx = &d2 };
+	struct bg_load_report r;
+	struct bg_blocklist bl;
+	struct bg_sources srcs;
+	struct bg_list whole;
+	size_t *off, i, len = 0, accepted = 0, rejects = 0;
+	char *buf, path[300];
+	FILE *f;
+
+	(void)state;
+	buf = malloc(lines * 48);
+	off = calloc(lines + 2, sizeof(*off));
+	seen.hit = calloc(lines + 2, 1);
+	assert_non_null(buf);
+	assert_non_null(off);
+	assert_non_null(seen.hit);
+	for (i = 1; i <= lines; i++) {
+		uint32_t a = (uint32_t)(i * 2654435761u);
+
+		off[i] = len;
+		/* a rejected line every 5001 lines: more than BG_LOAD_DIAGS_MAX, in both pieces */
+		if (i % 5001 == 0) {
+			len += (size_t)sprintf(buf + len, "bad %zu\n", i);
+			rejects++;
+		} else if (i % 1009 == 0) {
+			len += (size_t)sprintf(buf + len, "# c\n");
+		} else if (i % 503 == 0) {
+			len += (size_t)sprintf(buf + len, "2001:db8:%zx::%zx\r\n",
+					       (i >> 16) + 1, i & 0xffff);
+			accepted++;
+		} else {
+			len += (size_t)sprintf(buf + len, "%u.%u.%u.%u # x\n", a >> 24,
+					       (a >> 16) & 255, (a >> 8) & 255,
+					       a & 255);
+			accepted++;
+		}
+	}
+	assert_true(len > (4 << 20)); /* parsed in pieces */
+	seen.buf = buf;
+	seen.line_off = off;
+	seen.nlines = lines;
+	snprintf(path, sizeof(path), "%s/pieces.txt", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+
+	bg_sources_init(&srcs);
+	add(&srcs, path, "addr", 0, 0);
+	o.sources = &srcs;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	assert_int_equal(seen.bad[0], 0);
+	assert_int_equal(seen.bad[1], 0);
+	assert_true(seen.n[0] > 0 && seen.n[1] > 0); /* both workers */
+	assert_int_equal(seen.n[0] + seen.n[1], accepted);
+	assert_int_equal(r.block.rejected, rejects);
+	assert_int_equal(r.block.lines, lines);
+	/* the reports of the whole buffer parsed on one thread, in order
+	 * (the first BG_LOAD_DIAGS_MAX kept by the report too) */
+	bg_list_init(&whole);
+	lo.report = NULL;
+	snprintf(path, sizeof(path), "%s/pieces.txt", dir);
+	assert_int_equal(bg_list_parse_buf(&whole, path, buf, len, &lo), 0);
+	assert_int_equal(d1.n, d2.n);
+	assert_string_equal(d1.text, d2.text);
+	assert_int_equal(r.diags[0].line, 5001);
+	assert_int_equal(r.diags[BG_LOAD_DIAGS_MAX - 1].line,
+			 5001 * BG_LOAD_DIAGS_MAX);
+	bg_list_free(&whole);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	bg_sources_free(&srcs);
+	free(buf);
+	free(off);
+	free(seen.hit);
+	free(d1.text);
+	free(d2.text);
+}
+
 static void test_explain(void **state)
 {
 	const char *a = write_list("xa.txt", "192.0.2.0/24 # docs\n2001:db8::1\n");
@@ -947,6 +1118,7 @@ int main(void)
 		cmocka_unit_test(test_prepare_max_bytes),
 		cmocka_unit_test(test_prepare_max_entries),
 		cmocka_unit_test(test_prepare_entries),
+		cmocka_unit_test(test_prepare_entries_pieces),
 		cmocka_unit_test(test_explain),
 	};
 

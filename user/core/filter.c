@@ -18,6 +18,7 @@
 #include "bloomgate/dns.h"
 #include "core/domains.h"
 #include "core/filter.h"
+#include "core/par.h"
 
 /* P(d distinct positions | k draws from BG_BLOCK_BITS), by recurrence. */
 static void distinct_dist(uint32_t k, double *pd /* [BG_K_MAX + 1] */)
@@ -437,9 +438,6 @@ static uint32_t elems(uint32_t n, uint32_t per)
 	return (n + per - 1) / per;
 }
 
-struct build;
-static void insert(struct build *bd, __u64 h);
-
 /* ---- Domain names --------------------------------------------------------
  * An exact rule is one key (EXACT of the name), a subdomains rule one
  * (SUBS), a name-and-subdomains rule both. The datapath probes SUBS keys
@@ -547,31 +545,6 @@ static uint32_t build_allow_names(__u64 *out, const struct bg_filter_params *p,
 	return (uint32_t)w;
 }
 
-/* Inserts the block rules' name keys; returns the subs_depths mask of the
- * SUBS keys inserted. */
-static __u16 build_names(struct build *bd, uint64_t seed,
-			 const struct bg_names *names)
-{
-	__u64 suf[BG_DNS_LABELS_MAX + 1], exact;
-	__u16 depths = 0;
-	size_t i;
-	int n;
-
-	for (i = 0; names && i < names->n; i++) {
-		const struct bg_name *e = &names->v[i];
-
-		if (e->allow || bg_name_hashes(e->name, seed, &exact, suf, &n))
-			continue;
-		if (e->kind != BG_NAME_SUBS)
-			insert(bd, bg_name_key_hash(BG_KEY_NAME_EXACT, exact, seed));
-		if (e->kind != BG_NAME_EXACT && n <= BG_DNS_SUFFIX_MAX) {
-			insert(bd, bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], seed));
-			depths |= (__u16)(1U << n);
-		}
-	}
-	return depths;
-}
-
 /* The Bloom probes a lookup makes at most: the false-positive target is
  * per address or query, and each probe is a chance of a false positive. */
 static int plan_probes(const struct bg_filter_params *p)
@@ -619,78 +592,6 @@ static void plan_stage(struct bg_filter_params *p, int probes)
 	if (p->fp_nbuckets)
 		per_probe *= 2.0 * BG_FP_PER_BUCKET * p->fp_load * ldexp(1.0, -32);
 	p->predicted_confirmed = 1.0 - pow(1.0 - per_probe, probes);
-}
-
-/* The builder's view of the table: every slot's h2 (to move it to its
- * other bucket), a count a bucket (slots [0, cnt) are used). */
-struct fp_build {
-	uint64_t *slot;
-	uint8_t *cnt;
-	uint32_t nb;
-	uint64_t rng;
-	int failed;
-};
-
-static uint64_t fp_rand(struct fp_build *t) /* xorshift64 */
-{
-	t->rng ^= t->rng << 13;
-	t->rng ^= t->rng >> 7;
-	t->rng ^= t->rng << 17;
-	return t->rng;
-}
-
-static void fp_put(struct fp_build *t, uint32_t b, uint64_t h2)
-{
-	t->slot[(size_t)b * BG_FP_PER_BUCKET + t->cnt[b]++] = h2;
-}
-
-static int fp_has(const struct fp_build *t, uint32_t b, __u32 f)
-{
-	uint32_t j;
-
-	for (j = 0; j < t->cnt[b]; j++)
-		if (bg_fp_of(t->slot[(size_t)b * BG_FP_PER_BUCKET + j]) == f)
-			return 1;
-	return 0;
-}
-
-static void fp_insert(struct fp_build *t, __u64 h, uint64_t seed)
-{
-	uint64_t h2 = bg_fp_hash(h, seed), cur;
-	uint32_t b1 = bg_fp_bucket1(h2, t->nb), b2 = bg_fp_bucket2(h2, t->nb), b;
-	int i;
-
-	/* already confirmed (the same key again, or a fingerprint twin in
-	 * the same bucket, which confirms it as well) */
-	if (fp_has(t, b1, bg_fp_of(h2)) || fp_has(t, b2, bg_fp_of(h2)))
-		return;
-	if (t->cnt[b1] < BG_FP_PER_BUCKET) {
-		fp_put(t, b1, h2);
-		return;
-	}
-	if (t->cnt[b2] < BG_FP_PER_BUCKET) {
-		fp_put(t, b2, h2);
-		return;
-	}
-	cur = h2;
-	b = fp_rand(t) & 1 ? b1 : b2;
-	for (i = 0; i < BG_FP_KICKS; i++) {
-		uint64_t *s = &t->slot[(size_t)b * BG_FP_PER_BUCKET +
-				       fp_rand(t) % BG_FP_PER_BUCKET];
-		uint64_t v = *s;
-		uint32_t v1, v2;
-
-		*s = cur;
-		cur = v;
-		v1 = bg_fp_bucket1(cur, t->nb);
-		v2 = bg_fp_bucket2(cur, t->nb);
-		b = b == v1 ? v2 : v1;
-		if (t->cnt[b] < BG_FP_PER_BUCKET) {
-			fp_put(t, b, cur);
-			return;
-		}
-	}
-	t->failed = 1; /* cur has no slot: the build is refused */
 }
 
 /* The map layout (bloomgate/abi.h) from the part sizes and nblocks. */
@@ -837,53 +738,573 @@ int bg_filter_fit(struct bg_filter_params *p, __u32 capacity)
 	return 0;
 }
 
-/* A filter being built: the Bloom blocks and the exact stage's builder. */
-struct build {
-	struct bg_block *blocks;
+/* ---- The build -----------------------------------------------------------
+ *
+ * Hashing a key is cheap; what cost a 100M-key build 33 s was where the
+ * hashes went: one random Bloom block and two random buckets a key, each a
+ * cache and TLB miss in a map of hundreds of MiB. So the keys are hashed in
+ * passes, each key once, and a pass's hashes are partitioned (in place, by
+ * the Bloom block, then by the first bucket) before they are written: the
+ * fill walks the map in address order, one cache line after the other.
+ *
+ * A pass is a fixed range of items (the blocked IPv4 and IPv6 prefixes,
+ * then the names, in the blocklist's order) holding at most
+ * BG_BUILD_PASS_KEYS Bloom keys: its hashes are the memory the build takes
+ * besides the stage's slot array, and which keys a pass holds depends on
+ * the lists only, never on the thread count. Within a pass every thread
+ * hashes a slice of the items and partitions its slice; then the Bloom
+ * bits are set by block range, each thread its own blocks (the bits are
+ * or-ed: the same in any order). The exact stage is a random walk whose
+ * result depends on the order of insertion, so its keys go in on one
+ * thread in a canonical order: pass by pass, and within a pass in
+ * ascending h2, i.e. by first bucket (the threads' sorted slices merged).
+ * The filter built is then the same bit for bit with any number of
+ * threads (tests/unit/test_build.c).
+ */
+#define BG_BUILD_PASS_KEYS (16u << 20)
+#define BG_BUILD_CHK 4096 /* items between two checkpoints of a pass */
+#define BG_BUILD_BINS 256 /* partitions of a slice */
+
+/* Where the Bloom keys come from: item i < n4 the blocked IPv4 prefix i,
+ * then the IPv6 ones, then the names. */
+struct keysrc {
 	const struct bg_filter_params *p;
+	const struct bg_list *block;
+	const struct bg_names *names;
 	uint64_t seed;
-	struct fp_build fp; /* fp.nb == 0: no stage */
+	size_t n4, n6, nn, n;
+	/* per prefix length: Bloom keys of one prefix, and their length */
+	uint32_t cnt4[33], cnt6[129];
+	uint8_t t4[33], t6[129];
 };
 
-static void insert(struct build *bd, __u64 h)
+static void keysrc_init(struct keysrc *s, const struct bg_filter_params *p,
+			uint64_t seed, const struct bg_blocklist *bl)
 {
-	const struct bg_filter_params *p = bd->p;
+	int l, t;
 
-	bg_bloom_set(&bd->blocks[bg_bloom_block(h, p->nblocks)], h, p->k);
-	if (bd->fp.nb)
-		fp_insert(&bd->fp, h, bd->seed);
+	memset(s, 0, sizeof(*s));
+	s->p = p;
+	s->block = &bl->block;
+	s->names = &bl->names;
+	s->seed = seed;
+	s->n4 = bl->block.n4;
+	s->n6 = bl->block.n6;
+	s->nn = bl->names.n;
+	s->n = s->n4 + s->n6 + s->nn;
+	/* /0../16 are in the bitmap; IPv6 below short6_below in the ranges */
+	for (l = BG_SHORT4_MAXLEN + 1; l <= 32; l++) {
+		t = cpe_target(p->len4, p->n4, l);
+		if (t >= l) {
+			s->t4[l] = (uint8_t)t;
+			s->cnt4[l] = 1U << (t - l);
+		}
+	}
+	for (l = p->short6_below; l <= 128; l++) {
+		t = cpe_target(p->len6, p->n6, l);
+		/* lengths the list has expand by at most 2^BG_CPE_MAX_BITS;
+		 * the others are never asked for */
+		if (t >= l && t - l <= BG_CPE_MAX_BITS) {
+			s->t6[l] = (uint8_t)t;
+			s->cnt6[l] = 1U << (t - l);
+		}
+	}
 }
 
-/* Writes the fingerprints of the placed keys into the map's buckets. */
-static void fp_write(const struct fp_build *t, struct bg_fp_bucket *out)
+/* The Bloom keys of a name (block rules only; a subdomain rule of more
+ * than BG_DNS_SUFFIX_MAX labels is never probed: left out), into out when
+ * not NULL; how many. *depth: the subs_depths bit of its SUBS key. */
+static uint32_t name_hashes(const struct keysrc *s, const struct bg_name *e,
+			    uint64_t *out, __u16 *depth)
 {
-	uint32_t b, j;
+	__u64 suf[BG_DNS_LABELS_MAX + 1], exact;
+	uint32_t w = 0;
+	int n;
 
-	for (b = 0; b < t->nb; b++)
-		for (j = 0; j < t->cnt[b]; j++)
-			out[b].fp[j] = bg_fp_of(t->slot[(size_t)b * BG_FP_PER_BUCKET + j]);
+	*depth = 0;
+	if (e->allow || bg_name_hashes(e->name, s->seed, &exact, suf, &n))
+		return 0;
+	if (e->kind != BG_NAME_SUBS) {
+		if (out)
+			out[w] = bg_name_key_hash(BG_KEY_NAME_EXACT, exact, s->seed);
+		w++;
+	}
+	if (e->kind != BG_NAME_EXACT && n <= BG_DNS_SUFFIX_MAX) {
+		if (out)
+			out[w] = bg_name_key_hash(BG_KEY_NAME_SUBS, suf[0], s->seed);
+		w++;
+		*depth = (__u16)(1U << n);
+	}
+	return w;
 }
 
-int bg_filter_build(void *mem, const struct bg_filter_params *p,
-		    uint64_t seed, const struct bg_blocklist *bl)
+/* Item i's Bloom keys (expanded: a prefix becomes the prefixes of its
+ * probed length) hashed into out; how many. */
+static uint32_t item_hashes(const struct keysrc *s, size_t i, uint64_t *out)
+{
+	uint32_t j, cnt;
+	__u16 depth;
+	int t, pl;
+
+	if (i < s->n4) {
+		const struct bg_key4 *k = &s->block->v4[i];
+		__u32 a = __builtin_bswap32(k->addr);
+
+		cnt = s->cnt4[k->plen];
+		t = s->t4[k->plen];
+		for (j = 0; j < cnt; j++) {
+			struct bg_key4 key;
+			__u32 e = a | (t == 32 ? j : j << (32 - t));
+
+			bg_key4_init(&key, __builtin_bswap32(e), (__u8)t);
+			out[j] = bg_key4_hash(&key, s->seed);
+		}
+		return cnt;
+	}
+	i -= s->n4;
+	if (i < s->n6) {
+		const struct bg_key6 *k = &s->block->v6[i];
+
+		pl = k->plen;
+		cnt = s->cnt6[pl];
+		t = s->t6[pl];
+		for (j = 0; j < cnt; j++) {
+			struct bg_key6 key = *k;
+			int bit, b;
+
+			/* write j into address bits [pl, t) */
+			for (b = 0; b < t - pl; b++) {
+				bit = t - 1 - b;
+				if ((j >> b) & 1)
+					key.addr[bit / 8] |= (__u8)(0x80 >> (bit % 8));
+			}
+			key.plen = (__u8)t;
+			out[j] = bg_key6_hash(&key, s->seed);
+		}
+		return cnt;
+	}
+	return name_hashes(s, &s->names->v[i - s->n6], out, &depth);
+}
+
+/* Item i's Bloom key count, without hashing (names: hashed, and their
+ * SUBS depth or-ed into *depths); an IPv4 prefix of /16 or shorter set in
+ * the /16 bitmap (elem: the map). */
+static uint32_t item_count(const struct keysrc *s, size_t i, __u16 *depths,
+			   struct bg_block *elem)
+{
+	__u16 depth;
+	uint32_t k;
+
+	if (i < s->n4) {
+		const struct bg_key4 *k = &s->block->v4[i];
+
+		if (k->plen <= BG_SHORT4_MAXLEN) {
+			/* one bit per /16 the prefix covers */
+			__u32 first = __builtin_bswap32(k->addr) >> 16;
+			__u32 n16 = 1U << (16 - k->plen), j;
+
+			for (j = 0; j < n16; j++) {
+				__u32 b = first + j;
+
+				elem[1 + b / BG_BLOCK_BITS].w[(b % BG_BLOCK_BITS) / 64] |=
+					1ULL << (b % 64);
+			}
+		}
+		return s->cnt4[k->plen];
+	}
+	if (i - s->n4 < s->n6)
+		return s->cnt6[s->block->v6[i - s->n4].plen];
+	i -= s->n4 + s->n6;
+	k = name_hashes(s, &s->names->v[i], NULL, &depth);
+	*depths |= depth;
+	return k;
+}
+
+/* One pass: items [chk_item[0], chk_item[nchk]), their keys hashed to
+ * h[chk_off[c]..] checkpoint by checkpoint. */
+struct pass {
+	size_t nchk;
+	size_t *chk_item, *chk_off; /* nchk + 1 each */
+	size_t nkeys;
+};
+
+/* The next pass from item *at on (advanced past it). */
+static void pass_next(const struct keysrc *s, size_t *at, struct pass *ps,
+		      size_t pass_keys, __u16 *depths, struct bg_block *elem)
+{
+	size_t i = *at, keys = 0, c = 0;
+
+	while (i < s->n) {
+		uint32_t k;
+
+		if ((i - *at) % BG_BUILD_CHK == 0) {
+			ps->chk_item[c] = i;
+			ps->chk_off[c++] = keys;
+		}
+		k = item_count(s, i, depths, elem);
+		i++;
+		keys += k;
+		/* the key that fills it ends the pass: at most
+		 * pass_keys plus one prefix's expansion */
+		if (keys >= pass_keys)
+			break;
+	}
+	ps->chk_item[c] = i;
+	ps->chk_off[c] = keys;
+	ps->nchk = c;
+	ps->nkeys = keys;
+	*at = i;
+}
+
+/* The exact stage being built: fingerprints straight into the map's
+ * buckets, and for every slot the other bucket its key may move to (4
+ * bytes a slot: the walk needs nothing else). */
+struct fp_build {
+	struct bg_fp_bucket *bk;
+	uint32_t *other;
+	uint8_t *cnt;
+	uint32_t nb;
+	uint64_t rng;
+	int failed;
+};
+
+static uint64_t fp_rand(struct fp_build *t) /* xorshift64 */
+{
+	t->rng ^= t->rng << 13;
+	t->rng ^= t->rng >> 7;
+	t->rng ^= t->rng << 17;
+	return t->rng;
+}
+
+static inline void fp_put(struct fp_build *t, uint32_t b, __u32 f,
+			  uint32_t other)
+{
+	uint32_t j = t->cnt[b]++;
+
+	t->bk[b].fp[j] = f;
+	t->other[(size_t)b * BG_FP_PER_BUCKET + j] = other;
+}
+
+/*
+ * The first bucket when it has room (a listed key is then confirmed with
+ * one cache line), else the second, else a random walk: a random slot of
+ * either bucket is taken and its key moved to its other bucket, until one
+ * has room. A key listed twice (the same h2) comes in twice in a row and
+ * is placed once (fp_pass()).
+ */
+static void fp_insert(struct fp_build *t, uint64_t h2)
+{
+	uint32_t b1 = bg_fp_bucket1(h2, t->nb), b2 = bg_fp_bucket2(h2, t->nb);
+	uint32_t b, other, j;
+	__u32 f = bg_fp_of(h2);
+	int i;
+
+	if (t->cnt[b1] < BG_FP_PER_BUCKET) {
+		fp_put(t, b1, f, b2);
+		return;
+	}
+	if (t->cnt[b2] < BG_FP_PER_BUCKET) {
+		fp_put(t, b2, f, b1);
+		return;
+	}
+	if (fp_rand(t) & 1) {
+		b = b1;
+		other = b2;
+	} else {
+		b = b2;
+		other = b1;
+	}
+	for (i = 0; i < BG_FP_KICKS; i++) {
+		size_t s;
+		__u32 vf;
+		uint32_t vo;
+
+		j = (uint32_t)(fp_rand(t) % BG_FP_PER_BUCKET);
+		s = (size_t)b * BG_FP_PER_BUCKET + j;
+		vf = t->bk[b].fp[j];
+		vo = t->other[s];
+		t->bk[b].fp[j] = f;
+		t->other[s] = other;
+		/* the key taken out goes to its other bucket, from which it
+		 * could move back to b */
+		f = vf;
+		other = b;
+		b = vo;
+		if (t->cnt[b] < BG_FP_PER_BUCKET) {
+			fp_put(t, b, f, other);
+			return;
+		}
+	}
+	t->failed = 1; /* f has no slot: the build is refused */
+}
+
+/* In-place partition of v[0, n) into BG_BUILD_BINS bins by digit (an
+ * American flag sort's one level); bins[d] .. bins[d + 1] is bin d. */
+enum { DIGIT_BLOCK, DIGIT_TOP };
+static inline __attribute__((always_inline)) uint32_t
+digit_of(uint64_t v, int how, uint32_t nblocks, int shift)
+{
+	if (how == DIGIT_TOP)
+		return (uint32_t)(v >> 56);
+	/* the bin of the Bloom block (a shift, not a division: twice a key):
+	 * bins never share a block, so two threads filling two bins never
+	 * write one cache line */
+	return bg_bloom_block(v, nblocks) >> shift;
+}
+
+/* The shift that makes a block index a bin below BG_BUILD_BINS. */
+static int block_shift(uint32_t nblocks)
+{
+	int s = 0;
+
+	while (nblocks && ((nblocks - 1) >> s) >= BG_BUILD_BINS)
+		s++;
+	return s;
+}
+
+static inline __attribute__((always_inline)) void
+partition(uint64_t *v, size_t n, int how, uint32_t nblocks,
+	  size_t bins[BG_BUILD_BINS + 1])
+{
+	size_t next[BG_BUILD_BINS], i;
+	int shift = block_shift(nblocks);
+	uint32_t d;
+
+	memset(bins, 0, sizeof(size_t) * (BG_BUILD_BINS + 1));
+	for (i = 0; i < n; i++)
+		bins[digit_of(v[i], how, nblocks, shift) + 1]++;
+	for (d = 0; d < BG_BUILD_BINS; d++) {
+		bins[d + 1] += bins[d];
+		next[d] = bins[d];
+	}
+	for (d = 0; d < BG_BUILD_BINS; d++) {
+		while (next[d] < bins[d + 1]) {
+			uint64_t x = v[next[d]];
+			uint32_t e = digit_of(x, how, nblocks, shift);
+
+			/* cycle x to its bin until one that belongs here */
+			while (e != d) {
+				uint64_t y = v[next[e]];
+
+				v[next[e]++] = x;
+				x = y;
+				e = digit_of(x, how, nblocks, shift);
+			}
+			v[next[d]++] = x;
+		}
+	}
+}
+
+/* Sorts v[0, n) ascending with tmp (n values) and cnt (1 << BG_SORT_BITS
+ * counters). The values of a bin share their top byte and are uniform
+ * below it (hashes): one counting sort on the next log2(n) bits leaves
+ * about one value a bucket, and an insertion sort finishes what is left
+ * out of order (the values of one bucket). Four steps a value where a
+ * radix sort of the seven bytes took fourteen. */
+#define BG_SORT_BITS 16
+static void insertion_sort(uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		uint64_t x = v[i];
+		size_t k = i;
+
+		while (k && v[k - 1] > x) {
+			v[k] = v[k - 1];
+			k--;
+		}
+		v[k] = x;
+	}
+}
+
+static void sort_bin(uint64_t *v, size_t n, uint64_t *tmp, uint32_t *cnt)
+{
+	int bits, sh;
+	uint32_t mask, sum = 0, t;
+	size_t i;
+
+	if (n < 32) {
+		insertion_sort(v, n);
+		return;
+	}
+	bits = 64 - __builtin_clzll((unsigned long long)n);
+	if (bits > BG_SORT_BITS)
+		bits = BG_SORT_BITS;
+	sh = 56 - bits;
+	mask = (1U << bits) - 1;
+	memset(cnt, 0, sizeof(*cnt) << bits);
+	for (i = 0; i < n; i++)
+		cnt[(v[i] >> sh) & mask]++;
+	for (i = 0; i <= mask; i++) {
+		t = cnt[i];
+		cnt[i] = sum;
+		sum += t;
+	}
+	for (i = 0; i < n; i++)
+		tmp[cnt[(v[i] >> sh) & mask]++] = v[i];
+	memcpy(v, tmp, n * sizeof(*v));
+	insertion_sort(v, n);
+}
+
+struct build {
+	const struct keysrc *s;
+	const struct bg_filter_params *p;
+	struct bg_block *blocks;
+	struct fp_build fp;
+	struct pass ps;
+	uint64_t *h; /* the pass's hashes */
+	unsigned int nt;
+	/* per thread: its slice of h and the slice's bins */
+	size_t lo[BG_PARSE_WORKERS_MAX + 1];
+	size_t bins[BG_PARSE_WORKERS_MAX][BG_BUILD_BINS + 1];
+	int nomem;
+};
+
+/* Thread t: hashes its checkpoints' items, partitions them by block. */
+static void job_hash(void *ctx, unsigned int t)
+{
+	struct build *bd = ctx;
+	const struct pass *ps = &bd->ps;
+	size_t c0 = ps->nchk * t / bd->nt, c1 = ps->nchk * (t + 1) / bd->nt;
+	size_t c, i, w;
+
+	w = ps->chk_off[c0];
+	for (c = c0; c < c1; c++)
+		for (i = ps->chk_item[c]; i < ps->chk_item[c + 1]; i++)
+			w += item_hashes(bd->s, i, bd->h + w);
+	bd->lo[t] = ps->chk_off[c0];
+	if (t == bd->nt - 1)
+		bd->lo[bd->nt] = ps->chk_off[ps->nchk];
+	partition(bd->h + ps->chk_off[c0], ps->chk_off[c1] - ps->chk_off[c0],
+		  DIGIT_BLOCK, bd->p->nblocks, bd->bins[t]);
+}
+
+/* Thread t: the Bloom bits of its bins, from every slice. */
+static void job_bloom(void *ctx, unsigned int t)
+{
+	struct build *bd = ctx;
+	uint32_t d0 = BG_BUILD_BINS * t / bd->nt, d1 = BG_BUILD_BINS * (t + 1) / bd->nt;
+	uint32_t nblocks = bd->p->nblocks, k = bd->p->k, d;
+	unsigned int sl;
+	size_t i;
+
+	for (d = d0; d < d1; d++)
+		for (sl = 0; sl < bd->nt; sl++) {
+			const uint64_t *v = bd->h + bd->lo[sl];
+
+			for (i = bd->bins[sl][d]; i < bd->bins[sl][d + 1]; i++)
+				bg_bloom_set(&bd->blocks[bg_bloom_block(v[i], nblocks)],
+					     v[i], k);
+		}
+}
+
+/* Thread t: its slice's h made h2, partitioned by top byte, each bin
+ * sorted: the slice in ascending h2. */
+static void job_h2(void *ctx, unsigned int t)
+{
+	struct build *bd = ctx;
+	uint64_t *v = bd->h + bd->lo[t], *tmp;
+	size_t n = bd->lo[t + 1] - bd->lo[t], i, max = 0;
+	uint32_t *cnt;
+	uint64_t seed = bd->s->seed;
+	size_t *bins = bd->bins[t];
+	uint32_t d;
+
+	for (i = 0; i < n; i++)
+		v[i] = bg_fp_hash(v[i], seed);
+	partition(v, n, DIGIT_TOP, 0, bins);
+	for (d = 0; d < BG_BUILD_BINS; d++)
+		if (bins[d + 1] - bins[d] > max)
+			max = bins[d + 1] - bins[d];
+	tmp = malloc((max ? max : 1) * sizeof(*tmp));
+	cnt = malloc(sizeof(*cnt) << BG_SORT_BITS);
+	if (!tmp || !cnt) {
+		free(tmp);
+		free(cnt);
+		bd->nomem = 1;
+		return;
+	}
+	for (d = 0; d < BG_BUILD_BINS; d++)
+		sort_bin(v + bins[d], bins[d + 1] - bins[d], tmp, cnt);
+	free(tmp);
+	free(cnt);
+}
+
+/* One thread: the pass's h2 into the stage in ascending order, the
+ * threads' sorted slices merged; a key listed twice goes in once. */
+static void fp_pass(struct build *bd)
+{
+	size_t pos[BG_PARSE_WORKERS_MAX], end[BG_PARSE_WORKERS_MAX];
+	unsigned int sl, nt = bd->nt, best;
+	uint64_t last = 0;
+	int any = 0;
+
+	for (sl = 0; sl < nt; sl++) {
+		pos[sl] = bd->lo[sl];
+		end[sl] = bd->lo[sl + 1];
+	}
+	for (;;) {
+		uint64_t x = 0;
+
+		best = nt;
+		for (sl = 0; sl < nt; sl++)
+			if (pos[sl] < end[sl] && (best == nt || bd->h[pos[sl]] < x)) {
+				best = sl;
+				x = bd->h[pos[sl]];
+			}
+		if (best == nt || bd->fp.failed)
+			break;
+		pos[best]++;
+		if (any && x == last)
+			continue;
+		any = 1;
+		last = x;
+		fp_insert(&bd->fp, x);
+	}
+}
+
+int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,
+		       uint64_t seed, const struct bg_blocklist *bl,
+		       unsigned int threads, size_t pass_keys)
 {
 	const struct bg_list *block = &bl->block, *allow = &bl->allow;
 	struct bg_filter_header *hdr = mem;
 	struct bg_block *elem = mem;
-	struct build bd = { .blocks = elem + p->bloom_off, .p = p, .seed = seed };
-	size_t i;
+	struct keysrc s;
+	struct build *bd;
+	size_t at = 0, nchk;
+	__u16 depths = 0;
+	int ret = 0;
 
+	bd = calloc(1, sizeof(*bd));
+	if (!bd)
+		return -ENOMEM;
+	keysrc_init(&s, p, seed, bl);
+	bd->s = &s;
+	bd->p = p;
+	bd->blocks = elem + p->bloom_off;
+	bd->nt = bg_par_threads(threads);
+	nchk = s.n / BG_BUILD_CHK + 2;
+	bd->ps.chk_item = malloc(nchk * sizeof(size_t));
+	bd->ps.chk_off = malloc(nchk * sizeof(size_t));
+	/* one pass's hashes, one prefix's expansion past the bound at most */
+	if (!pass_keys)
+		pass_keys = BG_BUILD_PASS_KEYS;
+	bd->h = malloc((size_t)(p->n < pass_keys ? p->n : pass_keys) *
+		       sizeof(uint64_t) + (sizeof(uint64_t) << 16));
 	if (p->fp_nbuckets) {
-		bd.fp.nb = p->fp_nbuckets;
-		bd.fp.rng = seed | 1;
-		bd.fp.slot = malloc((size_t)p->fp_nbuckets * BG_FP_PER_BUCKET *
-				    sizeof(*bd.fp.slot));
-		bd.fp.cnt = calloc(p->fp_nbuckets, 1);
-		if (!bd.fp.slot || !bd.fp.cnt) {
-			free(bd.fp.slot);
-			free(bd.fp.cnt);
-			return -ENOMEM;
-		}
+		bd->fp.nb = p->fp_nbuckets;
+		bd->fp.rng = seed | 1;
+		bd->fp.bk = (struct bg_fp_bucket *)(elem + p->fp_off);
+		bd->fp.other = malloc((size_t)p->fp_nbuckets * BG_FP_PER_BUCKET *
+				      sizeof(*bd->fp.other));
+		bd->fp.cnt = calloc(p->fp_nbuckets, 1);
+	}
+	if (!bd->ps.chk_item || !bd->ps.chk_off || !bd->h ||
+	    (p->fp_nbuckets && (!bd->fp.other || !bd->fp.cnt))) {
+		ret = -ENOMEM;
+		goto out;
 	}
 
 	hdr->magic = BG_FILTER_MAGIC;
@@ -906,56 +1327,24 @@ int bg_filter_build(void *mem, const struct bg_filter_params *p,
 	hdr->allow6_n = p->allow6_n;
 	hdr->short6_n = p->short6_n;
 
-	for (i = 0; i < block->n4; i++) {
-		__u32 a = __builtin_bswap32(block->v4[i].addr), j, cnt;
-		int pl = block->v4[i].plen, t;
-
-		if (pl <= BG_SHORT4_MAXLEN) {
-			/* one bit per /16 the prefix covers */
-			__u32 first = a >> 16, n16 = 1U << (16 - pl);
-
-			for (j = 0; j < n16; j++) {
-				__u32 b = first + j;
-
-				elem[1 + b / BG_BLOCK_BITS].w[(b % BG_BLOCK_BITS) / 64] |=
-					1ULL << (b % 64);
-			}
+	while (at < s.n && !bd->nomem && !bd->fp.failed) {
+		pass_next(&s, &at, &bd->ps, pass_keys, &depths, elem);
+		if (!bd->ps.nkeys)
 			continue;
-		}
-		t = cpe_target(p->len4, p->n4, pl);
-		cnt = 1U << (t - pl);
-		for (j = 0; j < cnt; j++) {
-			struct bg_key4 key;
-			__u32 e = a | (t == 32 ? j : j << (32 - t));
-
-			bg_key4_init(&key, __builtin_bswap32(e), (__u8)t);
-			insert(&bd, bg_key4_hash(&key, seed));
-		}
+		bg_par_run(bd->nt, job_hash, bd);
+		if (p->nblocks)
+			bg_par_run(bd->nt, job_bloom, bd);
+		if (!p->fp_nbuckets)
+			continue;
+		bg_par_run(bd->nt, job_h2, bd);
+		if (!bd->nomem)
+			fp_pass(bd);
 	}
-	for (i = 0; i < block->n6; i++) {
-		const struct bg_key6 *k = &block->v6[i];
-		int pl = k->plen, t;
-		__u32 j, cnt;
-
-		if (pl < p->short6_below)
-			continue; /* in the exact ranges */
-		t = cpe_target(p->len6, p->n6, pl);
-		cnt = 1U << (t - pl);
-		for (j = 0; j < cnt; j++) {
-			struct bg_key6 key = *k;
-			int bit, b;
-
-			/* write j into address bits [pl, t) */
-			for (b = 0; b < t - pl; b++) {
-				bit = t - 1 - b;
-				if ((j >> b) & 1)
-					key.addr[bit / 8] |= (__u8)(0x80 >> (bit % 8));
-			}
-			key.plen = (__u8)t;
-			insert(&bd, bg_key6_hash(&key, seed));
-		}
+	if (bd->nomem) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	hdr->subs_depths = build_names(&bd, seed, &bl->names);
+	hdr->subs_depths = depths;
 	count_ranges4(allow, 33, (struct bg_range4 *)(elem + p->allow4_off));
 	count_ranges6(allow, 129, (struct bg_range6 *)(elem + p->allow6_off));
 	count_ranges6(block, p->short6_below,
@@ -963,17 +1352,30 @@ int bg_filter_build(void *mem, const struct bg_filter_params *p,
 	/* at bg_allown_off(hdr) == p->allown_off; sorted, distinct */
 	hdr->allown_n = build_allow_names((__u64 *)(elem + p->allown_off), p,
 					  seed, &bl->names);
-	if (bd.fp.nb) {
-		if (!bd.fp.failed)
-			fp_write(&bd.fp, (struct bg_fp_bucket *)(elem + p->fp_off));
-		free(bd.fp.slot);
-		free(bd.fp.cnt);
-		if (bd.fp.failed)
-			return -EAGAIN;
-	}
-	return 0;
+	if (bd->fp.failed)
+		ret = -EAGAIN;
+out:
+	free(bd->ps.chk_item);
+	free(bd->ps.chk_off);
+	free(bd->h);
+	free(bd->fp.other);
+	free(bd->fp.cnt);
+	free(bd);
+	return ret;
 }
 
+int bg_filter_build_mt(void *mem, const struct bg_filter_params *p,
+		       uint64_t seed, const struct bg_blocklist *bl,
+		       unsigned int threads)
+{
+	return bg_filter_build_ex(mem, p, seed, bl, threads, BG_BUILD_PASS_KEYS);
+}
+
+int bg_filter_build(void *mem, const struct bg_filter_params *p,
+		    uint64_t seed, const struct bg_blocklist *bl)
+{
+	return bg_filter_build_mt(mem, p, seed, bl, 0);
+}
 /* ---- Layout ---------------------------------------------------------- */
 
 __u32 bg_filter_nelems(const struct bg_filter_header *h)

@@ -125,6 +125,16 @@ int bg_filter_fit(struct bg_filter_params *p, __u32 capacity);
  * planned load: build again with another seed). */
 int bg_filter_build(void *mem, const struct bg_filter_params *p,
 		     uint64_t seed, const struct bg_blocklist *bl);
+/* bg_filter_build() on threads threads (0: every online CPU); the filter
+ * is the same bit for bit whatever their number. */
+int bg_filter_build_mt(void *mem, const struct bg_filter_params *p,
+		       uint64_t seed, const struct bg_blocklist *bl,
+		       unsigned int threads);
+/* For tests: passes of pass_keys Bloom keys instead of the build's own
+ * bound (0: that bound), so that small lists take several. */
+int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,
+		       uint64_t seed, const struct bg_blocklist *bl,
+		       unsigned int threads, size_t pass_keys);
 
 /* Elements a filter with this header spans (header included). */
 __u32 bg_filter_nelems(const struct bg_filter_header *h);

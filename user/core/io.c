@@ -234,11 +234,26 @@ const char *bg_list_name(const char *path)
 	return strcmp(path, "-") ? path : BG_STDIN_NAME;
 }
 
+/* A list that could not be read, as bg_read_list() reports it. */
+static void report_list_err(const struct bg_reporter *r, const char *path,
+			    int ret, const char *kind, uint64_t max)
+{
+	char why[128];
+
+	if (kind)
+		snprintf(why, sizeof(why), "%s", kind);
+	else if (ret == -EFBIG)
+		snprintf(why, sizeof(why), "more than %llu bytes",
+			 (unsigned long long)max);
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-ret));
+	bg_report_file(r, bg_list_name(path), why);
+}
+
 int bg_read_list(const char *path, uint64_t max, const struct bg_reporter *r,
 		 char **bufp, size_t *lenp)
 {
 	const char *kind;
-	char why[128];
 	int fd, ret;
 
 	if (!max)
@@ -249,15 +264,37 @@ int bg_read_list(const char *path, uint64_t max, const struct bg_reporter *r,
 		close(fd);
 	if (ret >= 0)
 		return 0;
-	if (kind)
-		snprintf(why, sizeof(why), "%s", kind);
-	else if (ret == -EFBIG)
-		snprintf(why, sizeof(why), "more than %llu bytes",
-			 (unsigned long long)max);
-	else
-		snprintf(why, sizeof(why), "%s", strerror(-ret));
-	bg_report_file(r, bg_list_name(path), why);
+	report_list_err(r, path, ret, kind, max);
 	return ret;
+}
+
+int bg_open_list(const char *path, uint64_t max, const struct bg_reporter *r,
+		 uint64_t *size)
+{
+	const char *kind = NULL;
+	struct stat st;
+	int fd;
+
+	if (!max)
+		max = BG_LIST_BYTES_MAX;
+	if (!strcmp(path, "-"))
+		return -ESPIPE; /* not seekable: bg_read_list() reads it */
+	fd = open_list(path, &kind);
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		int err = -errno;
+
+		close(fd);
+		fd = err;
+	} else if (fd >= 0 && (uint64_t)st.st_size > max) {
+		close(fd);
+		fd = -EFBIG;
+	}
+	if (fd < 0) {
+		report_list_err(r, path, fd, kind, max);
+		return fd;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
 }
 
 int bg_reread_list(const char *path, char **bufp, size_t *lenp)

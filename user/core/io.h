@@ -124,6 +124,15 @@ const char *bg_list_name(const char *path);
 int bg_read_list(const char *path, uint64_t max, const struct bg_reporter *r,
 		 char **bufp, size_t *lenp);
 
+/*
+ * Opens a list to be read in pieces (bg_list_parse_fd()): a regular file,
+ * as bg_read_list() opens it, of at most max bytes (0: BG_LIST_BYTES_MAX),
+ * its size in *size. The fd, or -errno reported as bg_read_list() reports
+ * it; -ESPIPE, not reported, for "-" (standard input is read whole).
+ */
+int bg_open_list(const char *path, uint64_t max, const struct bg_reporter *r,
+		 uint64_t *size);
+
 /* A parser of one list held in memory, into dst, with its options. */
 typedef int (*bg_parse_fn)(void *dst, const char *name, const char *buf,
 			   size_t len, const void *opts);

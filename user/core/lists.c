@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,7 @@
 #include "core/ip.h"
 #include "core/lists.h"
 #include "core/lines.h"
+#include "core/par.h"
 
 /* Longest line accepted, in bytes, without its "\n" or "\r\n". */
 #define BG_LIST_LINE_MAX 4096
@@ -471,83 +473,527 @@ static inline int is_wide(int kind, const struct bg_key4 *k4,
 	return 1;
 }
 
+/*
+ * One parse's state, shared by the whole-buffer parse and the pieces of a
+ * parallel one (bg_list_parse_fd()): where keys, counts and reports go.
+ */
+struct lparse {
+	struct bg_list *l;
+	const char *name;
+	const struct bg_list_opts *opts;
+	struct bg_reporter rep;
+	int strict, allow_wide, allowlist;
+	unsigned int worker; /* bg_entry_fn's */
+	size_t line0; /* lines before this piece (absolute = line0 + local) */
+	size_t rejected, warnings;
+};
+
+static void lparse_init(struct lparse *c, struct bg_list *l, const char *name,
+			const struct bg_list_opts *opts)
+{
+	memset(c, 0, sizeof(*c));
+	c->l = l;
+	c->name = name ? name : "-";
+	c->opts = opts;
+	c->rep = bg_reporter_of(opts);
+	c->strict = opts && opts->strict;
+	c->allow_wide = opts && opts->allow_wide;
+	c->allowlist = opts && opts->allowlist;
+}
+
+/* Line lineno (of this piece) [s, e), its first byte at offset off of the
+ * list. 0, or -ENOMEM. */
+static inline __attribute__((always_inline)) int
+lparse_line(struct lparse *c, const char *s, const char *e, int has_nul,
+	    size_t lineno, uint64_t off)
+{
+	const char *reason = NULL;
+	const struct bg_list_opts *opts = c->opts;
+	struct bg_key4 k4;
+	struct bg_key6 k6;
+	int kind, fl = 0;
+
+	kind = parse_line(s, e, has_nul, &k4, &k6, &reason, &fl);
+	if (kind == LINE_SKIP)
+		return 0;
+	if (kind > 0 && (fl & LINE_F_MAPPED) && c->strict) {
+		/* strict: the list says what it means, or is refused */
+		kind = LINE_REJECT;
+		reason = R_MAPPED;
+	}
+	/*
+	 * A wide prefix in an allowlist loads without the opt-in: it
+	 * only lets traffic through, so the worst it does is turn
+	 * the filter off for its range, never cut the gateway off.
+	 * The warning says so, since that is rarely what was meant.
+	 */
+	if (kind > 0 && is_wide(kind, &k4, &k6, &reason)) {
+		if (c->allowlist)
+			fl |= LINE_F_WIDE_ALLOW;
+		else if (c->allow_wide)
+			fl |= LINE_F_WIDE;
+		else
+			kind = LINE_REJECT;
+	}
+	if (kind == LINE_REJECT) {
+		c->rejected++;
+		bg_report_line(&c->rep, c->name, c->line0 + lineno, reason, s,
+			       (size_t)(e - s));
+		return 0;
+	}
+	if ((kind == BG_KEY_IPV4 ? push4(c->l, &k4) : push6(c->l, &k6)) < 0)
+		return -ENOMEM;
+	c->l->accepted++;
+	if (opts && opts->entry) {
+		struct bg_entry_ref ref = {
+			.source = opts->source, .line = c->line0 + lineno,
+			.line_off = off,
+			.line_len = (uint32_t)(e - s - (e > s && e[-1] == '\r')),
+			.kind = (uint8_t)kind,
+			.allow = (uint8_t)!!c->allowlist,
+			.key = kind == BG_KEY_IPV4 ? (const void *)&k4 :
+						     (const void *)&k6,
+		};
+
+		opts->entry(opts->entry_ctx, c->worker, &ref);
+	}
+	if (fl) {
+		c->warnings++;
+		report_warning(&c->rep, c->name, c->line0 + lineno, fl, kind,
+			       &k4, &k6, s, (size_t)(e - s));
+	}
+	return 0;
+}
+
 int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 		      size_t len, const struct bg_list_opts *opts)
 {
 	struct bg_line_iter it;
-	const char *s, *e, *reason = NULL;
-	size_t rejected = 0, warnings = 0;
-	struct bg_key4 k4;
-	struct bg_key6 k6;
-	struct bg_reporter rep = bg_reporter_of(opts);
-	int strict = opts && opts->strict;
-	int allow_wide = opts && opts->allow_wide;
-	int allowlist = opts && opts->allowlist;
-	int kind, fl = 0, ret = 0;
+	struct lparse c;
+	const char *s, *e;
+	int ret = 0;
 
-	if (!name)
-		name = "-";
+	lparse_init(&c, l, name, opts);
 	l->files++;
 	bg_lines_init(&it, buf, len);
-	while (bg_lines_next(&it, &s, &e)) {
-		kind = parse_line(s, e, it.has_nul, &k4, &k6, &reason, &fl);
-		if (kind == LINE_SKIP)
-			continue;
-		if (kind > 0 && (fl & LINE_F_MAPPED) && strict) {
-			/* strict: the list says what it means, or is refused */
-			kind = LINE_REJECT;
-			reason = R_MAPPED;
-		}
-		/*
-		 * A wide prefix in an allowlist loads without the opt-in: it
-		 * only lets traffic through, so the worst it does is turn
-		 * the filter off for its range, never cut the gateway off.
-		 * The warning says so, since that is rarely what was meant.
-		 */
-		if (kind > 0 && is_wide(kind, &k4, &k6, &reason)) {
-			if (allowlist)
-				fl |= LINE_F_WIDE_ALLOW;
-			else if (allow_wide)
-				fl |= LINE_F_WIDE;
-			else
-				kind = LINE_REJECT;
-		}
-		if (kind == LINE_REJECT) {
-			rejected++;
-			bg_report_line(&rep, name, it.lineno,
-				    reason, s, (size_t)(e - s));
-			continue;
-		}
-		if ((kind == BG_KEY_IPV4 ? push4(l, &k4) : push6(l, &k6)) < 0) {
-			ret = -ENOMEM;
+	while (bg_lines_next(&it, &s, &e))
+		if ((ret = lparse_line(&c, s, e, it.has_nul, it.lineno,
+				       (uint64_t)(s - buf))) < 0)
 			break;
-		}
-		l->accepted++;
-		if (opts && opts->entry) {
-			struct bg_entry_ref ref = {
-				.source = opts->source, .line = it.lineno,
-				.line_off = (uint64_t)(s - buf),
-				.line_len = (uint32_t)(e - s - (e > s && e[-1] == '\r')),
-				.kind = (uint8_t)kind,
-				.allow = (uint8_t)!!allowlist,
-				.key = kind == BG_KEY_IPV4 ? (const void *)&k4 :
-							     (const void *)&k6,
-			};
-
-			opts->entry(opts->entry_ctx, 0, &ref);
-		}
-		if (fl) {
-			warnings++;
-			report_warning(&rep, name, it.lineno, fl, kind, &k4,
-				       &k6, s, (size_t)(e - s));
-		}
-	}
-
 	l->lines += it.lineno;
-	l->rejected += rejected;
-	l->warnings += warnings;
+	l->rejected += c.rejected;
+	l->warnings += c.warnings;
 	if (ret)
 		return ret;
+	return c.rejected && c.strict ? -EINVAL : 0;
+}
+
+/* ---- A regular file, in pieces on several threads ------------------------
+ *
+ * A list of 100M lines is 1.4 GB: read whole it was most of a load's
+ * memory, and parsed on one thread most of its time. bg_list_parse_fd()
+ * splits the file at line boundaries into one piece per thread; each
+ * thread reads its piece in chunks (pread: only a chunk a thread is held
+ * in memory) into keys of its own. Piece 0 runs on the calling thread and
+ * reports at once; the others hold their reports back, with their lines
+ * counted within the piece, and the caller passes them on after the
+ * pieces before, with the lines of those added: the reports come in line
+ * order and say what a parse of the whole buffer says. A piece whose held
+ * reports grow past BG_PAR_HELD_BYTES stops at a line boundary, and the
+ * caller parses the rest of it itself, reporting at once (a list of
+ * nothing but rejected lines costs no more memory than it did). With an
+ * entry sink the newlines of every piece are counted first, so that every
+ * entry is handed on with its line as it is read.
+ */
+#define BG_PAR_CHUNK (8u << 20)
+#define BG_PAR_HELD_BYTES (16u << 20)
+/* No piece smaller than this: threads cost more than they gain there. */
+#define BG_PAR_PIECE_MIN (1u << 20)
+
+struct held_diag {
+	size_t line;
+	int warning;
+	char *reason, *text;
+};
+
+struct piece {
+	uint64_t start, end; /* [start, end) of the file; start begins a line */
+	uint64_t stop; /* parsed up to here: end, or where it stopped */
+	size_t lines; /* lines of [start, stop) */
+	size_t nl; /* newlines of [start, end), when counted */
+	size_t line0; /* the lines before it, as used while parsing */
+	struct bg_list own; /* pieces after the first: their keys */
+	struct lparse c;
+	struct held_diag *d;
+	size_t nd, capd, held_bytes;
+	int full; /* held reports past the bound: stop */
+	int err;
+	char *buf; /* the chunk */
+	size_t cap;
+};
+
+struct fdparse {
+	int fd;
+	struct bg_list *l;
+	const char *name;
+	const struct bg_list_opts *opts;
+	unsigned int n;
+	struct piece pc[BG_PARSE_WORKERS_MAX];
+};
+
+static void hold_diag(void *ctx, const struct bg_diag *d)
+{
+	struct piece *p = ctx;
+	struct held_diag *h;
+
+	if (p->nd == p->capd) {
+		size_t ncap = p->capd ? 2 * p->capd : 64;
+
+		h = realloc(p->d, ncap * sizeof(*h));
+		if (!h) {
+			p->err = -ENOMEM;
+			return;
+		}
+		p->d = h;
+		p->capd = ncap;
+	}
+	h = &p->d[p->nd];
+	h->line = d->line;
+	h->warning = d->warning;
+	h->reason = strdup(d->reason);
+	h->text = strdup(d->text);
+	if (!h->reason || !h->text) {
+		free(h->reason);
+		free(h->text);
+		p->err = -ENOMEM;
+		return;
+	}
+	p->nd++;
+	p->held_bytes += sizeof(*h) + strlen(h->reason) + strlen(h->text) + 2;
+	if (p->held_bytes > BG_PAR_HELD_BYTES)
+		p->full = 1;
+}
+
+/* Reads [from, p->end) chunk by chunk: each call, the next run of whole
+ * lines (the last may lack its "\n" at the end of the piece) in p->buf,
+ * [0, *n) at file offset *off. 1, 0 at the end, or -errno. */
+struct rd {
+	uint64_t pos; /* next byte to read */
+	size_t have, used; /* bytes in the buffer; of them, handed out */
+};
+
+static int rd_next(int fd, struct piece *p, struct rd *r, uint64_t *off,
+		   size_t *n)
+{
+	const char *nl;
+
+	if (r->used) {
+		memmove(p->buf, p->buf + r->used, r->have - r->used);
+		r->have -= r->used;
+		r->used = 0;
+	}
+	for (;;) {
+		if (r->pos < p->end && r->have < p->cap) {
+			size_t want = p->cap - r->have;
+			ssize_t got;
+
+			if ((uint64_t)want > p->end - r->pos)
+				want = (size_t)(p->end - r->pos);
+			got = pread(fd, p->buf + r->have, want, (off_t)r->pos);
+			if (got < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			if (got == 0) /* the file shrank: it ends here */
+				p->end = r->pos;
+			r->have += (size_t)got;
+			r->pos += (uint64_t)got;
+		}
+		if (!r->have)
+			return 0;
+		*off = r->pos - r->have;
+		if (r->pos >= p->end) {
+			*n = r->used = r->have;
+			return 1;
+		}
+		nl = memrchr(p->buf, '\n', r->have);
+		if (nl) {
+			*n = r->used = (size_t)(nl - p->buf) + 1;
+			return 1;
+		}
+		if (r->have == p->cap) { /* a line longer than the chunk */
+			char *nb = realloc(p->buf, 2 * p->cap);
+
+			if (!nb)
+				return -ENOMEM;
+			p->buf = nb;
+			p->cap *= 2;
+		}
+	}
+}
+
+/* Parses p from byte from (a line start; p->lines lines before it) to its
+ * end, or until its held reports are full. */
+static void piece_parse(struct fdparse *f, struct piece *p, uint64_t from)
+{
+	struct rd r = { .pos = from };
+	uint64_t off;
+	size_t n;
+	int ret;
+
+	p->stop = from;
+	if (!p->buf) {
+		p->cap = BG_PAR_CHUNK;
+		p->buf = malloc(p->cap);
+		if (!p->buf) {
+			p->err = -ENOMEM;
+			return;
+		}
+	}
+	while ((ret = rd_next(f->fd, p, &r, &off, &n)) > 0) {
+		const char *q = p->buf, *end = p->buf + n, *nl, *e;
+		int has_nul = memchr(q, '\0', n) != NULL;
+
+		/* a UTF-8 byte-order mark, as some editors write, is not
+		 * content (as bg_lines_init()) */
+		if (off == 0 && n >= 3 && !memcmp(q, "\xef\xbb\xbf", 3))
+			q += 3;
+		while (q < end) {
+			nl = memchr(q, '\n', (size_t)(end - q));
+			e = nl ? nl : end;
+			p->lines++;
+			ret = lparse_line(&p->c, q, e, has_nul, p->lines,
+					  off + (uint64_t)(q - p->buf));
+			q = nl ? nl + 1 : end;
+			if (ret < 0 || p->err) {
+				p->err = ret < 0 ? ret : p->err;
+				return;
+			}
+			if (p->full) {
+				p->stop = off + (uint64_t)(q - p->buf);
+				return;
+			}
+		}
+		p->stop = off + n;
+	}
+	if (ret < 0)
+		p->err = ret;
+	else
+		p->stop = p->end;
+}
+
+/* Newlines of [p->start, p->end), into p->nl. */
+static void piece_count(struct fdparse *f, struct piece *p)
+{
+	struct rd r = { .pos = p->start };
+	uint64_t off;
+	size_t n, c = 0;
+	const char *q, *e;
+	int ret;
+
+	if (!p->buf) {
+		p->cap = BG_PAR_CHUNK;
+		p->buf = malloc(p->cap);
+		if (!p->buf) {
+			p->err = -ENOMEM;
+			return;
+		}
+	}
+	while ((ret = rd_next(f->fd, p, &r, &off, &n)) > 0)
+		for (q = p->buf, e = p->buf + n; (q = memchr(q, '\n', (size_t)(e - q)));
+		     q++)
+			c++;
+	if (ret < 0)
+		p->err = ret;
+	p->nl = c;
+}
+
+static void job_count(void *ctx, unsigned int t)
+{
+	struct fdparse *f = ctx;
+
+	piece_count(f, &f->pc[t]);
+}
+
+static void job_parse(void *ctx, unsigned int t)
+{
+	struct fdparse *f = ctx;
+	struct piece *p = &f->pc[t];
+
+	if (!p->err)
+		piece_parse(f, p, p->start);
+}
+
+/* The first line start at or after byte at (size when none). */
+static uint64_t line_start(int fd, uint64_t at, uint64_t size)
+{
+	char win[4096];
+
+	if (!at)
+		return 0;
+	at--; /* at itself begins a line when the byte before is "\n" */
+	while (at < size) {
+		ssize_t got = pread(fd, win, sizeof(win), (off_t)at);
+		const char *nl;
+
+		if (got <= 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			return size;
+		}
+		nl = memchr(win, '\n', (size_t)got);
+		if (nl)
+			return at + (uint64_t)(nl - win) + 1;
+		at += (uint64_t)got;
+	}
+	return size;
+}
+
+/* Appends m keys of size bytes from src to *dst (n, cap), releasing the
+ * pages of src as they are copied: two copies of half the keys are not
+ * held at once. 0 or -ENOMEM. */
+static int append_keys(void **dst, size_t *n, size_t *cap, void *src, size_t m,
+		       size_t size)
+{
+	const size_t step = 64u << 20, pg = 4096;
+	char *d, *s = src;
+	size_t done = 0;
+
+	if (!m)
+		return 0;
+	if (*n + m > *cap) {
+		d = realloc(*dst, (*n + m) * size);
+		if (!d)
+			return -ENOMEM;
+		*dst = d;
+		*cap = *n + m;
+	}
+	d = (char *)*dst + *n * size;
+	while (done < m * size) {
+		size_t c = m * size - done < step ? m * size - done : step;
+		uintptr_t a = ((uintptr_t)s + done + pg - 1) & ~(uintptr_t)(pg - 1);
+		uintptr_t b = ((uintptr_t)s + done + c) & ~(uintptr_t)(pg - 1);
+
+		memcpy(d + done, s + done, c);
+		/* src is freed after: its copied whole pages can go now */
+		if (b > a)
+			madvise((void *)a, b - a, MADV_DONTNEED);
+		done += c;
+	}
+	*n += m;
+	return 0;
+}
+
+int bg_list_parse_fd(struct bg_list *l, const char *name, int fd,
+		     uint64_t size, const struct bg_list_opts *opts)
+{
+	struct bg_reporter rep = bg_reporter_of(opts);
+	const char *fname = name ? name : "-";
+	struct fdparse *f;
+	unsigned int n, i;
+	size_t line0 = 0, j;
+	int ret = 0, strict = opts && opts->strict;
+	size_t rejected = 0;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->fd = fd;
+	f->l = l;
+	f->name = name ? name : "-";
+	f->opts = opts;
+	n = bg_par_threads(opts ? opts->threads : 0);
+	if ((uint64_t)n > size / BG_PAR_PIECE_MIN)
+		n = size / BG_PAR_PIECE_MIN ? (unsigned int)(size / BG_PAR_PIECE_MIN) : 1;
+	f->n = n;
+	for (i = 0; i < n; i++) {
+		struct piece *p = &f->pc[i];
+
+		p->start = i ? line_start(fd, size * i / n, size) : 0;
+		if (i && p->start < f->pc[i - 1].start)
+			p->start = f->pc[i - 1].start;
+		if (i)
+			f->pc[i - 1].end = p->start;
+		p->end = size;
+		lparse_init(&p->c, i ? &p->own : l, f->name, opts);
+		p->c.worker = i;
+		if (i)
+			p->c.rep = bg_reporter_make(NULL, hold_diag, p);
+	}
+	l->files++;
+	if (opts && opts->entry && n > 1) {
+		/* every entry's line as it is read: the lines before each
+		 * piece first */
+		bg_par_run(n - 1, job_count, f);
+		for (i = 0; i < n; i++) {
+			f->pc[i].c.line0 = f->pc[i].line0 = line0;
+			line0 += f->pc[i].nl;
+		}
+	}
+	bg_par_run(n, job_parse, f);
+	/* in piece order: the held reports with the lines before added, the
+	 * rest of a piece that stopped, the keys */
+	line0 = 0;
+	for (i = 0; i < n; i++) {
+		struct piece *p = &f->pc[i];
+
+		if (i && !ret) {
+			for (j = 0; j < p->nd; j++) {
+				struct bg_diag d = {
+					.file = f->name,
+					.line = p->d[j].line - p->line0 + line0,
+					.warning = p->d[j].warning,
+					.reason = p->d[j].reason,
+					.text = p->d[j].text,
+				};
+
+				if (rep.fn)
+					rep.fn(rep.ctx, &d);
+				else
+					bg_diag_print(rep.out ? rep.out : stderr, &d);
+			}
+			if (!p->err && p->stop < p->end) {
+				p->full = 0;
+				p->c.rep = rep;
+				p->c.line0 = line0;
+				/* local numbers go on from the lines done */
+				p->line0 = line0;
+				piece_parse(f, p, p->stop);
+			}
+		}
+		if (p->err && !ret)
+			ret = p->err;
+		line0 += p->lines;
+		rejected += p->c.rejected;
+		l->rejected += p->c.rejected;
+		l->warnings += p->c.warnings;
+		if (i && !ret) {
+			l->accepted += p->own.accepted;
+			if (append_keys((void **)&l->v4, &l->n4, &l->cap4, p->own.v4,
+					p->own.n4, sizeof(*l->v4)) ||
+			    append_keys((void **)&l->v6, &l->n6, &l->cap6, p->own.v6,
+					p->own.n6, sizeof(*l->v6)))
+				ret = -ENOMEM;
+		}
+	}
+	l->lines += line0;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < f->pc[i].nd; j++) {
+			free(f->pc[i].d[j].reason);
+			free(f->pc[i].d[j].text);
+		}
+		free(f->pc[i].d);
+		free(f->pc[i].buf);
+		bg_list_free(&f->pc[i].own);
+	}
+	free(f);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		bg_report_file(&rep, fname, strerror(-ret));
+		return ret;
+	}
 	return rejected && strict ? -EINVAL : 0;
 }
 

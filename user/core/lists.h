@@ -48,6 +48,9 @@ struct bg_list_opts {
 	bg_entry_fn entry;
 	void *entry_ctx;
 	size_t source;
+	/* threads of a parse in pieces (bg_list_parse_fd()); 0: every
+	 * online CPU */
+	unsigned int threads;
 };
 
 /* Where a parse with these options reports (NULL: stderr). */
@@ -99,6 +102,17 @@ void bg_list_free(struct bg_list *l);
  */
 int bg_list_parse_buf(struct bg_list *l, const char *name, const char *buf,
 		      size_t len, const struct bg_list_opts *opts);
+
+/*
+ * bg_list_parse_buf() of the regular file open at fd, of size bytes, read
+ * in chunks (not held whole) and parsed in pieces split at line boundaries
+ * on opts->threads threads: the same keys, counts, reports (in line order,
+ * the same words and lines) and entries (opts->entry: each piece's from
+ * its own worker, with their lines and offsets in the file) as the
+ * buffer's. -errno of a read reported as "name: reason".
+ */
+int bg_list_parse_fd(struct bg_list *l, const char *name, int fd,
+		     uint64_t size, const struct bg_list_opts *opts);
 
 /* Same for a file; -errno when it cannot be read (reported). */
 int bg_list_parse_file(struct bg_list *l, const char *path,

@@ -303,6 +303,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 				   .allow_wide = o->allow_wide, .diag = on_diag,
 				   .diag_ctx = &dc, .entry = o->entry,
 				   .entry_ctx = o->entry_ctx,
+				   .threads = o->threads,
 				   .max_bytes = o->max_list_bytes ?
 						o->max_list_bytes : BG_LIST_BYTES_MAX };
 	uint64_t max_entries = o->max_entries ? o->max_entries :

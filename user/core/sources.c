@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/lines.h"
 #include "core/sources.h"
@@ -267,7 +268,7 @@ static void count_diag(void *ctx, const struct bg_diag *d)
 static int parse_as(const struct bg_source *src, struct bg_blocklist *bl,
 		    int fmt, const char *name, const char *buf, size_t len,
 		    const struct bg_list_opts *opts, struct line_count *lc,
-		    size_t *entries, size_t *lines)
+		    size_t *entries, size_t *lines, int fd)
 {
 	struct bg_list_opts lo = *opts;
 	struct bg_names *names = &bl->names;
@@ -284,7 +285,9 @@ static int parse_as(const struct bg_source *src, struct bg_blocklist *bl,
 		lc->names = NULL;
 		lo.allow_wide |= src->allow_wide;
 		lo.allowlist = src->allow;
-		ret = bg_list_parse_buf(l, name, buf, len, &lo);
+		/* fd >= 0: the file read in pieces, len its size */
+		ret = fd >= 0 ? bg_list_parse_fd(l, name, fd, len, &lo) :
+				bg_list_parse_buf(l, name, buf, len, &lo);
 		*entries = l->accepted - a0;
 		/* one entry a line */
 		*lines = *entries + lc->rejected;
@@ -340,7 +343,7 @@ static void find_likely(const struct bg_source *src, const char *name,
 			continue;
 		bg_blocklist_init(&tmp);
 		if (parse_as(src, &tmp, f, name, buf, len, &lo, &lc, &entries,
-			     &lines) == -ENOMEM) {
+			     &lines, -1) == -ENOMEM) {
 			bg_blocklist_free(&tmp);
 			return; /* no hint, nothing worse */
 		}
@@ -352,6 +355,96 @@ static void find_likely(const struct bg_source *src, const char *name,
 			info->likely_of = lines;
 		}
 	}
+}
+
+/*
+ * An address list in a regular file of BG_PIECES_MIN_BYTES or more is read
+ * in chunks and parsed on several threads (bg_list_parse_fd()): it is not
+ * held whole, and its parse takes every core. Its format is detected from
+ * its first BG_DETECT_PREFIX bytes when the lines detection looks at are
+ * all there (they always are but for lists of huge comments); else, and
+ * for domain lists and standard input, the list is read whole as before.
+ */
+#define BG_PIECES_MIN_BYTES (4u << 20)
+#define BG_DETECT_PREFIX (1u << 20)
+
+/* The format of the list open at fd from its first bytes, when they say
+ * what the whole would (ev->cut, or the whole list read): 0, else 1. */
+static int detect_prefix(int fd, uint64_t size, struct bg_format_evidence *ev,
+			 int *fmt)
+{
+	size_t want = size < BG_DETECT_PREFIX ? (size_t)size : BG_DETECT_PREFIX;
+	size_t have = 0, len;
+	char *buf = malloc(want ? want : 1);
+	const char *nl;
+
+	if (!buf)
+		return 1;
+	while (have < want) {
+		ssize_t got = pread(fd, buf + have, want - have, (off_t)have);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+	}
+	/* whole lines only, unless this is the whole list */
+	len = have;
+	if (have < size) {
+		nl = memrchr(buf, '\n', have);
+		len = nl ? (size_t)(nl - buf) + 1 : 0;
+	}
+	*fmt = bg_format_detect_ev(buf, len, ev);
+	free(buf);
+	return ev->cut || have == size ? 0 : 1;
+}
+
+/* The file in pieces: 1 when it is not for them (nothing done), else as
+ * bg_source_parse_info(). */
+static int parse_pieces(const struct bg_source *src, struct bg_blocklist *bl,
+			const struct bg_list_opts *lo,
+			const struct bg_reporter *rep, struct line_count *lc,
+			struct bg_source_info *info)
+{
+	const char *name = bg_list_name(src->path);
+	uint64_t size;
+	int fd, fmt = src->format, ret;
+
+	if (fmt != BG_FMT_AUTO && fmt != BG_FMT_ADDR)
+		return 1;
+	fd = bg_open_list(src->path, lo->max_bytes, rep, &size);
+	if (fd == -ESPIPE)
+		return 1;
+	if (fd < 0)
+		return fd;
+	if (size < BG_PIECES_MIN_BYTES || size > SIZE_MAX ||
+	    (fmt == BG_FMT_AUTO && detect_prefix(fd, size, &info->ev, &fmt)) ||
+	    fmt != BG_FMT_ADDR) {
+		close(fd);
+		memset(&info->ev, 0, sizeof(info->ev));
+		return 1;
+	}
+	info->detected = src->format == BG_FMT_AUTO;
+	info->format = fmt;
+	ret = parse_as(src, bl, fmt, name, NULL, (size_t)size, lo, lc,
+		       &info->entries, &info->lines, fd);
+	close(fd);
+	info->rejected = lc->rejected;
+	if ((!ret || ret == -EINVAL) && bg_source_mostly_rejected(info)) {
+		/* the hint reads the whole list, as the parse did not */
+		struct bg_reporter quiet = bg_reporter_make(NULL, count_diag, NULL);
+		struct line_count q = { .quiet = 1 };
+		char *buf = NULL;
+		size_t len = 0;
+
+		quiet.ctx = &q;
+		if (!bg_read_list(src->path, lo->max_bytes, &quiet, &buf, &len)) {
+			find_likely(src, name, buf, len, lo, info);
+			free(buf);
+		}
+	}
+	return ret;
 }
 
 int bg_source_parse_info(const struct bg_source *src, struct bg_blocklist *bl,
@@ -371,6 +464,12 @@ int bg_source_parse_info(const struct bg_source *src, struct bg_blocklist *bl,
 		info = &tmp;
 	memset(info, 0, sizeof(*info));
 	info->likely = BG_FMT_AUTO;
+	if (opts)
+		lo = *opts;
+	lc.next = rep;
+	ret = parse_pieces(src, bl, &lo, &rep, &lc, info);
+	if (ret != 1)
+		return ret;
 	ret = bg_read_list(src->path, opts ? opts->max_bytes : 0, &rep, &buf,
 			   &len);
 	if (ret < 0)
@@ -380,11 +479,8 @@ int bg_source_parse_info(const struct bg_source *src, struct bg_blocklist *bl,
 		info->detected = 1;
 	}
 	info->format = fmt;
-	if (opts)
-		lo = *opts;
-	lc.next = rep;
 	ret = parse_as(src, bl, fmt, name, buf, len, &lo, &lc, &info->entries,
-		       &info->lines);
+		       &info->lines, -1);
 	info->rejected = lc.rejected;
 	if ((!ret || ret == -EINVAL) && bg_source_mostly_rejected(info))
 		find_likely(src, name, buf, len, &lo, info);

@@ -53,7 +53,7 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 
 	t0 = bg_now_ms();
 	r->seed = o->seed ? o->seed : random_seed();
-	fd = bg_filter_create(&r->plan, r->seed, bl);
+	fd = bg_filter_create_mt(&r->plan, r->seed, bl, o->threads);
 	t1 = bg_now_ms();
 	r->ms[BG_STAGE_BUILD] = t1 - t0;
 	if (fd < 0)

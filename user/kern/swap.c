@@ -41,6 +41,12 @@ static size_t page_round(size_t n)
 int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 		     const struct bg_blocklist *bl)
 {
+	return bg_filter_create_mt(p, seed, bl, 0);
+}
+
+int bg_filter_create_mt(const struct bg_filter_params *p, uint64_t seed,
+			const struct bg_blocklist *bl, unsigned int threads)
+{
 	/* BPF_F_INNER_MAP lets a filter of any size replace another, but the
 	 * verifier then cannot inline the lookups in it. A fixed-size map
 	 * (attach --capacity) must match the template bg_filters was created
@@ -69,8 +75,9 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 	 * key with one seed: another seed, up to 3 more times. The header
 	 * holds the seed the filter was built with. */
 	for (try = 0;; try++) {
-		err = bg_filter_build(mem, p, try ? bg_hash64_u64(seed, try) : seed,
-				      bl);
+		err = bg_filter_build_mt(mem, p,
+					 try ? bg_hash64_u64(seed, try) : seed, bl,
+					 threads);
 		if (err != -EAGAIN || try == 3)
 			break;
 		memset(mem, 0, p->bytes);

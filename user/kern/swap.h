@@ -20,6 +20,9 @@
  * fixed-size map of exactly that many elements, without BPF_F_INNER_MAP. */
 int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 		     const struct bg_blocklist *bl);
+/* The same, built on threads threads (0: every online CPU). */
+int bg_filter_create_mt(const struct bg_filter_params *p, uint64_t seed,
+			const struct bg_blocklist *bl, unsigned int threads);
 
 /*
  * Publishes filter map fd in the slot as one pointer store. The kernel waits
