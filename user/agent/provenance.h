@@ -115,10 +115,11 @@ void bg_prov_entry(void *ctx, unsigned int worker, const struct bg_entry_ref *e)
  * source, records every source's index in the store (one transaction),
  * and frees w. A source whose copy was replaced since bg_prov_begin()
  * (another inode, size or mtime) is not written (-ESTALE): its entries are
- * of the copy that was parsed, which is gone. The records are sorted in
- * the file's own mapping (a radix scatter out of the entry buffers, freed
- * as it goes, then an in-place sort of each bucket): the writer needs the
- * index's size once, not twice. Returns the number of indexes written, or
+ * of the copy that was parsed, which is gone. The records are sorted by a
+ * radix scatter out of the entry buffers (each freed as it is read) into
+ * one buffer, then an in-place radix sort of each bucket, and written out
+ * a chunk at a time (each freed once written): the writer needs the
+ * index's size about once, not twice. Returns the number of indexes written, or
  * the first failure's -errno (the other sources are still written; a
  * source that failed keeps its old index, which check then reports as not
  * of the copy). store may be NULL (files only: tests, tools).
