@@ -1378,8 +1378,14 @@ static void test_corrupt_and_stale(void **state)
 	flip(path, 4000);
 	expect_problem(f, "c", "header's checksum", "10.9.0.1", 1);
 	restore(f, "c", list);
-	flip(path, size - 3);
+	flip(path, size - 3); /* the sums of the sums' pages: seen at open */
 	expect_problem(f, "c", "block checksums", "10.9.0.1", 1);
+	restore(f, "c", list);
+	/* a block's sum (provenance.h: header, records, a lines word per
+	 * step, then the block sums): seen when its page is first used */
+	flip(path, 4096 + 12 * (off_t)n + 8 * (off_t)(n / BG_PROV_LINE_STEP + 1) + 5);
+	expect_bad(f, "c", -EBADMSG, "block checksums");
+	never_misled(f, n);
 	restore(f, "c", list);
 	flip(path, 4096 + 12 * 1500 + 3);
 	expect_bad(f, "c", -EBADMSG, "block");

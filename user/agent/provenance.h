@@ -26,10 +26,13 @@
  *             entry line of that step, or ~0. Quoting line L reads the copy
  *             from the word of L / STEP on, fewer than STEP lines.
  *   sums      the checksum of each BG_PROV_BLOCK bytes of records and
- *             lines. A reader checks the header, the file's size and the
- *             sums table when it opens the file, and each block before it
- *             reads from it: a 100M-entry index (1.2 GB) is never hashed
- *             whole by `check`, yet no byte of it is used unchecked.
+ *             lines, then the checksum of each BG_PROV_BLOCK bytes of
+ *             those (a page of them). A reader checks the header, the
+ *             file's size and the short second table when it opens the
+ *             file, and a page of block sums and the block before it reads
+ *             from a block: a 100M-entry index (1.2 GB, 2.3 MB of block
+ *             sums) is never read whole by `check`, yet no byte of it is
+ *             used unchecked.
  *
  * Durability: written to a temporary file in the index directory, fsync'd,
  * renamed over NAME.idx, the directory fsync'd, then recorded in the store.
