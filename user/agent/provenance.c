@@ -915,19 +915,21 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 		     w->idir, s->name) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	/*
-	 * Records and lines are put together in anonymous memory on huge
-	 * pages, then written out: sorting in a mapping of the file itself
-	 * took a page fault per 4 KiB (ext4's page_mkwrite, some 5-9 us
-	 * each), more than the sort. The entry buffers are freed as the
-	 * scatter reads them and this buffer as it is written, so the
-	 * writer still holds about one index's worth at any time.
+	 * Records and lines are put together in anonymous memory, then
+	 * written out: sorting in a mapping of the file itself took a page
+	 * fault per 4 KiB (ext4's page_mkwrite, some 5-9 us each), more than
+	 * the sort. The entry buffers are freed as the scatter reads them and
+	 * this buffer as it is written, so the writer holds about one index's
+	 * worth at any time. Not on huge pages (the entry buffers are): the
+	 * scatter's 256 write heads would touch every 2 MiB page of it at
+	 * once, and the writer would hold the index twice.
 	 */
 	if (data) {
 		map = mmap(NULL, data, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (map == MAP_FAILED)
 			return -ENOMEM;
-		madvise(map, data, MADV_HUGEPAGE);
+		madvise(map, data, MADV_NOHUGEPAGE);
 	}
 	/* the block sums, then the sums of their pages: a reader checks the
 	 * short second table when it opens the file, a page of the first
