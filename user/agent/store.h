@@ -42,8 +42,6 @@
 #define BG_STORE_INDEX_EXT ".idx"
 /* Longest source name + 1 (struct bg_store_source.name). */
 #define BG_STORE_NAME_MAX BG_EXPLAIN_NAME_MAX
-/* Bytes of a line's text kept per entry ("..." marks a cut). */
-#define BG_STORE_TEXT_MAX BG_EXPLAIN_TEXT_MAX
 
 struct bg_store;
 
