@@ -562,9 +562,13 @@ static int rebuild(struct agent *a)
 	o.sources = &srcs;
 	/* the provenance index from the same parse (same order as srcs) */
 	pv = calloc(a->nsrc + 1, sizeof(*pv));
-	if (pv && !bg_prov_begin(a->cfg.state_dir, pv, prov_sources(a, pv), &pw)) {
+	ret = pv ? bg_prov_begin(a->cfg.state_dir, pv, prov_sources(a, pv), &pw) : -ENOMEM;
+	if (!ret) {
 		o.entry = bg_prov_entry;
 		o.entry_ctx = pw;
+	} else {
+		logf_("provenance index: %s; check will not name this filter's lines",
+		      strerror(-ret));
 	}
 	free(pv);
 	bg_load_report_init(&r);
