@@ -152,6 +152,21 @@ want="$Y: match (confirmed; listed by $Y at local ($E2E_TMP/local.txt):1)"
 t_expect_eq "check $Y" "$want" "$(bg check "$Y" 2>&1)"
 t_end "$E2E_NAME"
 
+# A provenance index cut short is refused with a reason, never read.
+E2E_NAME=check_refuses_a_truncated_index
+t_begin
+idx=$E2E_TMP/state/index/local.idx
+cp "$idx" "$E2E_TMP/local.idx.good"
+truncate -s -100 "$idx"
+out=$(bg check "$Y" 2>&1)
+grep -q "^bloomgate: check: list local: index truncated: " <<<"$out" ||
+	t_fail "no reason for the truncated index: $out"
+grep -qF "$Y: match (confirmed: the provenance index of local cannot be read now)" <<<"$out" ||
+	t_fail "check $Y with a truncated index: $out"
+cp "$E2E_TMP/local.idx.good" "$idx"
+t_expect_eq "check $Y, the index whole again" "$want" "$(bg check "$Y" 2>&1)"
+t_end "$E2E_NAME"
+
 # ---- 4. file list: edited in place, replaced by rename -------------------------------
 
 E2E_NAME=file_edited_in_place

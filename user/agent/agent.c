@@ -59,6 +59,7 @@
 #include "kern/pins.h"
 #include "core/print.h"
 #include "core/record.h"
+#include "agent/provenance.h"
 #include "agent/store.h"
 #include "kern/swap.h"
 
@@ -430,26 +431,71 @@ static int can_adopt(struct agent *a)
 	return ok;
 }
 
-/* The store follows the copies, after the swap (it is for explaining and
- * for the confirm stage, not on the path to the datapath). */
-static void store_entries(struct agent *a)
+/* The sources with a copy, in the order rebuild() hands them to the
+ * parse, as the provenance index takes them (pv: a->nsrc of them). */
+static size_t prov_sources(const struct agent *a, struct bg_prov_source *pv)
 {
+	size_t i, n = 0;
+
+	for (i = 0; i < a->nsrc; i++) {
+		const struct src *s = &a->src[i];
+
+		if (s->have_copy)
+			pv[n++] = (struct bg_prov_source){
+				.name = s->cfg->name, .copy = s->copy,
+				.origin = s->cfg->url ? s->cfg->url : s->cfg->path,
+				.sha256 = s->sha256[0] ? s->sha256 : NULL,
+				.format = s->cfg->format, .allow = s->cfg->allow,
+				.subdomains = s->cfg->subdomains,
+				.allow_wide = s->cfg->allow_wide };
+	}
+	return n;
+}
+
+/* The store keeps the configured sources only: a list removed from the
+ * config goes, with its index, once a filter without it is live. */
+static void prune_store(struct agent *a)
+{
+	const char **keep = calloc(a->nsrc + 1, sizeof(*keep));
 	size_t i;
 
-	for (i = 0; a->store && i < a->nsrc; i++) {
-		struct src *s = &a->src[i];
+	for (i = 0; keep && i < a->nsrc; i++)
+		keep[i] = a->src[i].cfg->name;
+	if (keep && a->store && bg_store_prune(a->store, keep, a->nsrc) < 0)
+		logf_("cannot remove the sources gone from the config from the store");
+	free(keep);
+}
 
-		if (!s->have_copy || !strcmp(s->sha256, s->stored_sha))
-			continue;
-		if (bg_store_set_entries(a->store, s->cfg->name,
-					 s->cfg->url ? s->cfg->url : s->cfg->path,
-					 s->copy, s->cfg->format, s->cfg->subdomains,
-					 s->cfg->allow) < 0) {
-			logf_("source %s: cannot store its entries", s->cfg->name);
-			continue;
-		}
-		memcpy(s->stored_sha, s->sha256, sizeof(s->stored_sha));
-	}
+/* At the start: an index missing, truncated, corrupt or not of its copy
+ * is dropped, so that the rebuild (or the adoption) writes it anew. */
+static void verify_indexes(struct agent *a)
+{
+	struct bg_prov_bad *bad;
+	size_t n, i;
+
+	if (!a->store || bg_prov_verify(a->store, 1, &bad, &n))
+		return;
+	for (i = 0; i < n; i++)
+		logf_("source %s: provenance %s: indexing it again", bad[i].name,
+		      bad[i].why);
+	free(bad);
+}
+
+/* The indexes follow the copies of an adopted filter: written for the
+ * sources whose index is missing or of another copy (user/agent/provenance.h). */
+static void store_entries(struct agent *a)
+{
+	struct bg_prov_source *pv = calloc(a->nsrc + 1, sizeof(*pv));
+	int ret;
+
+	if (!pv || !a->store)
+		goto out;
+	ret = bg_prov_reindex(a->store, pv, prov_sources(a, pv), a->cfg.max_list_bytes);
+	if (ret < 0)
+		logf_("provenance index: %s", strerror(-ret));
+	prune_store(a);
+out:
+	free(pv);
 }
 
 static void on_diag(void *ctx, const struct bg_diag *d)
@@ -486,6 +532,8 @@ static int rebuild(struct agent *a)
 	struct bg_blocklist bl;
 	struct bg_sources srcs;
 	struct bg_state st;
+	struct bg_prov_writer *pw = NULL;
+	struct bg_prov_source *pv;
 	size_t i;
 	int ret;
 
@@ -512,6 +560,17 @@ static int rebuild(struct agent *a)
 	}
 	clean_gone();
 	o.sources = &srcs;
+	/* the provenance index from the same parse (same order as srcs) */
+	pv = calloc(a->nsrc + 1, sizeof(*pv));
+	ret = pv ? bg_prov_begin(a->cfg.state_dir, pv, prov_sources(a, pv), &pw) : -ENOMEM;
+	if (!ret) {
+		o.entry = bg_prov_entry;
+		o.entry_ctx = pw;
+	} else {
+		logf_("provenance index: %s; check will not name this filter's lines",
+		      strerror(-ret));
+	}
+	free(pv);
 	bg_load_report_init(&r);
 	/* the lists parsed before the lock, as `load` does: a CLI command
 	 * waits for the agent's build and swap, never for its parse */
@@ -531,6 +590,7 @@ static int rebuild(struct agent *a)
 			bg_blocklist_free(&bl);
 			bg_load_report_free(&r);
 			bg_sources_free(&srcs);
+			bg_prov_abort(pw);
 			a->rebuild_failures++;
 			return ret;
 		}
@@ -572,7 +632,11 @@ static int rebuild(struct agent *a)
 		double t = bg_now_ms();
 
 		save_filter(a, r.filter_id);
-		store_entries(a);
+		if (pw && (ret = bg_prov_commit(pw, a->store)) < 0)
+			logf_("provenance index: %s", strerror(-ret));
+		pw = NULL;
+		ret = 0;
+		prune_store(a); /* a list gone from the config left the filter now */
 		/* one line for the bench (bench/agent.sh): the change's way to
 		 * the datapath, stage by stage */
 		logf_("timing: change seen at %.6f, fetch %.1f ms, parse %.1f ms, "
@@ -582,6 +646,7 @@ static int rebuild(struct agent *a)
 		      r.ms[BG_STAGE_PUBLISH], wall() - (bg_now_ms() - t) / 1e3,
 		      bg_now_ms() - t);
 	}
+	bg_prov_abort(pw); /* not committed: the old filter stays, and its indexes */
 	a->change_seen = 0;
 	a->change_fetch_ms = 0;
 	bg_load_report_free(&r);
@@ -1150,6 +1215,7 @@ int bg_agent_run(const char *config_path)
 	/* Every source once, then the filter: adopted when the copies are
 	 * those the live filter was built from, rebuilt otherwise. */
 	run_due(&a, 1);
+	verify_indexes(&a);
 	if (can_adopt(&a)) {
 		logf_("the live filter is built from these copies: adopted "
 		      "(generation %llu)", (unsigned long long)a.generation);

@@ -3,14 +3,16 @@
  * The agent's store (issue 9): an embedded SQLite database,
  * STATE_DIR/bloomgate.db, holding every source the agent feeds the filter
  * from (its origin, HTTP validators, checksum, counters, last error) and
- * every entry of every source with the line it came from. It outlives the
- * agent, so a restart knows its validators (no re-download) and `check`
- * can explain a verdict after the list file changed or the URL moved on:
- * the entries are those of the agent's last good copy, which built the
- * filter, not those of whatever the origin holds now.
+ * the record of its provenance index: STATE_DIR/index/NAME.idx, one file
+ * per source, which says for every entry of the agent's last good copy
+ * which line it came from (user/agent/provenance.h writes and reads them).
+ * It outlives the agent, so a restart knows its validators (no
+ * re-download) and `check` can explain a verdict after the list file
+ * changed or the URL moved on: the entries are those of the agent's last
+ * good copy, which built the filter, not those of whatever the origin
+ * holds now.
  *
- * Core library: SQLite only, no libbpf. Entries are parsed by the load's
- * own parsers (bg_list_scan(), bg_names_parse_buf()), never a copy.
+ * Agent library: SQLite only, no libbpf.
  *
  * Concurrency: one writer (the agent), any number of readers (`check`,
  * `status`): WAL journal, and a busy timeout so that a reader meeting a
@@ -28,22 +30,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/explain.h"
+#include "core/explain.h" /* BG_EXPLAIN_NAME_MAX */
 
 /* The database file in the state directory. */
 #define BG_STORE_FILE "bloomgate.db"
-/* PRAGMA user_version of the schema this build writes. */
-#define BG_STORE_SCHEMA 1
+/* PRAGMA user_version of the schema this build writes. 2: the entries
+ * table gave way to index files (version 1 is upgraded on open). */
+#define BG_STORE_SCHEMA 2
+/* STATE_DIR/BG_STORE_INDEX_DIR/NAME BG_STORE_INDEX_EXT: a source's index. */
+#define BG_STORE_INDEX_DIR "index"
+#define BG_STORE_INDEX_EXT ".idx"
 /* Longest source name + 1 (struct bg_store_source.name). */
 #define BG_STORE_NAME_MAX BG_EXPLAIN_NAME_MAX
-/* Bytes of a line's text kept per entry ("..." marks a cut). */
-#define BG_STORE_TEXT_MAX BG_EXPLAIN_TEXT_MAX
 
 struct bg_store;
 
 /*
  * Opens STATE_DIR/bloomgate.db, creating the directory (mode 0700, its
- * parent must exist) and the database with its schema when absent.
+ * parent must exist) and the database with its schema when absent. A
+ * version-1 store is upgraded: its entries table dropped and the file
+ * vacuumed (its sources kept; their indexes are missing until written).
  */
 int bg_store_open(const char *state_dir, struct bg_store **s);
 /*
@@ -75,12 +81,18 @@ struct bg_store_source {
 	char last_error[256];
 	uint64_t entries, fetches, failures, not_modified, generation;
 	/*
-	 * Set by bg_store_set_entries(), ignored by bg_store_source_put():
-	 * where the stored entries came from (what explanations name) and the
-	 * format they were parsed as (detected when format is BG_FMT_AUTO).
+	 * Set by bg_store_index_set(), ignored by bg_store_source_put(): the
+	 * index the provenance writer committed for the source: where its
+	 * copy came from (what explanations name), the format it was parsed
+	 * with (as configured: BG_FMT_AUTO when detected), the SHA-256 of the
+	 * copy it indexes, the file's checksum (its header's, which covers
+	 * the whole file: a reader uses only the file this names), its
+	 * entries and bytes. index_sha256 "": no index.
 	 */
 	char origin[1024];
 	int entries_format;
+	char index_sha256[65];
+	uint64_t index_checksum, index_entries, index_bytes;
 };
 
 /* -ENOENT when there is no source of that name. */
@@ -91,40 +103,38 @@ int bg_store_source_put(struct bg_store *s, const struct bg_store_source *src);
 /* All sources, by name; free(*v). */
 int bg_store_source_list(struct bg_store *s, struct bg_store_source **v,
 			 size_t *n);
-/* Removes the source and its entries; -ENOENT when there is none. */
+/* Removes the source and its index file; -ENOENT when there is none.
+ * The file goes at once, after the row, even inside a bg_store_begin()
+ * group that is rolled back later: the index is then missing, which check
+ * reports and bg_prov_verify() finds. */
 int bg_store_source_delete(struct bg_store *s, const char *name);
-
 /*
- * Replaces the entries of source name by those of the list file at copy
- * (the agent's last good copy), parsed exactly as `load` parses it with
- * the given format (BG_FMT_AUTO: detected, bg_format_detect()), subdomains
- * and allow: every accepted entry with its line; rejected lines are left
- * out silently (the agent's parse reported them). origin (the URL or path
- * the copy came from; NULL: the source's url, else its path) is what
- * explanations name. One transaction: on any failure the old entries stay.
- * The source's row is created when absent; its entries (the count
- * stored), origin and entries_format are set. Returns the number of
- * entries stored, or -errno (-errno of reading copy included; -EINVAL for
- * a name too long or an unknown format).
+ * Keeps only the sources named in keep[0..n-1] (the agent's configured
+ * lists): every other source's row and index file are removed, and every
+ * file of the index directory that no kept source owns (a temporary file
+ * a crash left, an orphan). Returns the number of sources removed.
  */
-int bg_store_set_entries(struct bg_store *s, const char *name,
-			 const char *origin, const char *copy, int format,
-			 int subdomains, int allow);
+int bg_store_prune(struct bg_store *s, const char *const *keep, size_t n);
 
-/*
- * The entries behind a check of arg, from the store: for an address (as
- * bg_parse_addr() reads it) every stored prefix containing it, any length,
- * both block and allow entries; for a name (bg_name_normalise()) the
- * entries the datapath's probes find, as bg_names_find() does: the name
- * itself as an exact or name-and-subdomains rule, and each proper parent
- * of at most BG_DNS_SUFFIX_MAX labels as a name-and-subdomains or
- * subdomains-only rule. Hits are ordered by source name, then line; free
- * *hits. -EINVAL when arg is neither an address nor a name.
- */
-int bg_store_explain(struct bg_store *s, const char *arg,
-		     struct bg_explain_hit **hits, size_t *n);
-/* bg_store_explain() as a bg_explain_find_fn (ctx: the store). */
-int bg_store_find(void *ctx, const char *arg, struct bg_explain_hit **hits,
-		  size_t *n);
+/* What the provenance writer records of an index it committed. */
+struct bg_store_index {
+	const char *origin; /* the URL or path the copy came from */
+	int format; /* as parsed (enum bg_format) */
+	const char *sha256; /* hex SHA-256 of the copy the index indexes */
+	uint64_t checksum; /* the index file's checksum (its header's) */
+	uint64_t entries, bytes;
+};
+
+/* Records (replaces) the index of source name, creating the row when
+ * absent; ix NULL: the source has no index. -EINVAL for a name that cannot
+ * be a file name. */
+int bg_store_index_set(struct bg_store *s, const char *name,
+		       const struct bg_store_index *ix);
+/* STATE_DIR/index/NAME.idx into buf: 0, -EINVAL (a name that cannot be a
+ * file name: A-Z a-z 0-9 . _ -, not starting with '.'), -ENAMETOOLONG. */
+int bg_store_index_path(const char *state_dir, const char *name, char *buf,
+			size_t len);
+/* The state directory s was opened in. */
+const char *bg_store_dir(const struct bg_store *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/print.h"
+#include "agent/provenance.h"
 #include "agent/store.h"
 #include "kern/swap.h"
 
@@ -37,7 +38,8 @@ const struct bg_cmd cli_check_cmd = {
 
 /* The agent's store behind a record, when the record names the agent's
  * copies (STATE_DIR/lists/NAME.list) and STATE_DIR/bloomgate.db is there:
- * then check names each source and the line as fetched. NULL otherwise. */
+ * then check names each source and the line as fetched, from the sources'
+ * provenance indexes. NULL otherwise. */
 static struct bg_store *agent_store_of(const struct bg_record *rec)
 {
 	char dir[PATH_MAX], *p;
@@ -59,15 +61,40 @@ static struct bg_store *agent_store_of(const struct bg_record *rec)
 	return st;
 }
 
+/* A source whose entries check cannot name (its index is missing, stale or
+ * corrupt): said once, on stderr, and *why names it for the verdict's line
+ * when no other entry explains it. */
+static void prov_problems(const struct bg_prov_reader *prov, int *said,
+			  const char **why)
+{
+	static char what[BG_STORE_NAME_MAX + 64];
+	const char *src, *reason;
+	size_t i;
+
+	for (i = 0; bg_prov_problem(prov, i, &src, &reason); i++) {
+		if (!*said)
+			fprintf(stderr, "bloomgate: check: list %s: %s; its entries "
+				"are not named (the agent re-indexes it when it "
+				"starts)\n", src, reason);
+		if (i == 0) {
+			snprintf(what, sizeof(what), "the provenance index of %s", src);
+			*why = what;
+		}
+	}
+	if (i)
+		*said = 1;
+}
+
 int cli_cmd_check(int argc, char **argv)
 {
+	struct bg_prov_reader *prov = NULL;
 	struct bg_store *store = NULL;
 	struct bg_record rec;
 	const void *mem;
 	struct bg_state st;
 	size_t len;
 	__u32 id = 0;
-	int i, ret, bad = 0, have_rec;
+	int i, ret, bad = 0, have_rec, said = 0;
 
 	if ((ret = cli_parse_args(&cli_check_cmd, &argc, argv, NULL)))
 		return ret < 0 ? 0 : ret;
@@ -98,21 +125,30 @@ int cli_cmd_check(int argc, char **argv)
 		return cli_fail(1, "cannot read the live filter: %s", strerror(-ret));
 	if (have_rec)
 		store = agent_store_of(&rec);
+	/* the indexes, or (none can be opened) the record's lists re-read */
+	if (store && bg_prov_open(store, &prov))
+		prov = NULL;
 	for (i = 1; i < argc; i++) {
 		struct bg_explanation x;
 
-		if (store ? bg_explain_found(mem, bg_store_find, store, argv[i], &x) :
-			    bg_explain(mem, have_rec ? &rec : NULL, argv[i], &x)) {
-			bad = cli_fail(1, "%s: out of memory", argv[i]);
+		ret = prov ? bg_explain_found(mem, bg_prov_find, prov, argv[i], &x) :
+			     bg_explain(mem, have_rec ? &rec : NULL, argv[i], &x);
+		if (ret) {
+			bad = cli_fail(1, "%s: %s", argv[i], strerror(-ret));
 		} else if (x.kind == BG_EXPLAIN_INVALID) {
 			fprintf(stderr, "bloomgate: %s: %s\n", argv[i], x.why);
 			bad = bad ? bad : EXIT_USAGE;
 		} else {
+			/* after the find: a block found corrupt on the way
+			 * is a problem too */
+			if (prov && x.listed)
+				prov_problems(prov, &said, &x.unreadable);
 			bg_print_explanation(stdout, argv[i], &x);
 		}
 		bg_explain_free(&x);
 	}
 	bg_filter_unmap(mem, len);
+	bg_prov_close(prov);
 	if (store)
 		bg_store_close(store);
 	if (have_rec)
