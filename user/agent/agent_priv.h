@@ -9,12 +9,13 @@
  *   in epoll, and hands every fetch, parse, build, swap and store write to
  *   the workers as a job (work.c).
  *
- *   the workers (work.c): FETCH_THREADS fetch threads, and one main worker
- *   that runs rebuilds (rebuild.c), interface changes (ifaces.c) and every
- *   store write, in order. A job holds copies of all it needs: a worker
- *   reads nothing of struct agent but a->store (the main worker's alone
- *   once the workers run) and a->work.quit (atomic). When a job is done,
- *   its done() runs on the loop, which applies the result.
+ *   the workers (work.c): FETCH_THREADS fetch threads; one main worker
+ *   that runs rebuilds (rebuild.c) and interface changes (ifaces.c), in
+ *   order; one store thread for every store write (rows, entries, a list
+ *   removed), in order. A job holds copies of all it needs: a worker reads
+ *   nothing of struct agent but a->store (the store thread's alone once
+ *   the workers run) and a->work.quit (atomic). When a job is done, its
+ *   done() runs on the loop, which applies the result.
  *
  *   the metrics thread (metrics.c) calls render(), which takes a->lock.
  */
@@ -44,6 +45,11 @@
  * exits without it (the filter stays live: nothing is published before
  * the build is whole, and the store's transaction is rolled back). */
 #define STOP_WAIT 3.0
+/* Seconds the start (or a reload) waits for its round of fetches before
+ * it goes on without the lists still being fetched: a slow list is taken
+ * by a later rebuild, and holds up neither the first filter nor the
+ * reload's answer for its whole timeout. */
+#define FETCH_WAIT 10.0
 
 struct agent;
 struct json_object;
@@ -112,6 +118,7 @@ struct src {
 	const char *state; /* "pending", "ok", "failing" */
 	char sha256[65]; /* of the copy */
 	char stored_sha[65]; /* of the copy the store's entries come from */
+	char storing_sha[65]; /* ... and of the copy whose import is queued */
 	uint64_t entries, fetches, failures, not_modified;
 	unsigned failed_in_row;
 	double last_ok, last_attempt; /* unix time */
@@ -163,8 +170,10 @@ void want_rebuild(struct agent *a, int now);
 /* At start, once every source was fetched: adopts the pinned filter when
  * it is built from what is wanted now; 1 when adopted. */
 int adopt(struct agent *a);
-/* The store's entries follow the copies (main worker). */
-void sync_store_entries(struct agent *a);
+/* The store's entries follow the copies (a job of the store thread);
+ * timing: the rebuild's, logged once they did. */
+struct rb_timing;
+void sync_store_entries(struct agent *a, const struct rb_timing *timing);
 
 /* ---- work.c -------------------------------------------------------------- */
 
@@ -188,9 +197,9 @@ struct queue {
 };
 
 struct work {
-	struct queue fetchq, mainq, doneq;
-	pthread_t fetch_th[FETCH_THREADS], main_th;
-	int nfetch, have_main;
+	struct queue fetchq, mainq, storeq, doneq;
+	pthread_t fetch_th[FETCH_THREADS], main_th, store_th;
+	int nfetch, have_main, have_store;
 	int wakefd; /* eventfd: a job is done */
 	int quit; /* atomic: the workers stop, a fetch aborts */
 };
@@ -198,10 +207,13 @@ struct work {
 int work_start(struct agent *a);
 void work_fetch(struct agent *a, struct job *j);
 void work_main(struct agent *a, struct job *j);
+void work_store(struct agent *a, struct job *j);
 /* The loop: done() of every job finished. */
 void work_drain(struct agent *a);
-/* Tells the workers to stop and joins them; -ETIMEDOUT when the main
- * worker was still busy after STOP_WAIT (it is left running). */
+/* Tells the workers to stop and joins them: the fetches abort, the main
+ * worker's queue is dropped, the store thread writes the rows still
+ * queued (not entries). -ETIMEDOUT when the main worker or the store
+ * thread was still busy after STOP_WAIT (left running). */
 int work_stop(struct agent *a);
 
 /* ---- control.c ----------------------------------------------------------- */
@@ -253,6 +265,7 @@ struct client {
 	size_t out_len, out_off;
 	/* a reload: 1 waiting for its fetches, 2 for its rebuild (seq) */
 	int reload;
+	double wait_until; /* monotonic: the fetches waited for at most */
 	uint64_t seq;
 	uint64_t gen_before;
 	struct desc before;
@@ -282,6 +295,7 @@ struct agent {
 	struct desc live; /* what the live filter is built from */
 	int have_live;
 	int started; /* the first fetches done, the filter adopted or due */
+	double start_until; /* monotonic: the first fetches waited for */
 	int rebuilding; /* a rebuild job runs */
 	uint64_t rb_started, rb_done; /* rebuild jobs started, the last done */
 	double reload_seen; /* unix time of the last reload: a config

@@ -212,9 +212,12 @@ double clients_deadline(const struct agent *a)
 	const struct client *c;
 	double t = 0;
 
-	for (c = a->clients; c; c = c->next)
+	for (c = a->clients; c; c = c->next) {
 		if (!c->reload && c->deadline && (!t || c->deadline < t))
 			t = c->deadline;
+		if (c->reload == 1 && (!t || c->wait_until < t))
+			t = c->wait_until;
+	}
 	return t;
 }
 
@@ -267,6 +270,7 @@ void start_reload(struct agent *a, int fd)
 	}
 	a->reload_seen = agent_wall();
 	c->reload = 1;
+	c->wait_until = agent_mono() + FETCH_WAIT;
 	/* every source now; the rebuild when each was fetched once more */
 	mark_all(a);
 	run_due(a, 0);
@@ -274,12 +278,12 @@ void start_reload(struct agent *a, int fd)
 
 void reloads_step(struct agent *a)
 {
+	int pending = marks_pending(a);
+	double now = agent_mono();
 	struct client *c;
 
-	if (marks_pending(a))
-		return;
 	for (c = a->clients; c; c = c->next)
-		if (c->reload == 1) {
+		if (c->reload == 1 && (!pending || now >= c->wait_until)) {
 			/* the next rebuild to start has every change the
 			 * reload brought, config and copies alike */
 			c->reload = 2;

@@ -61,7 +61,7 @@ static void fetch_src_of(const struct bg_config *c, const struct bg_cfg_list *l,
 	f->max_shrink = l->max_shrink;
 }
 
-/* ---- the store's rows (main worker) ------------------------------------- */
+/* ---- the store's rows (store thread) ------------------------------------ */
 
 struct row_job {
 	struct job j;
@@ -109,7 +109,7 @@ void store_put(struct agent *a, const struct src *s)
 	r->failures = s->failures;
 	r->not_modified = s->not_modified;
 	r->generation = a->generation;
-	work_main(a, &j->j);
+	work_store(a, &j->j);
 }
 
 struct forget_job {
@@ -118,7 +118,7 @@ struct forget_job {
 	char copy[PATH_MAX];
 };
 
-static void forget_run(struct agent *a, struct job *jj)
+static void forget_row_run(struct agent *a, struct job *jj)
 {
 	struct forget_job *j = (struct forget_job *)jj;
 	int ret = a->store ? bg_store_source_delete(a->store, j->name) : 0;
@@ -126,22 +126,39 @@ static void forget_run(struct agent *a, struct job *jj)
 	if (ret && ret != -ENOENT)
 		agent_log("source %s: cannot remove it from the store: %s",
 			  j->name, strerror(-ret));
+}
+
+static void forget_copy_run(struct agent *a, struct job *jj)
+{
+	struct forget_job *j = (struct forget_job *)jj;
+
+	(void)a;
 	unlink(j->copy);
 	bg_fetch_discard(j->copy);
 }
 
 void forget_list(struct agent *a, const char *name, const char *copy)
 {
-	struct forget_job *j = calloc(1, sizeof(*j));
+	struct forget_job *row = calloc(1, sizeof(*row)), *file = calloc(1, sizeof(*file));
 
-	if (!j)
+	if (!row || !file) {
+		free(row);
+		free(file);
+		agent_log("source %s: cannot forget it: out of memory", name);
 		return;
-	j->j.run = forget_run;
-	snprintf(j->name, sizeof(j->name), "%s", name);
-	snprintf(j->copy, sizeof(j->copy), "%s", copy);
+	}
+	row->j.run = forget_row_run;
+	file->j.run = forget_copy_run;
+	snprintf(row->name, sizeof(row->name), "%s", name);
+	snprintf(row->copy, sizeof(row->copy), "%s", copy);
+	*file = *row;
+	file->j.run = forget_copy_run;
 	agent_log("source %s: removed from the config: its copy and its "
 		  "entries go", name);
-	work_main(a, &j->j);
+	/* the row after the jobs queued before (rows, entries of it); the
+	 * copy after the rebuild in progress, which may be reading it */
+	work_store(a, &row->j);
+	work_main(a, &file->j);
 }
 
 /* ---- fetching (fetch threads) -------------------------------------------- */
@@ -215,6 +232,10 @@ static void fetch_done(struct agent *a, struct job *jj)
 		/* *v came back updated (304, or the same bytes) */
 		if (s->cfg->url)
 			s->v = j->v;
+		/* the same bytes: their hash is known now (a copy whose
+		 * store row was lost) */
+		if (r->outcome == BG_FETCH_UNCHANGED && s->have_copy)
+			memcpy(s->sha256, r->sha256, sizeof(s->sha256));
 		s->last_ok = s->last_attempt;
 		s->failed_in_row = 0;
 		s->last_error[0] = 0;

@@ -149,6 +149,8 @@ static int next_timeout(const struct agent *a)
 		t = a->rebuild_at;
 	if (a->watchdog_due && (!t || a->watchdog_due < t))
 		t = a->watchdog_due;
+	if (!a->started && (!t || a->start_until < t))
+		t = a->start_until;
 	c = clients_deadline(a);
 	if (c && (!t || c < t))
 		t = c;
@@ -160,7 +162,7 @@ static int next_timeout(const struct agent *a)
 /* After every wakeup: what is due now. */
 static void step(struct agent *a)
 {
-	if (!a->started && !marks_pending(a)) {
+	if (!a->started && (!marks_pending(a) || agent_mono() >= a->start_until)) {
 		a->started = 1;
 		if (adopt(a))
 			a->rebuild_at = 0;
@@ -289,6 +291,7 @@ int bg_agent_run(const char *config_path)
 	 * copies are those the live filter was built from, rebuilt
 	 * otherwise. */
 	mark_all(&a);
+	a.start_until = agent_mono() + FETCH_WAIT;
 	run_due(&a, 1);
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec) {
 		a.watchdog_every = (double)usec / 2e6;

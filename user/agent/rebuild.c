@@ -10,10 +10,11 @@
  * changed list is parsed once for the filter. A refused candidate is
  * thrown away and the load runs again with the last good copy in its
  * place (bg_load_opts.source_done stops the load at it). Then the build
- * and swap (bg_load_commit(), under the pin directory's lock), the
- * filter's description saved beside it (filter.json), and the store's
- * entries, all on the worker: the loop only hands the job over and applies
- * the result.
+ * and swap (bg_load_commit(), under the pin directory's lock) and the
+ * filter's description saved beside it (filter.json), on the main worker;
+ * then the store's entries, on the store's thread (an import of millions
+ * of entries holds up no rebuild). The loop only hands the jobs over and
+ * applies the results.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -298,6 +299,12 @@ static int store_entries(struct agent *a, const char *name, const char *origin,
 
 /* ---- the rebuild job ----------------------------------------------------- */
 
+/* The change's way to the datapath, for the timing line (milliseconds;
+ * seen and live_at unix time), logged once the store followed. */
+struct rb_timing {
+	double seen, fetch, parse, plan, build, swap, live_at;
+};
+
 struct rb_src {
 	char name[BG_CFG_NAME_MAX + 1];
 	char *origin;
@@ -309,12 +316,11 @@ struct rb_src {
 	int cand; /* a candidate to judge, cand_sha */
 	char cand_sha[65];
 	uint64_t prev_entries; /* of the copy: the shrink guard's base */
-	char stored_sha[65];
 	/* results: 1 the candidate kept, -1 refused (why); its count */
 	int verdict;
 	char why[256];
 	uint64_t entries;
-	int counted, stored;
+	int counted;
 };
 
 struct rb_job {
@@ -338,6 +344,7 @@ struct rb_job {
 	char msg[600];
 	struct desc built;
 	struct bg_metrics_filter filter;
+	struct rb_timing timing;
 };
 
 static void on_diag(void *ctx, const struct bg_diag *d)
@@ -440,9 +447,9 @@ static void rb_run(struct agent *a, struct job *jj)
 	struct bg_blocklist bl;
 	struct bg_sources srcs;
 	struct bg_state st;
-	double t;
 	int ret;
 
+	(void)a; /* nothing of the agent's: the job holds what it needs */
 	bg_load_report_init(&r);
 	bg_sources_init(&srcs);
 	if (!map) {
@@ -593,32 +600,16 @@ static void rb_run(struct agent *a, struct job *jj)
 	if (r.failed == BG_STAGE_RECORD)
 		agent_log("the load record was not written: %s", r.msg);
 store:
-	t = bg_now_ms();
-	if (j->published)
+	if (j->published) {
 		save_filter(j, r.filter_id);
-	for (i = 0; i < j->n; i++) {
-		struct rb_src *s = &j->v[i];
-		const char *sha = s->verdict == 1 ? s->cand_sha : s->sha;
-
-		if ((s->verdict != 1 && !s->have_copy) || !strcmp(sha, s->stored_sha))
-			continue;
-		if (__atomic_load_n(&a->work.quit, __ATOMIC_RELAXED))
-			break;
-		if (!store_entries(a, s->name, s->origin, s->copy, s->format,
-				   s->subdomains, s->allow)) {
-			memcpy(s->stored_sha, sha, sizeof(s->stored_sha));
-			s->stored = 1;
-		}
+		j->timing.parse = r.ms[BG_STAGE_PARSE];
+		j->timing.plan = r.ms[BG_STAGE_PLAN];
+		j->timing.build = r.ms[BG_STAGE_BUILD];
+		j->timing.swap = r.ms[BG_STAGE_PUBLISH];
+		j->timing.live_at = agent_wall();
+		j->timing.seen = j->change_seen;
+		j->timing.fetch = j->fetch_ms;
 	}
-	if (j->published)
-		/* one line for the bench (bench/agent.sh): the change's way to
-		 * the datapath, stage by stage */
-		agent_log("timing: change seen at %.6f, fetch %.1f ms, parse %.1f ms, "
-			  "plan %.1f ms, build %.1f ms, swap %.2f ms, live at %.6f, "
-			  "store %.1f ms", j->change_seen, j->fetch_ms,
-			  r.ms[BG_STAGE_PARSE], r.ms[BG_STAGE_PLAN], r.ms[BG_STAGE_BUILD],
-			  r.ms[BG_STAGE_PUBLISH], agent_wall() - (bg_now_ms() - t) / 1e3,
-			  bg_now_ms() - t);
 out:
 	j->ret = ret;
 	if (ret && !j->msg[0])
@@ -679,8 +670,6 @@ static void rb_done(struct agent *a, struct job *jj)
 		} else if (r->counted && r->have_copy && !strcmp(s->sha256, r->sha)) {
 			s->entries = r->entries;
 		}
-		if (r->stored)
-			memcpy(s->stored_sha, r->stored_sha, sizeof(s->stored_sha));
 	}
 	if (!j->nothing)
 		a->rebuilds++;
@@ -701,10 +690,14 @@ static void rb_done(struct agent *a, struct job *jj)
 	for (i = 0; i < j->n; i++) {
 		struct src *s = src_find(a, j->v[i].name);
 
-		if (s && (j->v[i].cand || j->v[i].stored))
+		if (s && j->v[i].cand)
 			store_put(a, s);
 		free(j->v[i].origin);
 	}
+	/* the store follows, on its own thread: the next rebuild need not
+	 * wait for an import of millions of entries */
+	if (j->published || !j->ret)
+		sync_store_entries(a, j->published ? &j->timing : NULL);
 	reloads_answer(a, j->seq, j->ret ? j->msg : NULL);
 	sd_notifyf(0, "STATUS=generation %llu, %zu sources",
 		   (unsigned long long)a->generation, a->nsrc);
@@ -754,7 +747,6 @@ static void start_rebuild(struct agent *a)
 		r->max_shrink = s->cfg->max_shrink;
 		memcpy(r->copy, s->copy, sizeof(r->copy));
 		memcpy(r->sha, s->sha256, sizeof(r->sha));
-		memcpy(r->stored_sha, s->stored_sha, sizeof(r->stored_sha));
 		r->have_copy = s->have_copy;
 		r->prev_entries = s->have_copy ? s->entries : 0;
 		if (s->phase == SRC_CANDIDATE) {
@@ -804,30 +796,49 @@ void maybe_rebuild(struct agent *a)
 	start_rebuild(a);
 }
 
-/* ---- adoption ------------------------------------------------------------ */
+/* ---- the store's entries, following the copies (store thread) ---------- */
+
+struct sync_item {
+	char name[BG_CFG_NAME_MAX + 1];
+	char *origin;
+	char copy[PATH_MAX];
+	char sha[65];
+	int format, subdomains, allow;
+	int stored;
+};
 
 struct sync_job {
 	struct job j;
-	struct rb_src *v;
+	struct sync_item *v;
 	size_t n;
+	int timed;
+	struct rb_timing timing;
 };
 
 static void sync_run(struct agent *a, struct job *jj)
 {
 	struct sync_job *j = (struct sync_job *)jj;
+	double t = bg_now_ms();
 	size_t i;
 
 	for (i = 0; i < j->n; i++) {
-		struct rb_src *s = &j->v[i];
+		struct sync_item *s = &j->v[i];
 
+		/* a stopping agent leaves the store as it is: the next start
+		 * imports what is missing */
 		if (__atomic_load_n(&a->work.quit, __ATOMIC_RELAXED))
 			break;
-		if (!store_entries(a, s->name, s->origin, s->copy, s->format,
-				   s->subdomains, s->allow)) {
-			memcpy(s->stored_sha, s->sha, sizeof(s->stored_sha));
-			s->stored = 1;
-		}
+		s->stored = !store_entries(a, s->name, s->origin, s->copy,
+					   s->format, s->subdomains, s->allow);
 	}
+	if (j->timed)
+		/* one line for the bench (bench/agent.sh): the change's way to
+		 * the datapath, stage by stage, and the store after it */
+		agent_log("timing: change seen at %.6f, fetch %.1f ms, parse %.1f ms, "
+			  "plan %.1f ms, build %.1f ms, swap %.2f ms, live at %.6f, "
+			  "store %.1f ms", j->timing.seen, j->timing.fetch,
+			  j->timing.parse, j->timing.plan, j->timing.build,
+			  j->timing.swap, j->timing.live_at, bg_now_ms() - t);
 }
 
 static void sync_done(struct agent *a, struct job *jj)
@@ -838,29 +849,39 @@ static void sync_done(struct agent *a, struct job *jj)
 	for (i = 0; i < j->n; i++) {
 		struct src *s = src_find(a, j->v[i].name);
 
-		if (s && j->v[i].stored && !strcmp(s->sha256, j->v[i].sha))
-			memcpy(s->stored_sha, j->v[i].stored_sha, sizeof(s->stored_sha));
+		if (s && !strcmp(s->storing_sha, j->v[i].sha)) {
+			if (j->v[i].stored)
+				memcpy(s->stored_sha, j->v[i].sha, sizeof(s->stored_sha));
+			s->storing_sha[0] = 0;
+		}
 		free(j->v[i].origin);
 	}
 	free(j->v);
 }
 
-void sync_store_entries(struct agent *a)
+void sync_store_entries(struct agent *a, const struct rb_timing *timing)
 {
 	struct sync_job *j = calloc(1, sizeof(*j));
 	size_t i;
 
-	if (!j || !a->store || !(j->v = calloc(a->nsrc ? a->nsrc : 1, sizeof(*j->v)))) {
+	if (!j || !(j->v = calloc(a->nsrc ? a->nsrc : 1, sizeof(*j->v)))) {
 		free(j);
+		agent_log("cannot update the store: out of memory");
 		return;
 	}
 	j->j.run = sync_run;
 	j->j.done = sync_done;
-	for (i = 0; i < a->nsrc; i++) {
+	if (timing) {
+		j->timed = 1;
+		j->timing = *timing;
+	}
+	for (i = 0; a->store && i < a->nsrc; i++) {
 		struct src *s = &a->src[i];
-		struct rb_src *r = &j->v[j->n];
+		struct sync_item *r = &j->v[j->n];
 
-		if (!s->have_copy || !strcmp(s->sha256, s->stored_sha))
+		/* the entries of this copy are stored, or on their way */
+		if (!s->have_copy || !strcmp(s->sha256, s->stored_sha) ||
+		    !strcmp(s->sha256, s->storing_sha))
 			continue;
 		r->origin = strdup(s->cfg->url ? s->cfg->url : s->cfg->path);
 		if (!r->origin)
@@ -868,12 +889,13 @@ void sync_store_entries(struct agent *a)
 		snprintf(r->name, sizeof(r->name), "%s", s->cfg->name);
 		memcpy(r->copy, s->copy, sizeof(r->copy));
 		memcpy(r->sha, s->sha256, sizeof(r->sha));
+		memcpy(s->storing_sha, s->sha256, sizeof(s->storing_sha));
 		r->format = s->cfg->format;
 		r->subdomains = s->cfg->subdomains;
 		r->allow = s->cfg->allow;
 		j->n++;
 	}
-	work_main(a, &j->j);
+	work_store(a, &j->j);
 }
 
 int adopt(struct agent *a)
@@ -933,7 +955,7 @@ int adopt(struct agent *a)
 		pthread_mutex_unlock(&a->lock);
 		agent_log("the live filter is built from these copies: adopted "
 			  "(generation %llu)", (unsigned long long)a->generation);
-		sync_store_entries(a);
+		sync_store_entries(a, NULL);
 	}
 	json_object_put(o);
 	return ok;

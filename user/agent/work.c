@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The agent's workers (user/agent/agent_priv.h): the threads that do what
- * takes time, so that the loop only waits and dispatches. Two queues: the
- * fetches (FETCH_THREADS threads: a slow list holds one, the others go
- * on), and the main worker (one thread: rebuilds, interface changes and
- * every store write, in the order the loop asked for them, so that a row
- * or an entry table is never written by two threads and a rebuild sees the
- * store as the jobs before it left it). A finished job goes to the done
- * queue and wakes the loop through an eventfd.
+ * takes time, so that the loop only waits and dispatches. Three queues:
+ * the fetches (FETCH_THREADS threads: a slow list holds one, the others
+ * go on), the main worker (one thread: rebuilds and interface changes, in
+ * the order the loop asked for them), and the store's (one thread, the
+ * one that uses the store's handle: rows, entries, a list removed, in
+ * order; an import of millions of entries holds up no rebuild). A
+ * finished job goes to the done queue and wakes the loop through an
+ * eventfd.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,7 +45,8 @@ static int quitting(struct work *w)
 	return __atomic_load_n(&w->quit, __ATOMIC_RELAXED);
 }
 
-/* Takes the next job, waiting for one; NULL when the workers stop. */
+/* Takes the next job, waiting for one; NULL when the workers stop (the
+ * store's queue is emptied first: its rows are what a restart reads). */
 static struct job *queue_take(struct work *w, struct queue *q)
 {
 	struct job *j;
@@ -52,7 +54,7 @@ static struct job *queue_take(struct work *w, struct queue *q)
 	pthread_mutex_lock(&q->mu);
 	while (!q->head && !quitting(w))
 		pthread_cond_wait(&q->cv, &q->mu);
-	j = quitting(w) ? NULL : q->head;
+	j = quitting(w) && q != &w->storeq ? NULL : q->head;
 	if (j) {
 		q->head = j->next;
 		if (!q->head)
@@ -118,6 +120,7 @@ int work_start(struct agent *a)
 
 	queue_init(&w->fetchq);
 	queue_init(&w->mainq);
+	queue_init(&w->storeq);
 	queue_init(&w->doneq);
 	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->wakefd < 0)
@@ -129,6 +132,10 @@ int work_start(struct agent *a)
 	if (ret)
 		return ret;
 	w->have_main = 1;
+	ret = spawn(a, &w->storeq, &w->store_th);
+	if (ret)
+		return ret;
+	w->have_store = 1;
 	for (i = 0; i < FETCH_THREADS; i++) {
 		ret = spawn(a, &w->fetchq, &w->fetch_th[i]);
 		if (ret)
@@ -146,6 +153,11 @@ void work_fetch(struct agent *a, struct job *j)
 void work_main(struct agent *a, struct job *j)
 {
 	queue_push(&a->work.mainq, j);
+}
+
+void work_store(struct agent *a, struct job *j)
+{
+	queue_push(&a->work.storeq, j);
 }
 
 void work_drain(struct agent *a)
@@ -184,43 +196,62 @@ static void drop_queued(struct queue *q)
 	}
 }
 
+static void wake(struct queue *q)
+{
+	/* under the queue's mutex, so that no worker misses the wakeup
+	 * between its check and its wait */
+	pthread_mutex_lock(&q->mu);
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* Waits until q's thread is idle and its queue empty, at most until; 0 or
+ * -ETIMEDOUT. */
+static int wait_idle(struct queue *q, const struct timespec *until)
+{
+	int busy;
+
+	pthread_mutex_lock(&q->mu);
+	while ((q->busy || q->head) &&
+	       pthread_cond_timedwait(&q->cv, &q->mu, until) != ETIMEDOUT)
+		;
+	busy = q->busy || q->head;
+	pthread_mutex_unlock(&q->mu);
+	return busy ? -ETIMEDOUT : 0;
+}
+
 int work_stop(struct agent *a)
 {
 	struct work *w = &a->work;
 	struct timespec until;
-	int i, busy;
+	int i, ret = 0;
 
-	if (!w->have_main && !w->nfetch)
+	if (!w->have_main && !w->have_store && !w->nfetch)
 		return 0;
 	__atomic_store_n(&w->quit, 1, __ATOMIC_RELAXED);
-	/* under each queue's mutex, so that no worker misses the wakeup
-	 * between its check and its wait */
-	pthread_mutex_lock(&w->fetchq.mu);
-	pthread_cond_broadcast(&w->fetchq.cv);
-	pthread_mutex_unlock(&w->fetchq.mu);
-	pthread_mutex_lock(&w->mainq.mu);
-	pthread_cond_broadcast(&w->mainq.cv);
-	pthread_mutex_unlock(&w->mainq.mu);
+	wake(&w->fetchq);
+	wake(&w->mainq);
+	wake(&w->storeq);
 	/* a fetch aborts at its next progress callback or chunk */
 	for (i = 0; i < w->nfetch; i++)
 		pthread_join(w->fetch_th[i], NULL);
 	w->nfetch = 0;
 	drop_queued(&w->fetchq);
-	if (!w->have_main)
-		return 0;
-	/* a rebuild cannot be cut short mid-stage: it gets STOP_WAIT */
+	/* a rebuild cannot be cut short mid-stage: it gets STOP_WAIT, and
+	 * the store thread as long to write the rows queued */
+	drop_queued(&w->mainq);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += (time_t)STOP_WAIT;
-	pthread_mutex_lock(&w->mainq.mu);
-	while (w->mainq.busy &&
-	       pthread_cond_timedwait(&w->mainq.cv, &w->mainq.mu, &until) != ETIMEDOUT)
-		;
-	busy = w->mainq.busy;
-	pthread_mutex_unlock(&w->mainq.mu);
-	if (busy)
-		return -ETIMEDOUT;
-	pthread_join(w->main_th, NULL);
-	w->have_main = 0;
-	drop_queued(&w->mainq);
+	if (w->have_main && wait_idle(&w->mainq, &until))
+		ret = -ETIMEDOUT;
+	if (w->have_store && wait_idle(&w->storeq, &until))
+		ret = -ETIMEDOUT;
+	if (ret)
+		return ret;
+	if (w->have_main)
+		pthread_join(w->main_th, NULL);
+	if (w->have_store)
+		pthread_join(w->store_th, NULL);
+	w->have_main = w->have_store = 0;
 	return 0;
 }
