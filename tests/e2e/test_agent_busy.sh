@@ -11,7 +11,8 @@
 # "ok NAME" / "not ok NAME" per check; exits non-zero when one failed.
 #   bash tests/e2e/test_agent_busy.sh
 #   BUSY_BIG=N: entries of the big list (default 2000000)
-#   E2E_TIME_SCALE=N: every time bound times N (a sanitizer's build)
+#   E2E_TIME_SCALE=N: every time bound times N (a sanitizer's build;
+#   wait_until and wait_pid of lib.sh scale theirs)
 set -u
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -135,7 +136,7 @@ attach_native_or_skb "$IF_GWC"
 write_cfg "${LISTS_A[@]}" # in the mode the attach took
 agent_start
 t0=$SECONDS
-wait_until $((180 * SCALE)) matches "$LAST_BIG" || t_fail "$LAST_BIG (big list) not matched: $(tail -3 "$E2E_TMP/agent.log")"
+wait_until 180 matches "$LAST_BIG" || t_fail "$LAST_BIG (big list) not matched: $(tail -3 "$E2E_TMP/agent.log")"
 info "first filter of $BIG entries live after $((SECONDS - t0)) s"
 matches "$Y" || t_fail "$Y (small list) not matched"
 matches "$G" || t_fail "$G (list gone) not matched"
@@ -149,10 +150,10 @@ n0=$(lives)
 ping_start t1
 t0=$(date +%s%N)
 replace "$E2E_TMP/big.txt" "$NEW1"
-wait_until $((180 * SCALE)) matches "$NEW1" || t_fail "$NEW1 (appended to the big list) not matched"
+wait_until 180 matches "$NEW1" || t_fail "$NEW1 (appended to the big list) not matched"
 info "one line appended to $BIG: matched after $((($(date +%s%N) - t0) / 1000000)) ms"
 # and its store import, after the swap, also off the loop
-wait_until $((120 * SCALE)) eval '[ "$(bg check "$NEW1" 2>&1 | grep -c "listed by $NEW1 at big")" -ge 1 ]' ||
+wait_until 120 eval '[ "$(bg check "$NEW1" 2>&1 | grep -c "listed by $NEW1 at big")" -ge 1 ]' ||
 	t_fail "check does not cite the big list for $NEW1: $(bg check "$NEW1" 2>&1)"
 ping_stop
 ping_expect 20
@@ -166,13 +167,13 @@ t_begin
 n0=$(lives)
 ping_start t2
 replace "$E2E_TMP/big.txt" "$NEW2"
-wait_until $((30 * SCALE)) agent_log_has "source big: new copy (read" || t_fail "the big list's change was not read"
+wait_until 30 agent_log_has "source big: new copy (read" || t_fail "the big list's change was not read"
 during=0
 [ "$(lives)" -eq "$n0" ] && during=1
 replace "$E2E_TMP/small.txt" "$Y2"
 [ "$during" -eq 1 ] && [ "$(lives)" -eq "$n0" ] || info "the small change may have come after the big rebuild (inconclusive timing)"
-wait_until $((180 * SCALE)) matches "$NEW2" || t_fail "$NEW2 (big list) not matched"
-wait_until $((180 * SCALE)) matches "$Y2" || t_fail "$Y2 (small list, changed during the rebuild) never matched"
+wait_until 180 matches "$NEW2" || t_fail "$NEW2 (big list) not matched"
+wait_until 180 matches "$Y2" || t_fail "$Y2 (small list, changed during the rebuild) never matched"
 ping_stop
 ping_expect 10
 [ "$(lives)" -ge $((n0 + 1)) ] || t_fail "no rebuild after the changes"
@@ -199,7 +200,7 @@ write_cfg "${LISTS_A[@]}"
 reload
 grep -Eq "^ok: generation [0-9]+ \(lists added: gone\)$" <<<"$RELOAD_OUT" || t_fail "reload answered '$RELOAD_OUT'"
 matches "$G" || t_fail "$G (its list added again) not matched"
-wait_until $((10 * SCALE)) eval 'bg check "$G" 2>&1 | grep -q "listed by $G at gone"' || t_fail "check does not cite gone: $(bg check "$G" 2>&1)"
+wait_until 10 eval 'bg check "$G" 2>&1 | grep -q "listed by $G at gone"' || t_fail "check does not cite gone: $(bg check "$G" 2>&1)"
 t_end "$E2E_NAME"
 
 # the big list out, so that the next rebuilds are quick
@@ -260,7 +261,7 @@ reload
 grep -q '^ok: generation ' <<<"$RELOAD_OUT" || t_fail "reload answered '$RELOAD_OUT'"
 t0=$(date +%s%N)
 replace "$E2E_TMP/small.txt" "$Y3"
-wait_until $((10 * SCALE)) matches "$Y3" || t_fail "$Y3 (file list) not matched while the slow list is fetched"
+wait_until 10 matches "$Y3" || t_fail "$Y3 (file list) not matched while the slow list is fetched"
 info "a file list's change matched after $((($(date +%s%N) - t0) / 1000000)) ms during the slow fetch"
 ping_stop
 ping_expect 20
@@ -270,8 +271,12 @@ t_end "$E2E_NAME"
 E2E_NAME=sigterm_during_slow_fetch
 t_begin
 id0=$(current_filter_id)
+# a reload of its own: the slow list is being fetched when SIGTERM comes,
+# whatever became of the fetch the last reload started
+kill -HUP "$AGENT_PID"
+wait_until 5 agent_log_has "SIGHUP: re-reading" || t_fail "SIGHUP not seen"
 t0=$(date +%s%N)
-agent_stop TERM $((5 * SCALE)) || t_fail "the agent did not stop within $((5 * SCALE)) s of SIGTERM"
+agent_stop TERM 5 || t_fail "the agent did not stop within 5 s of SIGTERM"
 ms=$((($(date +%s%N) - t0) / 1000000))
 info "stopped $ms ms after SIGTERM, during a fetch with a 120 s timeout"
 [ "$ms" -le $((3000 * SCALE)) ] || t_fail "stopping took $ms ms"
@@ -294,18 +299,18 @@ done
 CFG_STATE=$E2E_TMP/state1000 write_cfg "${items[@]}"
 : >"$E2E_TMP/agent.log"
 agent_start
-wait_until $((120 * SCALE)) matches 10.200.3.231 || t_fail "the 1000th list's entry not matched: $(tail -3 "$E2E_TMP/agent.log")"
+wait_until 120 matches 10.200.3.231 || t_fail "the 1000th list's entry not matched: $(tail -3 "$E2E_TMP/agent.log")"
 agent_stop TERM || t_fail "the agent did not stop"
 # a restart with nothing changed adopts
 : >"$E2E_TMP/agent.log"
 agent_start
-wait_until $((60 * SCALE)) agent_log_has "adopted" || t_fail "nothing changed, yet not adopted: $(tail -3 "$E2E_TMP/agent.log")"
+wait_until 60 agent_log_has "adopted" || t_fail "nothing changed, yet not adopted: $(tail -3 "$E2E_TMP/agent.log")"
 agent_stop TERM || t_fail "the agent did not stop"
 # the 901st list changed while the agent was stopped: rebuilt
 printf '10.201.0.1\n' >>"$E2E_TMP/many/l900.txt"
 : >"$E2E_TMP/agent.log"
 agent_start
-wait_until $((60 * SCALE)) matches 10.201.0.1 || t_fail "the change to list900 made while stopped was not loaded"
+wait_until 60 matches 10.201.0.1 || t_fail "the change to list900 made while stopped was not loaded"
 agent_log_has "adopted" && t_fail "a filter was adopted though list900 changed"
 agent_stop TERM || t_fail "the agent did not stop"
 t_end "$E2E_NAME"
