@@ -25,6 +25,7 @@ SCALE=${E2E_TIME_SCALE:-1}
 # the agent's answer: the brief's target, and a bound on the worst one
 P99_MS=$((100 * SCALE))
 MAX_MS=$((1000 * SCALE))
+METRICS_PORT=9572
 T_START=$SECONDS
 
 Y=198.51.100.20 Y2=198.51.100.23 Y3=198.51.100.24
@@ -47,6 +48,30 @@ agent_start() {
 agent_stop() { # SIGNAL SECONDS
 	kill "-$1" "$AGENT_PID" 2>/dev/null
 	wait_pid "$AGENT_PID" "${2:-10}"
+}
+
+# /metrics scraped every 50 ms from another process while the agent works:
+# the metrics thread reads what the loop writes (make tsan sees races only
+# between accesses that really run side by side). Its failures count.
+scrape_start() {
+	rm -f "$E2E_TMP/scrape.stop"
+	: >"$E2E_TMP/scrape.err"
+	in_ns "$NS_GW" bash -c 'n=0; until [ -e "$1" ] || [ "$n" -ge 6000 ]; do
+		n=$((n + 1))
+		{ exec 3<>/dev/tcp/127.0.0.1/'"$METRICS_PORT"' &&
+		  printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && grep -q "^bloomgate_filter_rebuilds_total " <&3; } 2>/dev/null ||
+			echo "scrape $n failed" >>"$2"
+		exec 3>&- 2>/dev/null
+		sleep 0.05
+	done' scrape "$E2E_TMP/scrape.stop" "$E2E_TMP/scrape.err" &
+	SCRAPE_PID=$!
+	E2E_PIDS+=("$SCRAPE_PID")
+}
+scrape_stop() {
+	touch "$E2E_TMP/scrape.stop"
+	wait_pid "$SCRAPE_PID" 10
+	[ -s "$E2E_TMP/scrape.err" ] && t_fail "metrics scrapes failed: $(head -3 "$E2E_TMP/scrape.err")"
+	return 0
 }
 
 # ctlping in the background until ping_stop; its summary in PING_*.
@@ -89,6 +114,7 @@ interfaces:
 fpr: ${CFG_FPR:-0.0001}
 confirm: ${CFG_CONFIRM:-true}
 state_dir: ${CFG_STATE:-$E2E_TMP/state}
+metrics: 127.0.0.1:$METRICS_PORT
 debounce: 200ms
 lists:
 EOF2
@@ -143,6 +169,8 @@ matches "$G" || t_fail "$G (list gone) not matched"
 t_end "$E2E_NAME"
 
 # ---- 1. status during a rebuild of the big list ------------------------------------
+
+scrape_start
 
 E2E_NAME=status_answers_during_big_rebuild
 t_begin
@@ -240,6 +268,11 @@ matches "$Y" || t_fail "$Y not matched with confirm: off"
 CFG_FPR=0.001 CFG_CONFIRM=false write_cfg "${LISTS_C[@]}"
 reload
 grep -Eq "^ok: generation $((g1 + 1)) \(nothing changed\)$" <<<"$RELOAD_OUT" || t_fail "a reload without a change answered '$RELOAD_OUT'"
+t_end "$E2E_NAME"
+
+E2E_NAME=metrics_answered_throughout
+t_begin
+scrape_stop
 t_end "$E2E_NAME"
 
 # ---- 4. a slow URL list -------------------------------------------------------------------

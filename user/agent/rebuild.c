@@ -601,12 +601,13 @@ static void rb_run(struct agent *a, struct job *jj)
 		agent_log("the load record was not written: %s", r.msg);
 store:
 	if (j->published) {
+		/* live since the swap, before the description is saved */
+		j->timing.live_at = agent_wall();
 		save_filter(j, r.filter_id);
 		j->timing.parse = r.ms[BG_STAGE_PARSE];
 		j->timing.plan = r.ms[BG_STAGE_PLAN];
 		j->timing.build = r.ms[BG_STAGE_BUILD];
 		j->timing.swap = r.ms[BG_STAGE_PUBLISH];
-		j->timing.live_at = agent_wall();
 		j->timing.seen = j->change_seen;
 		j->timing.fetch = j->fetch_ms;
 	}
