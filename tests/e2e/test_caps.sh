@@ -287,7 +287,7 @@ wait_until 10 agent_log_has "adopted" ||
 agent_stop
 t_expect_eq "restarted agent exit on SIGTERM" 0 "$AGENT_RC"
 # Any error the agent logged. "cannot store its entries" is logged on
-# every successful import, caps or not (agent.c store_entries() takes
+# every successful import, caps or not (rebuild.c store_entries() takes
 # bg_store_set_entries()'s entry count for an error): not ours to judge.
 grep -Ei "cannot|failed|denied|not permitted|error" "$E2E_TMP/agent.log" |
 	grep -v "cannot store its entries" >"$E2E_TMP/agent.errs"
