@@ -5,7 +5,8 @@
  * client socket is non-blocking and in the epoll set, so a client that
  * sends nothing, or reads its answer slowly, holds up nobody (a second
  * for its request line, five for reading the answer). `status` is
- * answered at once. `reload` re-reads the config, fetches every source,
+ * answered at once. `reload` re-reads the config, fetches every source
+ * (waiting FETCH_WAIT at most: a slow list is taken by a later rebuild),
  * and is answered when the rebuild it caused is done (or at once when
  * nothing changed), with what changed: the client waits, the loop goes on.
  * SIGHUP is the same reload without a client (systemd hears READY=1).
