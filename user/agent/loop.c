@@ -145,7 +145,9 @@ static int next_timeout(const struct agent *a)
 		if (a->src[i].due && a->src[i].phase == SRC_IDLE &&
 		    (!t || a->src[i].due < t))
 			t = a->src[i].due;
-	if (a->rebuild_at && !a->rebuilding && (!t || a->rebuild_at < t))
+	/* a rebuild due waits for the one running, and for the start */
+	if (a->rebuild_at && !a->rebuilding && a->started &&
+	    (!t || a->rebuild_at < t))
 		t = a->rebuild_at;
 	if (a->watchdog_due && (!t || a->watchdog_due < t))
 		t = a->watchdog_due;
