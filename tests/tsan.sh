@@ -9,7 +9,7 @@
 # times. Prints one closing line, "N passed, N failed".
 #   bash tests/tsan.sh [SUITE...]   (default: the agent's suites)
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 BIN=$PWD/build/tsan/bloomgate
 [ -x "$BIN" ] || { echo "no $BIN: make build/tsan/bloomgate (make tsan builds it)"; exit 1; }
