@@ -81,7 +81,7 @@ LIVEGEN := $(BUILD)/livegen
 # the scale section's (bench/scale.sh) list generator and control-socket probe
 SCALE_TOOLS := $(BUILD)/genaddrs $(BUILD)/ctlprobe
 
-.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean fuzz
+.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean fuzz tsan
 all: $(BUILD)/bloomgate
 
 deps:
@@ -138,6 +138,29 @@ $(ASAN)/user/%.o: user/%.c | $(SKEL)
 $(ASAN)/libbloomgate-core.a: $(call objs,$(ASAN),$(CORE_SRCS))
 $(ASAN)/libbloomgate-kern.a: $(call objs,$(ASAN),$(KERN_SRCS))
 $(ASAN)/libbloomgate-agent.a: $(call objs,$(ASAN),$(AGENT_SRCS))
+
+# ThreadSanitizer: the whole bloomgate once more, into $(TSAN), for the
+# agent's threads (the loop, its workers, the metrics server). `make tsan`
+# builds it and runs the agent's end-to-end tests with it
+# (tests/tsan.sh): any race reported fails the run.
+TSAN := $(BUILD)/tsan
+TSAN_CFLAGS := $(CFLAGS) -O1 -fsanitize=thread -fno-omit-frame-pointer
+TSAN_LIBS := $(TSAN)/libbloomgate-agent.a $(TSAN)/libbloomgate-kern.a \
+	     $(TSAN)/libbloomgate-core.a
+$(TSAN)/user/%.o: user/%.c | $(SKEL)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(TSAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(TSAN)/libbloomgate-core.a: $(call objs,$(TSAN),$(CORE_SRCS))
+$(TSAN)/libbloomgate-kern.a: $(call objs,$(TSAN),$(KERN_SRCS))
+$(TSAN)/libbloomgate-agent.a: $(call objs,$(TSAN),$(AGENT_SRCS))
+$(TSAN)/bloomgate: $(call objs,$(TSAN),$(CLI_SRCS)) $(TSAN_LIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(TSAN_CFLAGS) $^ $(LDLIBS) -o $@
+
+tsan: deps
+	$(Q)$(MAKE) --no-print-directory all $(TSAN)/bloomgate $(TEST_HELPERS)
+	$(Q)./tests/tsan.sh
 
 # Unit tests link the core and the agent's parts without libbpf: a core
 # function that came to need the kernel layer would fail to link here

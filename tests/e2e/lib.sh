@@ -34,6 +34,8 @@ source "$E2E_ROOT/scripts/lib-require.sh"
 E2E_CMDS=(ip nsenter sysctl bpftool flock timeout "${CLANG:-clang}" dig dnsmasq ethtool jq
 	awk sed grep find mktemp date seq sort tee wc cut tr head uname id promtool
 	systemd-analyze getconf)
+# the binary under test; make tsan runs the agent's suites with its
+# ThreadSanitizer build (tests/tsan.sh)
 BG_BIN=${BG_BIN:-$E2E_ROOT/build/bloomgate}
 UDPSEND=$E2E_ROOT/build/tests/udpsend
 UDPSINK=$E2E_ROOT/build/tests/udpsink
@@ -136,9 +138,10 @@ bg_check() {
 	bg check "$1" 2>/dev/null | sed -n "s#^$1: \(no match\\|match\).*#\1#p"
 }
 
-# Bounded wait for a condition (a command), polling every 20 ms.
+# Bounded wait for a condition (a command), polling every 20 ms. Bounds
+# are times E2E_TIME_SCALE (default 1): a sanitizer's build is slower.
 wait_until() { # SECONDS CMD...
-	local deadline=$((SECONDS + $1))
+	local deadline=$((SECONDS + $1 * ${E2E_TIME_SCALE:-1}))
 	shift
 	while ! "$@"; do
 		((SECONDS >= deadline)) && return 1
@@ -149,7 +152,7 @@ wait_until() { # SECONDS CMD...
 
 # Waits for a process to exit (bounded); kills it after the bound.
 wait_pid() { # PID SECONDS
-	local pid=$1 i=0 n=$(($2 * 50))
+	local pid=$1 i=0 n=$(($2 * 50 * ${E2E_TIME_SCALE:-1}))
 	while kill -0 "$pid" 2>/dev/null; do
 		if ((i++ >= n)); then
 			kill "$pid" 2>/dev/null

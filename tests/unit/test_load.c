@@ -988,6 +988,72 @@ static void test_prepare_entries_pieces(void **state)
 	free(d2.text);
 }
 
+/* The per-list hook (bg_load_opts.source_done): called after each list
+ * with its counts; a refusal stops the load at that list, and a load
+ * without it goes through. */
+struct done_seen {
+	size_t calls, entries[4], rejected[4];
+	size_t refuse; /* the list to refuse, SIZE_MAX none */
+};
+
+static int on_source_done(void *ctx, size_t i, const struct bg_source_info *in)
+{
+	struct done_seen *d = ctx;
+
+	assert_int_equal(i, d->calls);
+	d->entries[i] = in->entries;
+	d->rejected[i] = in->rejected;
+	d->calls++;
+	return i == d->refuse;
+}
+
+static void test_prepare_source_done(void **state)
+{
+	struct done_seen seen = { .refuse = 1 };
+	struct bg_load_opts o = { .source_done = on_source_done,
+				  .source_ctx = &seen };
+	struct bg_load_report r;
+	struct bg_blocklist bl;
+	struct bg_sources srcs;
+
+	(void)state;
+	bg_sources_init(&srcs);
+	add(&srcs, write_list("sd-a.txt", "192.0.2.1\n192.0.2.2\nbogus\n"), "addr", 0, 0);
+	add(&srcs, write_list("sd-b.txt", "not\na list\n198.51.100.1\n"), "addr", 0, 0);
+	add(&srcs, write_list("sd-c.txt", "203.0.113.1\n"), "addr", 0, 0);
+	o.sources = &srcs;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), -ECANCELED);
+	assert_int_equal(r.failed, BG_STAGE_PARSE);
+	assert_int_equal(r.failed_source, 1);
+	assert_non_null(strstr(r.msg, "sd-b.txt: refused"));
+	assert_int_equal(seen.calls, 2); /* the third list never parsed */
+	assert_int_equal(seen.entries[0], 2);
+	assert_int_equal(seen.rejected[0], 1);
+	assert_int_equal(seen.entries[1], 1);
+	assert_int_equal(seen.rejected[1], 2);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	/* accepted: every list, and the failure index says none */
+	seen = (struct done_seen){ .refuse = SIZE_MAX };
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	assert_int_equal(seen.calls, 3);
+	assert_int_equal(r.failed_source, SIZE_MAX);
+	assert_int_equal(r.entries, 4);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	/* a list that cannot be read: the failure names it */
+	assert_int_equal(unlink(srcs.v[2].path), 0);
+	seen = (struct done_seen){ .refuse = SIZE_MAX };
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), -ENOENT);
+	assert_int_equal(r.failed_source, 2);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	bg_sources_free(&srcs);
+}
+
 static void test_explain(void **state)
 {
 	const char *a = write_list("xa.txt", "192.0.2.0/24 # docs\n2001:db8::1\n");
@@ -1119,6 +1185,7 @@ int main(void)
 		cmocka_unit_test(test_prepare_max_entries),
 		cmocka_unit_test(test_prepare_entries),
 		cmocka_unit_test(test_prepare_entries_pieces),
+		cmocka_unit_test(test_prepare_source_done),
 		cmocka_unit_test(test_explain),
 	};
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Fetching a source and keeping its last good copy (user/agent/fetch.h). One
- * concern: from a URL or a file to a validated copy renamed into place.
- * The order of the steps is the point: receive into an unnamed file, parse
- * it, only then give it the cache's name.
+ * concern: from a URL or a file to a candidate copy renamed into place,
+ * and the rules of a good copy. The order of the steps is the point:
+ * receive into an unnamed file, name it the candidate, and only once the
+ * caller's parse judged it good give it the cache's name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,6 @@
 
 #include "core/url.h"
 #include "agent/fetch.h"
-#include "core/sources.h"
 
 #define FETCH_TIMEOUT_DEFAULT 30.0
 #define FETCH_MAX_REDIRS 5L
@@ -305,94 +305,95 @@ static int tmp_open_for(struct tmp *t, const char *cache_path,
 	return ret < 0;
 }
 
-static void count_diag(void *ctx, const struct bg_diag *d)
+/* A transfer or a copy stops at once when the caller says so (SIGTERM). */
+static int aborted(const struct bg_fetch_src *src)
 {
-	(void)ctx;
-	(void)d;
+	return src->abort && __atomic_load_n(src->abort, __ATOMIC_RELAXED);
 }
 
-/*
- * Parses the copy at path as `load` would and applies the rules of a good
- * copy (fetch.h). 0: valid; 1: refused (r->err says why); -ENOMEM.
- */
-static int validate(const struct bg_fetch_src *src, const char *path,
-		    uint64_t prev, struct bg_fetch_result *r)
+int bg_fetch_candidate(const char *cache_path, char *out, size_t len)
 {
-	struct bg_source s = {
-		.path = (char *)path,
-		.format = (uint8_t)src->format,
-		.subdomains = !!src->subdomains,
-		.allow = !!src->allow,
-		.allow_wide = !!src->allow_wide,
-	};
-	struct bg_list_opts o = { .diag = count_diag };
-	struct bg_blocklist bl;
-	double keep;
-	int ret;
+	if (snprintf(out, len, "%s.new", cache_path) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
 
-	bg_blocklist_init(&bl);
-	ret = bg_source_parse(&s, &bl, &o, NULL);
-	r->entries = bl.block.accepted + bl.allow.accepted + bl.names.accepted;
-	r->rejected = bl.block.rejected + bl.allow.rejected + bl.names.rejected;
-	bg_blocklist_free(&bl);
-	if (ret == -ENOMEM)
-		return -ENOMEM;
-	if (ret < 0) {
-		fail(r, "reading the copy: %s", strerror(-ret));
-		return 1;
-	}
-	if (!r->entries && !r->rejected && src->path)
+int bg_fetch_judge(const struct bg_fetch_src *src, uint64_t entries,
+		   uint64_t rejected, uint64_t prev, char *err, size_t errlen)
+{
+	double keep;
+
+	if (!entries && !rejected && src->path)
 		return 0; /* a local list kept empty on purpose */
-	if (!r->entries) {
-		fail(r, "not a list: no entry, %" PRIu64 " lines rejected",
-		     r->rejected);
+	if (!entries) {
+		snprintf(err, errlen, "not a list: no entry, %" PRIu64
+			 " lines rejected", rejected);
 		return 1;
 	}
-	if (r->rejected > r->entries) {
-		fail(r,
-		     "not a list: %" PRIu64 " lines rejected, %" PRIu64
-		     " entries accepted",
-		     r->rejected, r->entries);
+	if (rejected > entries) {
+		snprintf(err, errlen, "not a list: %" PRIu64 " lines rejected, %"
+			 PRIu64 " entries accepted", rejected, entries);
 		return 1;
 	}
 	if (prev && src->max_shrink < 1) {
 		keep = src->max_shrink > 0 ? 1 - src->max_shrink : 1;
-		if ((double)r->entries < keep * (double)prev) {
-			fail(r,
-			     "shrank from %" PRIu64 " to %" PRIu64
-			     " entries (more than %g%%)",
-			     prev, r->entries,
-			     (src->max_shrink > 0 ? src->max_shrink : 0) * 100);
+		if ((double)entries < keep * (double)prev) {
+			snprintf(err, errlen, "shrank from %" PRIu64 " to %" PRIu64
+				 " entries (more than %g%%)", prev, entries,
+				 (src->max_shrink > 0 ? src->max_shrink : 0) * 100);
 			return 1;
 		}
 	}
 	return 0;
 }
 
+int bg_fetch_keep(const char *cache_path)
+{
+	char cand[PATH_MAX + 8];
+	int ret = bg_fetch_candidate(cache_path, cand, sizeof(cand));
+
+	if (ret)
+		return ret;
+	if (rename(cand, cache_path) < 0)
+		return -errno;
+	return fsync_dir(cache_path);
+}
+
+void bg_fetch_discard(const char *cache_path)
+{
+	char cand[PATH_MAX + 8];
+
+	if (!bg_fetch_candidate(cache_path, cand, sizeof(cand)))
+		unlink(cand);
+}
+
 /*
- * After a copy was received into t with SHA-256 sha: validates it, and
- * publishes it unless it is the copy already kept. Sets the outcome;
- * 0 or -ENOMEM.
+ * After a copy was received into t with SHA-256 sha: nothing when it is
+ * the copy already kept (UNCHANGED), else it becomes the candidate
+ * (CHANGED), judged by the caller's parse (bg_fetch_judge()). Sets the
+ * outcome; 0.
  */
 static int keep_copy(const struct bg_fetch_src *src, struct tmp *t,
-		     const char *cache_path, uint64_t prev, const char *sha,
+		     const char *cache_path, const char *sha,
 		     struct bg_fetch_result *r)
 {
-	char old[65];
+	char old[65], cand[PATH_MAX + 8];
 	int ret;
 
-	ret = validate(src, t->path, prev, r);
-	if (ret)
-		return ret < 0 ? ret : 0;
-	if (!sha256_file(cache_path, old) && !strcmp(old, sha)) {
+	if (src->kept_sha256 && src->kept_sha256[0])
+		snprintf(old, sizeof(old), "%s", src->kept_sha256);
+	else if (sha256_file(cache_path, old))
+		old[0] = '\0';
+	if (!strcmp(old, sha) && !access(cache_path, F_OK)) {
 		r->outcome = BG_FETCH_UNCHANGED;
 		snprintf(r->sha256, sizeof(r->sha256), "%s", sha);
 		return 0;
 	}
-	ret = tmp_publish(t, cache_path);
+	ret = bg_fetch_candidate(cache_path, cand, sizeof(cand));
+	if (!ret)
+		ret = tmp_publish(t, cand);
 	if (ret < 0) {
-		fail(r, "keeping the copy at %s: %s", cache_path,
-		     strerror(-ret));
+		fail(r, "keeping the copy at %s: %s", cand, strerror(-ret));
 		return 0;
 	}
 	r->outcome = BG_FETCH_CHANGED;
@@ -403,7 +404,7 @@ static int keep_copy(const struct bg_fetch_src *src, struct tmp *t,
 /* ---- a local file ---- */
 
 static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
-		      uint64_t prev, struct bg_fetch_result *r)
+		      struct bg_fetch_result *r)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	char *buf = malloc(FETCH_COPY_CHUNK);
@@ -454,6 +455,10 @@ static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
 			fail(r, "%s: %s", src->path, strerror(errno));
 			goto out;
 		}
+		if (aborted(src)) {
+			fail(r, "aborted: the agent is stopping");
+			goto out;
+		}
 		r->bytes += (uint64_t)n;
 		if (src->max_bytes && r->bytes > src->max_bytes) {
 			fail(r, "%s: larger than %" PRIu64 " bytes", src->path,
@@ -469,7 +474,7 @@ static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
 		EVP_DigestUpdate(md, buf, (size_t)n);
 	}
 	sha_final(md, sha);
-	ret = keep_copy(src, &t, cache_path, prev, sha, r);
+	ret = keep_copy(src, &t, cache_path, sha, r);
 out:
 	tmp_close(&t);
 	if (fd >= 0)
@@ -482,6 +487,7 @@ out:
 /* ---- a URL ---- */
 
 struct sink {
+	const struct bg_fetch_src *src;
 	CURL *h;
 	int fd;
 	EVP_MD_CTX *md;
@@ -549,6 +555,21 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ctx)
 	return len;
 }
 
+/* libcurl's progress callback, at least once a second and after every
+ * read: nonzero aborts the transfer (CURLE_ABORTED_BY_CALLBACK), so a
+ * stopping agent does not wait for a slow body up to its timeout. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow,
+		       curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct sink *s = ctx;
+
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return aborted(s->src);
+}
+
 /* A header of the last response into out ("" when absent or too long:
  * a validator cut short would never match). */
 static void last_header(CURL *h, const char *name, char *out, size_t size,
@@ -575,12 +596,11 @@ static int sendable(const char *s)
 }
 
 static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
-		     uint64_t prev, struct bg_fetch_validators *v,
-		     struct bg_fetch_result *r)
+		     struct bg_fetch_validators *v, struct bg_fetch_result *r)
 {
 	char errbuf[CURL_ERROR_SIZE] = "", hdr[sizeof(v->etag) + 32];
 	struct curl_slist *hdrs = NULL, *l;
-	struct sink s = { .fd = -1 };
+	struct sink s = { .fd = -1, .src = src };
 	struct tmp t = { .fd = -1 };
 	double timeout = src->timeout > 0 ? src->timeout
 					  : FETCH_TIMEOUT_DEFAULT;
@@ -646,6 +666,9 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	curl_easy_setopt(s.h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(s.h, CURLOPT_HEADERDATA, &s);
 	curl_easy_setopt(s.h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(s.h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(s.h, CURLOPT_XFERINFODATA, &s);
+	curl_easy_setopt(s.h, CURLOPT_NOPROGRESS, 0L);
 	/* a Content-Length above the cap is refused before any byte; the
 	 * decoded body is capped by on_body() */
 	if (src->max_bytes && src->max_bytes <= INT64_MAX)
@@ -673,6 +696,8 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 			fail(r, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	} else if (status && (status < 200 || status >= 300) && status != 304) {
 		fail(r, "HTTP %ld", status);
+	} else if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		fail(r, "aborted: the agent is stopping");
 	} else if (rc == CURLE_OK && !s.hdr_done) {
 		fail(r, "the connection closed in the response's headers "
 			"(after %" PRIu64 " bytes of them)", s.hdr_bytes);
@@ -696,14 +721,16 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 		}
 	} else {
 		sha_final(s.md, sha);
-		ret = keep_copy(src, &t, cache_path, prev, sha, r);
-		/* the validators describe the copy kept: a refused body's
-		 * would turn the next fetch into a 304 for a copy we lack */
-		if (!ret && r->outcome != BG_FETCH_FAILED && v) {
-			last_header(s.h, "ETag", v->etag, sizeof(v->etag), 0);
-			last_header(s.h, "Last-Modified", v->last_modified,
-				    sizeof(v->last_modified), 0);
-		}
+		ret = keep_copy(src, &t, cache_path, sha, r);
+		/* the validators describe the copy kept: a candidate's go to
+		 * r->v, for the caller to keep with the copy once judged good
+		 * (a refused body's would turn the next fetch into a 304 for
+		 * a copy we lack); the same bytes: they are the kept copy's */
+		last_header(s.h, "ETag", r->v.etag, sizeof(r->v.etag), 0);
+		last_header(s.h, "Last-Modified", r->v.last_modified,
+			    sizeof(r->v.last_modified), 0);
+		if (!ret && r->outcome == BG_FETCH_UNCHANGED && v)
+			*v = r->v;
 	}
 out:
 	tmp_close(&t);
@@ -715,8 +742,7 @@ out:
 }
 
 int bg_fetch(const struct bg_fetch_src *src, const char *cache_path,
-	     uint64_t prev_entries, struct bg_fetch_validators *v,
-	     struct bg_fetch_result *r)
+	     struct bg_fetch_validators *v, struct bg_fetch_result *r)
 {
 	double t0 = now();
 	int ret;
@@ -727,9 +753,9 @@ int bg_fetch(const struct bg_fetch_src *src, const char *cache_path,
 	if (!src || !cache_path || !*cache_path || !src->url == !src->path)
 		return -EINVAL;
 	if (src->url)
-		ret = fetch_url(src, cache_path, prev_entries, v, r);
+		ret = fetch_url(src, cache_path, v, r);
 	else
-		ret = fetch_path(src, cache_path, prev_entries, r);
+		ret = fetch_path(src, cache_path, r);
 	r->seconds = now() - t0;
 	return ret;
 }

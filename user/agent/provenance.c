@@ -464,7 +464,9 @@ int bg_prov_begin(const char *state_dir, const struct bg_prov_source *v,
 		s->subdomains = !!v[i].subdomains;
 		s->allow = !!v[i].allow;
 		s->allow_wide = !!v[i].allow_wide;
-		s->have_st = stat(s->copy, &s->st) == 0;
+		/* the file parsed now: the copy itself, or a candidate that
+		 * is renamed to it before the commit (the same inode) */
+		s->have_st = stat(v[i].parsed ? v[i].parsed : s->copy, &s->st) == 0;
 		s->changed = v[i].force || !index_current(w, s);
 	}
 	if (mkdir(w->idir, 0700) < 0 && errno != EEXIST) {

@@ -71,6 +71,9 @@ struct bg_prov_source {
 	const char *name; /* the source's name in the store */
 	const char *origin; /* the URL or path its copy came from */
 	const char *copy; /* the last good copy, as parsed */
+	/* the file the parse reads, when it is not yet at copy: a candidate
+	 * renamed there (the same file) before bg_prov_commit(); NULL: copy */
+	const char *parsed;
 	/* hex SHA-256 of that copy, as the fetch found it; NULL: the writer
 	 * hashes the copy itself */
 	const char *sha256;

@@ -220,7 +220,7 @@ static void warn_list(struct diag_ctx *dc, const char *name,
 /* One source into bl; the stage's failure message on error. */
 static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 			const struct bg_list_opts *lo, struct diag_ctx *dc,
-			uint64_t max_entries)
+			uint64_t max_entries, struct bg_source_info *info)
 {
 	struct bg_load_report *r = dc->r;
 	size_t rej = bl->names.rejected + bl->block.rejected + bl->allow.rejected;
@@ -231,6 +231,7 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 
 	dc->why[0] = 0;
 	ret = bg_source_parse_info(src, bl, lo, &in);
+	*info = in;
 	used = in.format ? in.format : BG_FMT_AUTO;
 	if (in.detected && keep_detected(r, name, &in.ev))
 		return bg_load_fail(r, BG_STAGE_PARSE, -ENOMEM, "out of memory");
@@ -319,9 +320,17 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	allow_file = calloc(srcs->n ? srcs->n : 1, 1);
 	if (!allow_file)
 		return bg_load_fail(r, BG_STAGE_PARSE, -ENOMEM, "out of memory");
+	r->failed_source = SIZE_MAX;
 	for (i = 0; i < srcs->n && !ret; i++) {
+		struct bg_source_info in;
+
 		lo.source = i;
-		ret = parse_source(&srcs->v[i], bl, &lo, &dc, max_entries);
+		ret = parse_source(&srcs->v[i], bl, &lo, &dc, max_entries, &in);
+		if (!ret && o->source_done && o->source_done(o->source_ctx, i, &in))
+			ret = bg_load_fail(r, BG_STAGE_PARSE, -ECANCELED,
+					   "%s: refused", bg_list_name(srcs->v[i].path));
+		if (ret)
+			r->failed_source = i;
 		/* bl->names holds one file per domain list, in order */
 		if (!ret && srcs->v[i].format != BG_FMT_ADDR)
 			allow_file[nd++] = srcs->v[i].allow;

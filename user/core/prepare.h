@@ -44,6 +44,17 @@ struct bg_load_opts {
 	 * from these); may be NULL */
 	bg_entry_fn entry;
 	void *entry_ctx;
+	/* Called after each source parsed without error, with what its parse
+	 * found (its counts: entries, lines rejected); nonzero refuses the
+	 * source: the load stops there, failed at BG_STAGE_PARSE with
+	 * -ECANCELED and r->failed_source its index, so that the caller can
+	 * load again with another copy of it (the agent judges a new copy of
+	 * a list by the very parse that builds the filter, and falls back to
+	 * the last good copy). Entries already handed to entry are not taken
+	 * back: a caller that retries starts its sink anew. May be NULL. */
+	int (*source_done)(void *ctx, size_t source,
+			   const struct bg_source_info *in);
+	void *source_ctx;
 	uint64_t seed; /* 0: random (getrandom()) */
 	/* The filter map's fixed size in elements (the attachment's
 	 * --capacity), 0: any size. With one, a plan that needs more fails
@@ -114,6 +125,9 @@ struct bg_load_report {
 	/* failure: the stage, -errno, and one line saying what and why */
 	enum bg_load_stage failed;
 	int err;
+	/* a BG_STAGE_PARSE failure at one list: its index in sources;
+	 * SIZE_MAX when none (bg_load_prepare() sets it) */
+	size_t failed_source;
 	/* why a strict parse failed: rejected lines, too-deep rules, a list
 	 * that loaded no entry */
 	int strict_rejected, strict_too_deep, strict_empty;

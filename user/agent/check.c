@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * agent --check (user/agent/agent.h): the config validated, and every
+ * list fetched into a scratch directory and judged as the agent judges a
+ * new copy (one parse, bg_fetch_judge()), without touching the datapath
+ * or the state directory.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/config.h"
+#include "agent/fetch.h"
+#include "core/sources.h"
+
+static void quiet(void *ctx, const struct bg_diag *d)
+{
+	(void)ctx;
+	(void)d;
+}
+
+/* The candidate parsed as the rebuild parses it, and judged; 0: good. */
+static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
+		      const struct bg_fetch_src *f, const char *copy,
+		      struct bg_fetch_result *r)
+{
+	char cand[PATH_MAX + 8];
+	struct bg_source s = { .format = (uint8_t)l->format,
+			       .subdomains = !!l->subdomains,
+			       .allow = !!l->allow,
+			       .allow_wide = !!l->allow_wide };
+	struct bg_list_opts o = { .diag = quiet,
+				  .max_bytes = cfg->max_list_bytes };
+	struct bg_source_info in;
+	struct bg_blocklist bl;
+	int ret;
+
+	if (bg_fetch_candidate(copy, cand, sizeof(cand)))
+		return -ENAMETOOLONG;
+	s.path = cand;
+	bg_blocklist_init(&bl);
+	ret = bg_source_parse_info(&s, &bl, &o, &in);
+	bg_blocklist_free(&bl);
+	unlink(cand);
+	r->entries = in.entries;
+	r->rejected = in.rejected;
+	if (ret < 0) {
+		snprintf(r->err, sizeof(r->err), "reading the copy: %s", strerror(-ret));
+		return 1;
+	}
+	return bg_fetch_judge(f, in.entries, in.rejected, 0, r->err, sizeof(r->err));
+}
+
+int bg_agent_check(const char *config_path, FILE *out)
+{
+	struct bg_config cfg;
+	char err[512], dir[] = "/tmp/bloomgate-check.XXXXXX", copy[PATH_MAX];
+	size_t i;
+	int bad = 0;
+
+	if (bg_config_load(config_path, &cfg, err, sizeof(err))) {
+		fprintf(out, "%s\n", err);
+		return 2;
+	}
+	if (bg_fetch_global_init()) {
+		fprintf(out, "cannot initialise libcurl\n");
+		bg_config_free(&cfg);
+		return 1;
+	}
+	fprintf(out, "%s: config valid: %zu interfaces, %zu lists\n", config_path,
+		cfg.n_ifaces, cfg.n_lists);
+	if (!mkdtemp(dir)) {
+		fprintf(out, "cannot make a scratch directory: %s\n", strerror(errno));
+		bg_config_free(&cfg);
+		return 1;
+	}
+	for (i = 0; i < cfg.n_lists; i++) {
+		const struct bg_cfg_list *l = &cfg.lists[i];
+		struct bg_fetch_validators v = { { 0 }, { 0 } };
+		struct bg_fetch_result r;
+		struct bg_fetch_src f = {
+			.name = l->name, .url = l->url, .path = l->path,
+			.format = l->format, .subdomains = l->subdomains,
+			.allow = l->allow, .allow_wide = l->allow_wide,
+			.timeout = l->timeout, .max_bytes = l->max_bytes,
+			.max_shrink = l->max_shrink,
+		};
+
+		if (l->path && cfg.max_list_bytes < f.max_bytes)
+			f.max_bytes = cfg.max_list_bytes;
+		snprintf(copy, sizeof(copy), "%s/%s.list", dir, l->name);
+		memset(&r, 0, sizeof(r));
+		if (bg_fetch(&f, copy, &v, &r) || r.outcome == BG_FETCH_FAILED ||
+		    judge_copy(&cfg, l, &f, copy, &r)) {
+			fprintf(out, "list %s (%s): FAILED: %s\n", l->name,
+				l->url ? l->url : l->path, r.err);
+			bad = 1;
+		} else {
+			fprintf(out, "list %s (%s): ok, %llu entries, %llu rejected lines\n",
+				l->name, l->url ? l->url : l->path,
+				(unsigned long long)r.entries,
+				(unsigned long long)r.rejected);
+		}
+		bg_fetch_discard(copy);
+		unlink(copy);
+	}
+	rmdir(dir);
+	bg_config_free(&cfg);
+	return bad;
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The agent's state as others see it: the metrics snapshot (render(), on
+ * the metrics server's thread, under a->lock: the loop writes what it
+ * reads under the same lock) and the control socket's `status` (JSON, on
+ * the loop).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "agent/agent_priv.h"
+#include "core/counters.h"
+#include "kern/attach.h"
+#include "kern/pins.h"
+#include "kern/swap.h"
+
+int render(void *ctx, FILE *out)
+{
+	struct agent *a = ctx;
+	struct bg_attach_rec recs[BG_ATTACH_MAX];
+	struct bg_metrics_source *ms;
+	struct bg_metrics_view v = { 0 };
+	struct bg_metrics_filter filter;
+	struct bg_counters c;
+	struct bg_state st;
+	size_t i;
+	int ret;
+
+	/* the kernel's part first, outside the lock */
+	if (!bg_state_open(&st, 0)) {
+		if (!bg_counters_read(st.counters_fd, &c))
+			v.counters = &c;
+		v.nrecs = bg_attach_list(&st, recs, BG_ATTACH_MAX);
+		v.recs = recs;
+		bg_state_close(&st);
+	}
+	pthread_mutex_lock(&a->lock);
+	ms = calloc(a->nsrc ? a->nsrc : 1, sizeof(*ms));
+	if (!ms) {
+		pthread_mutex_unlock(&a->lock);
+		return -ENOMEM;
+	}
+	for (i = 0; i < a->nsrc; i++) {
+		const struct src *s = &a->src[i];
+
+		ms[i].name = s->cfg->name;
+		ms[i].state = s->state ? s->state : "pending";
+		ms[i].entries = s->entries;
+		ms[i].last_success = s->last_ok;
+		ms[i].fetch_failures = s->failures;
+		ms[i].not_modified = s->not_modified;
+		ms[i].fetches = s->fetches;
+	}
+	filter = a->filter;
+	v.filter = a->have_filter ? &filter : NULL;
+	v.rebuilds = a->rebuilds;
+	v.rebuild_failures = a->rebuild_failures;
+	v.sources = ms;
+	v.nsources = a->nsrc;
+	v.start_time = a->start_time;
+	/* rendered under the lock: the names point into the config, which
+	 * a reload frees under it */
+	ret = bg_metrics_render(out, &v);
+	pthread_mutex_unlock(&a->lock);
+	free(ms);
+	return ret;
+}
+
+struct json_object *status_json(struct agent *a)
+{
+	struct json_object *o = json_object_new_object(), *arr;
+	double now = agent_mono();
+	size_t i;
+
+	if (!o)
+		return NULL;
+	pthread_mutex_lock(&a->lock);
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "uptime", json_object_new_double(agent_wall() - a->start_time));
+	json_object_object_add(o, "config", json_object_new_string(a->config_path));
+	json_object_object_add(o, "generation", json_object_new_int64((int64_t)a->generation));
+	json_object_object_add(o, "rebuilding", json_object_new_boolean(a->rebuilding));
+	arr = json_object_new_array();
+	for (i = 0; arr && i < a->nsrc; i++) {
+		const struct src *s = &a->src[i];
+		struct json_object *j = json_object_new_object();
+
+		if (!j)
+			break;
+		json_object_object_add(j, "name", json_object_new_string(s->cfg->name));
+		json_object_object_add(j, "origin", json_object_new_string(
+			s->cfg->url ? s->cfg->url : s->cfg->path));
+		json_object_object_add(j, "state", json_object_new_string(
+			s->state ? s->state : "pending"));
+		json_object_object_add(j, "entries", json_object_new_int64((int64_t)s->entries));
+		json_object_object_add(j, "last_success", json_object_new_double(s->last_ok));
+		json_object_object_add(j, "last_error", json_object_new_string(s->last_error));
+		json_object_object_add(j, "next_fetch_in", s->due ?
+			json_object_new_double(fmax(0, s->due - now)) : NULL);
+		json_object_array_add(arr, j);
+	}
+	json_object_object_add(o, "sources", arr);
+	pthread_mutex_unlock(&a->lock);
+	return o;
+}
