@@ -35,7 +35,9 @@ require_cmds awk sed grep head tee mktemp date mkdir mv cat nproc uname lscpu \
 
 BUILD=${BUILD:-build}
 BIN="$BUILD/bench"
-DOC=docs/BENCHMARKS.md
+# BENCH_DOC_FILE: where the doc goes (a run of some sections only, kept
+# beside the full one: docs/BENCHMARKS-control.md for --only agent,scale)
+DOC=${BENCH_DOC_FILE:-docs/BENCHMARKS.md}
 
 args=("$@")
 if [ ${#args[@]} -eq 0 ] && [ -n "${BENCH_ARGS:-}" ]; then
