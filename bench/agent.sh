@@ -195,13 +195,17 @@ count() { # N as 1M, 10M, 100k
 		else if (n % 1000 == 0) printf "%dk", n / 1e3; else printf "%d", n }'
 }
 
-# The store's database and its write-ahead log (SQLite WAL mode: the log
-# holds the last writes until a checkpoint folds them in), "DB WAL" bytes.
+# The store on disk, "DB INDEX" bytes: the SQLite database with its
+# write-ahead log and shared memory (WAL mode: the log holds the last writes
+# until a checkpoint folds them in), and the lists' provenance indexes
+# (index/).
 store_bytes() { # STATE_DIR
-	local db=0 wal=0
-	[ -f "$1/bloomgate.db" ] && db=$(stat -c %s "$1/bloomgate.db")
-	[ -f "$1/bloomgate.db-wal" ] && wal=$(stat -c %s "$1/bloomgate.db-wal")
-	echo "$db $wal"
+	local db=0 idx=0 f
+	for f in "$1/bloomgate.db" "$1/bloomgate.db-wal" "$1/bloomgate.db-shm"; do
+		[ -f "$f" ] && db=$((db + $(stat -c %s "$f")))
+	done
+	[ -d "$1/index" ] && idx=$(du -sb "$1/index" | cut -f1)
+	echo "$db $idx"
 }
 copies_bytes() { du -sb "$1/lists" | cut -f1; }
 
@@ -321,7 +325,7 @@ stop_agent
 
 out "#### A file list of $(count "$N") addresses, replaced by rename with one address added"
 out
-out "detect: the inotify event (the agent's \"change seen\") - the mv; read: reading and validating the new copy; parse, plan, build, swap: \`bg_load\`'s stages; other: total - the columns before it (the event loop, the pipeline's bookkeeping); total: the agent's \"live at\" (just after the swap) - the mv; check says match: the first \`bloomgate check NEWADDR\` (a process, polled every 10 ms) that said match; store: writing the entries to the SQLite store after the swap, off the critical path."
+out "detect: the inotify event (the agent's \"change seen\") - the mv; read: reading the new copy (it is judged by the rebuild's own parse); parse, plan, build, swap: \`bg_load\`'s stages; other: total - the columns before it (the event loop, the pipeline's bookkeeping); total: the agent's \"live at\" (just after the swap) - the mv; check says match: the first \`bloomgate check NEWADDR\` (a process, polled every 10 ms) that said match; store: writing the list's provenance index (its entries with their lines, for check) after the swap, off the critical path, on the agent's store thread."
 out
 table "$TMP/file.rounds" "detect"
 out
@@ -384,11 +388,11 @@ fi
 
 out "#### Initial load and memory"
 out
-out "The agent started on an empty state directory and read the list; the first build's stages (ms) from its timing line (\"read\" is the read of the file; the start's attach and setup come before it and are not counted), then the resident memory from \`/proc/PID/status\` with the agent idle (VmHWM: the peak so far), the store (SQLite, with every entry, its source and line) and the last good copy on disk."
+out "The agent started on an empty state directory and read the list; the first build's stages (ms) from its timing line (\"read\" is the read of the file; the start's attach and setup come before it and are not counted), then the resident memory from \`/proc/PID/status\` with the agent idle (VmHWM: the peak so far), the store (the SQLite database with its log, and the provenance index: every entry with its line) and the last good copy on disk."
 out
-out "| entries | read/fetch | parse | plan | build | swap | store | VmRSS idle (MiB) | VmHWM (MiB) | store on disk: db + WAL (MiB) | last good copy (MiB) |"
+out "| entries | read/fetch | parse | plan | build | swap | store | VmRSS idle (MiB) | VmHWM (MiB) | store on disk: db + index (MiB) | last good copy (MiB) |"
 out "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-load_row() { # LABEL "seen fetch parse plan build swap live store" RSS HWM "DB WAL" COPIES
+load_row() { # LABEL "seen fetch parse plan build swap live store" RSS HWM "DB INDEX" COPIES
 	# shellcheck disable=SC2086
 	set -- "$1" $2 "$3" "$4" $5 "$6"
 	printf '| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %s | %s | %s + %s | %s |\n' \

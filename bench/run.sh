@@ -387,12 +387,14 @@ the benchmark instead.
   `time:` line (parse, plan + build as one figure, swap), its peak RSS (GNU
   time's maximum resident set, the kernel's rusage) and the filter map's
   bytes from its `memory:` line, so that the memory beyond the map shows.
-  Then `bloomgate agent` (1M and 10M; 100M with `SCALE_AGENT_100M=1`), a
+  Then `bloomgate agent` (at every size; `SCALE_AGENT_100M=0` leaves out
+  100M and more), a
   new one each round on an empty state directory with one `path:` list,
   `debounce: 0ms` and `/metrics` on: from its start to the first filter
   live (its timing line's "live at"), that line's stages and its store
   write, the state directory's bytes on disk but the lists' copies (the
-  SQLite database, its WAL and shared-memory index, `filter.json`), the
+  SQLite database, its WAL and shared-memory file, the provenance indexes
+  in `index/`, `filter.json`), the
   agent's VmHWM, and `bloomgate check` of a listed address timed around
   the command with the agent idle. Then the list replaced by rename with
   one address added: the mv to the rebuild's "live at", to the first

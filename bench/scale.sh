@@ -29,8 +29,8 @@
 # Environment: BUILD (default build); SCALE_SIZES (keys, default
 # "1000000 10000000 100000000", --quick "100000 1000000"); SCALE_ROUNDS
 # (default 3, --quick 1; each figure is the median over the rounds);
-# SCALE_AGENT_100M=1 also runs the agent at sizes of 100M and more (off by
-# default: the store takes too long there); SCALE_CHECKS (check runs
+# SCALE_AGENT_100M=0 leaves out the agent at sizes of 100M and more (on by
+# default; about 2.5 GB of memory and a minute a round there); SCALE_CHECKS (check runs
 # timed, default 20).
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -53,7 +53,7 @@ ROUNDS=${SCALE_ROUNDS:-3}
 if [ "${1:-}" = --quick ]; then
 	SIZES=${SCALE_SIZES:-100000 1000000} ROUNDS=${SCALE_ROUNDS:-1}
 fi
-AGENT_100M=${SCALE_AGENT_100M:-0}
+AGENT_100M=${SCALE_AGENT_100M:-1}
 CHECKS=${SCALE_CHECKS:-20}
 INTERVAL=20   # ms between two requests of each probe
 SEED=20260901 # genaddrs'
@@ -429,7 +429,7 @@ done
 if [ -n "$AGENT_SIZES" ]; then
 	out "#### The agent with one list of N addresses"
 	out
-	out "\`$BG agent\` on an empty state directory, one \`path:\` list, \`debounce: 0ms\`, attached in skb mode, \`/metrics\` on; a new agent each round. start to live: from the agent's start to its first filter live (its timing line's \"live at\", when \"filter 1 live\" is logged); read (the list's copy into state_dir, validated), parse, plan, build, swap: that timing line's stages; store: its store write after the swap (SQLite, every entry with its source and line); store on disk: every file of the state directory but the lists' copies (lists/), one second after the timing line; VmHWM: the agent's peak resident set then; check: \`bloomgate check ADDR\` of a listed address (the list's middle line) run $CHECKS times with the agent idle, the median, around the command. Times in ms unless marked."
+	out "\`$BG agent\` on an empty state directory, one \`path:\` list, \`debounce: 0ms\`, attached in skb mode, \`/metrics\` on; a new agent each round. start to live: from the agent's start to its first filter live (its timing line's \"live at\", when \"filter 1 live\" is logged); read (the list's copy into state_dir; the rebuild's own parse judges it), parse, plan, build, swap: that timing line's stages; store: its store write after the swap (the list's provenance index: every entry with its line, on the agent's store thread); store on disk: every file of the state directory but the lists' copies (lists/), one second after the timing line; VmHWM: the agent's peak resident set then; check: \`bloomgate check ADDR\` of a listed address (the list's middle line) run $CHECKS times with the agent idle, the median, around the command. Times in ms unless marked."
 	out
 	out "| keys | start to live (s) | read | parse | plan | build | swap | store (s) | store on disk (MiB) | store per entry (B) | VmHWM (MiB) | check (ms) |"
 	out "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
