@@ -158,13 +158,13 @@ void bg_sources_set_subdomains(struct bg_sources *s, int on);
 int bg_sources_done(const struct bg_sources *s);
 
 /*
- * Reads one list file of any kind into bl: an address list into bl->block
- * (bl->allow when src->allow), a domain list into bl->names (every entry
- * an allow rule when src->allow), with opts->strict and its reports. The
- * format used (src->format, or the one detected) goes to *used. An
- * address list's wide prefixes load when opts->allow_wide or
- * src->allow_wide (an --allow list's always: bg_list_parse_buf()). The
- * file is read with bg_read_list() ("-": standard input, reported as
+ * Reads one list file of any kind, src->path, into bl as src->list says:
+ * an address list into bl->block (bl->allow when list.allow), a domain
+ * list into bl->names (every entry an allow rule when list.allow), with
+ * opts->strict and its reports. The format used (list.format, or the one
+ * detected) goes to *used. An address list's wide prefixes load when
+ * opts->allow_wide or list.allow_wide (an --allow list's always:
+ * bg_list_parse_buf()). The file is read with bg_read_list() ("-": standard input, reported as
  * BG_STDIN_NAME; else a regular file; opts->max_bytes). 0, or
  * -errno as bg_list_parse_file() / bg_names_parse_file() (-EINVAL: strict
  * and a line was rejected, or, in a domain list, a subdomain rule deeper
