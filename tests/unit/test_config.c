@@ -78,29 +78,29 @@ static void test_example_file(void **state)
 
 	assert_int_equal(c.n_lists, 4);
 	l = &c.lists[0];
-	assert_string_equal(l->name, "firehol");
-	assert_string_equal(l->url,
+	assert_string_equal(l->list.name, "firehol");
+	assert_string_equal(l->list.url,
 			    "https://iplists.firehol.org/files/firehol_level1.netset");
-	assert_null(l->path);
+	assert_null(l->list.path);
 	assert_true(l->refresh == 3600);
-	assert_int_equal(l->format, BG_FMT_AUTO);
-	assert_int_equal(l->allow_wide, 1); /* FireHOL lists 224.0.0.0/3 */
+	assert_int_equal(l->list.format, BG_FMT_AUTO);
+	assert_int_equal(l->list.allow_wide, 1); /* FireHOL lists 224.0.0.0/3 */
 	l = &c.lists[1];
-	assert_string_equal(l->name, "local");
-	assert_null(l->url);
-	assert_string_equal(l->path, "/etc/bloomgate/local.txt");
+	assert_string_equal(l->list.name, "local");
+	assert_null(l->list.url);
+	assert_string_equal(l->list.path, "/etc/bloomgate/local.txt");
 	assert_true(l->refresh == 0);
-	assert_int_equal(l->allow_wide, 0);
+	assert_int_equal(l->list.allow_wide, 0);
 	l = &c.lists[2];
-	assert_string_equal(l->name, "ads");
-	assert_int_equal(l->format, BG_FMT_ADBLOCK);
-	assert_int_equal(l->subdomains, 1);
-	assert_int_equal(l->allow, 0);
+	assert_string_equal(l->list.name, "ads");
+	assert_int_equal(l->list.format, BG_FMT_ADBLOCK);
+	assert_int_equal(l->list.subdomains, 1);
+	assert_int_equal(l->list.allow, 0);
 	l = &c.lists[3];
-	assert_string_equal(l->name, "ok");
-	assert_string_equal(l->path, "/etc/bloomgate/allow.txt");
-	assert_int_equal(l->allow, 1);
-	assert_int_equal(l->subdomains, 0);
+	assert_string_equal(l->list.name, "ok");
+	assert_string_equal(l->list.path, "/etc/bloomgate/allow.txt");
+	assert_int_equal(l->list.allow, 1);
+	assert_int_equal(l->list.subdomains, 0);
 	bg_config_free(&c);
 	assert_null(c.lists);
 	bg_config_free(&c); /* twice: harmless */
@@ -178,9 +178,9 @@ static void test_defaults(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		const struct bg_cfg_list *l = &c.lists[i];
 
-		assert_int_equal(l->format, BG_FMT_AUTO);
-		assert_int_equal(l->subdomains, 0);
-		assert_int_equal(l->allow, 0);
+		assert_int_equal(l->list.format, BG_FMT_AUTO);
+		assert_int_equal(l->list.subdomains, 0);
+		assert_int_equal(l->list.allow, 0);
 		assert_true(l->timeout == 30);
 		assert_true(l->max_bytes == 512ull << 20);
 		assert_true(l->max_shrink == 0.5);
@@ -275,24 +275,24 @@ static void test_all_keys(void **state)
 	assert_true(c.max_entries == 5000000);
 	assert_int_equal(c.n_lists, 3);
 	l = &c.lists[0];
-	assert_string_equal(l->name, "Big_list-1.v4");
-	assert_string_equal(l->url, "HTTPS://example.org/x?y=1");
-	assert_int_equal(l->format, BG_FMT_ADDR);
+	assert_string_equal(l->list.name, "Big_list-1.v4");
+	assert_string_equal(l->list.url, "HTTPS://example.org/x?y=1");
+	assert_int_equal(l->list.format, BG_FMT_ADDR);
 	assert_true(l->refresh == 5400);
 	assert_true(l->timeout == 90);
 	assert_true(l->max_bytes == 64ull << 20);
 	assert_true(fabs(l->max_shrink - 0.3) < 1e-12);
 	l = &c.lists[1];
-	assert_int_equal(l->format, BG_FMT_HOSTS);
-	assert_int_equal(l->subdomains, 1);
-	assert_int_equal(l->allow, 0);
+	assert_int_equal(l->list.format, BG_FMT_HOSTS);
+	assert_int_equal(l->list.subdomains, 1);
+	assert_int_equal(l->list.allow, 0);
 	assert_true(l->refresh == 86400);
 	assert_true(l->max_bytes == 1000);
 	assert_true(l->max_shrink == 1);
 	l = &c.lists[2];
 	assert_int_equal(l->line, 35);
-	assert_int_equal(l->allow, 1);
-	assert_int_equal(l->format, BG_FMT_AUTO);
+	assert_int_equal(l->list.allow, 1);
+	assert_int_equal(l->list.format, BG_FMT_AUTO);
 	bg_config_free(&c);
 }
 

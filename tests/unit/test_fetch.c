@@ -232,9 +232,9 @@ static int fetch(const struct bg_fetch_src *s, const char *c, uint64_t prev,
 		return ret;
 	assert_int_equal(bg_fetch_candidate(c, cand, sizeof(cand)), 0);
 	bg_sources_init(&srcs);
-	srcs.format = (uint8_t)s->format;
-	srcs.subdomains = (uint8_t)s->subdomains;
-	assert_int_equal(bg_sources_add(&srcs, cand, s->allow), 0);
+	srcs.format = s->list.format;
+	srcs.subdomains = s->list.subdomains;
+	assert_int_equal(bg_sources_add(&srcs, cand, s->list.allow), 0);
 	o.sources = &srcs;
 	bg_load_report_init(&rep);
 	lr = bg_load_prepare(&o, &bl, &rep);
@@ -264,9 +264,8 @@ static int fetch(const struct bg_fetch_src *s, const char *c, uint64_t prev,
 static struct bg_fetch_src url_src(const char *path)
 {
 	struct bg_fetch_src s = {
-		.name = "test",
-		.url = url(path),
-		.format = BG_FMT_AUTO,
+		.list = { .name = "test", .url = url(path),
+			  .format = BG_FMT_AUTO },
 		.timeout = 5,
 		.max_bytes = 1 << 20,
 		.max_shrink = 1,
@@ -277,9 +276,8 @@ static struct bg_fetch_src url_src(const char *path)
 static struct bg_fetch_src path_src(const char *path)
 {
 	struct bg_fetch_src s = {
-		.name = "local",
-		.path = path,
-		.format = BG_FMT_AUTO,
+		.list = { .name = "local", .path = path,
+			  .format = BG_FMT_AUTO },
 		.max_bytes = 1 << 20,
 		.max_shrink = 1,
 	};
@@ -511,7 +509,7 @@ static void test_http_500_keeps_last_good(void **state)
 	assert_memory_equal(&v, &before, sizeof(v));
 	assert_file_is(c, kept);
 
-	s.url = url("/status/404");
+	s.list.url = url("/status/404");
 	assert_int_equal(fetch(&s, c, 50, &v, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	assert_string_equal(r.err, "HTTP 404");
@@ -563,21 +561,21 @@ static void test_garbage_is_not_a_list(void **state)
 
 	/* a captive portal's page, 200 and all */
 	serve("page.html", "<html>\n<body>\nPlease log in\n</body>\n</html>\n");
-	s.url = url("/page.html");
+	s.list.url = url("/page.html");
 	assert_int_equal(fetch(&s, c, 30, &v, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	assert_string_equal(r.err,
 			    "not a list: no entry, 5 lines rejected");
 	/* more rejected lines than entries */
 	serve("mixed.txt", "10.0.0.1\nfoo bar\nbaz qux\n");
-	s.url = url("/mixed.txt");
+	s.list.url = url("/mixed.txt");
 	assert_int_equal(fetch(&s, c, 30, &v, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	assert_string_equal(r.err,
 			    "not a list: 2 lines rejected, 1 entries accepted");
 	/* an empty answer from a server is refused too */
 	serve("empty.txt", "");
-	s.url = url("/empty.txt");
+	s.list.url = url("/empty.txt");
 	assert_int_equal(fetch(&s, c, 0, &v, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	assert_true(!strncmp(r.err, "not a list: no entry", 20));
@@ -631,7 +629,7 @@ static void test_size_cap(void **state)
 
 	/* no Content-Length: the cap acts while receiving, long before the
 	 * 10 s timeout (5 bytes at 100 ms each) */
-	s.url = url("/slow/l6.txt");
+	s.list.url = url("/slow/l6.txt");
 	s.max_bytes = 5;
 	s.timeout = 10;
 	t0 = now();
@@ -644,7 +642,7 @@ static void test_size_cap(void **state)
 	/* the cap is on the decoded bytes: a gzip body far below it that
 	 * inflates beyond it is cut (a decompression bomb) */
 	serve_addrs("bomb.txt", 20000, 8); /* ~260 KB, compresses well */
-	s.url = url("/bomb.txt");
+	s.list.url = url("/bomb.txt");
 	s.max_bytes = 100000;
 	s.timeout = 5;
 	assert_int_equal(fetch(&s, c, 0, &v, &r), 0);
@@ -762,20 +760,20 @@ static void test_redirect_and_refused(void **state)
 	assert_int_equal(log_count("GET /redirect/l10.txt - 302", NULL), 1);
 
 	/* nobody listening: a connection error, no status */
-	s.url = "http://127.0.0.1:1/l10.txt";
+	s.list.url = "http://127.0.0.1:1/l10.txt";
 	assert_int_equal(fetch(&s, c, 7, &v, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	assert_int_equal(r.http_status, 0);
 	assert_true(r.err[0] != '\0');
 	/* not http(s) */
-	s.url = "file:///etc/passwd";
+	s.list.url = "file:///etc/passwd";
 	assert_int_equal(fetch(&s, c, 7, &v, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	assert_int_equal(r.entries, 0);
 	assert_same_file(c, in(www, "l10.txt"));
 
 	/* a redirect refused names where it pointed, its password hidden */
-	s.url = url_src("/l10.txt").url;
+	s.list.url = url_src("/l10.txt").list.url;
 	control("/l10.txt redirect gopher://bob:pw@h.example/x\n");
 	assert_int_equal(fetch(&s, c, 7, &v, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
@@ -835,7 +833,7 @@ static void test_closed_in_headers(void **state)
 	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
 	assert_int_equal(pthread_create(&th, NULL, close_in_headers, &lfd), 0);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/hdr.txt", ntohs(a.sin_port));
-	s.url = url;
+	s.list.url = url;
 	memset(&v, 0, sizeof(v));
 	assert_int_equal(fetch(&s, c, 5, &v, &r), 0);
 	pthread_join(th, NULL);
@@ -860,7 +858,7 @@ static void test_domain_list(void **state)
 	assert_int_equal(r.entries, 3);
 	/* stated as an address list, it is not one (a new copy: the same
 	 * bytes as the kept one are not judged again) */
-	s.format = BG_FMT_ADDR;
+	s.list.format = BG_FMT_ADDR;
 	v.etag[0] = v.last_modified[0] = '\0';
 	assert_int_equal(unlink(in(cache, "hosts")), 0);
 	assert_int_equal(fetch(&s, in(cache, "hosts"), 0, &v, &r), 0);
@@ -942,13 +940,13 @@ static void test_path_source(void **state)
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	snprintf(tmp, sizeof(tmp), "%s: larger than 50 bytes", p);
 	assert_string_equal(r.err, tmp);
-	s.path = www;
+	s.list.path = www;
 	assert_int_equal(fetch(&s, c, 45, NULL, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	assert_true(strstr(r.err, "not a regular file") != NULL);
 
 	/* a local list kept empty on purpose (comments only) is valid */
-	s.path = p;
+	s.list.path = p;
 	s.max_bytes = 0;
 	write_file(p, "# nothing yet\n", 14);
 	assert_int_equal(fetch(&s, c, 45, NULL, &r), 0);
@@ -967,12 +965,12 @@ static void test_caller_errors(void **state)
 	assert_int_equal(bg_fetch(&s, in(cache, "x"), NULL, NULL), -EINVAL);
 	assert_int_equal(bg_fetch(NULL, in(cache, "x"), NULL, &r), -EINVAL);
 	assert_int_equal(bg_fetch(&s, NULL, NULL, &r), -EINVAL);
-	s.url = url("/x");
+	s.list.url = url("/x");
 	assert_int_equal(bg_fetch(&s, in(cache, "x"), NULL, &r), -EINVAL);
-	s.url = s.path = NULL;
+	s.list.url = s.list.path = NULL;
 	assert_int_equal(bg_fetch(&s, in(cache, "x"), NULL, &r), -EINVAL);
 	/* a cache directory that does not exist: a failure, not a crash */
-	s.path = in(www, "l1.txt");
+	s.list.path = in(www, "l1.txt");
 	assert_int_equal(bg_fetch(&s, "/nonexistent/dir/x", NULL, &r), 0);
 	assert_int_equal(r.outcome, BG_FETCH_FAILED);
 	assert_string_equal(bg_fetch_outcome_name(BG_FETCH_NOT_MODIFIED),

@@ -848,14 +848,14 @@ static void test_wide_sources(void **state)
 
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
-		struct bg_source src = { .path = path, .format = SRC_ADDR };
+		struct bg_source src = { .path = path, .list.format = SRC_ADDR };
 		struct bg_list_opts lo = { .allow_wide = rows[i].opt };
 		struct bg_blocklist bl;
 		struct bg_list *l;
 		struct capture c;
 
-		src.allow_wide = (uint8_t)rows[i].src;
-		src.allow = (uint8_t)rows[i].allow;
+		src.list.allow_wide = (uint8_t)rows[i].src;
+		src.list.allow = (uint8_t)rows[i].allow;
 		lo.report = capture_open(&c);
 		bg_blocklist_init(&bl);
 		assert_int_equal(bg_source_parse(&src, &bl, &lo, NULL), 0);
@@ -2639,9 +2639,9 @@ static void test_sources_rule(void **state)
 
 		for (i = 0; i < s.n; i++) {
 			assert_string_equal(s.v[i].path, want[i].path);
-			assert_int_equal(s.v[i].format, want[i].format);
-			assert_int_equal(s.v[i].subdomains, want[i].subdomains);
-			assert_int_equal(s.v[i].allow, want[i].allow);
+			assert_int_equal(s.v[i].list.format, want[i].format);
+			assert_int_equal(s.v[i].list.subdomains, want[i].subdomains);
+			assert_int_equal(s.v[i].list.allow, want[i].allow);
 		}
 	}
 	/* an option after the last list applies to none */
@@ -2684,9 +2684,9 @@ static void src_run(struct src_run *r, const char *text, int format,
 	bg_list_init(&r->addrs);
 	bg_names_init(&r->names);
 	src.path = write_temp(text, strlen(text));
-	src.format = (uint8_t)format;
-	src.subdomains = (uint8_t)subdomains;
-	src.allow = (uint8_t)allow;
+	src.list.format = (uint8_t)format;
+	src.list.subdomains = (uint8_t)subdomains;
+	src.list.allow = (uint8_t)allow;
 	lo.report = capture_open(&c);
 	r->used = -1;
 	bg_blocklist_init(&bl);
@@ -2928,7 +2928,7 @@ static void info_run(const char *text, size_t len, int format, int strict,
 	struct capture c;
 
 	src.path = write_temp(text, len);
-	src.format = (uint8_t)format;
+	src.list.format = (uint8_t)format;
 	lo.report = capture_open(&c);
 	bg_blocklist_init(&bl);
 	memset(in, 0xa5, sizeof(*in)); /* every field is set */

@@ -121,10 +121,10 @@ static void test_prepare_report(void **state)
 	assert_int_equal(r.failed, BG_STAGE_NONE);
 
 	/* formats used, written back for the record */
-	assert_int_equal(srcs.v[0].format, BG_FMT_ADDR);
-	assert_int_equal(srcs.v[1].format, BG_FMT_ADBLOCK);
-	assert_int_equal(srcs.v[2].format, BG_FMT_ADDR);
-	assert_int_equal(srcs.v[3].format, BG_FMT_PLAIN);
+	assert_int_equal(srcs.v[0].list.format, BG_FMT_ADDR);
+	assert_int_equal(srcs.v[1].list.format, BG_FMT_ADBLOCK);
+	assert_int_equal(srcs.v[2].list.format, BG_FMT_ADDR);
+	assert_int_equal(srcs.v[3].list.format, BG_FMT_PLAIN);
 	assert_int_equal(r.n_addr, 2);
 	assert_int_equal(r.n_addr_allow, 1);
 	assert_int_equal(r.n_dom, 2);

@@ -37,11 +37,11 @@ static const struct bg_metrics_filter filter = {
 	.swap_seconds = 0.000125,
 };
 static const struct bg_metrics_source sources[] = {
-	{ .name = "firehol", .state = "ok", .entries = 4521,
+	{ .list.name = "firehol", .state = "ok", .entries = 4521,
 	  .last_success = 1764599507.5, .fetch_failures = 2, .not_modified = 7,
 	  .fetches = 12 },
 	/* a name that needs every escape a label value has */
-	{ .name = "we\"ird\\na\nme", .state = "pending" },
+	{ .list.name = "we\"ird\\na\nme", .state = "pending" },
 };
 
 /* Every counter and reason its own value, so a value in the wrong place
@@ -272,7 +272,7 @@ static void test_numbers(void **state)
 				       .predicted_fpr = __builtin_nan(""),
 				       .build_seconds = __builtin_inf(),
 				       .swap_seconds = 1e-9 };
-	struct bg_metrics_source s = { .name = "x", .state = "rotten",
+	struct bg_metrics_source s = { .list.name = "x", .state = "rotten",
 				       .last_success = 1764599507.123456 };
 	struct bg_metrics_view v = { .filter = &f, .sources = &s, .nsources = 1 };
 	char *t;

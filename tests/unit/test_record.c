@@ -173,21 +173,21 @@ static void test_record_roundtrip(void **state)
 {
 	char cwd[PATH_MAX], *abs_rel;
 	struct bg_source src[] = {
-		{ .path = (char *)"/lists/ips.netset", .format = BG_FMT_ADDR },
-		{ .path = (char *)"/lists/wide.txt", .format = BG_FMT_ADDR,
-		  .allow_wide = 1 },
-		{ .path = (char *)"/lists/hagezi.txt", .format = BG_FMT_PLAIN,
-		  .subdomains = 1 },
-		{ .path = (char *)"/lists/hosts file", .format = BG_FMT_HOSTS },
-		{ .path = (char *)"/lists/ab.txt", .format = BG_FMT_ADBLOCK },
+		{ .path = (char *)"/lists/ips.netset", .list.format = BG_FMT_ADDR },
+		{ .path = (char *)"/lists/wide.txt", .list.format = BG_FMT_ADDR,
+		  .list.allow_wide = 1 },
+		{ .path = (char *)"/lists/hagezi.txt", .list.format = BG_FMT_PLAIN,
+		  .list.subdomains = 1 },
+		{ .path = (char *)"/lists/hosts file", .list.format = BG_FMT_HOSTS },
+		{ .path = (char *)"/lists/ab.txt", .list.format = BG_FMT_ADBLOCK },
 		/* JSON holds any path: a newline, a quote, a backslash, a
 		 * byte that is not UTF-8 */
 		{ .path = (char *)"/lists/new\nline \"q\" \\ \xe9.txt",
-		  .format = BG_FMT_PLAIN },
-		{ .path = (char *)"/lists/ok.txt", .format = BG_FMT_PLAIN,
-		  .subdomains = 1, .allow = 1 },
-		{ .path = (char *)"/lists/ok4.txt", .format = BG_FMT_ADDR, .allow = 1 },
-		{ .path = (char *)"Makefile", .format = BG_FMT_ADDR },
+		  .list.format = BG_FMT_PLAIN },
+		{ .path = (char *)"/lists/ok.txt", .list.format = BG_FMT_PLAIN,
+		  .list.subdomains = 1, .list.allow = 1 },
+		{ .path = (char *)"/lists/ok4.txt", .list.format = BG_FMT_ADDR, .list.allow = 1 },
+		{ .path = (char *)"Makefile", .list.format = BG_FMT_ADDR },
 	};
 	struct json_object *root, *arr;
 	struct bg_record r;
@@ -221,15 +221,15 @@ static void test_record_roundtrip(void **state)
 
 		assert_true(json_object_is_type(s, json_type_object));
 		assert_string_equal(json_object_get_string(member(s, "role", json_type_string)),
-				    src[i].allow ? "allow" : "block");
+				    src[i].list.allow ? "allow" : "block");
 		assert_string_equal(json_object_get_string(member(s, "format", json_type_string)),
-				    bg_format_name(src[i].format));
+				    bg_format_name(src[i].list.format));
 		assert_int_equal(json_object_get_boolean(member(s, "subdomains",
 								json_type_boolean)),
-				 src[i].subdomains);
+				 src[i].list.subdomains);
 		assert_int_equal(json_object_get_boolean(member(s, "allow_wide",
 								json_type_boolean)),
-				 src[i].allow_wide);
+				 src[i].list.allow_wide);
 		assert_string_equal(json_object_get_string(member(s, "path", json_type_string)),
 				    want);
 		assert_int_equal(json_object_object_length(s), 5);
@@ -245,10 +245,10 @@ static void test_record_roundtrip(void **state)
 	for (i = 0; i < N(src); i++) {
 		assert_string_equal(r.src[i].path,
 				    src[i].path[0] == '/' ? src[i].path : abs_rel);
-		assert_int_equal(r.src[i].format, src[i].format);
-		assert_int_equal(r.src[i].subdomains, src[i].subdomains);
-		assert_int_equal(r.src[i].allow, src[i].allow);
-		assert_int_equal(r.src[i].allow_wide, src[i].allow_wide);
+		assert_int_equal(r.src[i].list.format, src[i].list.format);
+		assert_int_equal(r.src[i].list.subdomains, src[i].list.subdomains);
+		assert_int_equal(r.src[i].list.allow, src[i].list.allow);
+		assert_int_equal(r.src[i].list.allow_wide, src[i].list.allow_wide);
 	}
 	bg_record_free(&r);
 	assert_int_equal(r.n, 0);
@@ -260,7 +260,7 @@ static void test_record_roundtrip(void **state)
  * (another inode), so a reader holding the old one open reads it whole. */
 static void test_record_replace(void **state)
 {
-	struct bg_source one = { .path = (char *)"/one.txt", .format = BG_FMT_HOSTS };
+	struct bg_source one = { .path = (char *)"/one.txt", .list.format = BG_FMT_HOSTS };
 	struct stat before, after;
 	struct bg_record r;
 
@@ -299,7 +299,7 @@ static void in_dir(const char *name, int link)
 /* bg_record_keep: the live record made current, every other file gone. */
 static void test_record_keep(void **state)
 {
-	struct bg_source one = { .path = (char *)"/one.txt", .format = BG_FMT_PLAIN };
+	struct bg_source one = { .path = (char *)"/one.txt", .list.format = BG_FMT_PLAIN };
 	struct stat before, after;
 
 	(void)state;
@@ -357,8 +357,8 @@ static void test_record_keep(void **state)
  */
 static void test_record_killed_load(void **state)
 {
-	struct bg_source a = { .path = (char *)"/a.txt", .format = BG_FMT_ADDR };
-	struct bg_source b = { .path = (char *)"/b.txt", .format = BG_FMT_ADDR };
+	struct bg_source a = { .path = (char *)"/a.txt", .list.format = BG_FMT_ADDR };
+	struct bg_source b = { .path = (char *)"/b.txt", .list.format = BG_FMT_ADDR };
 	struct bg_record r;
 	int kill_at;
 
@@ -397,7 +397,7 @@ static void test_record_killed_load(void **state)
  * by the next load's symlink. */
 static void test_record_old_layout(void **state)
 {
-	struct bg_source one = { .path = (char *)"/one.txt", .format = BG_FMT_PLAIN };
+	struct bg_source one = { .path = (char *)"/one.txt", .list.format = BG_FMT_PLAIN };
 	struct bg_record r;
 	struct stat sb;
 	FILE *f;
@@ -459,11 +459,11 @@ static void test_record_junk(void **state)
 	assert_int_equal(r.filter_id, 9);
 	assert_int_equal(r.n, 1);
 	assert_string_equal(r.src[0].path, "/h.txt");
-	assert_int_equal(r.src[0].format, BG_FMT_HOSTS);
-	assert_int_equal(r.src[0].subdomains, 1);
-	assert_int_equal(r.src[0].allow, 1);
+	assert_int_equal(r.src[0].list.format, BG_FMT_HOSTS);
+	assert_int_equal(r.src[0].list.subdomains, 1);
+	assert_int_equal(r.src[0].list.allow, 1);
 	/* absent (a record written before it): refused, the default */
-	assert_int_equal(r.src[0].allow_wide, 0);
+	assert_int_equal(r.src[0].list.allow_wide, 0);
 	bg_record_free(&r);
 }
 

@@ -475,9 +475,12 @@ static struct bg_prov_source psrc(struct fix *f, const char *name,
 {
 	static char copies[8][256], shas[8][65];
 	static int next;
-	struct bg_prov_source v = { .name = name, .origin = origin,
-				    .format = format, .subdomains = subdomains,
-				    .allow = allow };
+	/* origin: a path ("/a") or a URL ("https://x/a") */
+	int is_path = origin[0] == '/';
+	struct bg_prov_source v = { .list = {
+		.name = name, .url = is_path ? NULL : origin,
+		.path = is_path ? origin : NULL, .format = (uint8_t)format,
+		.subdomains = (uint8_t)subdomains, .allow = (uint8_t)allow } };
 	struct bg_store_source row;
 	int k = next++ % 8;
 
@@ -884,11 +887,11 @@ static void test_replace_and_unchanged(void **state)
 	assert_int_equal(stat(path, &st1), 0);
 	assert_int_equal(st0.st_ino, st1.st_ino);
 	/* another way of parsing it, or force: written anew */
-	v.format = BG_FMT_ADDR;
+	v.list.format = BG_FMT_ADDR;
 	assert_int_equal(bg_prov_begin(f->state, &v, 1, &w), 0);
 	assert_true(bg_prov_changed(w, 0));
 	bg_prov_abort(w);
-	v.format = BG_FMT_AUTO;
+	v.list.format = BG_FMT_AUTO;
 	v.force = 1;
 	assert_int_equal(bg_prov_reindex(f->s, &v, 1, 0), 1);
 	assert_int_equal(stat(path, &st1), 0);
@@ -902,7 +905,7 @@ static void test_replace_and_unchanged(void **state)
 	assert_true(bg_prov_reindex(f->s, &v, 1, 0) < 0);
 	free(explain(f, "192.0.2.1", 2));
 	/* a name that cannot be a file name */
-	v.name = "../b";
+	v.list.name = "../b";
 	assert_int_equal(bg_prov_begin(f->state, &v, 1, &w), -EINVAL);
 
 	/* an empty list: an empty index, the source names nothing */
@@ -939,7 +942,7 @@ static void test_rebuild_pipeline(void **state)
 	v[2] = psrc(f, "ok", "/etc/ok", BG_FMT_AUTO, 0, 1);
 	bg_sources_init(&srcs);
 	for (i = 0; i < 3; i++)
-		assert_int_equal(bg_sources_add(&srcs, v[i].copy, v[i].allow), 0);
+		assert_int_equal(bg_sources_add(&srcs, v[i].copy, v[i].list.allow), 0);
 	assert_int_equal(bg_prov_begin(f->state, v, 3, &w), 0);
 	o.sources = &srcs;
 	o.entry = bg_prov_entry;
@@ -1484,8 +1487,9 @@ static void kill_writer_at(struct fix *f, const char *list, uint32_t mask)
 		/* allow_wide: same entries, another header: an index is a
 		 * function of its copy and options, so the same ones would
 		 * give the very file the store records */
-		struct bg_prov_source v = { .name = "c", .origin = "/c2",
-					    .format = BG_FMT_ADDR, .allow_wide = 1,
+		struct bg_prov_source v = { .list = { .name = "c", .path = "/c2",
+						      .format = BG_FMT_ADDR,
+						      .allow_wide = 1 },
 					    .force = 1 };
 		char copy[256];
 

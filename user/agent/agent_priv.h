@@ -76,9 +76,10 @@ int agent_add_fd(struct agent *a, int fd, uint32_t events);
  * the fingerprints (SHA-256 of the whole description) are equal.
  */
 struct desc_list {
-	char *name, *origin;
+	/* the list; desc_add() copies its strings (desc_json() writes its
+	 * origin, bg_list_origin(), not the url or path) */
+	struct bg_list_desc list;
 	char sha256[65];
-	int format, subdomains, allow, allow_wide;
 };
 
 struct desc {

@@ -28,10 +28,7 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 		      struct bg_fetch_result *r)
 {
 	char cand[PATH_MAX + 8];
-	struct bg_source s = { .format = (uint8_t)l->format,
-			       .subdomains = !!l->subdomains,
-			       .allow = !!l->allow,
-			       .allow_wide = !!l->allow_wide };
+	struct bg_source s = { .list = l->list };
 	struct bg_list_opts o = { .diag = quiet,
 				  .max_bytes = cfg->max_list_bytes };
 	struct bg_source_info in;
@@ -82,25 +79,22 @@ int bg_agent_check(const char *config_path, FILE *out)
 		struct bg_fetch_validators v = { { 0 }, { 0 } };
 		struct bg_fetch_result r;
 		struct bg_fetch_src f = {
-			.name = l->name, .url = l->url, .path = l->path,
-			.format = l->format, .subdomains = l->subdomains,
-			.allow = l->allow, .allow_wide = l->allow_wide,
-			.timeout = l->timeout, .max_bytes = l->max_bytes,
+			.list = l->list, .timeout = l->timeout, .max_bytes = l->max_bytes,
 			.max_shrink = l->max_shrink,
 		};
 
-		if (l->path && cfg.max_list_bytes < f.max_bytes)
+		if (l->list.path && cfg.max_list_bytes < f.max_bytes)
 			f.max_bytes = cfg.max_list_bytes;
-		snprintf(copy, sizeof(copy), "%s/%s.list", dir, l->name);
+		snprintf(copy, sizeof(copy), "%s/%s.list", dir, l->list.name);
 		memset(&r, 0, sizeof(r));
 		if (bg_fetch(&f, copy, &v, &r) || r.outcome == BG_FETCH_FAILED ||
 		    judge_copy(&cfg, l, &f, copy, &r)) {
-			fprintf(out, "list %s (%s): FAILED: %s\n", l->name,
-				l->url ? l->url : l->path, r.err);
+			fprintf(out, "list %s (%s): FAILED: %s\n", l->list.name,
+				bg_list_origin(&l->list), r.err);
 			bad = 1;
 		} else {
 			fprintf(out, "list %s (%s): ok, %llu entries, %llu rejected lines\n",
-				l->name, l->url ? l->url : l->path,
+				l->list.name, bg_list_origin(&l->list),
 				(unsigned long long)r.entries,
 				(unsigned long long)r.rejected);
 		}

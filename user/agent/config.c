@@ -367,13 +367,14 @@ static int boolean(const char *s)
 enum ftype {
 	F_SECTION, /* interfaces:, lists: (walked by their own function) */
 	F_BOOL, /* int */
+	F_FLAG, /* uint8_t, 0 or 1: a read option (struct bg_list_desc) */
 	F_NUMBER, /* double in [min, max] */
 	F_DURATION, /* double seconds in [min, max] */
 	F_SHARE, /* double in [0, 1], or "N%" */
 	F_SIZE, /* uint64_t >= 1 */
 	F_COUNT, /* uint64_t in [min, max], decimal digits only */
 	F_ENUM, /* int, from values[] */
-	F_FORMAT, /* int, enum bg_format */
+	F_FORMAT, /* uint8_t, enum bg_format (struct bg_list_desc) */
 	F_PORTS, /* __u16[BG_DNS_PORTS_MAX] */
 	F_STR, /* char *, checked by check */
 };
@@ -461,16 +462,16 @@ enum { L_NAME, L_URL, L_PATH, L_FORMAT, L_SUBDOMAINS, L_ALLOW, L_REFRESH,
 
 #define L_OFF(m) offsetof(struct bg_cfg_list, m)
 static const struct field list_fields[L__COUNT + 1] = {
-	[L_NAME] = { .key = "name", .type = F_STR, .off = L_OFF(name),
+	[L_NAME] = { .key = "name", .type = F_STR, .off = L_OFF(list.name),
 		     .check = C_LISTNAME },
-	[L_URL] = { .key = "url", .type = F_STR, .off = L_OFF(url),
+	[L_URL] = { .key = "url", .type = F_STR, .off = L_OFF(list.url),
 		    .check = C_URL },
-	[L_PATH] = { .key = "path", .type = F_STR, .off = L_OFF(path),
+	[L_PATH] = { .key = "path", .type = F_STR, .off = L_OFF(list.path),
 		     .check = C_ABSPATH },
-	[L_FORMAT] = { .key = "format", .type = F_FORMAT, .off = L_OFF(format) },
-	[L_SUBDOMAINS] = { .key = "subdomains", .type = F_BOOL,
-			   .off = L_OFF(subdomains) },
-	[L_ALLOW] = { .key = "allow", .type = F_BOOL, .off = L_OFF(allow) },
+	[L_FORMAT] = { .key = "format", .type = F_FORMAT, .off = L_OFF(list.format) },
+	[L_SUBDOMAINS] = { .key = "subdomains", .type = F_FLAG,
+			   .off = L_OFF(list.subdomains) },
+	[L_ALLOW] = { .key = "allow", .type = F_FLAG, .off = L_OFF(list.allow) },
 	/* Bounds that catch a unit mistaken (1d meant, 1000d written). */
 	[L_REFRESH] = { .key = "refresh", .type = F_DURATION,
 			.off = L_OFF(refresh), .min = 0, .max = 30 * 86400 },
@@ -483,8 +484,8 @@ static const struct field list_fields[L__COUNT + 1] = {
 			   .off = L_OFF(max_shrink) },
 	/* per list, not global: the opt-in is trust in one list's
 	 * content, and a fetched list stays guarded beside a local one */
-	[L_ALLOW_WIDE] = { .key = "allow_wide", .type = F_BOOL,
-			   .off = L_OFF(allow_wide) },
+	[L_ALLOW_WIDE] = { .key = "allow_wide", .type = F_FLAG,
+			   .off = L_OFF(list.allow_wide) },
 };
 
 _Static_assert(R__COUNT <= FIELDS_MAX && I__COUNT <= FIELDS_MAX &&
@@ -694,11 +695,15 @@ static int set_field(struct pctx *p, const struct field *f,
 	s = y->text;
 	switch (f->type) {
 	case F_BOOL:
+	case F_FLAG:
 		v = boolean(s);
 		if (v < 0)
 			return bad(p, y->line, "%s: '%s' is not true, false, yes or no",
 				   p->where, q(p, s));
-		*(int *)at = v;
+		if (f->type == F_FLAG)
+			*(uint8_t *)at = (uint8_t)v;
+		else
+			*(int *)at = v;
 		return 0;
 	case F_NUMBER:
 		if (number(s, &d))
@@ -778,7 +783,7 @@ range:
 
 		v = bg_format_parse(s);
 		if (v >= 0) {
-			*(int *)at = v;
+			*(uint8_t *)at = (uint8_t)v;
 			return 0;
 		}
 		for (i = 0; i < BG_FMT__COUNT; i++)
@@ -921,8 +926,9 @@ static int walk_lists(struct pctx *p, const struct ynode *y, size_t key_line,
 		size_t lines[FIELDS_MAX] = { 0 };
 		const struct ynode *sec[FIELDS_MAX] = { 0 };
 		char where[40];
+		struct bg_list_desc *d = &l->list;
 
-		l->format = BG_FMT_AUTO;
+		d->format = BG_FMT_AUTO;
 		l->timeout = BG_CFG_TIMEOUT;
 		l->max_bytes = BG_CFG_MAX_BYTES;
 		l->max_shrink = BG_CFG_MAX_SHRINK;
@@ -931,39 +937,39 @@ static int walk_lists(struct pctx *p, const struct ynode *y, size_t key_line,
 		err = walk_map(p, y->kids[i], list_fields, where, l, lines, sec);
 		if (err)
 			return err;
-		if (!l->name)
+		if (!d->name)
 			return bad(p, l->line, "%s: needs a name", where);
 		for (j = 0; j < i; j++)
-			if (!strcmp(c->lists[j].name, l->name))
+			if (!strcmp(c->lists[j].list.name, d->name))
 				return bad(p, lines[L_NAME], "%s.name: '%s' is already the name of lists[%zu] (line %zu)",
-					   where, q(p, l->name), j,
+					   where, q(p, d->name), j,
 					   c->lists[j].line);
-		if (!l->url && !l->path)
+		if (!d->url && !d->path)
 			return bad(p, l->line, "%s (%s): needs a url or a path",
-				   where, l->name);
-		if (l->url && l->path)
+				   where, d->name);
+		if (d->url && d->path)
 			return bad(p, lines[L_URL] > lines[L_PATH] ? lines[L_URL] :
 								     lines[L_PATH],
 				   "%s (%s): has both a url and a path: give one",
-				   where, l->name);
+				   where, d->name);
 		/* A file is watched: a timer would only re-read it
 		 * unchanged; one can still be asked for. */
 		if (!lines[L_REFRESH])
-			l->refresh = l->url ? BG_CFG_URL_REFRESH : 0;
-		else if (l->url && l->refresh <= 0)
+			l->refresh = d->url ? BG_CFG_URL_REFRESH : 0;
+		else if (d->url && l->refresh <= 0)
 			return bad(p, lines[L_REFRESH], "%s.refresh: a URL needs an interval above 0",
 				   where);
-		if (l->path && lines[L_TIMEOUT])
+		if (d->path && lines[L_TIMEOUT])
 			return bad(p, lines[L_TIMEOUT], "%s.timeout: only a URL is fetched with a timeout",
 				   where);
-		if (l->subdomains && l->format == BG_FMT_ADDR)
+		if (d->subdomains && d->format == BG_FMT_ADDR)
 			return bad(p, lines[L_SUBDOMAINS], "%s.subdomains: an addr list has no names",
 				   where);
-		if (l->allow_wide && l->format != BG_FMT_AUTO &&
-		    l->format != BG_FMT_ADDR)
+		if (d->allow_wide && d->format != BG_FMT_AUTO &&
+		    d->format != BG_FMT_ADDR)
 			return bad(p, lines[L_ALLOW_WIDE], "%s.allow_wide: a %s list has no prefixes",
-				   where, bg_format_name(l->format));
-		n_allow += !!l->allow;
+				   where, bg_format_name(d->format));
+		n_allow += !!d->allow;
 	}
 	/* As `bloomgate load` refuses: a filter built from allowlists only
 	 * blocks nothing, which is a mistake, not a configuration. */
@@ -981,9 +987,7 @@ void bg_config_free(struct bg_config *c)
 	for (i = 0; i < c->n_ifaces; i++)
 		free(c->ifaces[i].name);
 	for (i = 0; i < c->n_lists; i++) {
-		free(c->lists[i].name);
-		free(c->lists[i].url);
-		free(c->lists[i].path);
+		bg_list_desc_free(&c->lists[i].list);
 	}
 	free(c->ifaces);
 	free(c->lists);

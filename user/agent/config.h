@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/attach_opts.h"
+#include "core/sources.h"
 
 #define BG_CONFIG_DEFAULT "/etc/bloomgate/bloomgate.yaml"
 
@@ -38,15 +39,15 @@ struct bg_cfg_iface {
 };
 
 struct bg_cfg_list {
-	char *name; /* unique, [A-Za-z0-9._-]{1,64}, not starting with '.' */
-	char *url; /* http:// or https://, or NULL */
-	char *path; /* absolute path, or NULL; exactly one of url and path */
-	int format; /* enum bg_format (user/core/format.h); BG_FMT_AUTO when absent */
-	int subdomains; /* bool */
-	int allow; /* bool: an allowlist */
-	/* bool: its wide prefixes load (`load --allow-wide`); addr or
-	 * detected lists only */
-	int allow_wide;
+	/*
+	 * What the list is and how it is read; the config owns its strings.
+	 * name: unique, [A-Za-z0-9._-]{1,64}, not starting with '.'; url:
+	 * http:// or https://, or NULL; path: absolute, or NULL; exactly one
+	 * of url and path. format: BG_FMT_AUTO when absent; subdomains,
+	 * allow (an allowlist), allow_wide (`load --allow-wide`; addr or
+	 * detected lists only): 0 or 1.
+	 */
+	struct bg_list_desc list;
 	/* Seconds. URL: default 3600, > 0. Path: 0 (watched, no timer)
 	 * unless given. */
 	double refresh;

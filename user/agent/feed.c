@@ -24,7 +24,7 @@ struct src *src_find(struct agent *a, const char *name)
 	size_t i;
 
 	for (i = 0; i < a->nsrc; i++)
-		if (!strcmp(a->src[i].cfg->name, name))
+		if (!strcmp(a->src[i].cfg->list.name, name))
 			return &a->src[i];
 	return NULL;
 }
@@ -36,7 +36,7 @@ void src_set_state(struct src *s, const char *state, const char *why)
 	if (s->state && !strcmp(s->state, state))
 		return;
 	s->state = state;
-	agent_log("source %s: %s%s%s", s->cfg->name, state, why ? ": " : "",
+	agent_log("source %s: %s%s%s", s->cfg->list.name, state, why ? ": " : "",
 		  why ? why : "");
 }
 
@@ -44,19 +44,13 @@ static void fetch_src_of(const struct bg_config *c, const struct bg_cfg_list *l,
 			 struct bg_fetch_src *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->name = l->name;
-	f->url = l->url;
-	f->path = l->path;
-	f->format = l->format;
-	f->subdomains = l->subdomains;
-	f->allow = l->allow;
-	f->allow_wide = l->allow_wide;
+	f->list = l->list;
 	f->timeout = l->timeout;
 	f->max_bytes = l->max_bytes;
 	/* a file is read by the rebuild as it is, so the rebuild's bound
 	 * holds for its copy too; a URL keeps its own cap (the rebuild
 	 * still refuses a copy past max_list_bytes) */
-	if (l->path && c->max_list_bytes < f->max_bytes)
+	if (l->list.path && c->max_list_bytes < f->max_bytes)
 		f->max_bytes = c->max_list_bytes;
 	f->max_shrink = l->max_shrink;
 }
@@ -86,17 +80,12 @@ void store_put(struct agent *a, const struct src *s)
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		agent_log("source %s: cannot update the store: out of memory",
-			  s->cfg->name);
+			  s->cfg->list.name);
 		return;
 	}
 	j->j.run = row_run;
 	r = &j->r;
-	snprintf(r->name, sizeof(r->name), "%s", s->cfg->name);
-	snprintf(r->url, sizeof(r->url), "%s", s->cfg->url ? s->cfg->url : "");
-	snprintf(r->path, sizeof(r->path), "%s", s->cfg->path ? s->cfg->path : "");
-	r->format = s->cfg->format;
-	r->subdomains = s->cfg->subdomains;
-	r->allow = s->cfg->allow;
+	bg_store_source_describe(r, &s->cfg->list);
 	/* the kept copy's, never a candidate's: a restart trusts these */
 	snprintf(r->etag, sizeof(r->etag), "%s", s->v.etag);
 	snprintf(r->last_modified, sizeof(r->last_modified), "%s", s->v.last_modified);
@@ -165,9 +154,7 @@ void forget_list(struct agent *a, const char *name, const char *copy)
 
 struct fetch_job {
 	struct job j;
-	char name[BG_CFG_NAME_MAX + 1];
-	char *url, *path;
-	struct bg_fetch_src f;
+	struct bg_fetch_src f; /* f.list: the job's own copy (bg_list_desc_dup()) */
 	char copy[PATH_MAX];
 	char kept_sha[65];
 	struct bg_fetch_validators v;
@@ -182,18 +169,17 @@ static void fetch_run(struct agent *a, struct job *jj)
 	struct fetch_job *j = (struct fetch_job *)jj;
 
 	j->f.abort = &a->work.quit;
-	j->ret = bg_fetch(&j->f, j->copy, j->f.url ? &j->v : NULL, &j->r);
+	j->ret = bg_fetch(&j->f, j->copy, j->f.list.url ? &j->v : NULL, &j->r);
 }
 
 static void fetch_done(struct agent *a, struct job *jj)
 {
 	struct fetch_job *j = (struct fetch_job *)jj;
 	struct bg_fetch_result *r = &j->r;
-	struct src *s = src_find(a, j->name);
+	struct src *s = src_find(a, j->f.list.name);
 	int changed = 0;
 
-	free(j->url);
-	free(j->path);
+	bg_list_desc_free(&j->f.list);
 	if (!s || s->phase != SRC_FETCHING || strcmp(s->copy, j->copy)) {
 		/* removed (or moved) by a reload meanwhile */
 		if (!j->ret && r->outcome == BG_FETCH_CHANGED)
@@ -230,7 +216,7 @@ static void fetch_done(struct agent *a, struct job *jj)
 		if (r->outcome == BG_FETCH_NOT_MODIFIED)
 			s->not_modified++;
 		/* *v came back updated (304, or the same bytes) */
-		if (s->cfg->url)
+		if (s->cfg->list.url)
 			s->v = j->v;
 		/* the same bytes: their hash is known now (a copy whose
 		 * store row was lost) */
@@ -259,12 +245,12 @@ static void fetch_done(struct agent *a, struct job *jj)
 	pthread_mutex_unlock(&a->lock);
 	if (changed) {
 		agent_log("source %s: new copy (%s in %.1f ms), to be judged by "
-			  "the rebuild", s->cfg->name,
-			  s->cfg->url ? "fetched" : "read", r->seconds * 1e3);
+			  "the rebuild", s->cfg->list.name,
+			  s->cfg->list.url ? "fetched" : "read", r->seconds * 1e3);
 		/* after the debounce window when a URL changed (others may
 		 * follow), at once when a watched file did (its events were
 		 * debounced already) */
-		want_rebuild(a, !s->cfg->url);
+		want_rebuild(a, !s->cfg->list.url);
 	}
 	store_put(a, s);
 }
@@ -273,23 +259,16 @@ static void start_fetch(struct agent *a, struct src *s)
 {
 	struct fetch_job *j = calloc(1, sizeof(*j));
 
-	if (!j || (s->cfg->url && !(j->url = strdup(s->cfg->url))) ||
-	    (s->cfg->path && !(j->path = strdup(s->cfg->path)))) {
-		if (j) {
-			free(j->url);
-			free(j);
-		}
-		agent_log("source %s: cannot fetch: out of memory", s->cfg->name);
+	if (j)
+		fetch_src_of(&a->cfg, s->cfg, &j->f);
+	/* the job's own copies: a reload may free the config meanwhile */
+	if (!j || bg_list_desc_dup(&j->f.list, &s->cfg->list)) {
+		free(j);
+		agent_log("source %s: cannot fetch: out of memory", s->cfg->list.name);
 		return;
 	}
 	j->j.run = fetch_run;
 	j->j.done = fetch_done;
-	snprintf(j->name, sizeof(j->name), "%s", s->cfg->name);
-	fetch_src_of(&a->cfg, s->cfg, &j->f);
-	/* the job's own copies: a reload may free the config meanwhile */
-	j->f.name = j->name;
-	j->f.url = j->url;
-	j->f.path = j->path;
 	memcpy(j->copy, s->copy, sizeof(j->copy));
 	if (s->have_copy)
 		memcpy(j->kept_sha, s->sha256, sizeof(j->kept_sha));
@@ -357,10 +336,10 @@ void on_inotify(struct agent *a)
 				struct src *s = &a->src[i];
 				const char *base;
 
-				if (s->wd != e->wd || !s->cfg->path)
+				if (s->wd != e->wd || !s->cfg->list.path)
 					continue;
-				base = strrchr(s->cfg->path, '/');
-				base = base ? base + 1 : s->cfg->path;
+				base = strrchr(s->cfg->list.path, '/');
+				base = base ? base + 1 : s->cfg->list.path;
 				if (e->len && strcmp(e->name, base))
 					continue;
 				/* debounced: an editor's several writes are one */
@@ -384,14 +363,7 @@ int wanted_desc(const struct agent *a, struct desc *d)
 	for (i = 0; i < a->nsrc && !ret; i++) {
 		const struct src *s = &a->src[i];
 		int cand = s->phase == SRC_CANDIDATE || s->phase == SRC_IN_REBUILD;
-		struct desc_list l = {
-			.name = s->cfg->name,
-			.origin = s->cfg->url ? s->cfg->url : s->cfg->path,
-			.format = s->cfg->format,
-			.subdomains = s->cfg->subdomains,
-			.allow = s->cfg->allow,
-			.allow_wide = s->cfg->allow_wide,
-		};
+		struct desc_list l = { .list = s->cfg->list };
 
 		if (!cand && !s->have_copy)
 			continue;
@@ -417,10 +389,10 @@ static void src_restore(struct agent *a, struct src *s)
 	/* a candidate left by a killed agent was never judged */
 	bg_fetch_discard(s->copy);
 	s->have_copy = stat(s->copy, &st) == 0 && S_ISREG(st.st_mode);
-	if (!a->store_ro || bg_store_source_get(a->store_ro, s->cfg->name, &r))
+	if (!a->store_ro || bg_store_source_get(a->store_ro, s->cfg->list.name, &r))
 		return;
 	/* validators only for the same URL: a moved list is fetched anew */
-	if (s->cfg->url && !strcmp(r.url, s->cfg->url)) {
+	if (s->cfg->list.url && !strcmp(r.url, s->cfg->list.url)) {
 		snprintf(s->v.etag, sizeof(s->v.etag), "%s", r.etag);
 		snprintf(s->v.last_modified, sizeof(s->v.last_modified), "%s",
 			 r.last_modified);
@@ -439,7 +411,7 @@ static void watch(struct agent *a, struct src *s)
 {
 	char d[PATH_MAX], *slash;
 
-	snprintf(d, sizeof(d), "%s", s->cfg->path);
+	snprintf(d, sizeof(d), "%s", s->cfg->list.path);
 	slash = strrchr(d, '/');
 	if (slash)
 		*(slash == d ? slash + 1 : slash) = 0;
@@ -447,7 +419,7 @@ static void watch(struct agent *a, struct src *s)
 				  IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE |
 				  IN_DELETE | IN_MOVED_FROM | IN_ATTRIB);
 	if (s->wd < 0)
-		agent_log("source %s: cannot watch %s: %s", s->cfg->name, d,
+		agent_log("source %s: cannot watch %s: %s", s->cfg->list.name, d,
 			  strerror(errno));
 }
 
@@ -471,17 +443,17 @@ int setup_sources(struct agent *a, const struct src *old, size_t nold)
 		s->cfg = &a->cfg.lists[i];
 		s->wd = -1;
 		if (snprintf(s->copy, sizeof(s->copy), "%s/%s.list", dir,
-			     s->cfg->name) >= (int)sizeof(s->copy))
+			     s->cfg->list.name) >= (int)sizeof(s->copy))
 			return -ENAMETOOLONG;
 		for (j = 0; j < nold; j++) {
-			if (strcmp(old[j].cfg->name, s->cfg->name))
+			if (strcmp(old[j].cfg->list.name, s->cfg->list.name))
 				continue;
 			/* a reload keeps what it knew of a source */
 			*s = old[j];
 			/* a moved list is fetched anew, without validators */
-			if ((s->cfg->url || old[j].cfg->url) &&
-			    (!s->cfg->url || !old[j].cfg->url ||
-			     strcmp(s->cfg->url, old[j].cfg->url)))
+			if ((s->cfg->list.url || old[j].cfg->list.url) &&
+			    (!s->cfg->list.url || !old[j].cfg->list.url ||
+			     strcmp(s->cfg->list.url, old[j].cfg->list.url)))
 				memset(&s->v, 0, sizeof(s->v));
 			s->cfg = &a->cfg.lists[i];
 			s->wd = -1;
@@ -491,7 +463,7 @@ int setup_sources(struct agent *a, const struct src *old, size_t nold)
 		}
 		if (j == nold)
 			src_restore(a, s);
-		if (s->cfg->path && a->infd >= 0)
+		if (s->cfg->list.path && a->infd >= 0)
 			watch(a, s);
 	}
 	return 0;
@@ -512,10 +484,10 @@ int reload_config(struct agent *a)
 	}
 	for (i = 0; i < nold; i++) {
 		for (k = 0; k < cfg.n_lists; k++)
-			if (!strcmp(cfg.lists[k].name, old[i].cfg->name))
+			if (!strcmp(cfg.lists[k].list.name, old[i].cfg->list.name))
 				break;
 		if (k == cfg.n_lists)
-			forget_list(a, old[i].cfg->name, old[i].copy);
+			forget_list(a, old[i].cfg->list.name, old[i].copy);
 		if (old[i].wd >= 0)
 			inotify_rm_watch(a->infd, old[i].wd);
 	}

@@ -323,7 +323,7 @@ int bg_fetch_judge(const struct bg_fetch_src *src, uint64_t entries,
 {
 	double keep;
 
-	if (!entries && !rejected && src->path)
+	if (!entries && !rejected && src->list.path)
 		return 0; /* a local list kept empty on purpose */
 	if (!entries) {
 		snprintf(err, errlen, "not a list: no entry, %" PRIu64
@@ -420,25 +420,25 @@ static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
 	}
 	/* O_NONBLOCK: a FIFO without a writer would block the agent's loop
 	 * in open(); it is refused below, and reads block again after */
-	fd = open(src->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = open(src->list.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
-		fail(r, "%s: %s", src->path, strerror(errno));
+		fail(r, "%s: %s", src->list.path, strerror(errno));
 		goto out;
 	}
 	if (fstat(fd, &st) < 0) {
-		fail(r, "%s: %s", src->path, strerror(errno));
+		fail(r, "%s: %s", src->list.path, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fail(r, "%s: not a regular file", src->path);
+		fail(r, "%s: not a regular file", src->list.path);
 		goto out;
 	}
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
-		fail(r, "%s: %s", src->path, strerror(errno));
+		fail(r, "%s: %s", src->list.path, strerror(errno));
 		goto out;
 	}
 	if (src->max_bytes && (uint64_t)st.st_size > src->max_bytes) {
-		fail(r, "%s: larger than %" PRIu64 " bytes", src->path,
+		fail(r, "%s: larger than %" PRIu64 " bytes", src->list.path,
 		     src->max_bytes);
 		goto out;
 	}
@@ -452,7 +452,7 @@ static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			fail(r, "%s: %s", src->path, strerror(errno));
+			fail(r, "%s: %s", src->list.path, strerror(errno));
 			goto out;
 		}
 		if (aborted(src)) {
@@ -461,7 +461,7 @@ static int fetch_path(const struct bg_fetch_src *src, const char *cache_path,
 		}
 		r->bytes += (uint64_t)n;
 		if (src->max_bytes && r->bytes > src->max_bytes) {
-			fail(r, "%s: larger than %" PRIu64 " bytes", src->path,
+			fail(r, "%s: larger than %" PRIu64 " bytes", src->list.path,
 			     src->max_bytes);
 			goto out;
 		}
@@ -645,7 +645,7 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 		hdrs = l;
 	}
 
-	curl_easy_setopt(s.h, CURLOPT_URL, src->url);
+	curl_easy_setopt(s.h, CURLOPT_URL, src->list.url);
 	/* a config typo such as file:///etc/shadow or a redirect to gopher://
 	 * is refused: the agent fetches from the web only */
 	curl_easy_setopt(s.h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -750,9 +750,9 @@ int bg_fetch(const struct bg_fetch_src *src, const char *cache_path,
 	if (!r)
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
-	if (!src || !cache_path || !*cache_path || !src->url == !src->path)
+	if (!src || !cache_path || !*cache_path || !src->list.url == !src->list.path)
 		return -EINVAL;
-	if (src->url)
+	if (src->list.url)
 		ret = fetch_url(src, cache_path, v, r);
 	else
 		ret = fetch_path(src, cache_path, r);

@@ -23,14 +23,13 @@
 
 #include <stdint.h>
 
+#include "core/sources.h"
+
 /* A source as configured (the agent fills it from its config). */
 struct bg_fetch_src {
-	const char *name; /* for the caller's messages (r->err has none) */
-	const char *url; /* http(s)://, or NULL */
-	const char *path; /* a local file, or NULL; exactly one of the two */
-	int format, subdomains, allow; /* as `load --format` etc. (enum
-					  bg_format of user/core/format.h) */
-	int allow_wide; /* as `load --allow-wide` */
+	/* the list: list.url or list.path fetched (exactly one of the two),
+	 * list.name for the caller's messages (r->err has none) */
+	struct bg_list_desc list;
 	double timeout; /* seconds, the whole transfer (URL); <= 0: 30 s */
 	uint64_t max_bytes; /* size cap of a body (decoded); 0: no cap */
 	/* refuse a copy with fewer than (1 - max_shrink) * prev_entries

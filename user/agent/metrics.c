@@ -379,7 +379,7 @@ static void render_sources(FILE *out, const struct bg_metrics_source *s,
 	for (f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
 		family(out, fams[f].name, fams[f].type, fams[f].help);
 		for (i = 0; i < n; i++) {
-			struct label l = { "source", s[i].name };
+			struct label l = { "source", s[i].list.name };
 
 			if (fams[f].off == SIZE_MAX)
 				sample_double(out, fams[f].name, &l, 1,
@@ -401,7 +401,7 @@ static void render_sources(FILE *out, const struct bg_metrics_source *s,
 		int known = 0;
 
 		for (k = 0; bg_metrics_source_states[k]; k++) {
-			struct label l[2] = { { "source", s[i].name },
+			struct label l[2] = { { "source", s[i].list.name },
 					      { "state", bg_metrics_source_states[k] } };
 			int on = !strcmp(cur, bg_metrics_source_states[k]);
 
@@ -409,7 +409,7 @@ static void render_sources(FILE *out, const struct bg_metrics_source *s,
 			sample_u64(out, "bloomgate_source_state", l, 2, on);
 		}
 		if (!known) {
-			struct label l[2] = { { "source", s[i].name },
+			struct label l[2] = { { "source", s[i].list.name },
 					      { "state", cur } };
 
 			sample_u64(out, "bloomgate_source_state", l, 2, 1);

@@ -62,6 +62,7 @@
 #include <stdio.h>
 
 #include "bloomgate/abi.h"
+#include "core/sources.h"
 #include "core/version.h"
 
 /* The states a source can be in, as bloomgate_source_state{state=...}
@@ -70,7 +71,9 @@ extern const char *const bg_metrics_source_states[];
 
 /* What the agent knows about one source, at scrape time. */
 struct bg_metrics_source {
-	const char *name; /* unique among the sources */
+	/* the list (borrowed); list.name, unique among the sources, labels
+	 * its samples */
+	struct bg_list_desc list;
 	const char *state; /* one of bg_metrics_source_states (another
 			    * string is rendered too, as the one set to 1) */
 	uint64_t entries; /* entries of the last good copy */

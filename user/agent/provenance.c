@@ -312,10 +312,11 @@ struct worker {
 };
 
 struct psrc {
-	char name[BG_STORE_NAME_MAX];
-	char *origin, *copy;
+	/* the writer's copy (bg_list_desc_dup()); its read options 0 or 1
+	 * but the format, as the index's header records them */
+	struct bg_list_desc list;
+	char *origin, *copy; /* where it came from (else the copy), the copy */
 	char sha[65]; /* hex; "" when the writer hashes the copy */
-	int format, subdomains, allow, allow_wide;
 	int changed;
 	int err; /* a failure known before the commit (reindex's parse) */
 	struct stat st; /* the copy at bg_prov_begin() */
@@ -361,6 +362,7 @@ static void writer_free(struct bg_prov_writer *w)
 		free(w->wk[k]);
 	}
 	for (i = 0; w->src && i < w->n; i++) {
+		bg_list_desc_free(&w->src[i].list);
 		free(w->src[i].origin);
 		free(w->src[i].copy);
 	}
@@ -403,13 +405,13 @@ static int index_current(struct bg_prov_writer *w, struct psrc *s)
 	struct hdr h;
 
 	if (!s->sha[0] ||
-	    bg_store_index_path(w->dir, s->name, path, sizeof(path)) ||
+	    bg_store_index_path(w->dir, s->list.name, path, sizeof(path)) ||
 	    read_header(path, &h))
 		return 0;
 	hex(h.copy_sha, 32, sha);
-	if (strcmp(sha, s->sha) || h.format != s->format ||
-	    h.subdomains != s->subdomains || h.allow != s->allow ||
-	    h.allow_wide != s->allow_wide || strncmp(h.name, s->name, sizeof(h.name)) ||
+	if (strcmp(sha, s->sha) || h.format != s->list.format ||
+	    h.subdomains != s->list.subdomains || h.allow != s->list.allow ||
+	    h.allow_wide != s->list.allow_wide || strncmp(h.name, s->list.name, sizeof(h.name)) ||
 	    strncmp(h.copy, s->copy, sizeof(h.copy)))
 		return 0;
 	s->checksum = h.header_hash;
@@ -423,6 +425,7 @@ int bg_prov_begin(const char *state_dir, const struct bg_prov_source *v,
 {
 	struct bg_prov_writer *w;
 	char probe[PATH_MAX];
+	const char *origin;
 	size_t i;
 	int ret = -ENOMEM;
 
@@ -445,7 +448,7 @@ int bg_prov_begin(const char *state_dir, const struct bg_prov_source *v,
 	for (i = 0; i < n; i++) {
 		struct psrc *s = &w->src[i];
 
-		ret = bg_store_index_path(state_dir, v[i].name, probe, sizeof(probe));
+		ret = bg_store_index_path(state_dir, v[i].list.name, probe, sizeof(probe));
 		if (ret)
 			goto err;
 		ret = -EINVAL;
@@ -453,17 +456,16 @@ int bg_prov_begin(const char *state_dir, const struct bg_prov_source *v,
 		    (v[i].sha256 && strlen(v[i].sha256) != 64))
 			goto err;
 		ret = -ENOMEM;
-		snprintf(s->name, sizeof(s->name), "%s", v[i].name);
-		s->origin = strdup(v[i].origin ? v[i].origin : v[i].copy);
+		origin = bg_list_origin(&v[i].list);
+		s->origin = strdup(origin ? origin : v[i].copy);
 		s->copy = strdup(v[i].copy);
-		if (!s->origin || !s->copy)
+		if (bg_list_desc_dup(&s->list, &v[i].list) || !s->origin || !s->copy)
 			goto err;
 		if (v[i].sha256)
 			snprintf(s->sha, sizeof(s->sha), "%s", v[i].sha256);
-		s->format = v[i].format;
-		s->subdomains = !!v[i].subdomains;
-		s->allow = !!v[i].allow;
-		s->allow_wide = !!v[i].allow_wide;
+		s->list.subdomains = !!s->list.subdomains;
+		s->list.allow = !!s->list.allow;
+		s->list.allow_wide = !!s->list.allow_wide;
 		/* the file parsed now: the copy itself, or a candidate that
 		 * is renamed to it before the commit (the same inode) */
 		s->have_st = stat(v[i].parsed ? v[i].parsed : s->copy, &s->st) == 0;
@@ -903,18 +905,18 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 	h.seed = KEY_SEED;
 	h.copy_size = (uint64_t)st.st_size;
 	h.max_line = max_line;
-	h.format = s->format;
-	h.subdomains = s->subdomains;
-	h.allow = s->allow;
-	h.allow_wide = s->allow_wide;
-	snprintf(h.name, sizeof(h.name), "%s", s->name);
+	h.format = s->list.format;
+	h.subdomains = s->list.subdomains;
+	h.allow = s->list.allow;
+	h.allow_wide = s->list.allow_wide;
+	snprintf(h.name, sizeof(h.name), "%s", s->list.name);
 	snprintf(h.copy, sizeof(h.copy), "%s", s->copy);
 
-	ret = bg_store_index_path(w->dir, s->name, path, sizeof(path));
+	ret = bg_store_index_path(w->dir, s->list.name, path, sizeof(path));
 	if (ret)
 		return ret;
 	if (snprintf(tmp, sizeof(tmp), "%s/.%s" BG_STORE_INDEX_EXT ".XXXXXX",
-		     w->idir, s->name) >= (int)sizeof(tmp))
+		     w->idir, s->list.name) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	/*
 	 * Records and lines are put together in anonymous memory, then
@@ -980,7 +982,7 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 
 	/* the file in the order a reader checks it: header, records and
 	 * lines, sums; durable before it takes the index's name */
-	clean_temps(w->idir, s->name);
+	clean_temps(w->idir, s->list.name);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
@@ -1065,12 +1067,12 @@ int bg_prov_commit(struct bg_prov_writer *w, struct bg_store *store)
 				wsrc_free(&w->wk[k]->src[i]);
 		if (!ret && store) {
 			struct bg_store_index ix = {
-				.origin = s->origin, .format = s->format,
+				.origin = s->origin, .format = s->list.format,
 				.sha256 = o.sha, .checksum = o.checksum,
 				.entries = o.count, .bytes = o.bytes,
 			};
 
-			ret = bg_store_index_set(store, s->name, &ix);
+			ret = bg_store_index_set(store, s->list.name, &ix);
 		}
 		if (ret && !first)
 			first = ret;
@@ -1105,12 +1107,9 @@ int bg_prov_reindex(struct bg_store *store, const struct bg_prov_source *v,
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++) {
-		struct bg_source src = {
-			.path = (char *)v[i].copy, .format = (uint8_t)v[i].format,
-			.subdomains = (uint8_t)!!v[i].subdomains,
-			.allow = (uint8_t)!!v[i].allow,
-			.allow_wide = (uint8_t)!!v[i].allow_wide,
-		};
+		/* read as the writer records it (w->src: flags 0 or 1) */
+		struct bg_source src = { .path = (char *)v[i].copy,
+					 .list = w->src[i].list };
 		struct bg_list_opts lo = {
 			.diag = quiet, .entry = bg_prov_entry, .entry_ctx = w,
 			.source = i,

@@ -53,6 +53,7 @@
 
 #include "core/explain.h"
 #include "core/io.h"
+#include "core/sources.h"
 #include "agent/store.h"
 
 #define BG_PROV_VERSION 1
@@ -68,8 +69,11 @@
 /* One source of a rebuild, in the order of bg_load_opts.sources (the
  * index of bg_entry_ref.source). */
 struct bg_prov_source {
-	const char *name; /* the source's name in the store */
-	const char *origin; /* the URL or path its copy came from */
+	/* the list: its name in the store, where its copy came from
+	 * (bg_list_origin(); neither: the copy is named), and how it is
+	 * parsed (format as configured, BG_FMT_AUTO for detected): a change
+	 * of any read option changes its entries */
+	struct bg_list_desc list;
 	const char *copy; /* the last good copy, as parsed */
 	/* the file the parse reads, when it is not yet at copy: a candidate
 	 * renamed there (the same file) before bg_prov_commit(); NULL: copy */
@@ -77,10 +81,6 @@ struct bg_prov_source {
 	/* hex SHA-256 of that copy, as the fetch found it; NULL: the writer
 	 * hashes the copy itself */
 	const char *sha256;
-	/* how it is parsed (enum bg_format, as configured, BG_FMT_AUTO for
-	 * detected; subdomains, allow, allow_wide as in struct bg_source):
-	 * a change of any of them changes its entries */
-	int format, subdomains, allow, allow_wide;
 	/* 1: write its index even when the one on disk records this copy */
 	int force;
 };

@@ -39,10 +39,8 @@ void desc_free(struct desc *d)
 {
 	size_t i;
 
-	for (i = 0; i < d->n; i++) {
-		free(d->v[i].name);
-		free(d->v[i].origin);
-	}
+	for (i = 0; i < d->n; i++)
+		bg_list_desc_free(&d->v[i].list);
 	free(d->v);
 	memset(d, 0, sizeof(*d));
 }
@@ -59,13 +57,8 @@ int desc_add(struct desc *d, const struct desc_list *l)
 	}
 	e = &d->v[d->n];
 	*e = *l;
-	e->name = strdup(l->name);
-	e->origin = strdup(l->origin ? l->origin : "");
-	if (!e->name || !e->origin) {
-		free(e->name);
-		free(e->origin);
+	if (bg_list_desc_dup(&e->list, &l->list))
 		return -ENOMEM;
-	}
 	d->n++;
 	return 0;
 }
@@ -98,14 +91,15 @@ struct json_object *desc_json(const struct desc *d)
 	arr = json_object_new_array();
 	json_object_object_add(o, "lists", arr);
 	for (i = 0; arr && i < d->n; i++) {
-		const struct desc_list *e = &d->v[i];
+		const struct bg_list_desc *e = &d->v[i].list;
+		const char *origin = bg_list_origin(e);
 
 		l = json_object_new_object();
 		if (!l)
 			break;
 		json_object_object_add(l, "name", json_object_new_string(e->name));
-		json_object_object_add(l, "origin", json_object_new_string(e->origin));
-		json_object_object_add(l, "sha256", json_object_new_string(e->sha256));
+		json_object_object_add(l, "origin", json_object_new_string(origin ? origin : ""));
+		json_object_object_add(l, "sha256", json_object_new_string(d->v[i].sha256));
 		json_object_object_add(l, "format", json_object_new_int(e->format));
 		json_object_object_add(l, "subdomains", json_object_new_boolean(e->subdomains));
 		json_object_object_add(l, "allow", json_object_new_boolean(e->allow));
@@ -175,14 +169,22 @@ int desc_from_json(struct json_object *o, struct desc *d)
 		     json_object_get_boolean(v);
 	for (i = 0; i < json_object_array_length(arr); i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct desc_list l = {
-			.name = (char *)jstr(e, "name"),
-			.origin = (char *)jstr(e, "origin"),
-			.format = jint(e, "format"),
-			.subdomains = jint(e, "subdomains"),
-			.allow = jint(e, "allow"),
-			.allow_wide = jint(e, "allow_wide"),
-		};
+		const char *origin = jstr(e, "origin");
+		struct desc_list l = { .list = {
+			.name = jstr(e, "name"),
+			.format = (uint8_t)jint(e, "format"),
+			.subdomains = (uint8_t)jint(e, "subdomains"),
+			.allow = (uint8_t)jint(e, "allow"),
+			.allow_wide = (uint8_t)jint(e, "allow_wide"),
+		} };
+
+		/* only the origin is saved: a path is absolute, a url
+		 * http(s):// (the config checks both), so its first byte
+		 * tells which it is */
+		if (origin[0] == '/')
+			l.list.path = origin;
+		else
+			l.list.url = origin;
 
 		snprintf(l.sha256, sizeof(l.sha256), "%s", jstr(e, "sha256"));
 		if (desc_add(d, &l)) {
@@ -198,7 +200,7 @@ static const struct desc_list *desc_get(const struct desc *d, const char *name)
 	size_t i;
 
 	for (i = 0; i < d->n; i++)
-		if (!strcmp(d->v[i].name, name))
+		if (!strcmp(d->v[i].list.name, name))
 			return &d->v[i];
 	return NULL;
 }
@@ -236,15 +238,19 @@ void desc_diff(const struct desc *old, const struct desc *new, char *out,
 	out[0] = 0;
 	first = 1;
 	for (i = 0; i < old->n; i++)
-		if (!desc_get(new, old->v[i].name))
-			put(out, len, &part, &first, "lists removed: ", "%s", old->v[i].name);
+		if (!desc_get(new, old->v[i].list.name))
+			put(out, len, &part, &first, "lists removed: ", "%s",
+			    old->v[i].list.name);
 	first = 1;
 	for (i = 0; i < new->n; i++)
-		if (!desc_get(old, new->v[i].name))
-			put(out, len, &part, &first, "lists added: ", "%s", new->v[i].name);
+		if (!desc_get(old, new->v[i].list.name))
+			put(out, len, &part, &first, "lists added: ", "%s",
+			    new->v[i].list.name);
 	first = 1;
 	for (i = 0; i < new->n; i++) {
-		const struct desc_list *n = &new->v[i], *o = desc_get(old, n->name);
+		const struct desc_list *nl = &new->v[i],
+				       *ol = desc_get(old, nl->list.name);
+		const struct bg_list_desc *n = &nl->list, *o = ol ? &ol->list : NULL;
 		char what[128] = "";
 
 		if (!o)
@@ -253,8 +259,8 @@ void desc_diff(const struct desc *old, const struct desc *new, char *out,
 	if (c)                                                               \
 		snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s", \
 			 what[0] ? ", " : "", word)
-		DIFF(strcmp(o->sha256, n->sha256), "copy");
-		DIFF(strcmp(o->origin, n->origin), "origin");
+		DIFF(strcmp(ol->sha256, nl->sha256), "copy");
+		DIFF(strcmp(bg_list_origin(o), bg_list_origin(n)), "origin");
 		DIFF(o->format != n->format, "format");
 		DIFF(o->subdomains != n->subdomains, "subdomains");
 		DIFF(o->allow != n->allow, "allow");
@@ -286,9 +292,9 @@ struct rb_timing {
 };
 
 struct rb_src {
-	char name[BG_CFG_NAME_MAX + 1];
-	char *origin;
-	int format, subdomains, allow, allow_wide, is_path;
+	/* the list, the job's own copy (bg_list_desc_dup()): a reload may
+	 * free the config while the job runs */
+	struct bg_list_desc list;
 	double max_shrink;
 	char copy[PATH_MAX];
 	char sha[65]; /* of the copy */
@@ -349,8 +355,7 @@ static int judge(void *ctx, size_t i, const struct bg_source_info *in)
 	s->counted = 1;
 	if (!s->cand || s->verdict)
 		return 0;
-	f.path = s->is_path ? s->copy : NULL;
-	f.url = s->is_path ? NULL : s->origin;
+	f.list = s->list;
 	if (bg_fetch_judge(&f, in->entries, in->rejected, s->prev_entries,
 			   s->why, sizeof(s->why))) {
 		s->verdict = -1;
@@ -402,12 +407,10 @@ static int job_sources(struct rb_job *j, struct bg_sources *srcs, size_t *map)
 			continue;
 		if (bg_fetch_candidate(s->copy, cand, sizeof(cand)))
 			return -ENAMETOOLONG;
-		/* the format as configured; detected per copy when absent */
-		srcs->format = (uint8_t)s->format;
-		srcs->subdomains = (uint8_t)s->subdomains;
-		if (bg_sources_add(srcs, use_cand ? cand : s->copy, s->allow))
+		/* read as configured (the format detected per copy when
+		 * absent); the file parsed is the copy, not the origin */
+		if (bg_sources_add_list(srcs, use_cand ? cand : s->copy, &s->list))
 			return -ENOMEM;
-		srcs->v[srcs->n - 1].allow_wide = (uint8_t)!!s->allow_wide;
 		map[srcs->n - 1] = i;
 	}
 	return 0;
@@ -432,10 +435,8 @@ static int prov_begin(struct rb_job *j, const struct bg_sources *srcs,
 		const char *sha = cand ? s->cand_sha : s->sha;
 
 		pv[k] = (struct bg_prov_source){
-			.name = s->name, .origin = s->origin, .copy = s->copy,
+			.list = s->list, .copy = s->copy,
 			.parsed = srcs->v[k].path, .sha256 = sha[0] ? sha : NULL,
-			.format = s->format, .subdomains = s->subdomains,
-			.allow = s->allow, .allow_wide = s->allow_wide,
 		};
 	}
 	ret = bg_prov_begin(j->state_dir, pv, srcs->n, &j->pw);
@@ -517,7 +518,7 @@ static void rb_run(struct agent *a, struct job *jj)
 			bg_blocklist_free(&bl);
 			bg_fetch_discard(s->copy);
 			agent_log("source %s: new copy refused: %s; the last good "
-				  "copy is used", s->name, s->why);
+				  "copy is used", s->list.name, s->why);
 			for (i = 0; i < j->n; i++)
 				j->v[i].counted = 0;
 			continue;
@@ -544,7 +545,7 @@ static void rb_run(struct agent *a, struct job *jj)
 			snprintf(s->why, sizeof(s->why), "keeping the copy: %s",
 				 strerror(-err));
 			s->verdict = -1;
-			agent_log("source %s: %s", s->name, s->why);
+			agent_log("source %s: %s", s->list.name, s->why);
 			continue;
 		}
 		s->verdict = 1;
@@ -561,9 +562,7 @@ static void rb_run(struct agent *a, struct job *jj)
 	j->built.confirm = j->confirm;
 	for (i = 0; !ret && i < j->n; i++) {
 		struct rb_src *s = &j->v[i];
-		struct desc_list l = { .name = s->name, .origin = s->origin,
-				       .format = s->format, .subdomains = s->subdomains,
-				       .allow = s->allow, .allow_wide = s->allow_wide };
+		struct desc_list l = { .list = s->list };
 
 		if (s->verdict == 1)
 			memcpy(l.sha256, s->cand_sha, sizeof(l.sha256));
@@ -657,7 +656,7 @@ static void rb_done(struct agent *a, struct job *jj)
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < j->n; i++) {
 		struct rb_src *r = &j->v[i];
-		struct src *s = src_find(a, r->name);
+		struct src *s = src_find(a, r->list.name);
 
 		if (!s)
 			continue; /* removed by a reload meanwhile */
@@ -667,7 +666,7 @@ static void rb_done(struct agent *a, struct job *jj)
 			if (r->verdict == 1) {
 				memcpy(s->sha256, r->cand_sha, sizeof(s->sha256));
 				s->have_copy = 1;
-				if (s->cfg->url)
+				if (s->cfg->list.url)
 					s->v = s->cand_v;
 				s->entries = r->entries;
 				s->last_ok = agent_wall();
@@ -675,7 +674,7 @@ static void rb_done(struct agent *a, struct job *jj)
 				s->last_error[0] = 0;
 				src_set_state(s, "ok", NULL);
 				agent_log("source %s: new copy, %llu entries",
-					  s->cfg->name, (unsigned long long)r->entries);
+					  s->cfg->list.name, (unsigned long long)r->entries);
 			} else if (r->verdict < 0) {
 				memcpy(s->refused_sha, r->cand_sha, sizeof(s->refused_sha));
 				snprintf(s->refused_why, sizeof(s->refused_why), "%s", r->why);
@@ -726,11 +725,11 @@ static void rb_done(struct agent *a, struct job *jj)
 		bg_prov_abort(j->pw);
 	j->pw = NULL;
 	for (i = 0; i < j->n; i++) {
-		struct src *s = src_find(a, j->v[i].name);
+		struct src *s = src_find(a, j->v[i].list.name);
 
 		if (s && j->v[i].cand)
 			store_put(a, s);
-		free(j->v[i].origin);
+		bg_list_desc_free(&j->v[i].list);
 	}
 	reloads_answer(a, j->seq, j->ret ? j->msg : NULL);
 	sd_notifyf(0, "STATUS=generation %llu, %zu sources",
@@ -769,15 +768,8 @@ static void start_rebuild(struct agent *a)
 
 		if (s->phase != SRC_CANDIDATE && !s->have_copy)
 			continue;
-		r->origin = strdup(s->cfg->url ? s->cfg->url : s->cfg->path);
-		if (!r->origin)
+		if (bg_list_desc_dup(&r->list, &s->cfg->list))
 			continue;
-		snprintf(r->name, sizeof(r->name), "%s", s->cfg->name);
-		r->format = s->cfg->format;
-		r->subdomains = s->cfg->subdomains;
-		r->allow = s->cfg->allow;
-		r->allow_wide = s->cfg->allow_wide;
-		r->is_path = !s->cfg->url;
 		r->max_shrink = s->cfg->max_shrink;
 		memcpy(r->copy, s->copy, sizeof(r->copy));
 		memcpy(r->sha, s->sha256, sizeof(r->sha));
@@ -888,8 +880,7 @@ static void sync_done(struct agent *a, struct job *jj)
 	(void)a;
 	bg_prov_abort(j->pw);
 	for (i = 0; i < j->n; i++) {
-		free((char *)j->v[i].name);
-		free((char *)j->v[i].origin);
+		bg_list_desc_free(&j->v[i].list);
 		free((char *)j->v[i].copy);
 		free((char *)j->v[i].sha256);
 	}
@@ -931,23 +922,25 @@ void sync_store_entries(struct agent *a, const struct rb_timing *timing,
 		const struct src *s = &a->src[i];
 		struct bg_prov_source *r = &j->v[j->n];
 
-		if ((j->names[j->nnames] = strdup(s->cfg->name)))
+		if ((j->names[j->nnames] = strdup(s->cfg->list.name)))
 			j->nnames++;
 		/* a rebuild's writer knows its lists; else every copy is
 		 * re-indexed where its index is missing or of another copy */
 		if (pw || !s->have_copy)
 			continue;
-		r->name = strdup(s->cfg->name);
-		r->origin = strdup(s->cfg->url ? s->cfg->url : s->cfg->path);
+		/* the job's own copies: a reload may free the config */
+		if (bg_list_desc_dup(&r->list, &s->cfg->list))
+			continue;
 		r->copy = strdup(s->copy);
 		r->sha256 = dup_or_null(s->sha256);
-		r->format = s->cfg->format;
-		r->subdomains = s->cfg->subdomains;
-		r->allow = s->cfg->allow;
-		r->allow_wide = s->cfg->allow_wide;
 		j->n++;
-		if (!r->name || !r->origin || !r->copy)
-			j->n--; /* freed by sync_done() only when counted */
+		if (!r->copy) {
+			/* freed by sync_done() only when counted */
+			bg_list_desc_free(&r->list);
+			free((char *)r->sha256);
+			r->sha256 = NULL;
+			j->n--;
+		}
 	}
 	if (!a->store) {
 		sync_done(a, &j->j);

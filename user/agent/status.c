@@ -47,7 +47,7 @@ int render(void *ctx, FILE *out)
 	for (i = 0; i < a->nsrc; i++) {
 		const struct src *s = &a->src[i];
 
-		ms[i].name = s->cfg->name;
+		ms[i].list = s->cfg->list;
 		ms[i].state = s->state ? s->state : "pending";
 		ms[i].entries = s->entries;
 		ms[i].last_success = s->last_ok;
@@ -91,9 +91,9 @@ struct json_object *status_json(struct agent *a)
 
 		if (!j)
 			break;
-		json_object_object_add(j, "name", json_object_new_string(s->cfg->name));
+		json_object_object_add(j, "name", json_object_new_string(s->cfg->list.name));
 		json_object_object_add(j, "origin", json_object_new_string(
-			s->cfg->url ? s->cfg->url : s->cfg->path));
+			bg_list_origin(&s->cfg->list)));
 		json_object_object_add(j, "state", json_object_new_string(
 			s->state ? s->state : "pending"));
 		json_object_object_add(j, "entries", json_object_new_int64((int64_t)s->entries));

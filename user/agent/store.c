@@ -411,6 +411,17 @@ int bg_store_source_get(struct bg_store *s, const char *name,
 	return ret;
 }
 
+void bg_store_source_describe(struct bg_store_source *row,
+			      const struct bg_list_desc *list)
+{
+	snprintf(row->name, sizeof(row->name), "%s", list->name ? list->name : "");
+	snprintf(row->url, sizeof(row->url), "%s", list->url ? list->url : "");
+	snprintf(row->path, sizeof(row->path), "%s", list->path ? list->path : "");
+	row->format = list->format;
+	row->subdomains = list->subdomains;
+	row->allow = list->allow;
+}
+
 int bg_store_source_put(struct bg_store *s, const struct bg_store_source *src)
 {
 	sqlite3_stmt *st;

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "core/explain.h" /* BG_EXPLAIN_NAME_MAX */
+#include "core/sources.h"
 
 /* The database file in the state directory. */
 #define BG_STORE_FILE "bloomgate.db"
@@ -72,6 +73,14 @@ int bg_store_begin(struct bg_store *s);
 int bg_store_commit(struct bg_store *s);
 int bg_store_rollback(struct bg_store *s);
 
+/*
+ * A source's row. What the list is (struct bg_list_desc) is held here as
+ * the row's columns, in arrays: a row read comes out of SQLite into the
+ * caller's struct without an allocation, and is copied by value. Filled
+ * from the list's description by bg_store_source_describe() only; the
+ * store keeps name, url, path, format, subdomains and allow (allow_wide
+ * has no column: it decides nothing the store is read for).
+ */
 struct bg_store_source {
 	char name[BG_STORE_NAME_MAX];
 	char url[1024], path[1024]; /* one of them, the other "" */
@@ -95,6 +104,10 @@ struct bg_store_source {
 	uint64_t index_checksum, index_entries, index_bytes;
 };
 
+/* The row's description of the list from *list: name, url and path
+ * copied into the arrays (NULL as ""), the read options it keeps. */
+void bg_store_source_describe(struct bg_store_source *row,
+			      const struct bg_list_desc *list);
 /* -ENOENT when there is no source of that name. */
 int bg_store_source_get(struct bg_store *s, const char *name,
 			struct bg_store_source *out);

@@ -147,9 +147,9 @@ static void print_record_lists(__u32 id)
 	printf("lists:");
 	for (i = 0; i < rec.n; i++)
 		printf("%s %s %s (%s%s)", i ? "," : "",
-		       rec.src[i].allow ? "allow" : "block", rec.src[i].path,
-		       bg_format_name(rec.src[i].format),
-		       rec.src[i].subdomains ? ", subdomains" : "");
+		       rec.src[i].list.allow ? "allow" : "block", rec.src[i].path,
+		       bg_format_name(rec.src[i].list.format),
+		       rec.src[i].list.subdomains ? ", subdomains" : "");
 	puts(rec.n ? "" : " none");
 	bg_record_free(&rec);
 }

@@ -86,10 +86,10 @@ static void find_addr(struct bg_explanation *x, const struct bg_record *rec,
 
 	c->out = allow ? &x->allow : &x->block;
 	for (i = 0; i < rec->n; i++) {
-		if (rec->src[i].format != BG_FMT_ADDR || rec->src[i].allow != allow)
+		if (rec->src[i].list.format != BG_FMT_ADDR || rec->src[i].list.allow != allow)
 			continue;
 		/* as bg_source_parse() read it: an allowlist's always load */
-		c->wide_ok = allow || rec->src[i].allow_wide;
+		c->wide_ok = allow || rec->src[i].list.allow_wide;
 		if ((from_stdin(rec->src[i].path) ||
 		     bg_list_find_covering(rec->src[i].path, k4, k6, on_cover, c) < 0) &&
 		    !x->unreadable)
@@ -128,11 +128,11 @@ static void find_name(struct bg_explanation *x, const struct bg_record *rec,
 		const struct bg_source *src = &rec->src[i];
 		struct bg_dom_opts o = { 0 };
 
-		if (src->format == BG_FMT_ADDR || (src->allow && !want_allow))
+		if (src->list.format == BG_FMT_ADDR || (src->list.allow && !want_allow))
 			continue;
-		o.format = src->format;
-		o.subdomains = src->subdomains;
-		o.allow = src->allow;
+		o.format = src->list.format;
+		o.subdomains = src->list.subdomains;
+		o.allow = src->list.allow;
 		if ((from_stdin(src->path) ||
 		     bg_names_find(src->path, &o, x->name, on_name, c) < 0) &&
 		    !x->unreadable)

@@ -268,12 +268,12 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 				    "(--max-entries)", name,
 				    (unsigned long long)max_entries);
 	/* check re-reads the list as it was read here */
-	src->format = (uint8_t)used;
-	src->allow_wide |= !!lo->allow_wide;
-	r->n_allow += src->allow;
+	src->list.format = (uint8_t)used;
+	src->list.allow_wide |= !!lo->allow_wide;
+	r->n_allow += src->list.allow;
 	if (used == BG_FMT_ADDR) {
 		r->n_addr++;
-		r->n_addr_allow += src->allow;
+		r->n_addr_allow += src->list.allow;
 	} else {
 		r->n_dom++;
 	}
@@ -332,8 +332,8 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 		if (ret)
 			r->failed_source = i;
 		/* bl->names holds one file per domain list, in order */
-		if (!ret && srcs->v[i].format != BG_FMT_ADDR)
-			allow_file[nd++] = srcs->v[i].allow;
+		if (!ret && srcs->v[i].list.format != BG_FMT_ADDR)
+			allow_file[nd++] = srcs->v[i].list.allow;
 	}
 	if (!ret) {
 		bg_blocklist_finish(bl);

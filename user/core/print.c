@@ -56,10 +56,10 @@ static void print_sources(FILE *out, const struct bg_sources *srcs)
 		const struct bg_source *s = &srcs->v[i];
 
 		fprintf(out, "%s%s (%s%s%s)", i ? ", " : "", bg_list_name(s->path),
-			bg_format_word(s->format),
-			s->format == BG_FMT_PLAIN && s->subdomains ?
+			bg_format_word(s->list.format),
+			s->list.format == BG_FMT_PLAIN && s->list.subdomains ?
 				", subdomains" : "",
-			s->allow ? ", allow" : "");
+			s->list.allow ? ", allow" : "");
 	}
 	fputc('\n', out);
 }

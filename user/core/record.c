@@ -84,10 +84,10 @@ static struct json_object *source_json(const struct bg_source *s)
 
 	if (!o)
 		return NULL;
-	if (add(o, "role", json_object_new_string(s->allow ? "allow" : "block")) ||
-	    add(o, "format", json_object_new_string(bg_format_name(s->format))) ||
-	    add(o, "subdomains", json_object_new_boolean(s->subdomains != 0)) ||
-	    add(o, "allow_wide", json_object_new_boolean(s->allow_wide != 0)) ||
+	if (add(o, "role", json_object_new_string(s->list.allow ? "allow" : "block")) ||
+	    add(o, "format", json_object_new_string(bg_format_name(s->list.format))) ||
+	    add(o, "subdomains", json_object_new_boolean(s->list.subdomains != 0)) ||
+	    add(o, "allow_wide", json_object_new_boolean(s->list.allow_wide != 0)) ||
 	    add(o, "path", json_object_new_string(p))) {
 		json_object_put(o);
 		return NULL;
@@ -369,14 +369,14 @@ static int source_of(struct json_object *o, struct bg_source *src)
 	if (!json_object_object_get_ex(o, "subdomains", &sub) ||
 	    !json_object_is_type(sub, json_type_boolean))
 		return 1;
-	src->allow = !strcmp(role, "allow");
-	src->format = (uint8_t)f;
-	src->subdomains = json_object_get_boolean(sub) ? 1 : 0;
+	src->list.allow = !strcmp(role, "allow");
+	src->list.format = (uint8_t)f;
+	src->list.subdomains = json_object_get_boolean(sub) ? 1 : 0;
 	/* absent in a record written before it: the default, refused */
 	if (json_object_object_get_ex(o, "allow_wide", &wide)) {
 		if (!json_object_is_type(wide, json_type_boolean))
 			return 1;
-		src->allow_wide = json_object_get_boolean(wide) ? 1 : 0;
+		src->list.allow_wide = json_object_get_boolean(wide) ? 1 : 0;
 	}
 	src->path = strdup(path);
 	return src->path ? 0 : -ENOMEM;

@@ -143,7 +143,46 @@ void bg_sources_free(struct bg_sources *s)
 	bg_sources_init(s);
 }
 
+int bg_list_desc_dup(struct bg_list_desc *dst, const struct bg_list_desc *src)
+{
+	char *name = src->name ? strdup(src->name) : NULL;
+	char *url = src->url ? strdup(src->url) : NULL;
+	char *path = src->path ? strdup(src->path) : NULL;
+
+	if ((src->name && !name) || (src->url && !url) || (src->path && !path)) {
+		free(name);
+		free(url);
+		free(path);
+		memset(dst, 0, sizeof(*dst));
+		return -ENOMEM;
+	}
+	*dst = *src;
+	dst->name = name;
+	dst->url = url;
+	dst->path = path;
+	return 0;
+}
+
+void bg_list_desc_free(struct bg_list_desc *d)
+{
+	/* const for the borrowers; the copy's holder owns them */
+	free((char *)d->name);
+	free((char *)d->url);
+	free((char *)d->path);
+	memset(d, 0, sizeof(*d));
+}
+
 int bg_sources_add(struct bg_sources *s, const char *path, int allow)
+{
+	struct bg_list_desc list = { .format = s->format,
+				     .subdomains = s->subdomains,
+				     .allow = (uint8_t)!!allow };
+
+	return bg_sources_add_list(s, path, &list);
+}
+
+int bg_sources_add_list(struct bg_sources *s, const char *path,
+			const struct bg_list_desc *list)
 {
 	struct bg_source *src;
 
@@ -164,9 +203,7 @@ int bg_sources_add(struct bg_sources *s, const char *path, int allow)
 	src->path = strdup(path);
 	if (!src->path)
 		return -ENOMEM;
-	src->format = s->format;
-	src->subdomains = s->subdomains;
-	src->allow = !!allow;
+	src->list = *list;
 	s->n++;
 	s->pending = 0;
 	return 0;
@@ -196,7 +233,7 @@ int bg_sources_done(const struct bg_sources *s)
 	if (s->pending)
 		return -EINVAL;
 	for (i = 0; i < s->n; i++)
-		if (!s->v[i].allow)
+		if (!s->v[i].list.allow)
 			return 0;
 	return -ENOENT;
 }
@@ -279,12 +316,12 @@ static int parse_as(const struct bg_source *src, struct bg_blocklist *bl,
 	lo.diag = count_diag;
 	lo.diag_ctx = lc;
 	if (fmt == BG_FMT_ADDR) {
-		struct bg_list *l = src->allow ? &bl->allow : &bl->block;
+		struct bg_list *l = src->list.allow ? &bl->allow : &bl->block;
 		size_t a0 = l->accepted;
 
 		lc->names = NULL;
-		lo.allow_wide |= src->allow_wide;
-		lo.allowlist = src->allow;
+		lo.allow_wide |= src->list.allow_wide;
+		lo.allowlist = src->list.allow;
 		/* fd >= 0: the file read in pieces, len its size */
 		ret = fd >= 0 ? bg_list_parse_fd(l, name, fd, len, &lo) :
 				bg_list_parse_buf(l, name, buf, len, &lo);
@@ -296,8 +333,8 @@ static int parse_as(const struct bg_source *src, struct bg_blocklist *bl,
 	lc->names = names;
 	lc->n0 = n0;
 	o.format = fmt;
-	o.subdomains = src->subdomains;
-	o.allow = src->allow;
+	o.subdomains = src->list.subdomains;
+	o.allow = src->list.allow;
 	o.strict = lo.strict;
 	o.diag = count_diag;
 	o.diag_ctx = lc;
@@ -409,7 +446,7 @@ static int parse_pieces(const struct bg_source *src, struct bg_blocklist *bl,
 {
 	const char *name = bg_list_name(src->path);
 	uint64_t size;
-	int fd, fmt = src->format, ret;
+	int fd, fmt = src->list.format, ret;
 
 	if (fmt != BG_FMT_AUTO && fmt != BG_FMT_ADDR)
 		return 1;
@@ -425,7 +462,7 @@ static int parse_pieces(const struct bg_source *src, struct bg_blocklist *bl,
 		memset(&info->ev, 0, sizeof(info->ev));
 		return 1;
 	}
-	info->detected = src->format == BG_FMT_AUTO;
+	info->detected = src->list.format == BG_FMT_AUTO;
 	info->format = fmt;
 	ret = parse_as(src, bl, fmt, name, NULL, (size_t)size, lo, lc,
 		       &info->entries, &info->lines, fd);
@@ -456,7 +493,7 @@ int bg_source_parse_info(const struct bg_source *src, struct bg_blocklist *bl,
 	struct bg_source_info tmp;
 	char *buf = NULL;
 	size_t len = 0;
-	int ret, fmt = src->format;
+	int ret, fmt = src->list.format;
 	struct bg_reporter rep = bg_reporter_of(opts);
 	const char *name = bg_list_name(src->path);
 

@@ -88,12 +88,48 @@ const char *bg_format_evidence_text(const struct bg_format_evidence *ev,
 /* "addresses" for BG_FMT_ADDR, else bg_format_name(). */
 const char *bg_format_word(int format);
 
-struct bg_source {
-	char *path;
+/*
+ * What a list is and how it is read: the one description of a list, from
+ * the agent's config to the load, the provenance index, the store and the
+ * metrics, each of which embeds it rather than copying its fields, so that
+ * a new read option is added here once. Identity: name (the agent's; NULL
+ * for a file given to `load`, which has only its path) and where it comes
+ * from, a url or a path (exactly one for the agent's lists). Read options:
+ * the same for a file given to `load`, as its options stated them.
+ * Whoever fills the strings owns them (the agent's config, a job's copy
+ * from bg_list_desc_dup()); a struct assignment borrows them.
+ */
+struct bg_list_desc {
+	const char *name;
+	const char *url; /* http:// or https://, or NULL */
+	const char *path; /* the list's own file (not a copy of it), or NULL */
 	uint8_t format; /* enum bg_format; BG_FMT_AUTO: detect */
 	uint8_t subdomains; /* plain domain entries cover subdomains */
-	uint8_t allow; /* an --allow list */
+	uint8_t allow; /* an allowlist (`load --allow`) */
 	uint8_t allow_wide; /* its wide prefixes load (bg_list_opts) */
+};
+
+/* Where the list comes from, as messages and explanations name it: the
+ * url, else the path (NULL when it has neither). */
+static inline const char *bg_list_origin(const struct bg_list_desc *d)
+{
+	return d->url ? d->url : d->path;
+}
+
+/* *dst = *src with the strings duplicated (NULL stays NULL), for a holder
+ * that outlives src's owner (a worker's job); 0 or -ENOMEM (*dst then
+ * holds nothing to free). */
+int bg_list_desc_dup(struct bg_list_desc *dst, const struct bg_list_desc *src);
+/* Frees the strings of a bg_list_desc_dup() copy and zeroes it. */
+void bg_list_desc_free(struct bg_list_desc *d);
+
+/* One file a load parses. path is that file, which is not always the
+ * list's: the agent parses its copy of a list (or a candidate copy), so
+ * list.url or list.path says where it came from and path what is read. */
+struct bg_source {
+	char *path; /* the file parsed; owned */
+	struct bg_list_desc list; /* read options (and, from the agent, the
+				     list's identity, borrowed) */
 };
 
 struct bg_sources {
@@ -109,6 +145,10 @@ void bg_sources_free(struct bg_sources *s);
 /* Adds a file with the format and subdomains option in force; the path is
  * copied. 0 or -ENOMEM. */
 int bg_sources_add(struct bg_sources *s, const char *path, int allow);
+/* Adds a file read as list says (the state above not used); the path is
+ * copied, list's strings borrowed. 0 or -ENOMEM. */
+int bg_sources_add_list(struct bg_sources *s, const char *path,
+			const struct bg_list_desc *list);
 /* Sets the format for the files added next; -EINVAL for an unknown name. */
 int bg_sources_set_format(struct bg_sources *s, const char *name);
 void bg_sources_set_subdomains(struct bg_sources *s, int on);
@@ -118,13 +158,13 @@ void bg_sources_set_subdomains(struct bg_sources *s, int on);
 int bg_sources_done(const struct bg_sources *s);
 
 /*
- * Reads one list file of any kind into bl: an address list into bl->block
- * (bl->allow when src->allow), a domain list into bl->names (every entry
- * an allow rule when src->allow), with opts->strict and its reports. The
- * format used (src->format, or the one detected) goes to *used. An
- * address list's wide prefixes load when opts->allow_wide or
- * src->allow_wide (an --allow list's always: bg_list_parse_buf()). The
- * file is read with bg_read_list() ("-": standard input, reported as
+ * Reads one list file of any kind, src->path, into bl as src->list says:
+ * an address list into bl->block (bl->allow when list.allow), a domain
+ * list into bl->names (every entry an allow rule when list.allow), with
+ * opts->strict and its reports. The format used (list.format, or the one
+ * detected) goes to *used. An address list's wide prefixes load when
+ * opts->allow_wide or list.allow_wide (an --allow list's always:
+ * bg_list_parse_buf()). The file is read with bg_read_list() ("-": standard input, reported as
  * BG_STDIN_NAME; else a regular file; opts->max_bytes). 0, or
  * -errno as bg_list_parse_file() / bg_names_parse_file() (-EINVAL: strict
  * and a line was rejected, or, in a domain list, a subdomain rule deeper
