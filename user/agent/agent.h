@@ -26,8 +26,15 @@ int bg_agent_run(const char *config_path);
 int bg_agent_check(const char *config_path, FILE *out);
 
 /* Asks the running agent (its control socket) for cmd ("reload",
- * "status") and writes the answer to out. 0, or -errno (-ENOENT,
- * -ECONNREFUSED: no agent running). */
-int bg_agent_ask(const char *cmd, FILE *out);
+ * "status") and writes the answer to out, waiting timeout seconds at most
+ * for it (a stopped or wedged agent must not hang the caller: status,
+ * systemctl reload). 0, or -errno (-ENOENT, -ECONNREFUSED: no agent
+ * running; -ETIMEDOUT: no whole answer in time). */
+int bg_agent_ask(const char *cmd, double timeout, FILE *out);
+/* How long `bloomgate status` and `bloomgate reload` wait for the agent:
+ * a reload answers once its fetches (BG_AGENT_FETCH_WAIT at most) and the
+ * rebuild they cause are done, which at 100M keys takes tens of seconds. */
+#define BG_AGENT_STATUS_WAIT 10.0
+#define BG_AGENT_RELOAD_WAIT 300.0
 
 #endif

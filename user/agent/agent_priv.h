@@ -159,7 +159,8 @@ void store_put(struct agent *a, const struct src *s);
  * the rebuild in progress). */
 void forget_list(struct agent *a, const char *name, const char *copy);
 /* Re-reads the config; 0, or nonzero with the old one kept. */
-int reload_config(struct agent *a);
+/* err: why not (the config's file:line), errlen bytes. */
+int reload_config(struct agent *a, char *err, size_t errlen);
 
 /* ---- rebuild.c ----------------------------------------------------------- */
 
@@ -256,6 +257,9 @@ void detach_ifaces(const struct agent *a);
 void clean_gone(void);
 
 int render(void *ctx, FILE *out);
+/* 1 when the live filter (live: its map id, read from the pins) is not the
+ * one this agent published or adopted; a->lock held. */
+int agent_filter_foreign(const struct agent *a, uint32_t live);
 struct json_object *status_json(struct agent *a);
 
 /* ---- struct agent -------------------------------------------------------- */
@@ -296,6 +300,9 @@ struct agent {
 	double watchdog_every; /* seconds; 0: no watchdog */
 	double watchdog_due;
 	uint64_t generation, rebuilds, rebuild_failures;
+	/* the map id of the filter this agent published or adopted, 0: none
+	 * yet (agent_filter_foreign()) */
+	uint32_t filter_id;
 	struct bg_metrics_filter filter;
 	int have_filter;
 	double start_time;

@@ -7,11 +7,15 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "core/url.h"
 #include "agent/config.h"
 #include "agent/fetch.h"
 #include "core/sources.h"
@@ -55,6 +59,8 @@ int bg_agent_check(const char *config_path, FILE *out)
 {
 	struct bg_config cfg;
 	char err[512], dir[] = "/tmp/bloomgate-check.XXXXXX", copy[PATH_MAX];
+	char url[1024];
+	struct stat st;
 	size_t i;
 	int bad = 0;
 
@@ -67,6 +73,17 @@ int bg_agent_check(const char *config_path, FILE *out)
 		bg_config_free(&cfg);
 		return 1;
 	}
+	/* a state directory that cannot be one fails here, not at the start */
+	if (!stat(cfg.state_dir, &st) && !S_ISDIR(st.st_mode)) {
+		fprintf(out, "%s: state_dir %s: not a directory\n", config_path,
+			cfg.state_dir);
+		bg_config_free(&cfg);
+		return 2;
+	}
+	/* `agent --check | head -1`: the rest of the output goes nowhere,
+	 * but the scratch directory is still removed (SIGPIPE killed us
+	 * before the rmdir) */
+	signal(SIGPIPE, SIG_IGN);
 	fprintf(out, "%s: config valid: %zu interfaces, %zu lists\n", config_path,
 		cfg.n_ifaces, cfg.n_lists);
 	if (!mkdtemp(dir)) {
@@ -90,11 +107,13 @@ int bg_agent_check(const char *config_path, FILE *out)
 		if (bg_fetch(&f, copy, &v, &r) || r.outcome == BG_FETCH_FAILED ||
 		    judge_copy(&cfg, l, &f, copy, &r)) {
 			fprintf(out, "list %s (%s): FAILED: %s\n", l->list.name,
-				bg_list_origin(&l->list), r.err);
+				bg_url_redact(bg_list_origin(&l->list), url, sizeof(url)),
+				r.err);
 			bad = 1;
 		} else {
 			fprintf(out, "list %s (%s): ok, %llu entries, %llu rejected lines\n",
-				l->list.name, bg_list_origin(&l->list),
+				l->list.name,
+				bg_url_redact(bg_list_origin(&l->list), url, sizeof(url)),
 				(unsigned long long)r.entries,
 				(unsigned long long)r.rejected);
 		}

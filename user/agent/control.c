@@ -12,12 +12,15 @@
  * SIGHUP is the same reload without a client (systemd hears READY=1).
  */
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -45,7 +48,9 @@ int open_control(struct agent *a)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	unlink(a->ctl_path); /* a socket a killed agent left */
+	/* a socket a killed agent left (no other agent runs: the instance
+	 * lock is ours) */
+	unlink(a->ctl_path);
 	um = umask(0077); /* 0600: only root asks the agent */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
 		int err = -errno;
@@ -55,6 +60,14 @@ int open_control(struct agent *a)
 		return err;
 	}
 	umask(um);
+	/* a socket's mode is 0777 less the umask: 0700 so far; 0600 as the
+	 * README says (no one executes a socket) */
+	if (chmod(a->ctl_path, 0600)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
 	a->ctlfd = fd;
 	return 0;
 }
@@ -249,6 +262,7 @@ void clients_close(struct agent *a)
 void start_reload(struct agent *a, int fd)
 {
 	struct client *c = fd >= 0 ? client_of(a, fd) : calloc(1, sizeof(*c));
+	char err[512], text[700];
 
 	if (!c)
 		return;
@@ -259,13 +273,16 @@ void start_reload(struct agent *a, int fd)
 	}
 	c->gen_before = a->generation;
 	c->have_before = a->have_live && !desc_copy(&c->before, &a->live);
-	if (reload_config(a)) {
+	if (reload_config(a, err, sizeof(err))) {
 		if (fd < 0) {
 			sd_notify(0, "READY=1");
 			client_free(a, c);
 		} else {
-			client_answer(a, c, "error: the config is invalid; the agent "
-					    "runs on as it was");
+			/* the file:line, for `bloomgate reload` (and so
+			 * `systemctl reload`) to print and fail on */
+			snprintf(text, sizeof(text), "error: the config is invalid: "
+				 "%s; the agent runs on as it was", err);
+			client_answer(a, c, text);
 		}
 		return;
 	}
@@ -330,9 +347,10 @@ void reloads_answer(struct agent *a, uint64_t seq, const char *failure)
 
 /* ---- the client ----------------------------------------------------------- */
 
-int bg_agent_ask(const char *cmd, FILE *out)
+int bg_agent_ask(const char *cmd, double timeout, FILE *out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timespec t0, t;
 	char path[PATH_MAX], buf[4096];
 	ssize_t n;
 	int fd, ret = 0;
@@ -358,8 +376,34 @@ int bg_agent_ask(const char *cmd, FILE *out)
 		return ret;
 	}
 	shutdown(fd, SHUT_WR);
-	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double left;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = timeout - ((double)(t.tv_sec - t0.tv_sec) +
+				  (double)(t.tv_nsec - t0.tv_nsec) / 1e9);
+		if (left <= 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		n = poll(&p, 1, (int)(left * 1000) + 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -ETIMEDOUT;
+			break;
+		}
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : 0;
+			break;
+		}
 		fwrite(buf, 1, (size_t)n, out);
+	}
 	close(fd);
-	return 0;
+	return ret;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent/agent_priv.h"
+#include "core/url.h"
 
 struct src *src_find(struct agent *a, const char *name)
 {
@@ -383,6 +384,7 @@ int wanted_desc(const struct agent *a, struct desc *d)
  * list added by a reload). */
 static void src_restore(struct agent *a, struct src *s)
 {
+	char url[sizeof(((struct bg_store_source *)0)->url)];
 	struct bg_store_source r;
 	struct stat st;
 
@@ -392,7 +394,9 @@ static void src_restore(struct agent *a, struct src *s)
 	if (!a->store_ro || bg_store_source_get(a->store_ro, s->cfg->list.name, &r))
 		return;
 	/* validators only for the same URL: a moved list is fetched anew */
-	if (s->cfg->list.url && !strcmp(r.url, s->cfg->list.url)) {
+	/* (the store keeps the URL without its password) */
+	if (s->cfg->list.url &&
+	    !strcmp(r.url, bg_url_redact(s->cfg->list.url, url, sizeof(url)))) {
 		snprintf(s->v.etag, sizeof(s->v.etag), "%s", r.etag);
 		snprintf(s->v.last_modified, sizeof(s->v.last_modified), "%s",
 			 r.last_modified);
@@ -469,15 +473,14 @@ int setup_sources(struct agent *a, const struct src *old, size_t nold)
 	return 0;
 }
 
-int reload_config(struct agent *a)
+int reload_config(struct agent *a, char *err, size_t errlen)
 {
 	struct bg_config cfg, prev;
 	struct src *old = a->src;
 	size_t nold = a->nsrc, i, k;
-	char err[512];
 	int ret;
 
-	ret = bg_config_load(a->config_path, &cfg, err, sizeof(err));
+	ret = bg_config_load(a->config_path, &cfg, err, errlen);
 	if (ret) {
 		agent_log("%s; the agent runs on with the config it has", err);
 		return ret;

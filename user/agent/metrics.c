@@ -468,6 +468,9 @@ static void render_filter(FILE *out, const struct bg_metrics_view *v)
 			     "Time the last rebuild took to publish the new filter.",
 			     f->swap_seconds);
 	}
+	gauge_u64(out, "bloomgate_filter_foreign",
+		  "1 when the live filter is not the one this agent built (replaced by a forced load): the agent's lists are not enforced until its next rebuild.",
+		  (uint64_t)!!v->foreign);
 	counter_u64(out, "bloomgate_filter_rebuilds_total",
 		    "Rebuilds that published a filter.", v->rebuilds);
 	counter_u64(out, "bloomgate_filter_rebuild_failures_total",

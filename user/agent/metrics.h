@@ -107,6 +107,10 @@ struct bg_metrics_view {
 	const struct bg_metrics_source *sources;
 	size_t nsources;
 	double start_time; /* agent start, unix time */
+	/* 1: the live filter is not the one this agent published or
+	 * adopted (a `bloomgate load --force` replaced it): its lists are not
+	 * enforced until its next rebuild */
+	int foreign;
 };
 
 /*

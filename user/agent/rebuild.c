@@ -30,6 +30,7 @@
 #include "agent/provenance.h"
 #include "core/print.h"
 #include "core/record.h"
+#include "core/url.h"
 #include "kern/load.h"
 #include "kern/swap.h"
 
@@ -92,13 +93,17 @@ struct json_object *desc_json(const struct desc *d)
 	json_object_object_add(o, "lists", arr);
 	for (i = 0; arr && i < d->n; i++) {
 		const struct bg_list_desc *e = &d->v[i].list;
-		const char *origin = bg_list_origin(e);
+		char origin[1024];
+
+		/* filter.json is a file: the URL without its password (a
+		 * changed password alone changes no list's content) */
+		bg_url_redact(bg_list_origin(e), origin, sizeof(origin));
 
 		l = json_object_new_object();
 		if (!l)
 			break;
 		json_object_object_add(l, "name", json_object_new_string(e->name));
-		json_object_object_add(l, "origin", json_object_new_string(origin ? origin : ""));
+		json_object_object_add(l, "origin", json_object_new_string(origin));
 		json_object_object_add(l, "sha256", json_object_new_string(d->v[i].sha256));
 		json_object_object_add(l, "format", json_object_new_int(e->format));
 		json_object_object_add(l, "subdomains", json_object_new_boolean(e->subdomains));
@@ -251,7 +256,7 @@ void desc_diff(const struct desc *old, const struct desc *new, char *out,
 		const struct desc_list *nl = &new->v[i],
 				       *ol = desc_get(old, nl->list.name);
 		const struct bg_list_desc *n = &nl->list, *o = ol ? &ol->list : NULL;
-		char what[128] = "";
+		char what[128] = "", ou[1024], nu[1024];
 
 		if (!o)
 			continue;
@@ -260,7 +265,8 @@ void desc_diff(const struct desc *old, const struct desc *new, char *out,
 		snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s", \
 			 what[0] ? ", " : "", word)
 		DIFF(strcmp(ol->sha256, nl->sha256), "copy");
-		DIFF(strcmp(bg_list_origin(o), bg_list_origin(n)), "origin");
+		DIFF(strcmp(bg_url_redact(bg_list_origin(o), ou, sizeof(ou)),
+			    bg_url_redact(bg_list_origin(n), nu, sizeof(nu))), "origin");
 		DIFF(o->format != n->format, "format");
 		DIFF(o->subdomains != n->subdomains, "subdomains");
 		DIFF(o->allow != n->allow, "allow");
@@ -327,6 +333,7 @@ struct rb_job {
 	struct bg_prov_writer *pw;
 	/* results */
 	int ret, published, nothing;
+	uint32_t filter_id; /* of the filter published */
 	char msg[600];
 	struct desc built;
 	struct bg_metrics_filter filter;
@@ -601,6 +608,7 @@ static void rb_run(struct agent *a, struct job *jj)
 		goto store;
 	}
 	j->published = 1;
+	j->filter_id = r.filter_id;
 	j->filter.keys = r.plan.n;
 	j->filter.bytes = r.plan.bytes;
 	j->filter.bits_per_key = r.plan.bits_per_entry;
@@ -705,6 +713,7 @@ static void rb_done(struct agent *a, struct job *jj)
 		a->generation = j->generation;
 		a->filter = j->filter;
 		a->have_filter = 1;
+		a->filter_id = j->filter_id;
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (!j->ret && (j->published || !a->have_live)) {
@@ -739,7 +748,7 @@ static void rb_done(struct agent *a, struct job *jj)
 	free(j->state_dir);
 }
 
-static void start_rebuild(struct agent *a)
+static void start_rebuild(struct agent *a, int foreign)
 {
 	struct rb_job *j = calloc(1, sizeof(*j));
 	size_t i;
@@ -758,7 +767,8 @@ static void start_rebuild(struct agent *a)
 	j->confirm = a->cfg.confirm;
 	j->max_list_bytes = a->cfg.max_list_bytes;
 	j->max_entries = a->cfg.max_entries;
-	if (a->have_live)
+	/* (a foreign live filter is never "the one these copies build") */
+	if (a->have_live && !foreign)
 		memcpy(j->live_fp, a->live.fp, sizeof(j->live_fp));
 	j->seq = ++a->rb_started;
 	j->generation = a->generation + 1;
@@ -800,9 +810,29 @@ void want_rebuild(struct agent *a, int now)
 		a->rebuild_at = t;
 }
 
+/* The live filter is not this agent's (a forced `load` replaced it): the
+ * next rebuild, a reload's included, builds and publishes its own again
+ * even when its lists did not change. The loop's. */
+static int live_foreign(struct agent *a)
+{
+	struct bg_state st;
+	uint32_t live = 0;
+	int foreign;
+
+	if (!bg_state_open(&st, 0)) {
+		live = bg_filter_current_id(st.filters_fd);
+		bg_state_close(&st);
+	}
+	pthread_mutex_lock(&a->lock);
+	foreign = agent_filter_foreign(a, live);
+	pthread_mutex_unlock(&a->lock);
+	return foreign;
+}
+
 void maybe_rebuild(struct agent *a)
 {
 	struct desc want;
+	int foreign;
 
 	if (!a->started || a->rebuilding || !a->rebuild_at ||
 	    a->rebuild_at > agent_mono())
@@ -812,14 +842,18 @@ void maybe_rebuild(struct agent *a)
 		agent_log("cannot rebuild: out of memory");
 		return;
 	}
-	if (a->have_live && !strcmp(want.fp, a->live.fp)) {
+	foreign = live_foreign(a);
+	if (foreign)
+		agent_log("the live filter is not the one this agent built (a "
+			  "forced load?): building its own again");
+	if (!foreign && a->have_live && !strcmp(want.fp, a->live.fp)) {
 		/* what the live filter is built from: nothing to do */
 		desc_free(&want);
 		reloads_answer(a, 0, NULL);
 		return;
 	}
 	desc_free(&want);
-	start_rebuild(a);
+	start_rebuild(a, foreign);
 }
 
 /* ---- the provenance indexes, following the copies (store thread) ------- */
@@ -993,6 +1027,7 @@ int adopt(struct agent *a)
 		pthread_mutex_lock(&a->lock);
 		if (json_object_object_get_ex(o, "generation", &g))
 			a->generation = (uint64_t)json_object_get_int64(g);
+		a->filter_id = live;
 		/* what metrics say of it, as it was built */
 		a->have_filter = 1;
 		a->filter.generation = a->generation;

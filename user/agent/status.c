@@ -13,10 +13,16 @@
 #include <json-c/json.h>
 
 #include "agent/agent_priv.h"
+#include "core/url.h"
 #include "core/counters.h"
 #include "kern/attach.h"
 #include "kern/pins.h"
 #include "kern/swap.h"
+
+int agent_filter_foreign(const struct agent *a, uint32_t live)
+{
+	return a->filter_id && live && live != a->filter_id;
+}
 
 int render(void *ctx, FILE *out)
 {
@@ -27,11 +33,13 @@ int render(void *ctx, FILE *out)
 	struct bg_metrics_filter filter;
 	struct bg_counters c;
 	struct bg_state st;
+	uint32_t live = 0;
 	size_t i;
 	int ret;
 
 	/* the kernel's part first, outside the lock */
 	if (!bg_state_open(&st, 0)) {
+		live = bg_filter_current_id(st.filters_fd);
 		if (!bg_counters_read(st.counters_fd, &c))
 			v.counters = &c;
 		v.nrecs = bg_attach_list(&st, recs, BG_ATTACH_MAX);
@@ -39,6 +47,7 @@ int render(void *ctx, FILE *out)
 		bg_state_close(&st);
 	}
 	pthread_mutex_lock(&a->lock);
+	v.foreign = agent_filter_foreign(a, live);
 	ms = calloc(a->nsrc ? a->nsrc : 1, sizeof(*ms));
 	if (!ms) {
 		pthread_mutex_unlock(&a->lock);
@@ -72,14 +81,25 @@ int render(void *ctx, FILE *out)
 
 struct json_object *status_json(struct agent *a)
 {
+	struct bg_state st;
+	uint32_t live = 0;
+	char url[1024];
 	struct json_object *o = json_object_new_object(), *arr;
 	double now = agent_mono();
 	size_t i;
 
 	if (!o)
 		return NULL;
+	if (!bg_state_open(&st, 0)) {
+		live = bg_filter_current_id(st.filters_fd);
+		bg_state_close(&st);
+	}
 	pthread_mutex_lock(&a->lock);
 	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "filter_id", json_object_new_int64(a->filter_id));
+	json_object_object_add(o, "live_filter_id", json_object_new_int64(live));
+	json_object_object_add(o, "filter_foreign",
+			       json_object_new_boolean(agent_filter_foreign(a, live)));
 	json_object_object_add(o, "uptime", json_object_new_double(agent_wall() - a->start_time));
 	json_object_object_add(o, "config", json_object_new_string(a->config_path));
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)a->generation));
@@ -93,7 +113,7 @@ struct json_object *status_json(struct agent *a)
 			break;
 		json_object_object_add(j, "name", json_object_new_string(s->cfg->list.name));
 		json_object_object_add(j, "origin", json_object_new_string(
-			bg_list_origin(&s->cfg->list)));
+			bg_url_redact(bg_list_origin(&s->cfg->list), url, sizeof(url))));
 		json_object_object_add(j, "state", json_object_new_string(
 			s->state ? s->state : "pending"));
 		json_object_object_add(j, "entries", json_object_new_int64((int64_t)s->entries));

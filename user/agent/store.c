@@ -30,6 +30,7 @@
 
 #include <sqlite3.h>
 
+#include "core/url.h"
 #include "agent/store.h"
 
 /* How long a statement waits for another connection's lock, in ms: a
@@ -415,7 +416,8 @@ void bg_store_source_describe(struct bg_store_source *row,
 			      const struct bg_list_desc *list)
 {
 	snprintf(row->name, sizeof(row->name), "%s", list->name ? list->name : "");
-	snprintf(row->url, sizeof(row->url), "%s", list->url ? list->url : "");
+	/* never the URL's password (core/url.h): the store is a file */
+	bg_url_redact(list->url ? list->url : "", row->url, sizeof(row->url));
 	snprintf(row->path, sizeof(row->path), "%s", list->path ? list->path : "");
 	row->format = list->format;
 	row->subdomains = list->subdomains;
@@ -433,7 +435,12 @@ int bg_store_source_put(struct bg_store *s, const struct bg_store_source *src)
 	if (!(st = stmt(s, ST_SRC_PUT, &ret)))
 		return ret;
 	bind_str(st, 1, src->name, sizeof(src->name));
-	bind_str(st, 2, src->url, sizeof(src->url));
+	{
+		char url[sizeof(src->url)];
+
+		/* a row filled by hand is no exception */
+		bind_str(st, 2, bg_url_redact(src->url, url, sizeof(url)), sizeof(url));
+	}
 	bind_str(st, 3, src->path, sizeof(src->path));
 	sqlite3_bind_int(st, 4, src->format);
 	sqlite3_bind_int(st, 5, src->subdomains);
@@ -565,6 +572,7 @@ int bg_store_index_set(struct bg_store *s, const char *name,
 		       const struct bg_store_index *ix)
 {
 	static const struct bg_store_index none = { .origin = "" };
+	char origin[1024];
 	sqlite3_stmt *st;
 	int ret = 0, nested;
 
@@ -581,8 +589,8 @@ int bg_store_index_set(struct bg_store *s, const char *name,
 	}
 	if (!ret && (st = stmt(s, ST_IDX_SET, &ret))) {
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, ix->origin ? ix->origin : "", -1,
-				  SQLITE_STATIC);
+		bg_url_redact(ix->origin ? ix->origin : "", origin, sizeof(origin));
+		sqlite3_bind_text(st, 2, origin, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int(st, 3, ix->format);
 		sqlite3_bind_text(st, 4, ix->sha256 ? ix->sha256 : "", -1,
 				  SQLITE_STATIC);

@@ -3,6 +3,9 @@
  * bloomgate agent, bloomgate reload: the agent (agent/agent.h) and its
  * control socket.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
@@ -65,14 +68,40 @@ const struct bg_cmd cli_reload_cmd = {
 
 int cli_cmd_reload(int argc, char **argv)
 {
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
 	int ret;
 
 	if ((ret = cli_parse_args(&cli_reload_cmd, &argc, argv, NULL)))
 		return ret < 0 ? 0 : ret;
 	if ((ret = cli_need_root()))
 		return ret;
-	ret = bg_agent_ask("reload", stdout);
-	if (ret)
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return cli_fail(1, "out of memory");
+	ret = bg_agent_ask("reload", BG_AGENT_RELOAD_WAIT, f);
+	fclose(f);
+	if (ret == -ETIMEDOUT) {
+		free(buf);
+		return cli_fail(1, "the agent did not answer the reload within %.0f s "
+				"(stopped or stuck?)", BG_AGENT_RELOAD_WAIT);
+	}
+	if (ret) {
+		free(buf);
 		return cli_fail(EXIT_NOT_ATTACHED, "no agent is running (%s)", strerror(-ret));
-	return 0;
+	}
+	/* "ok: ..." on stdout; "error: ..." (an invalid config with its
+	 * file:line, a failed rebuild) on stderr and a failure, so that
+	 * systemctl reload reports it */
+	if (!strncmp(buf, "ok:", 3)) {
+		fputs(buf, stdout);
+		ret = 0;
+	} else {
+		buf[strcspn(buf, "\n")] = 0;
+		ret = cli_fail(1, "reload: %s", !strncmp(buf, "error: ", 7) ? buf + 7 :
+				buf[0] ? buf : "the agent closed without an answer");
+	}
+	free(buf);
+	return ret;
 }

@@ -44,6 +44,7 @@ static struct bg_store *agent_store_of(const struct bg_record *rec)
 {
 	char dir[PATH_MAX], *p;
 	struct bg_store *st = NULL;
+	int ret;
 
 	if (rec->n < 1 || snprintf(dir, sizeof(dir), "%s", rec->src[0].path) >=
 				  (int)sizeof(dir))
@@ -56,9 +57,16 @@ static struct bg_store *agent_store_of(const struct bg_record *rec)
 	if (!p || strcmp(p, "/lists"))
 		return NULL;
 	*p = 0;
-	if (bg_store_open_ro(dir, &st))
-		return NULL;
-	return st;
+	ret = bg_store_open_ro(dir, &st);
+	if (ret && ret != -ENOENT)
+		/* said, not taken for something else (a corrupt page once
+		 * read as "out of memory"): the lists' copies still name the
+		 * entries */
+		fprintf(stderr, "bloomgate: the agent's store in %s cannot be read "
+			"(%s): entries named from the lists' copies instead\n", dir,
+			ret == -EBADMSG ? "not a database, or a corrupt one" :
+			ret == -EPROTO ? "written by a newer bloomgate" : strerror(-ret));
+	return ret ? NULL : st;
 }
 
 /* A source whose entries check cannot name (its index is missing, stale or

@@ -90,13 +90,19 @@ static void print_agent_status(void)
 	char *buf = NULL;
 	size_t len = 0, i;
 	FILE *f = open_memstream(&buf, &len);
+	int ret;
 
 	if (!f)
 		return;
-	if (bg_agent_ask("status", f)) {
+	ret = bg_agent_ask("status", BG_AGENT_STATUS_WAIT, f);
+	if (ret) {
 		fclose(f);
 		free(buf);
-		puts("agent: none running");
+		if (ret == -ETIMEDOUT)
+			printf("agent: running, but it did not answer within %.0f s "
+			       "(stopped or stuck?)\n", BG_AGENT_STATUS_WAIT);
+		else
+			puts("agent: none running");
 		return;
 	}
 	fclose(f);
@@ -111,6 +117,17 @@ static void print_agent_status(void)
 	       json_object_object_get_ex(o, "uptime", &v) ? json_object_get_double(v) : 0,
 	       json_object_object_get_ex(o, "config", &v) ? json_object_get_string(v) : "?",
 	       json_object_object_get_ex(o, "generation", &v) ? (long long)json_object_get_int64(v) : 0);
+	if (json_object_object_get_ex(o, "filter_foreign", &v) && json_object_get_boolean(v)) {
+		struct json_object *mine = NULL, *live = NULL;
+
+		json_object_object_get_ex(o, "filter_id", &mine);
+		json_object_object_get_ex(o, "live_filter_id", &live);
+		printf("agent: the live filter (id %lld) is not the one it built (id %lld), "
+		       "replaced by a forced load: its lists are not enforced until its "
+		       "next rebuild (bloomgate reload)\n",
+		       live ? (long long)json_object_get_int64(live) : 0,
+		       mine ? (long long)json_object_get_int64(mine) : 0);
+	}
 	if (json_object_object_get_ex(o, "sources", &srcs))
 		for (i = 0; i < json_object_array_length(srcs); i++) {
 			struct json_object *s = json_object_array_get_idx(srcs, i), *n;
