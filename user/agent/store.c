@@ -426,6 +426,7 @@ void bg_store_source_describe(struct bg_store_source *row,
 
 int bg_store_source_put(struct bg_store *s, const struct bg_store_source *src)
 {
+	char url[sizeof(src->url)];
 	sqlite3_stmt *st;
 	int ret = 0;
 
@@ -435,12 +436,9 @@ int bg_store_source_put(struct bg_store *s, const struct bg_store_source *src)
 	if (!(st = stmt(s, ST_SRC_PUT, &ret)))
 		return ret;
 	bind_str(st, 1, src->name, sizeof(src->name));
-	{
-		char url[sizeof(src->url)];
-
-		/* a row filled by hand is no exception */
-		bind_str(st, 2, bg_url_redact(src->url, url, sizeof(url)), sizeof(url));
-	}
+	/* a row filled by hand is no exception (bound SQLITE_STATIC: url
+	 * lives until the statement has run) */
+	bind_str(st, 2, bg_url_redact(src->url, url, sizeof(url)), sizeof(url));
 	bind_str(st, 3, src->path, sizeof(src->path));
 	sqlite3_bind_int(st, 4, src->format);
 	sqlite3_bind_int(st, 5, src->subdomains);
