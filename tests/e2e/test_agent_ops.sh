@@ -208,4 +208,25 @@ t_end "$E2E_NAME"
 
 kill -TERM "$AGENT_PID" 2>/dev/null
 wait_pid "$AGENT_PID" 10 || info "the agent did not stop on SIGTERM"
+
+# ---- a store that cannot be read ----------------------------------------------
+
+# The agent stopped, its filter live (fail-static). A store whose first
+# page is garbage was once reported by check as "out of memory": it is
+# said as what it is, and the entries are named from the lists' copies.
+E2E_NAME=check_with_a_corrupt_store
+t_begin
+# (its write-ahead log gone too: SQLite would read the pages it holds
+# instead of the file's)
+rm -f "$E2E_TMP/state/bloomgate.db-wal" "$E2E_TMP/state/bloomgate.db-shm"
+printf 'not a database at all, not at all, not at all, not at all\n' |
+	dd of="$E2E_TMP/state/bloomgate.db" bs=1 seek=0 conv=notrunc status=none
+bg_capture check "$Y"
+t_expect_eq "check with a corrupt store: exit" 0 "$BG_RC"
+grep -qF "the agent's store in $E2E_TMP/state cannot be read (not a database, or a corrupt one)" <<<"$BG_ERR" ||
+	t_fail "no reason on stderr: '$BG_ERR'"
+grep -q "^$Y: match (confirmed; listed by $Y at .*local.list:1)" <<<"$BG_OUT" ||
+	t_fail "check did not name the entry from the copy: '$BG_OUT'"
+grep -qi "out of memory" <<<"$BG_OUT$BG_ERR" && t_fail "check says out of memory"
+t_end "$E2E_NAME"
 [ "$E2E_FAILED" -eq 0 ]
