@@ -60,41 +60,7 @@ die() {
 
 # ---- cleanup ------------------------------------------------------------
 
-# Waits (bounded) for a pid that may not be our child to be gone.
-gone() { # PID SECONDS
-	local i=0
-	while [ -e "/proc/$1" ] && ((i++ < $2 * 50)); do sleep 0.02; done
-	[ ! -e "/proc/$1" ]
-}
-
-cleanup() {
-	local pid idx id
-	# Our namespace's processes (the agent, the server; a killed run's too):
-	# those pids and no others.
-	if [ -e "/run/netns/$NS" ]; then
-		for pid in $(ip netns pids "$NS" 2>/dev/null); do
-			kill "$pid" 2>/dev/null
-		done
-		for pid in $(ip netns pids "$NS" 2>/dev/null); do
-			gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null
-		done
-		idx=$(ip -n "$NS" -o link show dev "$IF_A" 2>/dev/null | cut -d: -f1)
-		id=$(ip -n "$NS" link show dev "$IF_A" 2>/dev/null |
-			sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n1)
-		[ -e "$PIN" ] && nsenter --net="/run/netns/$NS" "$BG" detach --all >/dev/null 2>&1
-		if [ -n "$id" ] && ip -n "$NS" link show dev "$IF_A" 2>/dev/null | grep -q 'prog/xdp'; then
-			# what bloomgate could not remove: the program, libxdp's pins
-			ip -n "$NS" link set dev "$IF_A" xdpgeneric off 2>/dev/null
-			[ -n "$idx" ] && rm -rf "/sys/fs/bpf/xdp/dispatch-$idx-$id"
-		fi
-		rmdir /sys/fs/bpf/xdp 2>/dev/null
-		ip netns del "$NS" 2>/dev/null
-	fi
-	[ -d "$PIN" ] && rm -rf "$PIN"
-	rm -f "/run/bloomgate/${PIN//\//_}".*
-	case $TMP in /tmp/bloomgate-bench-agent.*) rm -rf "$TMP" ;; esac
-	rm -f "$MARKER"
-}
+cleanup() { bench_cleanup_ns bloomgate-bench-agent; }
 
 # ---- helpers ------------------------------------------------------------
 

@@ -107,8 +107,7 @@ static void sha_final(EVP_MD_CTX *md, char out[65])
 	hex(d, n, out);
 }
 
-/* SHA-256 of the file at path into out; 0 or -errno (-ENOENT: no copy yet). */
-static int sha256_file(const char *path, char out[65])
+int bg_sha256_file(const char *path, char out[65])
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	char *buf = malloc(FETCH_COPY_CHUNK);
@@ -382,7 +381,7 @@ static int keep_copy(const struct bg_fetch_src *src, struct tmp *t,
 
 	if (src->kept_sha256 && src->kept_sha256[0])
 		snprintf(old, sizeof(old), "%s", src->kept_sha256);
-	else if (sha256_file(cache_path, old))
+	else if (bg_sha256_file(cache_path, old))
 		old[0] = '\0';
 	if (!strcmp(old, sha) && !access(cache_path, F_OK)) {
 		r->outcome = BG_FETCH_UNCHANGED;

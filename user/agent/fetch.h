@@ -90,6 +90,11 @@ struct bg_fetch_result {
 int bg_fetch_global_init(void);
 void bg_fetch_global_cleanup(void);
 
+/* SHA-256 of the file at path, as hex, into out: what a fetch records of a
+ * copy (and the provenance index of what it indexes). 0 or -errno
+ * (-ENOENT: no copy yet). */
+int bg_sha256_file(const char *path, char out[65]);
+
 /*
  * Refreshes the candidate copy of src beside cache_path. Its directory must
  * exist and be writable: the new copy is received into an unnamed file

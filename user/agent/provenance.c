@@ -25,6 +25,7 @@
 #include "core/domains.h"
 #include "core/lists.h"
 #include "core/sources.h"
+#include "agent/fetch.h"
 #include "agent/provenance.h"
 
 /* "BGPROV" and a line end: a file cut to text, or read as text, shows it. */
@@ -183,44 +184,6 @@ static int unhex(const char *s, uint8_t out[32])
 	return 0;
 }
 
-/* SHA-256 of the file at path, hex. */
-static int sha256_file(const char *path, char out[65])
-{
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	unsigned char d[EVP_MAX_MD_SIZE];
-	unsigned int dn = 0;
-	size_t cap = 1 << 20;
-	char *buf = malloc(cap);
-	ssize_t k;
-	int fd = -1, ret = 0;
-
-	if (!md || !buf || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	while ((k = read(fd, buf, cap)) != 0) {
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			goto out;
-		}
-		EVP_DigestUpdate(md, buf, (size_t)k);
-	}
-	EVP_DigestFinal_ex(md, d, &dn);
-	hex(d, dn, out);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	EVP_MD_CTX_free(md);
-	return ret;
-}
 
 /* Pages of block sums (BG_PROV_BLOCK bytes of them each) of nblocks. */
 static uint64_t sum_pages(uint64_t nblocks)
@@ -881,7 +844,7 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 	    st.st_mtim.tv_sec != s->st.st_mtim.tv_sec ||
 	    st.st_mtim.tv_nsec != s->st.st_mtim.tv_nsec)
 		return -ESTALE;
-	if (!s->sha[0] && (ret = sha256_file(s->copy, s->sha)))
+	if (!s->sha[0] && (ret = bg_sha256_file(s->copy, s->sha)))
 		return ret;
 	if (unhex(s->sha, h.copy_sha))
 		return -EINVAL;
