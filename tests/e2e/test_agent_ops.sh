@@ -206,6 +206,29 @@ matches "$X" || t_fail "the filter changed while the agent was stopped"
 status_has "agent: pid $AGENT_PID," || t_fail "the agent does not answer once continued"
 t_end "$E2E_NAME"
 
+# ---- a restart finds an index cut short ----------------------------------------
+
+# An index left truncated (a kill, a full disk, a hand) is found at the
+# start, dropped and written again from the copy, the live filter adopted
+# meanwhile: check names the line again without a rebuild.
+E2E_NAME=restart_reindexes_a_bad_index
+t_begin
+kill -TERM "$AGENT_PID" 2>/dev/null
+wait_pid "$AGENT_PID" 10 || t_fail "the agent did not stop on SIGTERM"
+idx=$E2E_TMP/state/index/local.idx
+[ -f "$idx" ] || t_fail "no index $idx"
+truncate -s -100 "$idx"
+agent_start "$E2E_TMP/agent3.log"
+wait_until 20 grep -q "adopted" "$E2E_TMP/agent3.log" ||
+	t_fail "the restarted agent did not adopt the filter: $(tail -3 "$E2E_TMP/agent3.log")"
+grep -q "source local: provenance .*: indexing it again" "$E2E_TMP/agent3.log" ||
+	t_fail "the truncated index not found at the start: $(grep -i provenance "$E2E_TMP/agent3.log")"
+want="$Y: match (confirmed; listed by $Y at local ($E2E_TMP/local.txt):1)"
+wait_until 20 eval '[ "$(bg check "$Y" 2>&1)" = "$want" ]' ||
+	t_fail "check after the restart: $(bg check "$Y" 2>&1)"
+grep -q "filter [0-9]* live" "$E2E_TMP/agent3.log" && t_fail "the restart rebuilt instead of adopting"
+t_end "$E2E_NAME"
+
 kill -TERM "$AGENT_PID" 2>/dev/null
 wait_pid "$AGENT_PID" 10 || info "the agent did not stop on SIGTERM"
 
