@@ -342,6 +342,10 @@ agent_round() { # N R
 	[ -n "$tl" ] || { say "no timing line in $log"; return 1; }
 	grep -q ' filter 1 live: ' "$log" || { say "no 'filter 1 live' line in $log"; return 1; }
 	sleep 1 # idle: the store is written (before the timing line), nothing runs
+	# and the disk idle too: the rounds before left gigabytes of copies and
+	# indexes to write back, whose I/O a check's page faults would queue
+	# behind (check is timed, not the kernel's writeback)
+	sync
 	sb=$(store_bytes "$st")
 	hwm=$(status_kb "$AGENT" VmHWM)
 	[ "$(check "$INLIST")" = match ] || { say "$INLIST (listed) does not match"; return 1; }
@@ -395,7 +399,7 @@ done
 if [ -n "$AGENT_SIZES" ]; then
 	out "#### The agent with one list of N addresses"
 	out
-	out "\`$BG agent\` on an empty state directory, one \`path:\` list, \`debounce: 0ms\`, attached in skb mode, \`/metrics\` on; a new agent each round. start to live: from the agent's start to its first filter live (its timing line's \"live at\", when \"filter 1 live\" is logged); read (the list's copy into state_dir; the rebuild's own parse judges it), parse, plan, build, swap: that timing line's stages; store: its store write after the swap (the list's provenance index: every entry with its line, on the agent's store thread); store on disk: every file of the state directory but the lists' copies (lists/), one second after the timing line; VmHWM: the agent's peak resident set then; check: \`bloomgate check ADDR\` of a listed address (the list's middle line) run $CHECKS times with the agent idle, the median, around the command. Times in ms unless marked."
+	out "\`$BG agent\` on an empty state directory, one \`path:\` list, \`debounce: 0ms\`, attached in skb mode, \`/metrics\` on; a new agent each round. start to live: from the agent's start to its first filter live (its timing line's \"live at\", when \"filter 1 live\" is logged); read (the list's copy into state_dir; the rebuild's own parse judges it), parse, plan, build, swap: that timing line's stages; store: its store write after the swap (the list's provenance index: every entry with its line, on the agent's store thread); store on disk: every file of the state directory but the lists' copies (lists/), one second after the timing line; VmHWM: the agent's peak resident set then; check: \`bloomgate check ADDR\` of a listed address (the list's middle line) run $CHECKS times with the agent idle and the disk written back (\`sync\`), the median, around the command. Times in ms unless marked."
 	out
 	out "| keys | start to live (s) | read | parse | plan | build | swap | store (s) | store on disk (MiB) | store per entry (B) | VmHWM (MiB) | check (ms) |"
 	out "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
