@@ -41,7 +41,7 @@ source scripts/lib-require.sh
 source bench/lib.sh
 # /usr/bin/time by its path: `time` alone is bash's keyword, which has no
 # memory figure (and which `command -v` would take for the program)
-require_cmds ip nsenter flock awk sed grep mv cp rm rmdir mkdir mktemp \
+require_cmds ip nsenter flock sync awk sed grep mv cp rm rmdir mkdir mktemp \
 	head tail cut seq sleep cat stat find sort /usr/bin/time
 
 BUILD=${BUILD:-build}

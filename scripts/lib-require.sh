@@ -68,6 +68,7 @@ mv:coreutils
 rm:coreutils
 rmdir:coreutils
 touch:coreutils
+sync:coreutils
 ls:coreutils
 sleep:coreutils
 dirname:coreutils
