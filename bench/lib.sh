@@ -66,3 +66,33 @@ bench_cleanup_ns() { # PREFIX
 	case $TMP in "/tmp/$1".*) rm -rf "$TMP" ;; esac
 	rm -f "$MARKER"
 }
+
+# The agent's timing lines (bench/agent.sh, bench/scale.sh): one per
+# rebuild that published a filter, once its store followed.
+timings() { grep -c ' timing: ' "$1" 2>/dev/null; }
+
+# Waits (bounded) until LOG has more than COUNT timing lines; fails when
+# the agent exits first.
+wait_timing() { # LOG COUNT SECONDS
+	local deadline=$((SECONDS + $3))
+	while [ "$(timings "$1")" -le "$2" ]; do
+		kill -0 "$AGENT" 2>/dev/null || { say "the agent exited:"; tail -5 "$1" >&2; return 1; }
+		((SECONDS >= deadline)) && { say "no rebuild within $3 s:"; tail -5 "$1" >&2; return 1; }
+		sleep 0.05
+	done
+}
+
+# The last timing line as "seen fetch parse plan build swap live store".
+last_timing() { # LOG
+	grep ' timing: ' "$1" | tail -n1 | sed -n 's/.*timing: change seen at \([0-9.]*\), fetch \([0-9.]*\) ms, parse \([0-9.]*\) ms, plan \([0-9.]*\) ms, build \([0-9.]*\) ms, swap \([0-9.]*\) ms, live at \([0-9.]*\), store \([0-9.]*\) ms.*/\1 \2 \3 \4 \5 \6 \7 \8/p'
+}
+
+# nsenter execs the agent (no fork for a network namespace alone), so $!
+# is the agent's own pid (not a subshell's, as with a function in the
+# background): /proc/$AGENT/status is the agent's memory.
+# The lock's fd is closed for it: an agent left behind by a killed run
+# must not hold the lock that the next run needs to clean it up.
+start_agent() { # CFG LOG
+	nsenter --net="/run/netns/$NS" "$BG" agent --config "$1" 2>>"$2" {LOCK_FD}>&- &
+	AGENT=$!
+}

@@ -93,14 +93,15 @@ grep -qF "state_dir $E2E_TMP/a-file: not a directory" <<<"$BG_OUT$BG_ERR" ||
 t_end "$E2E_NAME"
 
 # `agent --check | head -1`: SIGPIPE used to kill it before it removed its
-# scratch directory in /tmp.
+# scratch directory. Made in a TMPDIR of this test's own, so that another
+# `agent --check` on the machine is not this test's to judge.
 E2E_NAME=check_cut_by_a_pipe
 t_begin
-before=$(find /tmp -maxdepth 1 -name 'bloomgate-check.*' | sort)
-line=$(in_ns "$NS_GW" "$BG_BIN" agent --check --config "$CFG" 2>&1 | head -1)
+mkdir -p "$E2E_TMP/scratch"
+line=$(TMPDIR=$E2E_TMP/scratch in_ns "$NS_GW" "$BG_BIN" agent --check --config "$CFG" 2>&1 | head -1)
 grep -q "config valid" <<<"$line" || t_fail "first line: $line"
-after=$(find /tmp -maxdepth 1 -name 'bloomgate-check.*' | sort)
-[ "$before" = "$after" ] || t_fail "scratch directories left: $(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')"
+left=$(find "$E2E_TMP/scratch" -mindepth 1)
+[ -z "$left" ] || t_fail "scratch left: $left"
 t_end "$E2E_NAME"
 
 # ---- one agent ----------------------------------------------------------------

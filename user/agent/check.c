@@ -58,7 +58,7 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 int bg_agent_check(const char *config_path, FILE *out)
 {
 	struct bg_config cfg;
-	char err[512], dir[] = "/tmp/bloomgate-check.XXXXXX", copy[PATH_MAX];
+	char err[512], dir[PATH_MAX - 128], copy[PATH_MAX];
 	char url[1024];
 	struct stat st;
 	size_t i;
@@ -86,6 +86,9 @@ int bg_agent_check(const char *config_path, FILE *out)
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(out, "%s: config valid: %zu interfaces, %zu lists\n", config_path,
 		cfg.n_ifaces, cfg.n_lists);
+	/* in $TMPDIR (a test's own, or /tmp) */
+	snprintf(dir, sizeof(dir), "%s/bloomgate-check.XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir)) {
 		fprintf(out, "cannot make a scratch directory: %s\n", strerror(errno));
 		bg_config_free(&cfg);
@@ -102,7 +105,9 @@ int bg_agent_check(const char *config_path, FILE *out)
 
 		if (l->list.path && cfg.max_list_bytes < f.max_bytes)
 			f.max_bytes = cfg.max_list_bytes;
-		snprintf(copy, sizeof(copy), "%s/%s.list", dir, l->list.name);
+		if (snprintf(copy, sizeof(copy), "%s/%s.list", dir, l->list.name) >=
+		    (int)sizeof(copy))
+			copy[0] = 0; /* not reached: dir and names are bounded */
 		memset(&r, 0, sizeof(r));
 		if (bg_fetch(&f, copy, &v, &r) || r.outcome == BG_FETCH_FAILED ||
 		    judge_copy(&cfg, l, &f, copy, &r)) {

@@ -219,13 +219,24 @@ static void tmp_close(struct tmp *t)
 	t->path[0] = '\0';
 }
 
+int bg_fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 /* fsync the directory holding path, so the rename survives a power cut */
 static int fsync_dir(const char *path)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	size_t n;
-	int fd, ret = 0;
 
 	if (!slash) {
 		strcpy(dir, ".");
@@ -234,13 +245,7 @@ static int fsync_dir(const char *path)
 		memcpy(dir, path, n);
 		dir[n] = '\0';
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return bg_fsync_dir(dir);
 }
 
 /* Gives the checked copy the cache's name, atomically. 0 or -errno. */

@@ -94,6 +94,9 @@ void bg_fetch_global_cleanup(void);
  * copy (and the provenance index of what it indexes). 0 or -errno
  * (-ENOENT: no copy yet). */
 int bg_sha256_file(const char *path, char out[65]);
+/* fsync(2) of the directory dir, so that a rename in it survives a power
+ * cut. 0 or -errno. */
+int bg_fsync_dir(const char *dir);
 
 /*
  * Refreshes the candidate copy of src beside cache_path. Its directory must

@@ -747,17 +747,6 @@ static int scatter_sort(struct bg_prov_writer *w, size_t i, uint8_t *dst,
 
 /* ---- Committing -------------------------------------------------------- */
 
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 /* All of [p, p + n) to fd: 0 or -errno (-ENOSPC: the disk is full). */
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -977,7 +966,7 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 	free(sums);
 	if (map)
 		munmap(map, data);
-	ret = fsync_dir(w->idir);
+	ret = bg_fsync_dir(w->idir);
 	if (ret)
 		return ret; /* renamed: it is the index now, durable or not */
 	out->checksum = h.header_hash;
