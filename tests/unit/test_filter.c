@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Sizing model and builder of the blocked Bloom filter (userspace side). */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "bloomgate/bloom.h"
 #include "core/filter.h"
 #include "core/lists.h"
+#include "core/view.h"
 
 #include "blocklist.h"
 
@@ -144,6 +148,85 @@ static void test_build_members_and_fpr(void **state)
 	bg_list_free(&l);
 	assert_true(fabs((double)fp / (double)trials - p.predicted) <= 3 * sigma);
 	return;
+	bg_list_free(&l);
+}
+
+/* Lines of /proc/self/maps that lie in [base, base + len). */
+static int maps_in(const void *base, size_t len)
+{
+	unsigned long a, b, lo = (unsigned long)base, hi = lo + len;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a >= lo && b <= hi)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A view (core/view.h) of a filter in a file answers every lookup as the
+ * filter in memory does, mapping only the chunks the lookups reach: one
+ * at first (the header's), a few after some lookups, and none past the
+ * file's filter.
+ */
+static void test_view_lazy(void **state)
+{
+	const size_t n = 100000;
+	char path[] = "/tmp/bg-test-view.XXXXXX";
+	struct bg_filter_params p;
+	struct bg_list l;
+	const void *view;
+	size_t i, len, pg = (size_t)sysconf(_SC_PAGESIZE);
+	void *mem;
+	int fd, before, after;
+
+	(void)state;
+	bg_list_init(&l);
+	l.v4 = calloc(n, sizeof(*l.v4));
+	assert_non_null(l.v4);
+	l.cap4 = n;
+	for (i = 0; i < n; i++)
+		bg_key4_init(&l.v4[l.n4++], rnd32() & 0xfffffffeU, 32);
+	bg_list_finish(&l);
+	/* with the exact stage: its buckets are read too */
+	assert_int_equal(bg_filter_plan_confirm(BL(&l, NULL, NULL), 0.01, 1, &p), 0);
+	len = (p.bytes + pg - 1) / pg * pg;
+	assert_true(len > 8 * BG_VIEW_CHUNK);
+	mem = calloc(1, len);
+	assert_non_null(mem);
+	bg_filter_build(mem, &p, 0xabcdefULL, BL(&l, NULL, NULL));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write(fd, mem, len), (ssize_t)len);
+	assert_int_equal(bg_view_open(fd, len, &view), 0);
+	close(fd); /* the view holds its own */
+	/* the header's chunk mapped, the rest reserved: two mappings */
+	before = maps_in(view, len);
+	assert_int_equal(before, 2);
+	assert_true(bg_filter_test4(view, l.v4[0].addr));
+	after = maps_in(view, len);
+	assert_true(after > before);
+	for (i = 0; i < n; i += 7)
+		assert_true(bg_filter_test4(view, l.v4[i].addr));
+	for (i = 0; i < 20000; i++) {
+		uint32_t a = rnd32();
+
+		assert_int_equal(bg_filter_test4(view, a), bg_filter_test4(mem, a));
+	}
+	assert_int_equal(bg_view_error(view), 0);
+	assert_int_equal(memcmp(view, mem, len), 0); /* every chunk readable */
+	bg_view_close(view);
+	/* a descriptor that cannot be mapped for reading: no view */
+	fd = open("/dev/null", O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_not_equal(bg_view_open(fd, len, &view), 0);
+	close(fd);
+	free(mem);
 	bg_list_free(&l);
 }
 
@@ -345,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_model_overfull),
 		cmocka_unit_test(test_build_members_and_fpr),
 		cmocka_unit_test(test_build_header_ipv6),
+		cmocka_unit_test(test_view_lazy),
 		cmocka_unit_test(test_capacity_elems),
 		cmocka_unit_test(test_capacity_fit),
 		cmocka_unit_test(test_capacity_too_small),

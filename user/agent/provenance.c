@@ -1490,6 +1490,10 @@ static void line_text(const char *s, const char *e, char *out)
 
 /* Bytes of a line read to quote it: a longer line is cut anyway. */
 #define QUOTE_READ 4096
+/* Bytes read at once while skipping the lines before it (a step's lines
+ * are one read or two) */
+#define QUOTE_SKIP 65536
+_Static_assert(QUOTE_SKIP > QUOTE_READ, "the quote's read fits the skip's buffer");
 
 /*
  * Line `line` of s's copy into out: from the lines word of its step, the
@@ -1500,7 +1504,7 @@ static int quote(struct rsrc *s, uint64_t line, char *out)
 {
 	const struct hdr *h = s->h;
 	uint64_t step = line / BG_PROV_LINE_STEP, word, first, off;
-	char buf[QUOTE_READ + 1];
+	char buf[QUOTE_SKIP];
 	const uint8_t *p;
 	ssize_t k;
 
@@ -1519,15 +1523,24 @@ static int quote(struct rsrc *s, uint64_t line, char *out)
 		    (c != '\n' && !(off == 3 && first == 1)))
 			goto bad;
 	}
-	for (; first < line; first++) {
-		char *nl = NULL;
+	/* the lines before it skipped in big reads: one read, not one a line */
+	while (first < line) {
+		char *q, *end, *nl;
 
-		while (!nl) {
-			k = pread(s->copy_fd, buf, QUOTE_READ, (off_t)off);
-			if (k <= 0)
-				goto bad; /* the line is past the copy's end */
-			nl = memchr(buf, '\n', (size_t)k);
-			off += nl ? (uint64_t)(nl - buf) + 1 : (uint64_t)k;
+		k = pread(s->copy_fd, buf, sizeof(buf) - 1, (off_t)off);
+		if (k <= 0)
+			goto bad; /* the line is past the copy's end */
+		q = buf;
+		end = buf + k;
+		while (first < line && (nl = memchr(q, '\n', (size_t)(end - q)))) {
+			q = nl + 1;
+			first++;
+		}
+		/* no end of line in it: all of it inside one long line */
+		off += q == buf ? (uint64_t)k : (uint64_t)(q - buf);
+		if (first == line && (nl = memchr(q, '\n', (size_t)(end - q)))) {
+			line_text(q, nl, out); /* the line itself in this read */
+			return 0;
 		}
 	}
 	k = pread(s->copy_fd, buf, QUOTE_READ, (off_t)off);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/print.h"
+#include "core/view.h"
 #include "agent/provenance.h"
 #include "agent/store.h"
 #include "kern/swap.h"
@@ -141,6 +142,10 @@ int cli_cmd_check(int argc, char **argv)
 
 		ret = prov ? bg_explain_found(mem, bg_prov_find, prov, argv[i], &x) :
 			     bg_explain(mem, have_rec ? &rec : NULL, argv[i], &x);
+		/* a chunk of the filter that could not be mapped answered "not
+		 * listed": no answer at all then (core/view.h) */
+		if (!ret && bg_view_error(mem))
+			ret = bg_view_error(mem);
 		if (ret) {
 			bad = cli_fail(1, "%s: %s", argv[i], strerror(-ret));
 		} else if (x.kind == BG_EXPLAIN_INVALID) {

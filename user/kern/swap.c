@@ -134,15 +134,15 @@ int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
 		return err;
 	}
 	*len = page_round((size_t)info.max_entries * info.value_size);
-	m = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
-	err = -errno;
+	/* a view: only the pages a reader reaches are mapped (core/view.h) */
+	err = bg_view_open(fd, *len, (const void **)&m);
 	close(fd);
-	if (m == MAP_FAILED)
+	if (err)
 		return err;
 	hdr = m;
 	if (hdr->magic != BG_FILTER_MAGIC || hdr->abi_version != BG_ABI_VERSION ||
 	    bg_filter_nelems(hdr) > info.max_entries) {
-		munmap(m, *len);
+		bg_view_close(m);
 		return -EPROTO;
 	}
 	*mem = m;
@@ -151,7 +151,8 @@ int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
 
 void bg_filter_unmap(const void *mem, size_t len)
 {
-	munmap((void *)mem, len);
+	(void)len;
+	bg_view_close(mem);
 }
 
 int bg_counters_read(int counters_fd, struct bg_counters *sum)
