@@ -1578,6 +1578,87 @@ static void test_finish_matches_qsort(void **state)
 	free(buf);
 }
 
+/*
+ * A big list (past the size where the sort runs on several threads) is
+ * finished to the same keys and counts on 1, 2 and 3 threads: IPv4 keys
+ * of mixed lengths with repeats, IPv6 keys whose first bytes are shared
+ * (the first byte that differs is not the first).
+ */
+static void test_finish_threads_same(void **state)
+{
+	const size_t n4 = 1500000, n6 = 1100000;
+	unsigned int seed = 777, th;
+	struct bg_list ref, l;
+	struct bg_key4 *in4;
+	struct bg_key6 *in6;
+	size_t i;
+
+	(void)state;
+	bg_list_init(&ref);
+	ref.v4 = malloc(n4 * sizeof(*ref.v4));
+	ref.v6 = malloc(n6 * sizeof(*ref.v6));
+	assert_true(ref.v4 && ref.v6);
+	ref.cap4 = ref.n4 = n4;
+	ref.cap6 = ref.n6 = n6;
+	for (i = 0; i < n4; i++) {
+		__u32 a = ((__u32)rand_r(&seed) << 8) ^ (__u32)rand_r(&seed);
+		__u8 plen = i % 50 == 0 ? (__u8)(8 + rand_r(&seed) % 24) : 32;
+
+		if (i % 7 == 0)
+			a &= 0xffff; /* repeats */
+		if (plen < 32)
+			a &= htonl(~0U << (32 - plen));
+		bg_key4_init(&ref.v4[i], htonl(a), plen);
+	}
+	for (i = 0; i < n6; i++) {
+		__u8 b[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+		__u32 x = (__u32)rand_r(&seed);
+
+		memcpy(b + 4, &x, 4);
+		b[8] = (__u8)(i % 5);
+		bg_key6_init(&ref.v6[i], b, 128);
+	}
+	/* the input kept: finishing sorts and squeezes in place */
+	in4 = malloc(n4 * sizeof(*in4));
+	in6 = malloc(n6 * sizeof(*in6));
+	assert_true(in4 && in6);
+	memcpy(in4, ref.v4, n4 * sizeof(*in4));
+	memcpy(in6, ref.v6, n6 * sizeof(*in6));
+	bg_list_init(&l);
+	l.v4 = malloc(n4 * sizeof(*l.v4));
+	l.v6 = malloc(n6 * sizeof(*l.v6));
+	assert_true(l.v4 && l.v6);
+	for (th = 1; th <= 3; th++) {
+		l.cap4 = l.n4 = n4;
+		l.cap6 = l.n6 = n6;
+		l.duplicates = l.covered = 0;
+		memcpy(l.v4, in4, n4 * sizeof(*l.v4));
+		memcpy(l.v6, in6, n6 * sizeof(*l.v6));
+		bg_list_finish_mt(&l, th);
+		if (th == 1) {
+			struct bg_key4 *v4 = ref.v4;
+			struct bg_key6 *v6 = ref.v6;
+
+			bg_list_finish(&ref);
+			assert_true(ref.duplicates > 0 && ref.covered > 0);
+			for (i = 1; i < ref.n4; i++)
+				assert_true(memcmp(&v4[i - 1], &v4[i], sizeof(*v4)) < 0);
+			for (i = 1; i < ref.n6; i++)
+				assert_true(memcmp(&v6[i - 1], &v6[i], sizeof(*v6)) < 0);
+		}
+		assert_int_equal(l.n4, ref.n4);
+		assert_int_equal(l.n6, ref.n6);
+		assert_int_equal(l.duplicates, ref.duplicates);
+		assert_int_equal(l.covered, ref.covered);
+		assert_memory_equal(l.v4, ref.v4, ref.n4 * sizeof(*l.v4));
+		assert_memory_equal(l.v6, ref.v6, ref.n6 * sizeof(*l.v6));
+	}
+	bg_list_free(&l);
+	bg_list_free(&ref);
+	free(in4);
+	free(in6);
+}
+
 /* ---- Overlap reduction --------------------------------------------------- */
 
 static const struct list_case reduce[] = {
@@ -3044,6 +3125,7 @@ int main(void)
 		cmocka_unit_test(test_wide_sources),
 		cmocka_unit_test(test_host_bits_lists),
 		cmocka_unit_test(test_finish_matches_qsort),
+		cmocka_unit_test(test_finish_threads_same),
 		cmocka_unit_test(test_reject_not_ip),
 		TABLE_TEST(run_cases, rejects),
 		cmocka_unit_test(test_reject_prefix_length),

@@ -9,6 +9,8 @@
  * The lookups on a built filter are in user/core/probe.c.
  */
 #include <errno.h>
+#include <time.h>
+#include <stdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -1158,6 +1160,11 @@ struct build {
 	/* per thread: its slice of h and the slice's bins */
 	size_t lo[BG_PARSE_WORKERS_MAX + 1];
 	size_t bins[BG_PARSE_WORKERS_MAX][BG_BUILD_BINS + 1];
+	/* per thread: the keys of its buckets whose first bucket was full */
+	struct {
+		uint64_t *v;
+		size_t n, cap;
+	} left[BG_PARSE_WORKERS_MAX];
 	int nomem;
 };
 
@@ -1231,21 +1238,50 @@ static void job_h2(void *ctx, unsigned int t)
 	free(cnt);
 }
 
-/* One thread: the pass's h2 into the stage in ascending order, the
- * threads' sorted slices merged; a key listed twice goes in once. */
-static void fp_pass(struct build *bd)
+/* The first index of v[lo, hi) (ascending) whose first bucket is >= b. */
+static size_t lower_b1(const uint64_t *v, size_t lo, size_t hi, uint32_t b,
+		       uint32_t nb)
 {
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bg_fp_bucket1(v[mid], nb) < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Thread t, the first of the stage's two steps: the keys whose first
+ * bucket is one of its run of buckets (nb * t / nt up to the next
+ * thread's), in ascending order from every slice, each into its first
+ * bucket while it has room, else kept for the second step. A bucket's
+ * fill depends only on its own keys and their order, so the threads'
+ * number changes nothing; a key listed twice (the same h2) comes in twice
+ * in a row and is placed once.
+ */
+static void job_fp_first(void *ctx, unsigned int t)
+{
+	struct build *bd = ctx;
+	struct fp_build *fb = &bd->fp;
 	size_t pos[BG_PARSE_WORKERS_MAX], end[BG_PARSE_WORKERS_MAX];
+	uint32_t nb = fb->nb, b0 = (uint32_t)((uint64_t)nb * t / bd->nt),
+		 b1 = (uint32_t)((uint64_t)nb * (t + 1) / bd->nt);
 	unsigned int sl, nt = bd->nt, best;
 	uint64_t last = 0;
 	int any = 0;
 
+	bd->left[t].n = 0;
 	for (sl = 0; sl < nt; sl++) {
-		pos[sl] = bd->lo[sl];
-		end[sl] = bd->lo[sl + 1];
+		pos[sl] = lower_b1(bd->h, bd->lo[sl], bd->lo[sl + 1], b0, nb);
+		end[sl] = t == nt - 1 ? bd->lo[sl + 1] :
+					lower_b1(bd->h, pos[sl], bd->lo[sl + 1], b1, nb);
 	}
 	for (;;) {
 		uint64_t x = 0;
+		uint32_t b;
 
 		best = nt;
 		for (sl = 0; sl < nt; sl++)
@@ -1253,15 +1289,50 @@ static void fp_pass(struct build *bd)
 				best = sl;
 				x = bd->h[pos[sl]];
 			}
-		if (best == nt || bd->fp.failed)
+		if (best == nt)
 			break;
 		pos[best]++;
 		if (any && x == last)
 			continue;
 		any = 1;
 		last = x;
-		fp_insert(&bd->fp, x);
+		b = bg_fp_bucket1(x, nb);
+		if (fb->cnt[b] < BG_FP_PER_BUCKET) {
+			fp_put(fb, b, bg_fp_of(x), bg_fp_bucket2(x, nb));
+			continue;
+		}
+		if (bd->left[t].n == bd->left[t].cap) {
+			size_t cap = bd->left[t].cap ? bd->left[t].cap * 2 : 65536;
+			uint64_t *v = realloc(bd->left[t].v, cap * sizeof(*v));
+
+			if (!v) {
+				bd->nomem = 1;
+				return;
+			}
+			bd->left[t].v = v;
+			bd->left[t].cap = cap;
+		}
+		bd->left[t].v[bd->left[t].n++] = x;
 	}
+}
+
+/*
+ * The pass's keys into the stage: first every key into its first bucket
+ * while it has room (job_fp_first, on every thread), then on one thread
+ * the rest in ascending order (the threads' runs one after the other),
+ * each into its second bucket, else by the random walk (fp_insert()).
+ */
+static void fp_pass(struct build *bd)
+{
+	unsigned int t;
+	size_t i;
+
+	bg_par_run(bd->nt, job_fp_first, bd);
+	if (bd->nomem)
+		return;
+	for (t = 0; t < bd->nt; t++)
+		for (i = 0; i < bd->left[t].n && !bd->fp.failed; i++)
+			fp_insert(&bd->fp, bd->left[t].v[i]);
 }
 
 int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,
@@ -1360,6 +1431,8 @@ out:
 	free(bd->h);
 	free(bd->fp.other);
 	free(bd->fp.cnt);
+	for (nchk = 0; nchk < BG_PARSE_WORKERS_MAX; nchk++)
+		free(bd->left[nchk].v);
 	free(bd);
 	return ret;
 }

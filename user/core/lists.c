@@ -1178,13 +1178,168 @@ radix_sort(char *v, size_t n, size_t size)
 }
 
 /*
+ * The same order on several threads, for big arrays: the first byte that
+ * differs between keys splits them into 256 buckets (counted and scattered
+ * by every thread over its slice, in slice order: stable), then each
+ * bucket is sorted alone by the bytes after it (the LSD sort above, on a
+ * bucket small enough to stay in the caches), the buckets shared out in
+ * runs of about n / threads keys. Same result as radix_sort(), bit for bit.
+ */
+#define BG_RADIX_MT_MIN (1u << 20)
+
+struct msd {
+	char *v, *tmp;
+	size_t n, size, byte; /* the splitting byte */
+	unsigned int nt;
+	size_t (*cnt)[256];   /* per thread: its slice's counts of byte */
+	size_t (*all)[256];   /* per thread: counts of every byte (size rows) */
+	size_t start[257];    /* the buckets in tmp */
+	unsigned int bfirst[BG_PARSE_WORKERS_MAX + 1]; /* thread t: buckets [bfirst[t], bfirst[t + 1]) */
+	int nomem;
+};
+
+static void msd_count(void *ctx, unsigned int t)
+{
+	struct msd *m = ctx;
+	size_t i0 = m->n * t / m->nt, i1 = m->n * (t + 1) / m->nt, i, b;
+	size_t (*all)[256] = m->all + (size_t)t * m->size;
+
+	for (i = i0; i < i1; i++)
+		for (b = 0; b < m->size; b++)
+			all[b][(unsigned char)m->v[i * m->size + b]]++;
+}
+
+static void msd_scatter(void *ctx, unsigned int t)
+{
+	struct msd *m = ctx;
+	size_t i0 = m->n * t / m->nt, i1 = m->n * (t + 1) / m->nt, i;
+	size_t *at = m->cnt[t];
+
+	for (i = i0; i < i1; i++) {
+		const char *e = m->v + i * m->size;
+
+		memcpy(m->tmp + at[(unsigned char)e[m->byte]]++ * m->size, e, m->size);
+	}
+}
+
+/* Bucket [a, a + n) of tmp sorted by the bytes after the splitting one,
+ * v's same range the other buffer; the result in v. */
+static void msd_bucket(const struct msd *m, size_t a, size_t n, size_t (*cnt)[256])
+{
+	size_t size = m->size, i, b;
+	char *src = m->tmp + a * size, *dst = m->v + a * size, *t;
+
+	if (n < 2) {
+		memcpy(dst, src, n * size);
+		return;
+	}
+	memset(cnt, 0, size * sizeof(*cnt));
+	for (i = 0; i < n; i++)
+		for (b = m->byte + 1; b < size; b++)
+			cnt[b][(unsigned char)src[i * size + b]]++;
+	for (b = size; b-- > m->byte + 1;) {
+		size_t *c = cnt[b], sum = 0, j;
+
+		if (c[(unsigned char)src[b]] == n)
+			continue;
+		for (j = 0; j < 256; j++) {
+			size_t x = c[j];
+
+			c[j] = sum;
+			sum += x;
+		}
+		for (i = 0; i < n; i++) {
+			const char *e = src + i * size;
+
+			memcpy(dst + c[(unsigned char)e[b]]++ * size, e, size);
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != m->v + a * size)
+		memcpy(m->v + a * size, src, n * size);
+}
+
+static void msd_buckets(void *ctx, unsigned int t)
+{
+	struct msd *m = ctx;
+	size_t (*cnt)[256] = calloc(m->size, sizeof(*cnt));
+	unsigned int d;
+
+	if (!cnt) {
+		m->nomem = 1;
+		return;
+	}
+	for (d = m->bfirst[t]; d < m->bfirst[t + 1]; d++)
+		msd_bucket(m, m->start[d], m->start[d + 1] - m->start[d], cnt);
+	free(cnt);
+}
+
+/* 0, 1 when the keys are all equal (nothing moved), -1 out of memory */
+static int radix_sort_mt(char *v, size_t n, size_t size, unsigned int nt)
+{
+	struct msd m = { .v = v, .n = n, .size = size, .nt = nt };
+	size_t b, d, sum = 0, t;
+	unsigned int th;
+	int ret = -1;
+
+	m.tmp = malloc(n * size);
+	m.cnt = calloc(nt, sizeof(*m.cnt));
+	m.all = calloc((size_t)nt * size, sizeof(*m.all));
+	if (!m.tmp || !m.cnt || !m.all)
+		goto out;
+	bg_par_run(nt, msd_count, &m);
+	for (b = 0; b < size; b++) {
+		size_t c = 0;
+
+		for (th = 0; th < nt; th++)
+			c += m.all[(size_t)th * size + b][(unsigned char)v[b]];
+		if (c != n)
+			break; /* the first byte that differs */
+	}
+	if (b == size) {
+		ret = 1;
+		goto out;
+	}
+	m.byte = b;
+	/* bucket d of thread th starts after every key of a smaller byte
+	 * and the same byte's keys of the threads before */
+	for (d = 0; d < 256; d++) {
+		m.start[d] = sum;
+		for (th = 0; th < nt; th++) {
+			m.cnt[th][d] = sum;
+			sum += m.all[(size_t)th * size + b][d];
+		}
+	}
+	m.start[256] = sum;
+	bg_par_run(nt, msd_scatter, &m);
+	/* runs of buckets of about n / nt keys */
+	m.bfirst[0] = 0;
+	for (th = 1, d = 0; th < nt; th++) {
+		t = n * th / nt;
+		while (d < 256 && m.start[d + 1] <= t)
+			d++;
+		m.bfirst[th] = (unsigned int)d;
+	}
+	m.bfirst[nt] = 256;
+	bg_par_run(nt, msd_buckets, &m);
+	ret = m.nomem ? -1 : 0;
+out:
+	free(m.tmp);
+	free(m.cnt);
+	free(m.all);
+	return ret;
+}
+
+/*
  * Sorts n elements of size bytes into memcmp() order (unless already
  * sorted, as lists often are) and squeezes out duplicates; returns the new
  * count. Inlined so that size is a constant in each copy.
  */
 static inline __attribute__((always_inline)) size_t
 sort_unique(void *base, size_t n, size_t size,
-	    int (*cmp)(const void *, const void *))
+	    int (*cmp)(const void *, const void *), unsigned int nt)
 {
 	char *v = base;
 	size_t i, out;
@@ -1192,7 +1347,9 @@ sort_unique(void *base, size_t n, size_t size,
 	for (i = 1; i < n; i++)
 		if (cmp(v + (i - 1) * size, v + i * size) > 0)
 			break;
-	if (i < n && (n < BG_RADIX_MIN || radix_sort(v, n, size) < 0))
+	if (i < n && nt > 1 && n >= BG_RADIX_MT_MIN && radix_sort_mt(v, n, size, nt) >= 0)
+		; /* sorted on nt threads */
+	else if (i < n && (n < BG_RADIX_MIN || radix_sort(v, n, size) < 0))
 		qsort(v, n, size, cmp);
 	for (i = 1, out = n ? 1 : 0; i < n; i++) {
 		if (!cmp(v + (out - 1) * size, v + i * size))
@@ -1437,14 +1594,20 @@ static __attribute__((noinline)) size_t reduce6(struct bg_key6 *v, size_t n)
 
 void bg_list_finish(struct bg_list *l)
 {
+	bg_list_finish_mt(l, 1);
+}
+
+void bg_list_finish_mt(struct bg_list *l, unsigned int threads)
+{
+	unsigned int nt = bg_par_threads(threads);
 	size_t n, m;
 
-	n = sort_unique(l->v4, l->n4, sizeof(*l->v4), cmp_key4);
+	n = sort_unique(l->v4, l->n4, sizeof(*l->v4), cmp_key4, nt);
 	l->duplicates += l->n4 - n;
 	m = reduce4(l->v4, n);
 	l->covered += n - m;
 	l->n4 = m;
-	n = sort_unique(l->v6, l->n6, sizeof(*l->v6), cmp_key6);
+	n = sort_unique(l->v6, l->n6, sizeof(*l->v6), cmp_key6, nt);
 	l->duplicates += l->n6 - n;
 	m = reduce6(l->v6, n);
 	l->covered += n - m;

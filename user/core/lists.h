@@ -125,6 +125,9 @@ int bg_list_parse_file(struct bg_list *l, const char *path,
  * 10.1.2.3} leaves 10.0.0.0/8. Idempotent.
  */
 void bg_list_finish(struct bg_list *l);
+/* bg_list_finish() sorting on threads threads (0: every online CPU):
+ * the same list whatever their number. */
+void bg_list_finish_mt(struct bg_list *l, unsigned int threads);
 
 /*
  * Parses one address token ("192.0.2.1", "2001:db8::1", also "192.0.2.1/32"

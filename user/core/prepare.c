@@ -336,7 +336,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 			allow_file[nd++] = srcs->v[i].list.allow;
 	}
 	if (!ret) {
-		bg_blocklist_finish(bl);
+		bg_blocklist_finish_mt(bl, o->threads);
 		keep_counts(r, bl);
 		count_rules(&r->rules, &bl->names, allow_file);
 		r->entries = bl->block.n4 + bl->block.n6 + r->rules.exact +

@@ -26,8 +26,13 @@ void bg_blocklist_free(struct bg_blocklist *bl)
 
 void bg_blocklist_finish(struct bg_blocklist *bl)
 {
-	bg_list_finish(&bl->block);
-	bg_list_finish(&bl->allow);
+	bg_blocklist_finish_mt(bl, 1);
+}
+
+void bg_blocklist_finish_mt(struct bg_blocklist *bl, unsigned int threads)
+{
+	bg_list_finish_mt(&bl->block, threads);
+	bg_list_finish_mt(&bl->allow, threads);
 	bg_names_finish(&bl->names);
 }
 

@@ -35,6 +35,8 @@ void bg_blocklist_init(struct bg_blocklist *bl);
 void bg_blocklist_free(struct bg_blocklist *bl);
 /* bg_list_finish() and bg_names_finish() on every part. */
 void bg_blocklist_finish(struct bg_blocklist *bl);
+/* The same, the address lists sorted on threads threads (0: every CPU). */
+void bg_blocklist_finish_mt(struct bg_blocklist *bl, unsigned int threads);
 
 /* Meaningful lines bg_format_detect() looks at. */
 #define BG_FMT_DETECT_LINES 100
