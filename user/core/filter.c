@@ -745,25 +745,30 @@ int bg_filter_fit(struct bg_filter_params *p, __u32 capacity)
  * Hashing a key is cheap; what cost a 100M-key build 33 s was where the
  * hashes went: one random Bloom block and two random buckets a key, each a
  * cache and TLB miss in a map of hundreds of MiB. So the keys are hashed in
- * passes, each key once, and a pass's hashes are partitioned (in place, by
- * the Bloom block, then by the first bucket) before they are written: the
- * fill walks the map in address order, one cache line after the other.
+ * passes, each key once, and a pass's hashes are partitioned (by the Bloom
+ * block, then by the first bucket, each a scatter into a second buffer of
+ * the pass's size: an in-place cycle waits on every load) before they are
+ * written: the fill walks the map in address order, one cache line after
+ * the other.
  *
  * A pass is a fixed range of items (the blocked IPv4 and IPv6 prefixes,
  * then the names, in the blocklist's order) holding at most
- * BG_BUILD_PASS_KEYS Bloom keys: its hashes are the memory the build takes
- * besides the stage's slot array, and which keys a pass holds depends on
+ * BG_BUILD_PASS_KEYS Bloom keys: its hashes (twice: the scatter's two
+ * buffers) are the memory the build takes besides the stage's slot array,
+ * and which keys a pass holds depends on
  * the lists only, never on the thread count. Within a pass every thread
  * hashes a slice of the items and partitions its slice; then the Bloom
  * bits are set by block range, each thread its own blocks (the bits are
  * or-ed: the same in any order). The exact stage is a random walk whose
- * result depends on the order of insertion, so its keys go in on one
- * thread in a canonical order: pass by pass, and within a pass in
- * ascending h2, i.e. by first bucket (the threads' sorted slices merged).
+ * result depends on the order of insertion, so its keys go in in a
+ * canonical order: pass by pass, and within a pass in ascending h2, i.e.
+ * by first bucket (the threads' sorted slices merged): first every key into
+ * its first bucket while that has room, each thread its own buckets, then
+ * on one thread the rest.
  * The filter built is then the same bit for bit with any number of
  * threads (tests/unit/test_build.c).
  */
-#define BG_BUILD_PASS_KEYS (16u << 20)
+#define BG_BUILD_PASS_KEYS (8u << 20)
 #define BG_BUILD_CHK 4096 /* items between two checkpoints of a pass */
 #define BG_BUILD_BINS 256 /* partitions of a slice */
 
@@ -1040,8 +1045,9 @@ static void fp_insert(struct fp_build *t, uint64_t h2)
 	t->failed = 1; /* f has no slot: the build is refused */
 }
 
-/* In-place partition of v[0, n) into BG_BUILD_BINS bins by digit (an
- * American flag sort's one level); bins[d] .. bins[d + 1] is bin d. */
+/* src[0, n) partitioned into dst[0, n) by digit, BG_BUILD_BINS bins in
+ * the order they come (a radix sort's one pass); bins[d] .. bins[d + 1]
+ * is bin d. */
 enum { DIGIT_BLOCK, DIGIT_TOP };
 static inline __attribute__((always_inline)) uint32_t
 digit_of(uint64_t v, int how, uint32_t nblocks, int shift)
@@ -1065,8 +1071,8 @@ static int block_shift(uint32_t nblocks)
 }
 
 static inline __attribute__((always_inline)) void
-partition(uint64_t *v, size_t n, int how, uint32_t nblocks,
-	  size_t bins[BG_BUILD_BINS + 1])
+partition(const uint64_t *src, uint64_t *dst, size_t n, int how,
+	  uint32_t nblocks, size_t bins[BG_BUILD_BINS + 1])
 {
 	size_t next[BG_BUILD_BINS], i;
 	int shift = block_shift(nblocks);
@@ -1074,30 +1080,16 @@ partition(uint64_t *v, size_t n, int how, uint32_t nblocks,
 
 	memset(bins, 0, sizeof(size_t) * (BG_BUILD_BINS + 1));
 	for (i = 0; i < n; i++)
-		bins[digit_of(v[i], how, nblocks, shift) + 1]++;
+		bins[digit_of(src[i], how, nblocks, shift) + 1]++;
 	for (d = 0; d < BG_BUILD_BINS; d++) {
 		bins[d + 1] += bins[d];
 		next[d] = bins[d];
 	}
-	for (d = 0; d < BG_BUILD_BINS; d++) {
-		while (next[d] < bins[d + 1]) {
-			uint64_t x = v[next[d]];
-			uint32_t e = digit_of(x, how, nblocks, shift);
-
-			/* cycle x to its bin until one that belongs here */
-			while (e != d) {
-				uint64_t y = v[next[e]];
-
-				v[next[e]++] = x;
-				x = y;
-				e = digit_of(x, how, nblocks, shift);
-			}
-			v[next[d]++] = x;
-		}
-	}
+	for (i = 0; i < n; i++)
+		dst[next[digit_of(src[i], how, nblocks, shift)]++] = src[i];
 }
 
-/* Sorts v[0, n) ascending with tmp (n values) and cnt (1 << BG_SORT_BITS
+/* src[0, n) sorted ascending into v[0, n), with cnt (1 << BG_SORT_BITS
  * counters). The values of a bin share their top byte and are uniform
  * below it (hashes): one counting sort on the next log2(n) bits leaves
  * about one value a bucket, and an insertion sort finishes what is left
@@ -1120,13 +1112,14 @@ static void insertion_sort(uint64_t *v, size_t n)
 	}
 }
 
-static void sort_bin(uint64_t *v, size_t n, uint64_t *tmp, uint32_t *cnt)
+static void sort_bin(const uint64_t *src, uint64_t *v, size_t n, uint32_t *cnt)
 {
 	int bits, sh;
 	uint32_t mask, sum = 0, t;
 	size_t i;
 
 	if (n < 32) {
+		memcpy(v, src, n * sizeof(*v));
 		insertion_sort(v, n);
 		return;
 	}
@@ -1137,15 +1130,14 @@ static void sort_bin(uint64_t *v, size_t n, uint64_t *tmp, uint32_t *cnt)
 	mask = (1U << bits) - 1;
 	memset(cnt, 0, sizeof(*cnt) << bits);
 	for (i = 0; i < n; i++)
-		cnt[(v[i] >> sh) & mask]++;
+		cnt[(src[i] >> sh) & mask]++;
 	for (i = 0; i <= mask; i++) {
 		t = cnt[i];
 		cnt[i] = sum;
 		sum += t;
 	}
 	for (i = 0; i < n; i++)
-		tmp[cnt[(v[i] >> sh) & mask]++] = v[i];
-	memcpy(v, tmp, n * sizeof(*v));
+		v[cnt[(src[i] >> sh) & mask]++] = src[i];
 	insertion_sort(v, n);
 }
 
@@ -1156,6 +1148,7 @@ struct build {
 	struct fp_build fp;
 	struct pass ps;
 	uint64_t *h; /* the pass's hashes */
+	uint64_t *t; /* as many: where the partitions scatter them */
 	unsigned int nt;
 	/* per thread: its slice of h and the slice's bins */
 	size_t lo[BG_PARSE_WORKERS_MAX + 1];
@@ -1168,7 +1161,8 @@ struct build {
 	int nomem;
 };
 
-/* Thread t: hashes its checkpoints' items, partitions them by block. */
+/* Thread t: hashes its checkpoints' items (into t), partitions them by
+ * block (into h). */
 static void job_hash(void *ctx, unsigned int t)
 {
 	struct build *bd = ctx;
@@ -1179,12 +1173,13 @@ static void job_hash(void *ctx, unsigned int t)
 	w = ps->chk_off[c0];
 	for (c = c0; c < c1; c++)
 		for (i = ps->chk_item[c]; i < ps->chk_item[c + 1]; i++)
-			w += item_hashes(bd->s, i, bd->h + w);
+			w += item_hashes(bd->s, i, bd->t + w);
 	bd->lo[t] = ps->chk_off[c0];
 	if (t == bd->nt - 1)
 		bd->lo[bd->nt] = ps->chk_off[ps->nchk];
-	partition(bd->h + ps->chk_off[c0], ps->chk_off[c1] - ps->chk_off[c0],
-		  DIGIT_BLOCK, bd->p->nblocks, bd->bins[t]);
+	partition(bd->t + ps->chk_off[c0], bd->h + ps->chk_off[c0],
+		  ps->chk_off[c1] - ps->chk_off[c0], DIGIT_BLOCK, bd->p->nblocks,
+		  bd->bins[t]);
 }
 
 /* Thread t: the Bloom bits of its bins, from every slice. */
@@ -1206,35 +1201,27 @@ static void job_bloom(void *ctx, unsigned int t)
 		}
 }
 
-/* Thread t: its slice's h made h2, partitioned by top byte, each bin
- * sorted: the slice in ascending h2. */
+/* Thread t: its slice's h made h2, partitioned by top byte (into t), each
+ * bin sorted (back into h): the slice in ascending h2. */
 static void job_h2(void *ctx, unsigned int t)
 {
 	struct build *bd = ctx;
-	uint64_t *v = bd->h + bd->lo[t], *tmp;
-	size_t n = bd->lo[t + 1] - bd->lo[t], i, max = 0;
-	uint32_t *cnt;
+	uint64_t *v = bd->h + bd->lo[t], *tmp = bd->t + bd->lo[t];
+	size_t n = bd->lo[t + 1] - bd->lo[t], i;
 	uint64_t seed = bd->s->seed;
 	size_t *bins = bd->bins[t];
-	uint32_t d;
+	uint32_t *cnt, d;
 
 	for (i = 0; i < n; i++)
 		v[i] = bg_fp_hash(v[i], seed);
-	partition(v, n, DIGIT_TOP, 0, bins);
-	for (d = 0; d < BG_BUILD_BINS; d++)
-		if (bins[d + 1] - bins[d] > max)
-			max = bins[d + 1] - bins[d];
-	tmp = malloc((max ? max : 1) * sizeof(*tmp));
+	partition(v, tmp, n, DIGIT_TOP, 0, bins);
 	cnt = malloc(sizeof(*cnt) << BG_SORT_BITS);
-	if (!tmp || !cnt) {
-		free(tmp);
-		free(cnt);
+	if (!cnt) {
 		bd->nomem = 1;
 		return;
 	}
 	for (d = 0; d < BG_BUILD_BINS; d++)
-		sort_bin(v + bins[d], bins[d + 1] - bins[d], tmp, cnt);
-	free(tmp);
+		sort_bin(tmp + bins[d], v + bins[d], bins[d + 1] - bins[d], cnt);
 	free(cnt);
 }
 
@@ -1364,6 +1351,8 @@ int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,
 		pass_keys = BG_BUILD_PASS_KEYS;
 	bd->h = malloc((size_t)(p->n < pass_keys ? p->n : pass_keys) *
 		       sizeof(uint64_t) + (sizeof(uint64_t) << 16));
+	bd->t = malloc((size_t)(p->n < pass_keys ? p->n : pass_keys) *
+		       sizeof(uint64_t) + (sizeof(uint64_t) << 16));
 	if (p->fp_nbuckets) {
 		bd->fp.nb = p->fp_nbuckets;
 		bd->fp.rng = seed | 1;
@@ -1372,7 +1361,7 @@ int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,
 				      sizeof(*bd->fp.other));
 		bd->fp.cnt = calloc(p->fp_nbuckets, 1);
 	}
-	if (!bd->ps.chk_item || !bd->ps.chk_off || !bd->h ||
+	if (!bd->ps.chk_item || !bd->ps.chk_off || !bd->h || !bd->t ||
 	    (p->fp_nbuckets && (!bd->fp.other || !bd->fp.cnt))) {
 		ret = -ENOMEM;
 		goto out;
@@ -1429,6 +1418,7 @@ out:
 	free(bd->ps.chk_item);
 	free(bd->ps.chk_off);
 	free(bd->h);
+	free(bd->t);
 	free(bd->fp.other);
 	free(bd->fp.cnt);
 	for (nchk = 0; nchk < BG_PARSE_WORKERS_MAX; nchk++)

@@ -1192,21 +1192,38 @@ struct msd {
 	size_t n, size, byte; /* the splitting byte */
 	unsigned int nt;
 	size_t (*cnt)[256];   /* per thread: its slice's counts of byte */
-	size_t (*all)[256];   /* per thread: counts of every byte (size rows) */
+	unsigned char diff[BG_PARSE_WORKERS_MAX][24]; /* per thread: bytes that differ */
 	size_t start[257];    /* the buckets in tmp */
 	unsigned int bfirst[BG_PARSE_WORKERS_MAX + 1]; /* thread t: buckets [bfirst[t], bfirst[t + 1]) */
 	int nomem;
 };
 
+/* Thread t: which bytes of its slice's keys differ from the first key's
+ * (or-ed xors, a word at a time: size is a multiple of 8). */
+static void msd_diff(void *ctx, unsigned int t)
+{
+	struct msd *m = ctx;
+	size_t i0 = m->n * t / m->nt, i1 = m->n * (t + 1) / m->nt, i, w;
+	uint64_t d[3] = { 0 }, f[3], x;
+
+	memcpy(f, m->v, m->size);
+	for (i = i0; i < i1; i++)
+		for (w = 0; w < m->size / 8; w++) {
+			memcpy(&x, m->v + i * m->size + w * 8, 8);
+			d[w] |= x ^ f[w];
+		}
+	memcpy(m->diff[t], d, m->size);
+}
+
+/* Thread t: its slice's counts of the splitting byte. */
 static void msd_count(void *ctx, unsigned int t)
 {
 	struct msd *m = ctx;
-	size_t i0 = m->n * t / m->nt, i1 = m->n * (t + 1) / m->nt, i, b;
-	size_t (*all)[256] = m->all + (size_t)t * m->size;
+	size_t i0 = m->n * t / m->nt, i1 = m->n * (t + 1) / m->nt, i;
+	size_t *c = m->cnt[t];
 
 	for (i = i0; i < i1; i++)
-		for (b = 0; b < m->size; b++)
-			all[b][(unsigned char)m->v[i * m->size + b]]++;
+		c[(unsigned char)m->v[i * m->size + m->byte]]++;
 }
 
 static void msd_scatter(void *ctx, unsigned int t)
@@ -1284,18 +1301,20 @@ static int radix_sort_mt(char *v, size_t n, size_t size, unsigned int nt)
 	unsigned int th;
 	int ret = -1;
 
+	_Static_assert(sizeof(struct bg_key6) <= sizeof(m.diff[0]), "a key's bytes fit");
+	if (size % 8 || size > sizeof(m.diff[0]))
+		return -1;
 	m.tmp = malloc(n * size);
 	m.cnt = calloc(nt, sizeof(*m.cnt));
-	m.all = calloc((size_t)nt * size, sizeof(*m.all));
-	if (!m.tmp || !m.cnt || !m.all)
+	if (!m.tmp || !m.cnt)
 		goto out;
-	bg_par_run(nt, msd_count, &m);
+	bg_par_run(nt, msd_diff, &m);
 	for (b = 0; b < size; b++) {
-		size_t c = 0;
+		unsigned char c = 0;
 
 		for (th = 0; th < nt; th++)
-			c += m.all[(size_t)th * size + b][(unsigned char)v[b]];
-		if (c != n)
+			c |= m.diff[th][b];
+		if (c)
 			break; /* the first byte that differs */
 	}
 	if (b == size) {
@@ -1303,13 +1322,16 @@ static int radix_sort_mt(char *v, size_t n, size_t size, unsigned int nt)
 		goto out;
 	}
 	m.byte = b;
+	bg_par_run(nt, msd_count, &m);
 	/* bucket d of thread th starts after every key of a smaller byte
 	 * and the same byte's keys of the threads before */
 	for (d = 0; d < 256; d++) {
 		m.start[d] = sum;
 		for (th = 0; th < nt; th++) {
+			size_t x = m.cnt[th][d];
+
 			m.cnt[th][d] = sum;
-			sum += m.all[(size_t)th * size + b][d];
+			sum += x;
 		}
 	}
 	m.start[256] = sum;
@@ -1328,7 +1350,6 @@ static int radix_sort_mt(char *v, size_t n, size_t size, unsigned int nt)
 out:
 	free(m.tmp);
 	free(m.cnt);
-	free(m.all);
 	return ret;
 }
 
