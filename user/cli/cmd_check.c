@@ -115,7 +115,7 @@ int cli_cmd_check(int argc, char **argv)
 	 * the mapping, so a swap in between is seen (and retried). */
 	for (i = 0; i < 5; i++) {
 		id = bg_filter_current_id(st.filters_fd);
-		ret = bg_filter_map_current(st.filters_fd, &mem, &len);
+		ret = bg_filter_view_current(st.filters_fd, &mem, &len);
 		if (ret == 0 && id != bg_filter_current_id(st.filters_fd)) {
 			bg_filter_unmap(mem, len);
 			ret = -EAGAIN;

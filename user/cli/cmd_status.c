@@ -233,7 +233,7 @@ int cli_cmd_status(int argc, char **argv)
 		       cli_rec_unparsed_name(&recs[i]), cap, recs[i].prog_id,
 		       recs[i].dns_prog_id);
 	}
-	ret = bg_filter_map_current(st.filters_fd, &mem, &len);
+	ret = bg_filter_view_current(st.filters_fd, &mem, &len);
 	if (ret == 0) {
 		const struct bg_filter_header *h = mem;
 		char b[32];

@@ -120,7 +120,7 @@ int bg_view_fault(const void *p, size_t n)
 	return 0;
 }
 
-void bg_view_close(const void *mem)
+int bg_view_close(const void *mem)
 {
 	struct bg_view **pv, *v;
 
@@ -128,10 +128,11 @@ void bg_view_close(const void *mem)
 		if (v->base == mem)
 			break;
 	if (!v)
-		return;
+		return -1;
 	*pv = v->next;
 	munmap(v->base, v->len);
 	close(v->fd);
 	free(v->mapped);
 	free(v);
+	return 0;
 }

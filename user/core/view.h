@@ -27,8 +27,11 @@
  */
 int bg_view_open(int fd, size_t len, const void **mem);
 
-/* Unmaps the view at mem (a base bg_view_open() returned). */
-void bg_view_close(const void *mem);
+/*
+ * Unmaps the view at mem (a base bg_view_open() returned): 0, or -1 when
+ * mem is the base of no view of this thread (left untouched).
+ */
+int bg_view_close(const void *mem);
 
 /*
  * The first error (-errno) a lookup in the view at mem met mapping a chunk

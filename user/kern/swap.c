@@ -114,7 +114,7 @@ int bg_filter_publish(int filters_fd, int filter_fd)
 	return 0;
 }
 
-int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
+static int map_current(int filters_fd, const void **mem, size_t *len, int lazy)
 {
 	struct bpf_map_info info;
 	__u32 info_len = sizeof(info), zero = 0, id = 0;
@@ -134,25 +134,40 @@ int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
 		return err;
 	}
 	*len = page_round((size_t)info.max_entries * info.value_size);
-	/* a view: only the pages a reader reaches are mapped (core/view.h) */
-	err = bg_view_open(fd, *len, (const void **)&m);
+	if (lazy) {
+		/* only the chunks a reader reaches are mapped (core/view.h) */
+		err = bg_view_open(fd, *len, (const void **)&m);
+	} else {
+		m = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
+		err = m == MAP_FAILED ? -errno : 0;
+	}
 	close(fd);
 	if (err)
 		return err;
 	hdr = m;
 	if (hdr->magic != BG_FILTER_MAGIC || hdr->abi_version != BG_ABI_VERSION ||
 	    bg_filter_nelems(hdr) > info.max_entries) {
-		bg_view_close(m);
+		bg_filter_unmap(m, *len);
 		return -EPROTO;
 	}
 	*mem = m;
 	return 0;
 }
 
+int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
+{
+	return map_current(filters_fd, mem, len, 0);
+}
+
+int bg_filter_view_current(int filters_fd, const void **mem, size_t *len)
+{
+	return map_current(filters_fd, mem, len, 1);
+}
+
 void bg_filter_unmap(const void *mem, size_t len)
 {
-	(void)len;
-	bg_view_close(mem);
+	if (bg_view_close(mem))
+		munmap((void *)mem, len);
 }
 
 int bg_counters_read(int counters_fd, struct bg_counters *sum)
