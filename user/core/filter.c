@@ -1158,6 +1158,10 @@ struct build {
 		uint64_t *v;
 		size_t n, cap;
 	} left[BG_PARSE_WORKERS_MAX];
+	/* per key of left (the threads' runs one after the other): its second
+	 * bucket was full too (job_fp_second) */
+	uint8_t *walk;
+	size_t walk_cap;
 	int nomem;
 };
 
@@ -1304,22 +1308,68 @@ static void job_fp_first(void *ctx, unsigned int t)
 }
 
 /*
- * The pass's keys into the stage: first every key into its first bucket
- * while it has room (job_fp_first, on every thread), then on one thread
- * the rest in ascending order (the threads' runs one after the other),
- * each into its second bucket, else by the random walk (fp_insert()).
+ * Thread t, the second step: of the keys the first step left (the
+ * threads' runs one after the other: ascending, whatever the number of
+ * threads), those whose second bucket is one of its run of buckets, in
+ * that order, each into its second bucket while it has room, else marked
+ * for the walk. As in the first step, a bucket's fill depends only on its
+ * own keys and their order.
+ */
+static void job_fp_second(void *ctx, unsigned int t)
+{
+	struct build *bd = ctx;
+	struct fp_build *fb = &bd->fp;
+	uint32_t nb = fb->nb, b0 = (uint32_t)((uint64_t)nb * t / bd->nt),
+		 b1 = (uint32_t)((uint64_t)nb * (t + 1) / bd->nt);
+	size_t i, at = 0;
+	unsigned int sl;
+
+	for (sl = 0; sl < bd->nt; sl++)
+		for (i = 0; i < bd->left[sl].n; i++, at++) {
+			uint64_t x = bd->left[sl].v[i];
+			uint32_t b = bg_fp_bucket2(x, nb);
+
+			if (b < b0 || b >= b1)
+				continue; /* another thread's */
+			bd->walk[at] = fb->cnt[b] >= BG_FP_PER_BUCKET;
+			if (!bd->walk[at])
+				fp_put(fb, b, bg_fp_of(x), bg_fp_bucket1(x, nb));
+		}
+}
+
+/*
+ * The pass's keys into the stage in three steps: every key into its first
+ * bucket while it has room (job_fp_first), the rest into their second
+ * bucket while it has room (job_fp_second), both on every thread; then on
+ * one thread the keys both of whose buckets were full, in ascending order,
+ * by the random walk (fp_insert()). Counts never go down (a walk moves a
+ * key for a key), so a bucket found full stays full.
  */
 static void fp_pass(struct build *bd)
 {
 	unsigned int t;
-	size_t i;
+	size_t i, n = 0;
 
 	bg_par_run(bd->nt, job_fp_first, bd);
 	if (bd->nomem)
 		return;
 	for (t = 0; t < bd->nt; t++)
-		for (i = 0; i < bd->left[t].n && !bd->fp.failed; i++)
-			fp_insert(&bd->fp, bd->left[t].v[i]);
+		n += bd->left[t].n;
+	if (n > bd->walk_cap) {
+		uint8_t *w = realloc(bd->walk, n);
+
+		if (!w) {
+			bd->nomem = 1;
+			return;
+		}
+		bd->walk = w;
+		bd->walk_cap = n;
+	}
+	bg_par_run(bd->nt, job_fp_second, bd);
+	for (t = 0, n = 0; t < bd->nt; t++)
+		for (i = 0; i < bd->left[t].n && !bd->fp.failed; i++, n++)
+			if (bd->walk[n])
+				fp_insert(&bd->fp, bd->left[t].v[i]);
 }
 
 int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,
@@ -1421,6 +1471,7 @@ out:
 	free(bd->t);
 	free(bd->fp.other);
 	free(bd->fp.cnt);
+	free(bd->walk);
 	for (nchk = 0; nchk < BG_PARSE_WORKERS_MAX; nchk++)
 		free(bd->left[nchk].v);
 	free(bd);
