@@ -1331,6 +1331,180 @@ static void test_ipv4_matches_inet_pton(void **state)
 	}
 }
 
+/*
+ * A list read from its descriptor (as load reads it) takes a fast path
+ * for lines that are one dotted-quad IPv4 address alone; a buffer always
+ * goes through the general parser. The
+ * two must say the same of every line: keys, counts, reports (reasons and
+ * line numbers) and the entries handed on, on crafted lines around every
+ * rule of an address (octets, zeros, dots, line ends, what may follow)
+ * and on 200k random lines made mostly of digits and dots.
+ */
+struct seen_entries {
+	size_t n, cap;
+	struct bg_entry_ref *v;
+	struct bg_key4 *k;
+};
+
+/* ctx: an array of BG_PARSE_WORKERS_MAX, one for each worker */
+static void on_seen(void *ctx, unsigned int worker, const struct bg_entry_ref *e)
+{
+	struct seen_entries *s = (struct seen_entries *)ctx + worker;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		s->k = realloc(s->k, s->cap * sizeof(*s->k));
+		assert_non_null(s->v);
+		assert_non_null(s->k);
+	}
+	s->v[s->n] = *e;
+	memset(&s->k[s->n], 0, sizeof(s->k[0]));
+	if (e->kind == BG_KEY_IPV4)
+		s->k[s->n] = *(const struct bg_key4 *)e->key;
+	s->v[s->n].key = NULL;
+	s->n++;
+}
+
+static int cmp_seen_line(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The workers' entries in one array in line order (each line one entry):
+ * their indexes into w's arrays, as (line, worker, index) triples. */
+static size_t *seen_by_line(const struct seen_entries *w, size_t *n)
+{
+	size_t i, total = 0, at = 0, *v;
+	unsigned int k;
+
+	for (k = 0; k < BG_PARSE_WORKERS_MAX; k++)
+		total += w[k].n;
+	v = malloc((total ? total : 1) * 3 * sizeof(*v));
+	assert_non_null(v);
+	for (k = 0; k < BG_PARSE_WORKERS_MAX; k++)
+		for (i = 0; i < w[k].n; i++, at += 3) {
+			v[at] = w[k].v[i].line;
+			v[at + 1] = k;
+			v[at + 2] = i;
+		}
+	qsort(v, total, 3 * sizeof(*v), cmp_seen_line);
+	*n = total;
+	return v;
+}
+
+static void test_fast_path_same(void **state)
+{
+	static const char *const crafted[] = {
+		"1.2.3.4", "0.0.0.0", "255.255.255.255", "9.99.199.249",
+		"100.200.250.255", "10.0.0.1", "256.1.1.1", "1.2.3.256",
+		"1.300.3.4", "1.2.999.4", "1234.1.1.1", "01.2.3.4", "1.2.3.04",
+		"1.00.3.4", "1.2.3.0", "1.2.3", "1.2.3.4.", ".1.2.3.4", "1..2.3",
+		"1.2.3.4.5", "1.2.3.4\r", "1.2.3.4 ", " 1.2.3.4", "\t1.2.3.4",
+		"1.2.3.4#c", "1.2.3.4 # c", "1.2.3.4/32", "1.2.3.0/24",
+		"1.2.3.4/", "::1", "::ffff:1.2.3.4", "#c", "", "1.2.3.a",
+		"1.2.3.4x", "111.111.111.111", "11.111.111.111", "1.2.3.4\r\r",
+		"0.0.0.0/0", "123.45.67.89",
+	};
+	static const char alpha[] = "0123456789012345678901234567890123456789"
+				    "....................  \r/#x:";
+	size_t cap = 8 << 20, len = 0, i, j, t;
+	char *text = malloc(cap), *path;
+	uint64_t r = 0x9e3779b97f4a7c15ULL;
+
+	(void)state;
+	assert_non_null(text);
+	for (i = 0; i < 200000; i++) {
+		if (i % 5 == 0) {
+			const char *c = crafted[(i / 5) % (sizeof(crafted) / sizeof(crafted[0]))];
+
+			memcpy(text + len, c, strlen(c));
+			len += strlen(c);
+		} else {
+			/* four octets of 1 to 3 digits (some past 255, some
+			 * with a leading zero), then maybe a byte changed */
+			size_t at = len;
+
+			for (j = 0; j < 4; j++) {
+				r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+				len += (size_t)sprintf(text + len, j ? ".%u" : "%u",
+						       (unsigned int)(r % 7 ? r % 256 :
+							r % 3 ? r % 1000 : r % 10));
+				if (r % 97 == 0)
+					text[len++] = '0' + (char)(r % 10);
+			}
+			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+			if (r % 4 == 0)
+				text[at + (r >> 8) % (len - at)] =
+					alpha[(r >> 20) % (sizeof(alpha) - 1)];
+		}
+		text[len++] = '\n';
+	}
+	path = write_temp(text, len);
+	for (t = 1; t <= 2; t++) {
+		struct seen_entries ef[BG_PARSE_WORKERS_MAX] = { { 0 } },
+				    eb[BG_PARSE_WORKERS_MAX] = { { 0 } };
+		struct bg_list_opts of = { .threads = (unsigned int)t, .entry = on_seen,
+					   .entry_ctx = ef };
+		struct bg_list_opts ob = { .entry = on_seen, .entry_ctx = eb };
+		size_t nf, *byline;
+		struct capture cf, cb;
+		struct bg_list lf, lb;
+		int fd;
+
+		bg_list_init(&lf);
+		bg_list_init(&lb);
+		of.report = capture_open(&cf);
+		ob.report = capture_open(&cb);
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(bg_list_parse_fd(&lf, path, fd, len, &of), 0);
+		close(fd);
+		assert_int_equal(bg_list_parse_buf(&lb, path, text, len, &ob), 0);
+		capture_close(&cf);
+		capture_close(&cb);
+		assert_string_equal(cf.text, cb.text);
+		assert_true(lb.accepted > 100000 && lb.rejected > 30000 &&
+			    lb.warnings >= 1000);
+		assert_int_equal(lf.lines, lb.lines);
+		assert_int_equal(lf.accepted, lb.accepted);
+		assert_int_equal(lf.rejected, lb.rejected);
+		assert_int_equal(lf.warnings, lb.warnings);
+		assert_int_equal(lf.n4, lb.n4);
+		assert_int_equal(lf.n6, lb.n6);
+		assert_memory_equal(lf.v4, lb.v4, lb.n4 * sizeof(*lb.v4));
+		/* every entry with its line, offset, length and key */
+		byline = seen_by_line(ef, &nf);
+		assert_int_equal(nf, eb[0].n);
+		for (i = 0; i < nf; i++) {
+			const struct seen_entries *w = &ef[byline[3 * i + 1]];
+			size_t k = byline[3 * i + 2];
+
+			assert_int_equal(w->v[k].line, eb[0].v[i].line);
+			assert_int_equal(w->v[k].line_off, eb[0].v[i].line_off);
+			assert_int_equal(w->v[k].line_len, eb[0].v[i].line_len);
+			assert_int_equal(w->v[k].kind, eb[0].v[i].kind);
+			assert_memory_equal(&w->k[k], &eb[0].k[i], sizeof(eb[0].k[i]));
+		}
+		free(byline);
+		for (i = 0; i < BG_PARSE_WORKERS_MAX; i++) {
+			free(ef[i].v);
+			free(ef[i].k);
+			free(eb[i].v);
+			free(eb[i].k);
+		}
+		bg_list_free(&lf);
+		bg_list_free(&lb);
+		capture_free(&cf);
+		capture_free(&cb);
+	}
+	unlink(path);
+	free(path);
+	free(text);
+}
+
 /* ---- Files --------------------------------------------------------------- */
 
 static void test_parse_file(void **state)
@@ -3135,6 +3309,7 @@ int main(void)
 		cmocka_unit_test(test_report_stderr),
 		cmocka_unit_test(test_parse_addr),
 		cmocka_unit_test(test_ipv4_matches_inet_pton),
+		cmocka_unit_test(test_fast_path_same),
 		cmocka_unit_test(test_parse_file),
 		cmocka_unit_test(test_parse_file_empty),
 		cmocka_unit_test(test_parse_file_missing),
