@@ -470,6 +470,7 @@ static void rb_run(struct agent *a, struct job *jj)
 	struct bg_blocklist bl;
 	struct bg_sources srcs;
 	struct bg_state st;
+	struct bg_premap pm = BG_PREMAP_INIT;
 	int ret;
 
 	(void)a; /* nothing of the agent's: the job holds what it needs */
@@ -481,6 +482,10 @@ static void rb_run(struct agent *a, struct job *jj)
 		return;
 	}
 	o.source_ctx = &jc;
+	/* the filter map made while the keys are sorted (kern/load.h): the
+	 * hook runs only for a parse that succeeded, once a rebuild */
+	o.parsed = bg_premap_parsed;
+	o.parsed_ctx = &pm;
 	for (;;) {
 		bg_sources_free(&srcs);
 		bg_load_report_free(&r);
@@ -640,6 +645,7 @@ store:
 		j->timing.fetch = j->fetch_ms;
 	}
 out:
+	bg_premap_drop(&pm);
 	if (!j->published) {
 		/* not live: the indexes stay those of the live filter's copies */
 		bg_prov_abort(j->pw);

@@ -221,6 +221,7 @@ int cli_cmd_load(int argc, char **argv)
 	struct bg_blocklist bl;
 	struct bg_sources srcs;
 	struct bg_state st;
+	struct bg_premap pm = BG_PREMAP_INIT;
 	pid_t agent;
 	int ret;
 
@@ -253,6 +254,9 @@ int cli_cmd_load(int argc, char **argv)
 	o.confirm_off = !c.confirm;
 	o.max_list_bytes = c.max_list_bytes;
 	o.max_entries = c.max_entries;
+	/* the filter map made while the keys are sorted (kern/load.h) */
+	o.parsed = bg_premap_parsed;
+	o.parsed_ctx = &pm;
 	bg_load_report_init(&r);
 	/* Parse without the lock: a FIFO or a huge list holds up nobody.
 	 * Then the lock, only to build, publish and record: concurrent loads
@@ -261,6 +265,7 @@ int cli_cmd_load(int argc, char **argv)
 	if (!ret) {
 		ret = cli_open_state(&st, 1);
 		if (ret) {
+			bg_premap_drop(&pm);
 			bg_blocklist_free(&bl);
 			bg_load_report_free(&r);
 			bg_sources_free(&srcs);
@@ -269,6 +274,7 @@ int cli_cmd_load(int argc, char **argv)
 		ret = bg_load_commit(&st, &o, &bl, &r);
 		bg_state_close(&st);
 	}
+	bg_premap_drop(&pm);
 	bg_blocklist_free(&bl);
 	if (ret)
 		ret = cli_fail(r.failed <= BG_STAGE_PLAN ? EXIT_LIST : 1,

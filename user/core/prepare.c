@@ -336,6 +336,8 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 			allow_file[nd++] = srcs->v[i].list.allow;
 	}
 	if (!ret) {
+		if (o->parsed)
+			o->parsed(o->parsed_ctx, bl, r->fpr, !o->confirm_off);
 		bg_blocklist_finish_mt(bl, o->threads);
 		keep_counts(r, bl);
 		count_rules(&r->rules, &bl->names, allow_file);

@@ -55,6 +55,14 @@ struct bg_load_opts {
 	int (*source_done)(void *ctx, size_t source,
 			   const struct bg_source_info *in);
 	void *source_ctx;
+	/* Called once, when every source is parsed and before the keys are
+	 * sorted and planned, with the keys as parsed (duplicates and covered
+	 * prefixes still in) and the rate and stage the plan will be for: the
+	 * CLI makes the filter map meanwhile (kern/load.h, struct
+	 * bg_premap). May be NULL. */
+	void (*parsed)(void *ctx, const struct bg_blocklist *bl, double fpr,
+		       int confirm);
+	void *parsed_ctx;
 	uint64_t seed; /* 0: random (getrandom()) */
 	/* The filter map's fixed size in elements (the attachment's
 	 * --capacity), 0: any size. With one, a plan that needs more fails

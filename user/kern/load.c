@@ -53,7 +53,10 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 
 	t0 = bg_now_ms();
 	r->seed = o->seed ? o->seed : random_seed();
-	fd = bg_filter_create_mt(&r->plan, r->seed, bl, o->threads);
+	fd = o->parsed == bg_premap_parsed ?
+		     bg_premap_take(o->parsed_ctx, &r->plan) : -1;
+	fd = fd >= 0 ? bg_filter_create_in(fd, &r->plan, r->seed, bl, o->threads) :
+		       bg_filter_create_mt(&r->plan, r->seed, bl, o->threads);
 	t1 = bg_now_ms();
 	r->ms[BG_STAGE_BUILD] = t1 - t0;
 	if (fd < 0)
@@ -98,4 +101,58 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 			     "but its load record could not be made current in %s "
 			     "(%s)", BG_RECORD_DIR, strerror(-keep));
 	return 0;
+}
+
+/* ---- The map made while the keys are sorted ------------------------------ */
+
+static void *premap_main(void *arg)
+{
+	struct bg_premap *pm = arg;
+
+	pm->fd = bg_filter_map_new(&pm->p);
+	return NULL;
+}
+
+void bg_premap_parsed(void *ctx, const struct bg_blocklist *bl, double fpr,
+		      int confirm)
+{
+	struct bg_premap *pm = ctx;
+
+	if (pm->started || bl->names.n ||
+	    bg_filter_plan_confirm(bl, fpr, confirm, &pm->p))
+		return;
+	pm->fd = -1;
+	pm->started = !pthread_create(&pm->tid, NULL, premap_main, pm);
+}
+
+static void premap_join(struct bg_premap *pm)
+{
+	if (pm->started) {
+		pthread_join(pm->tid, NULL);
+		pm->started = 0;
+	}
+}
+
+int bg_premap_take(struct bg_premap *pm, const struct bg_filter_params *p)
+{
+	int fd;
+
+	premap_join(pm);
+	fd = pm->fd;
+	pm->fd = -1;
+	if (fd >= 0 && !p->capacity && pm->p.nelems == p->nelems) {
+		pm->used = 1;
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+void bg_premap_drop(struct bg_premap *pm)
+{
+	premap_join(pm);
+	if (pm->fd >= 0)
+		close(pm->fd);
+	pm->fd = -1;
 }

@@ -44,8 +44,7 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 	return bg_filter_create_mt(p, seed, bl, 0);
 }
 
-int bg_filter_create_mt(const struct bg_filter_params *p, uint64_t seed,
-			const struct bg_blocklist *bl, unsigned int threads)
+int bg_filter_map_new(const struct bg_filter_params *p)
 {
 	/* BPF_F_INNER_MAP lets a filter of any size replace another, but the
 	 * verifier then cannot inline the lookups in it. A fixed-size map
@@ -54,16 +53,31 @@ int bg_filter_create_mt(const struct bg_filter_params *p, uint64_t seed,
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = p->capacity ? BPF_F_MMAPABLE :
 					       BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t len = page_round(p->bytes);
-	void *mem;
-	int fd, err, try;
+	int fd;
 
 	if (p->capacity && p->nelems != p->capacity)
 		return -EINVAL; /* not fitted (bg_filter_fit) */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter", sizeof(__u32),
 			    BG_FILTER_VALUE_SIZE, p->nelems, &opts);
-	if (fd < 0)
-		return -errno;
+	return fd < 0 ? -errno : fd;
+}
+
+int bg_filter_create_mt(const struct bg_filter_params *p, uint64_t seed,
+			const struct bg_blocklist *bl, unsigned int threads)
+{
+	int fd = bg_filter_map_new(p);
+
+	return fd < 0 ? fd : bg_filter_create_in(fd, p, seed, bl, threads);
+}
+
+int bg_filter_create_in(int fd, const struct bg_filter_params *p,
+			uint64_t seed, const struct bg_blocklist *bl,
+			unsigned int threads)
+{
+	size_t len = page_round(p->bytes);
+	void *mem;
+	int err, try;
+
 	/* Build straight into the map's memory: no per-block syscalls. */
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (mem == MAP_FAILED) {

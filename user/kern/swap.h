@@ -23,6 +23,17 @@ int bg_filter_create(const struct bg_filter_params *p, uint64_t seed,
 /* The same, built on threads threads (0: every online CPU). */
 int bg_filter_create_mt(const struct bg_filter_params *p, uint64_t seed,
 			const struct bg_blocklist *bl, unsigned int threads);
+/*
+ * Its two halves: a new, zeroed filter map for plan p (its elements and,
+ * with a capacity, its flags are all it depends on; the kernel zeroes
+ * the memory, which at 100M keys is most of a second here), then the
+ * build into map fd (of p->nelems elements, from bg_filter_map_new()),
+ * which takes fd: it is returned frozen, or closed with -errno.
+ */
+int bg_filter_map_new(const struct bg_filter_params *p);
+int bg_filter_create_in(int fd, const struct bg_filter_params *p,
+			uint64_t seed, const struct bg_blocklist *bl,
+			unsigned int threads);
 
 /*
  * Publishes filter map fd in the slot as one pointer store. The kernel waits
