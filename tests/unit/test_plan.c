@@ -347,6 +347,32 @@ static void test_plan_bitmap(void **state)
 	pset_free(&s);
 }
 
+/* A list big enough to be counted on every CPU: the counts of each
+ * length are those of the whole list (40000 /16 and 60000 /32, the two
+ * interleaved so that every thread's share holds both). */
+static void test_plan_counts_threads(void **state)
+{
+	struct bg_filter_params p;
+	struct bg_list l;
+	size_t i, n = 100000;
+
+	(void)state;
+	bg_list_init(&l);
+	l.v4 = calloc(n, sizeof(*l.v4));
+	assert_non_null(l.v4);
+	for (i = 0; i < n; i++)
+		if (i % 5 < 2)
+			bg_key4_init(&l.v4[i], htonl((uint32_t)(i / 5 * 2 + i % 5) << 16), 16);
+		else
+			bg_key4_init(&l.v4[i], htonl(0xc0000000u + (uint32_t)i), 32);
+	l.n4 = l.cap4 = n;
+	assert_int_equal(bg_filter_plan(BL(&l, NULL, NULL), FPR_TIGHT, &p), 0);
+	assert_int_equal(p.prefixes4, n);
+	assert_int_equal(p.short4_prefixes, 40000);
+	assert_int_equal(p.keys4, 60000);
+	bg_list_free(&l);
+}
+
 /* Expansion counts and optimal targets, computed by hand. */
 static void test_plan_cpe_hand(void **state)
 {
@@ -822,6 +848,7 @@ int main(void)
 		cmocka_unit_test(test_plan_fpr_min_many_lengths),
 		cmocka_unit_test(test_plan_each_length),
 		cmocka_unit_test(test_plan_bitmap),
+		cmocka_unit_test(test_plan_counts_threads),
 		cmocka_unit_test(test_plan_cpe_hand),
 		cmocka_unit_test(test_plan_cpe_optimal_ipv4),
 		cmocka_unit_test(test_plan_cpe_optimal_ipv6),

@@ -609,6 +609,47 @@ static void plan_layout(struct bg_filter_params *p)
 	p->bytes = (size_t)p->nelems * BG_FILTER_VALUE_SIZE;
 }
 
+/* The keys of each prefix length, counted on every CPU for a big list
+ * (a read of every key: a quarter of a second at 100M on one). */
+struct plen_count {
+	const struct bg_list *l;
+	unsigned int nt;
+	uint64_t c4[BG_PARSE_WORKERS_MAX][33], c6[BG_PARSE_WORKERS_MAX][129];
+};
+
+static void job_plen_count(void *ctx, unsigned int t)
+{
+	struct plen_count *pc = ctx;
+	const struct bg_list *l = pc->l;
+	size_t i, a = l->n4 * t / pc->nt, b = l->n4 * (t + 1) / pc->nt;
+
+	for (i = a; i < b; i++)
+		pc->c4[t][l->v4[i].plen]++;
+	for (i = l->n6 * t / pc->nt, b = l->n6 * (t + 1) / pc->nt; i < b; i++)
+		pc->c6[t][l->v6[i].plen]++;
+}
+
+static int count_plens(const struct bg_list *l, uint64_t c4[33], uint64_t c6[129])
+{
+	struct plen_count *pc = calloc(1, sizeof(*pc));
+	unsigned int t;
+	size_t i;
+
+	if (!pc)
+		return -ENOMEM;
+	pc->l = l;
+	pc->nt = l->n4 + l->n6 >= (1u << 16) ? bg_par_threads(0) : 1;
+	bg_par_run(pc->nt, job_plen_count, pc);
+	for (t = 0; t < pc->nt; t++) {
+		for (i = 0; i < 33; i++)
+			c4[i] += pc->c4[t][i];
+		for (i = 0; i < 129; i++)
+			c6[i] += pc->c6[t][i];
+	}
+	free(pc);
+	return 0;
+}
+
 int bg_filter_plan_confirm(const struct bg_blocklist *bl, double target,
 			   int confirm, struct bg_filter_params *p)
 {
@@ -621,10 +662,8 @@ int bg_filter_plan_confirm(const struct bg_blocklist *bl, double target,
 	memset(p, 0, sizeof(*p));
 	if (!(target >= BG_FPR_MIN && target <= BG_FPR_MAX))
 		return -EINVAL;
-	for (i = 0; i < block->n4; i++)
-		c4[block->v4[i].plen]++;
-	for (i = 0; i < block->n6; i++)
-		c6[block->v6[i].plen]++;
+	if (count_plens(block, c4, c6))
+		return -ENOMEM;
 	p->prefixes4 = block->n4;
 	p->prefixes6 = block->n6;
 
