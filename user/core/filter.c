@@ -1032,27 +1032,19 @@ static inline void fp_put(struct fp_build *t, uint32_t b, __u32 f,
 }
 
 /*
- * The first bucket when it has room (a listed key is then confirmed with
- * one cache line), else the second, else a random walk: a random slot of
+ * A key both of whose buckets are full (a listed key is confirmed with one
+ * cache line when it sits in its first bucket, fp_pass() puts it there
+ * when it can, else in its second): a random walk. A random slot of
  * either bucket is taken and its key moved to its other bucket, until one
- * has room. A key listed twice (the same h2) comes in twice in a row and
- * is placed once (fp_pass()).
+ * has room.
  */
-static void fp_insert(struct fp_build *t, uint64_t h2)
+static void fp_walk(struct fp_build *t, uint64_t h2)
 {
 	uint32_t b1 = bg_fp_bucket1(h2, t->nb), b2 = bg_fp_bucket2(h2, t->nb);
 	uint32_t b, other, j;
 	__u32 f = bg_fp_of(h2);
 	int i;
 
-	if (t->cnt[b1] < BG_FP_PER_BUCKET) {
-		fp_put(t, b1, f, b2);
-		return;
-	}
-	if (t->cnt[b2] < BG_FP_PER_BUCKET) {
-		fp_put(t, b2, f, b1);
-		return;
-	}
 	if (fp_rand(t) & 1) {
 		b = b1;
 		other = b2;
@@ -1381,9 +1373,11 @@ static void job_fp_second(void *ctx, unsigned int t)
  * bucket while it has room (job_fp_first), the rest into their second
  * bucket while it has room (job_fp_second), both on every thread; then on
  * one thread the keys both of whose buckets were full, in ascending order,
- * by the random walk (fp_insert()). Counts never go down (a walk moves a
+ * by the random walk (fp_walk()). Counts never go down (a walk moves a
  * key for a key), so a bucket found full stays full.
  */
+#define FP_AHEAD 8
+
 static void fp_pass(struct build *bd)
 {
 	unsigned int t;
@@ -1405,10 +1399,30 @@ static void fp_pass(struct build *bd)
 		bd->walk_cap = n;
 	}
 	bg_par_run(bd->nt, job_fp_second, bd);
-	for (t = 0, n = 0; t < bd->nt; t++)
-		for (i = 0; i < bd->left[t].n && !bd->fp.failed; i++, n++)
+	/* the walks: the keys marked, in order, packed to the front of the
+	 * walk marks' runs so that the buckets of the key FP_AHEAD walks on
+	 * can be fetched while this one walks (a walk is a few misses in a
+	 * stage of hundreds of MiB; its first two are known in advance) */
+	for (t = 0, n = 0; t < bd->nt; t++) {
+		size_t w = 0;
+
+		for (i = 0; i < bd->left[t].n; i++, n++)
 			if (bd->walk[n])
-				fp_insert(&bd->fp, bd->left[t].v[i]);
+				bd->left[t].v[w++] = bd->left[t].v[i];
+		for (i = 0; i < w && !bd->fp.failed; i++) {
+			if (i + FP_AHEAD < w) {
+				uint64_t x = bd->left[t].v[i + FP_AHEAD];
+				uint32_t a1 = bg_fp_bucket1(x, bd->fp.nb),
+					 a2 = bg_fp_bucket2(x, bd->fp.nb);
+
+				__builtin_prefetch(&bd->fp.bk[a1], 1);
+				__builtin_prefetch(&bd->fp.bk[a2], 1);
+				__builtin_prefetch(&bd->fp.other[(size_t)a1 * BG_FP_PER_BUCKET], 1);
+				__builtin_prefetch(&bd->fp.other[(size_t)a2 * BG_FP_PER_BUCKET], 1);
+			}
+			fp_walk(&bd->fp, bd->left[t].v[i]);
+		}
+	}
 }
 
 int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,
