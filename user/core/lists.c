@@ -1241,6 +1241,42 @@ static int cmp_key6(const void *a, const void *b)
 #define BG_RADIX_MIN 1024
 
 /*
+ * The LSD passes of a radix sort over bytes [lo, size) of the n keys in a,
+ * their counts in cnt[lo..size), b a buffer as large: byte by byte, the
+ * last first, each a stable scatter into the other buffer (a byte equal
+ * in every key costs none). Returns the buffer holding the result.
+ */
+static inline __attribute__((always_inline)) char *
+lsd_passes(char *a, char *b, size_t n, size_t size, size_t lo,
+	   size_t (*cnt)[256])
+{
+	char *src = a, *dst = b, *t;
+	size_t i, byte;
+
+	for (byte = size; byte-- > lo;) {
+		size_t *c = cnt[byte], sum = 0, j;
+
+		if (c[(unsigned char)src[byte]] == n)
+			continue; /* same byte everywhere */
+		for (j = 0; j < 256; j++) {
+			size_t x = c[j];
+
+			c[j] = sum;
+			sum += x;
+		}
+		for (i = 0; i < n; i++) {
+			const char *e = src + i * size;
+
+			memcpy(dst + c[(unsigned char)e[byte]]++ * size, e, size);
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	return src;
+}
+
+/*
  * Stable LSD radix sort by bytes, last byte first: the result is memcmp()
  * order, the order qsort() with cmp_key* gives, in O(n) per byte. Bytes
  * equal in every key (kind, plen, pads, shared prefixes) cost no pass.
@@ -1250,7 +1286,7 @@ static inline __attribute__((always_inline)) int
 radix_sort(char *v, size_t n, size_t size)
 {
 	size_t (*cnt)[256], i, b;
-	char *tmp, *src = v, *dst;
+	char *tmp, *src;
 
 	if (n > SIZE_MAX / size)
 		return -1;
@@ -1264,26 +1300,7 @@ radix_sort(char *v, size_t n, size_t size)
 	for (i = 0; i < n; i++)
 		for (b = 0; b < size; b++)
 			cnt[b][(unsigned char)v[i * size + b]]++;
-	dst = tmp;
-	for (b = size; b-- > 0;) {
-		size_t *c = cnt[b], sum = 0, j;
-
-		if (c[(unsigned char)v[b]] == n)
-			continue; /* same byte everywhere */
-		for (j = 0; j < 256; j++) {
-			size_t t = c[j];
-
-			c[j] = sum;
-			sum += t;
-		}
-		for (i = 0; i < n; i++) {
-			const char *e = src + i * size;
-
-			memcpy(dst + c[(unsigned char)e[b]]++ * size, e, size);
-		}
-		dst = src;
-		src = src == v ? tmp : v;
-	}
+	src = lsd_passes(v, tmp, n, size, 0, cnt);
 	if (src != v)
 		memcpy(v, src, n * size);
 	free(tmp);
@@ -1358,7 +1375,7 @@ static void msd_scatter(void *ctx, unsigned int t)
 static void msd_bucket(const struct msd *m, size_t a, size_t n, size_t (*cnt)[256])
 {
 	size_t size = m->size, i, b;
-	char *src = m->tmp + a * size, *dst = m->v + a * size, *t;
+	char *src = m->tmp + a * size, *dst = m->v + a * size;
 
 	if (n < 2) {
 		memcpy(dst, src, n * size);
@@ -1368,26 +1385,7 @@ static void msd_bucket(const struct msd *m, size_t a, size_t n, size_t (*cnt)[25
 	for (i = 0; i < n; i++)
 		for (b = m->byte + 1; b < size; b++)
 			cnt[b][(unsigned char)src[i * size + b]]++;
-	for (b = size; b-- > m->byte + 1;) {
-		size_t *c = cnt[b], sum = 0, j;
-
-		if (c[(unsigned char)src[b]] == n)
-			continue;
-		for (j = 0; j < 256; j++) {
-			size_t x = c[j];
-
-			c[j] = sum;
-			sum += x;
-		}
-		for (i = 0; i < n; i++) {
-			const char *e = src + i * size;
-
-			memcpy(dst + c[(unsigned char)e[b]]++ * size, e, size);
-		}
-		t = src;
-		src = dst;
-		dst = t;
-	}
+	src = lsd_passes(src, dst, n, size, m->byte + 1, cnt);
 	if (src != m->v + a * size)
 		memcpy(m->v + a * size, src, n * size);
 }
