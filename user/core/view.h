@@ -3,7 +3,7 @@
  * A read-only view of a filter in a file or map descriptor that maps its
  * pages only when a lookup reads them. Mapping a BPF array map whole makes
  * the kernel insert every page at mmap() and tear every one down at
- * munmap(): 9 + 10 ms for a 100M-key filter (568 MiB), where a lookup
+ * munmap(): 9 + 10 ms for a 100M-key filter (542 MiB), where a lookup
  * reads a few dozen elements. A view reserves the address range, maps the
  * header's page at once and every other chunk the first time bg_elem()
  * (core/mem_lookup.h) reaches into it.

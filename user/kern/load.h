@@ -39,7 +39,7 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 
 /*
  * A filter map made on a thread of its own while the keys are sorted and
- * planned. Creating a map is the kernel zeroing its memory (568 MiB at
+ * planned. Creating a map is the kernel zeroing its memory (542 MiB at
  * 100M keys: from a tenth of a second to over one on the VM the bench
  * runs on), on one core, which then no longer waits for the sort, nor the
  * sort for it. Its size comes from a plan of the keys as parsed; when the
