@@ -15,10 +15,10 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-CFLAGS   += $(WARN) -std=gnu11 -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
+CFLAGS   += $(WARN) -std=gnu11 -Iinclude -Iuser -I$(BUILD) -I/usr/include/postgresql -D_GNU_SOURCE
 # The core links without libbpf and libxdp; the kernel part needs them.
 # fetch.c: libcurl for URLs, libcrypto for SHA-256 of a copy.
-CORE_LDLIBS := -lpthread -ljson-c -lyaml -lm -lmicrohttpd -lcurl -lcrypto -lsqlite3
+CORE_LDLIBS := -lpthread -ljson-c -lyaml -lm -lmicrohttpd -lcurl -lcrypto -lsqlite3 -lpq
 KERN_LDLIBS := -lxdp -lbpf -lelf -lz -lsystemd -lpthread
 LDLIBS   := $(KERN_LDLIBS) $(CORE_LDLIBS)
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \

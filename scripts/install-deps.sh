@@ -17,7 +17,7 @@ set -eu
 BUILD_PKGS="libc6-dev linux-libc-dev gcc-multilib llvm libbpf-dev libxdp-dev
 xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev
 libyaml-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev
-libmicrohttpd-dev libsystemd-dev libclang-rt-14-dev"
+libmicrohttpd-dev libsystemd-dev libclang-rt-14-dev libpq-dev"
 PKGS="$BUILD_PKGS $(bg_cmd_pkgs)"
 
 # One dpkg-query for all of them: "ii NAME " per installed package. A

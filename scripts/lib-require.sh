@@ -31,6 +31,10 @@ nsenter:util-linux
 flock:util-linux
 lscpu:util-linux
 setpriv:util-linux
+runuser:util-linux
+/usr/lib/postgresql/15/bin/initdb:postgresql-15
+/usr/lib/postgresql/15/bin/pg_ctl:postgresql-15
+psql:postgresql-client-15
 prlimit:util-linux
 unshare:util-linux
 dig:bind9-dnsutils
