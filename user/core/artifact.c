@@ -1,0 +1,900 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Filter artifacts (core/artifact.h, layout in bloomgate/artifact.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "core/mem_lookup.h"
+#include "core/artifact.h"
+#include "core/par.h"
+
+static void whyf(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void whyf(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+static const char *const sec_names[BG_ART_SEC__COUNT] = {
+	"sources", "filter", "index", "delta", "digests",
+};
+
+void bg_sha256(const void *data, size_t len, uint8_t out[BG_ART_SHA])
+{
+	unsigned int n = BG_ART_SHA;
+
+	EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
+}
+
+void bg_sha_hex(const uint8_t sha[BG_ART_SHA], char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < BG_ART_SHA; i++) {
+		out[2 * i] = hex[sha[i] >> 4];
+		out[2 * i + 1] = hex[sha[i] & 15];
+	}
+	out[64] = 0;
+}
+
+static size_t nchunks(size_t len)
+{
+	return (len + BG_ART_CHUNK - 1) / BG_ART_CHUNK;
+}
+
+static uint64_t align_up(uint64_t v)
+{
+	return (v + BG_ART_ALIGN - 1) & ~(uint64_t)(BG_ART_ALIGN - 1);
+}
+
+/* ---- Chunk digests on every CPU ---------------------------------------- */
+
+struct chunk_job {
+	const uint8_t *src;
+	uint8_t *dst; /* copy while hashing, or NULL */
+	size_t len;
+	uint8_t (*out)[BG_ART_SHA];
+	unsigned int nt;
+};
+
+static void job_chunks(void *ctx, unsigned int t)
+{
+	struct chunk_job *j = ctx;
+	size_t n = nchunks(j->len), c;
+
+	/* interleaved: neighbouring chunks on different threads, so that the
+	 * threads read the file (and fill the map) side by side */
+	for (c = t; c < n; c += j->nt) {
+		size_t off = c * BG_ART_CHUNK;
+		size_t l = j->len - off < BG_ART_CHUNK ? j->len - off : BG_ART_CHUNK;
+
+		if (j->dst) {
+			/* copy, then hash the copy: one read of the source */
+			memcpy(j->dst + off, j->src + off, l);
+			bg_sha256(j->dst + off, l, j->out[c]);
+		} else {
+			bg_sha256(j->src + off, l, j->out[c]);
+		}
+	}
+}
+
+static void chunk_digests(const void *src, void *dst, size_t len,
+			  uint8_t (*out)[BG_ART_SHA], unsigned int threads)
+{
+	struct chunk_job j = { src, dst, len, out, bg_par_threads(threads) };
+	size_t n = nchunks(len);
+
+	if (j.nt > n)
+		j.nt = n ? (unsigned int)n : 1;
+	bg_par_run(j.nt, job_chunks, &j);
+}
+
+void bg_art_digest(const void *data, size_t len, uint8_t out[BG_ART_SHA],
+		   uint8_t (*chunks)[BG_ART_SHA], unsigned int threads)
+{
+	size_t n = nchunks(len);
+	uint8_t (*c)[BG_ART_SHA] = chunks;
+	uint8_t one[1][BG_ART_SHA];
+
+	if (!c)
+		c = n <= 1 ? one : malloc(n * BG_ART_SHA);
+	if (!c) { /* no memory for the table: the same digest, one thread */
+		EVP_MD_CTX *md = EVP_MD_CTX_new();
+		uint8_t d[BG_ART_SHA];
+		size_t i;
+
+		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+		for (i = 0; i < n; i++) {
+			size_t off = i * BG_ART_CHUNK;
+
+			bg_sha256((const uint8_t *)data + off,
+				  len - off < BG_ART_CHUNK ? len - off : BG_ART_CHUNK, d);
+			EVP_DigestUpdate(md, d, sizeof(d));
+		}
+		EVP_DigestFinal_ex(md, out, NULL);
+		EVP_MD_CTX_free(md);
+		return;
+	}
+	chunk_digests(data, NULL, len, c, threads);
+	bg_sha256(c, n * BG_ART_SHA, out);
+	if (c != chunks && c != one)
+		free(c);
+}
+
+static void header_digest(const struct bg_art_header *h, uint8_t out[BG_ART_SHA])
+{
+	struct bg_art_header t = *h;
+
+	memset(t.digest, 0, sizeof(t.digest));
+	bg_sha256(&t, sizeof(t), out);
+}
+
+void bg_art_plan_fill(struct bg_art_plan *ap, const struct bg_filter_params *p,
+		      uint64_t seed)
+{
+	memset(ap, 0, sizeof(*ap));
+	ap->seed = seed;
+	ap->nelems = p->nelems;
+	ap->nblocks = p->nblocks;
+	ap->fp_nbuckets = p->fp_nbuckets;
+	ap->capacity = p->capacity;
+	ap->k = (__u8)p->k;
+	ap->n4 = p->n4;
+	ap->n6 = p->n6;
+	ap->confirm = (__u8)p->confirm;
+	memcpy(ap->len4, p->len4, sizeof(ap->len4));
+	memcpy(ap->len6, p->len6, sizeof(ap->len6));
+	ap->keys = p->n;
+	ap->keys4 = p->keys4;
+	ap->keys6 = p->keys6;
+	ap->name_keys = p->name_keys;
+	ap->prefixes4 = p->prefixes4;
+	ap->prefixes6 = p->prefixes6;
+	ap->allow4 = p->allow4_n;
+	ap->allow6 = p->allow6_n;
+	ap->allow_names = p->allown_n;
+	ap->bloom_loaded = p->n;
+	ap->target = p->target;
+	ap->predicted = p->predicted;
+	ap->predicted_addr = p->predicted_addr;
+	ap->predicted_confirmed = p->predicted_confirmed;
+}
+
+/* ---- Writing ------------------------------------------------------------ */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int write_zeros(int fd, size_t len)
+{
+	static const uint8_t z[BG_ART_ALIGN];
+	int ret;
+
+	while (len) {
+		size_t l = len < sizeof(z) ? len : sizeof(z);
+
+		if ((ret = write_all(fd, z, l)))
+			return ret;
+		len -= l;
+	}
+	return 0;
+}
+
+int bg_art_write_fd(int fd, struct bg_art_header *h,
+		    const struct bg_art_parts *parts, unsigned int threads)
+{
+	uint8_t (*dig)[BG_ART_SHA];
+	size_t total = 0, at = 0;
+	uint64_t off = BG_ART_HEADER;
+	int s, ret;
+
+	for (s = 0; s < BG_ART_SEC_DIGESTS; s++)
+		total += nchunks(parts->len[s]);
+	dig = calloc(total ? total : 1, BG_ART_SHA);
+	if (!dig)
+		return -ENOMEM;
+	memcpy(h->magic, BG_ART_MAGIC, BG_ART_MAGIC_LEN);
+	h->version = BG_ART_VERSION;
+	h->header_len = BG_ART_HEADER;
+	h->abi_version = BG_ABI_VERSION;
+	memset(h->sec, 0, sizeof(h->sec));
+	memset(h->reserved, 0, sizeof(h->reserved));
+	h->pad0 = 0;
+	for (s = 0; s < BG_ART_SEC_DIGESTS; s++) {
+		size_t len = parts->len[s], n = nchunks(len);
+
+		if (!len)
+			continue;
+		h->sec[s].off = off;
+		h->sec[s].len = len;
+		chunk_digests(parts->data[s], NULL, len, dig + at, threads);
+		bg_sha256(dig + at, n * BG_ART_SHA, h->sec[s].sha256);
+		at += n;
+		off = align_up(off + len);
+	}
+	h->sec[BG_ART_SEC_DIGESTS].off = total ? off : 0;
+	h->sec[BG_ART_SEC_DIGESTS].len = total * BG_ART_SHA;
+	if (total)
+		bg_sha256(dig, total * BG_ART_SHA, h->sec[BG_ART_SEC_DIGESTS].sha256);
+	h->file_len = total ? off + total * BG_ART_SHA : off;
+	header_digest(h, h->digest);
+
+	ret = write_all(fd, h, sizeof(*h));
+	off = BG_ART_HEADER;
+	for (s = 0; !ret && s < BG_ART_SEC_DIGESTS; s++) {
+		if (!parts->len[s])
+			continue;
+		ret = write_all(fd, parts->data[s], parts->len[s]);
+		off += parts->len[s];
+		if (!ret)
+			ret = write_zeros(fd, align_up(off) - off);
+		off = align_up(off);
+	}
+	if (!ret && total)
+		ret = write_all(fd, dig, total * BG_ART_SHA);
+	free(dig);
+	return ret;
+}
+
+int bg_art_write(const char *path, struct bg_art_header *h,
+		 const struct bg_art_parts *parts, unsigned int threads)
+{
+	char tmp[4096];
+	int fd, ret;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
+	    (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	ret = bg_art_write_fd(fd, h, parts, threads);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+/* ---- Opening ------------------------------------------------------------ */
+
+static int check_header(struct bg_art *a, char *why, size_t whylen)
+{
+	const struct bg_art_header *h = (const void *)a->base;
+	uint8_t d[BG_ART_SHA];
+	uint64_t end = BG_ART_HEADER, chunks = 0;
+	int s;
+
+	if (a->len < BG_ART_HEADER || memcmp(h->magic, BG_ART_MAGIC, BG_ART_MAGIC_LEN)) {
+		whyf(why, whylen, "not a bloomgate artifact (no magic)");
+		return -EBADMSG;
+	}
+	if (h->version != BG_ART_VERSION || h->header_len != BG_ART_HEADER) {
+		whyf(why, whylen, "artifact format version %u (header %u bytes); "
+		     "this bloomgate reads version %u", h->version, h->header_len,
+		     BG_ART_VERSION);
+		return -EPROTO;
+	}
+	header_digest(h, d);
+	if (memcmp(d, h->digest, BG_ART_SHA)) {
+		whyf(why, whylen, "the header's checksum does not match: damaged");
+		return -EBADMSG;
+	}
+	if (h->abi_version != BG_ABI_VERSION) {
+		whyf(why, whylen, "built for datapath ABI %u; this bloomgate's is %u: "
+		     "build it again with this version", h->abi_version,
+		     BG_ABI_VERSION);
+		return -EPROTO;
+	}
+	if (h->kind != BG_ART_FULL && h->kind != BG_ART_DELTA) {
+		whyf(why, whylen, "unknown artifact kind %u", h->kind);
+		return -EBADMSG;
+	}
+	if (h->file_len != a->len) {
+		whyf(why, whylen, "%zu bytes where the header says %" PRIu64
+		     ": truncated or extended", a->len, (uint64_t)h->file_len);
+		return -EBADMSG;
+	}
+	for (s = 0; s < BG_ART_SEC__COUNT; s++) {
+		const struct bg_art_section *sc = &h->sec[s];
+
+		if (!sc->len) {
+			if (sc->off) {
+				whyf(why, whylen, "section %s: an offset without bytes",
+				     sec_names[s]);
+				return -EBADMSG;
+			}
+			continue;
+		}
+		if (sc->off % BG_ART_ALIGN || sc->off < end ||
+		    sc->len > a->len || sc->off > a->len - sc->len) {
+			whyf(why, whylen, "section %s out of place (%" PRIu64 "+%" PRIu64
+			     " in %zu bytes)", sec_names[s], (uint64_t)sc->off,
+			     (uint64_t)sc->len, a->len);
+			return -EBADMSG;
+		}
+		end = sc->off + sc->len;
+		if (s != BG_ART_SEC_DIGESTS)
+			chunks += nchunks(sc->len);
+	}
+	if (h->sec[BG_ART_SEC_DIGESTS].len != chunks * BG_ART_SHA) {
+		whyf(why, whylen, "the digests section has %" PRIu64 " bytes for %"
+		     PRIu64 " chunks", (uint64_t)h->sec[BG_ART_SEC_DIGESTS].len, chunks);
+		return -EBADMSG;
+	}
+	if (h->kind == BG_ART_FULL) {
+		const struct bg_filter_header *fh;
+
+		if (h->sec[BG_ART_SEC_FILTER].len != (uint64_t)h->plan.nelems * 64 ||
+		    !h->plan.nelems) {
+			whyf(why, whylen, "the filter image has %" PRIu64 " bytes where "
+			     "the plan has %u elements",
+			     (uint64_t)h->sec[BG_ART_SEC_FILTER].len, h->plan.nelems);
+			return -EBADMSG;
+		}
+		fh = (const void *)(a->base + h->sec[BG_ART_SEC_FILTER].off);
+		if (!bg_header_ok(fh) || bg_filter_nelems(fh) > h->plan.nelems ||
+		    fh->seed != h->plan.seed) {
+			whyf(why, whylen, "the filter image's header is not sound");
+			return -EBADMSG;
+		}
+	} else if (h->sec[BG_ART_SEC_DELTA].len < BG_ART_HEADER ||
+		   (h->sec[BG_ART_SEC_DELTA].len - BG_ART_HEADER) %
+			   sizeof(struct bg_art_patch)) {
+		whyf(why, whylen, "the delta section is not a header and patches");
+		return -EBADMSG;
+	}
+	a->h = h;
+	return 0;
+}
+
+int bg_art_open_mem(const void *mem, size_t len, struct bg_art *a, char *why,
+		    size_t whylen)
+{
+	memset(a, 0, sizeof(*a));
+	a->base = mem;
+	a->len = len;
+	return check_header(a, why, whylen);
+}
+
+int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen)
+{
+	struct stat sb;
+	void *m;
+	int fd, ret;
+
+	memset(a, 0, sizeof(*a));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		whyf(why, whylen, "%s", strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		ret = errno ? -errno : -EINVAL;
+		close(fd);
+		whyf(why, whylen, "not a regular file");
+		return -EINVAL;
+	}
+	if ((size_t)sb.st_size < BG_ART_HEADER) {
+		close(fd);
+		whyf(why, whylen, "not a bloomgate artifact (%lld bytes)",
+		     (long long)sb.st_size);
+		return -EBADMSG;
+	}
+	m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	ret = m == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (ret) {
+		whyf(why, whylen, "cannot map it: %s", strerror(-ret));
+		return ret;
+	}
+	madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL);
+	a->base = m;
+	a->len = (size_t)sb.st_size;
+	a->mapped = 1;
+	ret = check_header(a, why, whylen);
+	if (ret)
+		bg_art_close(a);
+	return ret;
+}
+
+void bg_art_close(struct bg_art *a)
+{
+	if (a->mapped && a->base)
+		munmap((void *)a->base, a->len);
+	memset(a, 0, sizeof(*a));
+}
+
+int bg_art_is_artifact(const char *path)
+{
+	char m[BG_ART_MAGIC_LEN];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat sb;
+	int is = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode) &&
+	    pread(fd, m, sizeof(m), 0) == (ssize_t)sizeof(m))
+		is = !memcmp(m, BG_ART_MAGIC, BG_ART_MAGIC_LEN);
+	close(fd);
+	return is;
+}
+
+const void *bg_art_sec(const struct bg_art *a, int sec, size_t *len)
+{
+	const struct bg_art_section *s = &a->h->sec[sec];
+
+	*len = s->len;
+	return s->len ? a->base + s->off : NULL;
+}
+
+/* Where section sec's chunk digests start in DIGESTS, in digests. */
+static size_t digest_at(const struct bg_art_header *h, int sec)
+{
+	size_t at = 0;
+	int s;
+
+	for (s = 0; s < sec; s++)
+		at += nchunks(h->sec[s].len);
+	return at;
+}
+
+int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
+		  unsigned int threads, char *why, size_t whylen)
+{
+	const struct bg_art_header *h = a->h;
+	const uint8_t (*table)[BG_ART_SHA];
+	size_t tlen;
+	uint8_t d[BG_ART_SHA];
+	int s;
+
+	table = bg_art_sec(a, BG_ART_SEC_DIGESTS, &tlen);
+	for (s = 0; s < BG_ART_SEC_DIGESTS; s++) {
+		size_t len = h->sec[s].len, n = nchunks(len), at, c;
+		uint8_t (*got)[BG_ART_SHA];
+
+		if (!(mask & (1u << s)) || !len)
+			continue;
+		at = digest_at(h, s);
+		/* the table's part first: then each chunk against it */
+		bg_sha256(table[at], n * BG_ART_SHA, d);
+		if (memcmp(d, h->sec[s].sha256, BG_ART_SHA)) {
+			whyf(why, whylen, "the %s section's digests do not match "
+			     "its checksum: damaged", sec_names[s]);
+			return -EBADMSG;
+		}
+		got = malloc(n * BG_ART_SHA);
+		if (!got)
+			return -ENOMEM;
+		chunk_digests(a->base + h->sec[s].off, dst ? dst[s] : NULL, len,
+			      got, threads);
+		for (c = 0; c < n; c++)
+			if (memcmp(got[c], table[at + c], BG_ART_SHA))
+				break;
+		free(got);
+		if (c < n) {
+			whyf(why, whylen, "the %s section is damaged (chunk %zu of %zu "
+			     "does not match its checksum)", sec_names[s], c + 1, n);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* ---- inspect ------------------------------------------------------------ */
+
+static void print_sources(FILE *f, const struct bg_art *a)
+{
+	size_t len;
+	const char *s = bg_art_sec(a, BG_ART_SEC_SOURCES, &len);
+	struct json_tokener *tok;
+	struct json_object *root, *lists, *o;
+	size_t i, n;
+
+	if (!s) {
+		fprintf(f, "sources:    none recorded\n");
+		return;
+	}
+	tok = json_tokener_new();
+	root = tok ? json_tokener_parse_ex(tok, s, (int)len) : NULL;
+	if (tok)
+		json_tokener_free(tok);
+	if (!root || !json_object_object_get_ex(root, "lists", &lists) ||
+	    !json_object_is_type(lists, json_type_array)) {
+		fprintf(f, "sources:    (not readable)\n");
+		json_object_put(root);
+		return;
+	}
+	if (json_object_object_get_ex(root, "options", &o))
+		fprintf(f, "options:    %s\n",
+			json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	n = json_object_array_length(lists);
+	fprintf(f, "sources:    %zu\n", n);
+	for (i = 0; i < n; i++) {
+		struct json_object *l = json_object_array_get_idx(lists, i), *v;
+		const char *name = "?", *origin = "", *role = "block", *fmt = "",
+			   *sha = "";
+		int64_t entries = 0;
+
+		if (json_object_object_get_ex(l, "name", &v))
+			name = json_object_get_string(v);
+		if (json_object_object_get_ex(l, "origin", &v))
+			origin = json_object_get_string(v);
+		if (json_object_object_get_ex(l, "role", &v))
+			role = json_object_get_string(v);
+		if (json_object_object_get_ex(l, "format", &v))
+			fmt = json_object_get_string(v);
+		if (json_object_object_get_ex(l, "sha256", &v))
+			sha = json_object_get_string(v);
+		if (json_object_object_get_ex(l, "entries", &v))
+			entries = json_object_get_int64(v);
+		fprintf(f, "  %-3zu %s (%s, %s) %" PRId64 " entries\n      %s\n"
+			"      sha256 %s\n", i, name, role, fmt, entries,
+			origin, sha);
+	}
+	json_object_put(root);
+}
+
+void bg_art_print(FILE *f, const struct bg_art *a, const char *name)
+{
+	const struct bg_art_header *h = a->h;
+	const struct bg_art_plan *p = &h->plan;
+	char hex[65], created[64];
+	time_t t = (time_t)h->created;
+	struct tm tm;
+	int s, i;
+
+	bg_sha_hex(h->digest, hex);
+	if (gmtime_r(&t, &tm))
+		strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	else
+		snprintf(created, sizeof(created), "%" PRIu64, (uint64_t)h->created);
+	fprintf(f, "artifact:   %s\n", name);
+	fprintf(f, "kind:       %s, format version %u, datapath ABI %u\n",
+		h->kind == BG_ART_FULL ? "full" : "delta", h->version,
+		h->abi_version);
+	fprintf(f, "checksum:   sha256 %s\n", hex);
+	fprintf(f, "created:    %s\n", created);
+	if (h->generation || h->kind == BG_ART_DELTA)
+		fprintf(f, "generation: %" PRIu64 "\n", (uint64_t)h->generation);
+	if (h->kind == BG_ART_DELTA) {
+		size_t len;
+
+		bg_art_sec(a, BG_ART_SEC_DELTA, &len);
+		bg_sha_hex(h->base_sha256, hex);
+		fprintf(f, "base:       generation %" PRIu64 ", sha256 %s\n",
+			(uint64_t)h->base_generation, hex);
+		bg_sha_hex(h->result_sha256, hex);
+		fprintf(f, "result:     sha256 %s\n", hex);
+		fprintf(f, "patches:    %zu elements of 64 bytes\n",
+			(len - BG_ART_HEADER) / sizeof(struct bg_art_patch));
+	}
+	fprintf(f, "bytes:      %" PRIu64 "\n", (uint64_t)h->file_len);
+	fprintf(f, "plan:       %u elements (%" PRIu64 " bytes), %u Bloom blocks, "
+		"k=%u, seed 0x%016" PRIx64 "\n", p->nelems,
+		(uint64_t)p->nelems * 64, p->nblocks, p->k, (uint64_t)p->seed);
+	fprintf(f, "            exact stage: %s", p->confirm ? "on" : "off");
+	if (p->confirm)
+		fprintf(f, ", %u buckets", p->fp_nbuckets);
+	if (p->capacity)
+		fprintf(f, "; fitted to a capacity of %u elements", p->capacity);
+	fprintf(f, "\n            probed lengths: IPv4");
+	for (i = 0; i < p->n4; i++)
+		fprintf(f, " /%u", p->len4[i]);
+	fprintf(f, "; IPv6");
+	for (i = 0; i < p->n6; i++)
+		fprintf(f, " /%u", p->len6[i]);
+	fprintf(f, "\n");
+	fprintf(f, "keys:       %" PRIu64 " Bloom keys (%" PRIu64 " IPv4, %" PRIu64
+		" IPv6, %" PRIu64 " names), %" PRIu64 " loaded in the Bloom part\n",
+		(uint64_t)p->keys, (uint64_t)p->keys4, (uint64_t)p->keys6,
+		(uint64_t)p->name_keys, (uint64_t)p->bloom_loaded);
+	fprintf(f, "entries:    %" PRIu64 " IPv4, %" PRIu64 " IPv6 prefixes; allowed: %"
+		PRIu64 " IPv4, %" PRIu64 " IPv6 ranges, %" PRIu64 " names\n",
+		(uint64_t)p->prefixes4, (uint64_t)p->prefixes6,
+		(uint64_t)p->allow4, (uint64_t)p->allow6, (uint64_t)p->allow_names);
+	fprintf(f, "rates:      target %g; predicted %.3g a probe, %.3g an address "
+		"or query, %.3g confirmed\n", p->target, p->predicted,
+		p->predicted_addr, p->predicted_confirmed);
+	for (s = 0; s < BG_ART_SEC__COUNT; s++) {
+		if (!h->sec[s].len)
+			continue;
+		bg_sha_hex(h->sec[s].sha256, hex);
+		fprintf(f, "section:    %-8s %12" PRIu64 " bytes at %-10" PRIu64 " %s\n",
+			sec_names[s], (uint64_t)h->sec[s].len,
+			(uint64_t)h->sec[s].off, hex);
+	}
+	print_sources(f, a);
+}
+
+/* ---- Deltas ------------------------------------------------------------- */
+
+struct diff_job {
+	const uint8_t *a, *b;
+	size_t nelems;
+	unsigned int nt;
+	uint32_t *idx[BG_PARSE_WORKERS_MAX];
+	size_t n[BG_PARSE_WORKERS_MAX];
+	int nomem;
+};
+
+static void job_diff(void *ctx, unsigned int t)
+{
+	struct diff_job *j = ctx;
+	size_t e0 = j->nelems * t / j->nt, e1 = j->nelems * (t + 1) / j->nt, e;
+	size_t cap = 0, n = 0;
+	uint32_t *v = NULL;
+
+	for (e = e0; e < e1; e++) {
+		if (!memcmp(j->a + e * 64, j->b + e * 64, 64))
+			continue;
+		if (n == cap) {
+			uint32_t *nv;
+
+			cap = cap ? cap * 2 : 1024;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				j->nomem = 1;
+				break;
+			}
+			v = nv;
+		}
+		v[n++] = (uint32_t)e;
+	}
+	j->idx[t] = v;
+	j->n[t] = n;
+}
+
+/* The elements of a and b (nelems each) that differ, appended to out as
+ * patches of section sec. */
+static int diff_sec(const uint8_t *a, const uint8_t *b, size_t nelems, __u32 sec,
+		    struct bg_art_patch **out, size_t *n, size_t *cap,
+		    unsigned int threads)
+{
+	struct diff_job j = { .a = a, .b = b, .nelems = nelems };
+	unsigned int t;
+	int ret = 0;
+
+	j.nt = bg_par_threads(threads);
+	bg_par_run(j.nt, job_diff, &j);
+	for (t = 0; t < j.nt; t++) {
+		size_t i;
+
+		if (!ret && (j.nomem || *n + j.n[t] > *cap)) {
+			size_t nc = (*n + j.n[t]) * 2 + 16;
+			struct bg_art_patch *np = j.nomem ? NULL :
+						  realloc(*out, nc * sizeof(**out));
+
+			if (!np)
+				ret = -ENOMEM;
+			else {
+				*out = np;
+				*cap = nc;
+			}
+		}
+		for (i = 0; !ret && i < j.n[t]; i++) {
+			struct bg_art_patch *p = &(*out)[(*n)++];
+
+			p->sec = sec;
+			p->elem = j.idx[t][i];
+			memcpy(p->data, b + (size_t)j.idx[t][i] * 64, 64);
+		}
+		free(j.idx[t]);
+	}
+	return ret;
+}
+
+int bg_art_delta_write_fd(int fd, const struct bg_art *base,
+			  const struct bg_art *res, uint64_t generation,
+			  unsigned int threads, size_t *patches)
+{
+	static const int secs[] = { BG_ART_SEC_FILTER, BG_ART_SEC_INDEX };
+	struct bg_art_patch *pv = NULL;
+	struct bg_art_header h;
+	struct bg_art_parts parts;
+	size_t n = 0, cap = 0, i;
+	uint8_t *delta;
+	int ret = 0;
+
+	if (base->h->kind != BG_ART_FULL || res->h->kind != BG_ART_FULL ||
+	    base->h->plan.seed != res->h->plan.seed)
+		return -EXDEV;
+	for (i = 0; i < 2; i++)
+		if (base->h->sec[secs[i]].len != res->h->sec[secs[i]].len ||
+		    base->h->sec[secs[i]].len % 64)
+			return -EXDEV;
+	for (i = 0; !ret && i < 2; i++) {
+		size_t la, lb;
+		const uint8_t *a = bg_art_sec(base, secs[i], &la);
+		const uint8_t *b = bg_art_sec(res, secs[i], &lb);
+
+		if (la)
+			ret = diff_sec(a, b, la / 64, (__u32)secs[i], &pv, &n, &cap,
+				       threads);
+	}
+	if (ret) {
+		free(pv);
+		return ret;
+	}
+	delta = malloc(BG_ART_HEADER + n * sizeof(*pv));
+	if (!delta) {
+		free(pv);
+		return -ENOMEM;
+	}
+	memcpy(delta, res->h, BG_ART_HEADER);
+	if (n)
+		memcpy(delta + BG_ART_HEADER, pv, n * sizeof(*pv));
+	free(pv);
+	memset(&h, 0, sizeof(h));
+	h.kind = BG_ART_DELTA;
+	h.generation = generation ? generation : res->h->generation;
+	h.base_generation = base->h->generation;
+	h.created = res->h->created;
+	h.nsources = res->h->nsources;
+	h.plan = res->h->plan;
+	memcpy(h.base_sha256, base->h->digest, BG_ART_SHA);
+	memcpy(h.result_sha256, res->h->digest, BG_ART_SHA);
+	memset(&parts, 0, sizeof(parts));
+	parts.data[BG_ART_SEC_SOURCES] = bg_art_sec(res, BG_ART_SEC_SOURCES,
+						    &parts.len[BG_ART_SEC_SOURCES]);
+	parts.data[BG_ART_SEC_DELTA] = delta;
+	parts.len[BG_ART_SEC_DELTA] = BG_ART_HEADER + n * sizeof(*pv);
+	ret = bg_art_write_fd(fd, &h, &parts, threads);
+	free(delta);
+	if (patches)
+		*patches = n;
+	return ret;
+}
+
+int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
+		       const char *path, unsigned int threads, char *why,
+		       size_t whylen)
+{
+	const struct bg_art_header *rh;
+	const struct bg_art_patch *pv;
+	struct bg_art_header h;
+	struct bg_art_parts parts;
+	uint8_t *img[BG_ART_SEC__COUNT] = { 0 };
+	size_t dlen, n, i;
+	const uint8_t *dsec;
+	int ret = 0, s;
+
+	if (why && whylen)
+		*why = 0;
+	if (d->h->kind != BG_ART_DELTA) {
+		whyf(why, whylen, "not a delta");
+		return -EINVAL;
+	}
+	if (base->h->kind != BG_ART_FULL ||
+	    memcmp(base->h->digest, d->h->base_sha256, BG_ART_SHA)) {
+		whyf(why, whylen, "a delta against another base (generation %"
+		     PRIu64 "): this gateway runs generation %" PRIu64,
+		     (uint64_t)d->h->base_generation, (uint64_t)base->h->generation);
+		return -ESTALE;
+	}
+	dsec = bg_art_sec(d, BG_ART_SEC_DELTA, &dlen);
+	rh = (const void *)dsec;
+	if (memcmp(rh->magic, BG_ART_MAGIC, BG_ART_MAGIC_LEN) || rh->kind != BG_ART_FULL ||
+	    memcmp(rh->digest, d->h->result_sha256, BG_ART_SHA)) {
+		whyf(why, whylen, "the delta's result header is not the one it names");
+		return -EBADMSG;
+	}
+	memset(&parts, 0, sizeof(parts));
+	for (s = BG_ART_SEC_FILTER; s <= BG_ART_SEC_INDEX; s++) {
+		size_t bl;
+		const void *b = bg_art_sec(base, s, &bl);
+
+		if (bl != rh->sec[s].len) {
+			whyf(why, whylen, "the delta's %s section has another size than "
+			     "the base's", sec_names[s]);
+			ret = -EBADMSG;
+			goto out;
+		}
+		if (!bl)
+			continue;
+		img[s] = malloc(bl);
+		if (!img[s]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		memcpy(img[s], b, bl);
+		parts.data[s] = img[s];
+		parts.len[s] = bl;
+	}
+	pv = (const void *)(dsec + BG_ART_HEADER);
+	n = (dlen - BG_ART_HEADER) / sizeof(*pv);
+	for (i = 0; i < n; i++) {
+		if ((pv[i].sec != BG_ART_SEC_FILTER && pv[i].sec != BG_ART_SEC_INDEX) ||
+		    (uint64_t)pv[i].elem * 64 + 64 > parts.len[pv[i].sec]) {
+			whyf(why, whylen, "patch %zu is out of range", i);
+			ret = -EBADMSG;
+			goto out;
+		}
+		memcpy(img[pv[i].sec] + (size_t)pv[i].elem * 64, pv[i].data, 64);
+	}
+	parts.data[BG_ART_SEC_SOURCES] = bg_art_sec(d, BG_ART_SEC_SOURCES,
+						    &parts.len[BG_ART_SEC_SOURCES]);
+	/* The result's header, its sections recomputed from what the patches
+	 * made: its digest is then the one the delta names only if every
+	 * section came out as the publisher's did. */
+	h = *rh;
+	{
+		char tmp[4096];
+		int fd;
+
+		if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
+		    (int)sizeof(tmp)) {
+			ret = -ENAMETOOLONG;
+			goto out;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			ret = -errno;
+			whyf(why, whylen, "%s: %s", tmp, strerror(-ret));
+			goto out;
+		}
+		ret = bg_art_write_fd(fd, &h, &parts, threads);
+		if (!ret && memcmp(h.digest, d->h->result_sha256, BG_ART_SHA)) {
+			whyf(why, whylen, "the result of the delta does not match its "
+			     "checksum");
+			ret = -EBADMSG;
+		}
+		if (!ret && fsync(fd))
+			ret = -errno;
+		if (close(fd) && !ret)
+			ret = -errno;
+		if (!ret && rename(tmp, path))
+			ret = -errno;
+		if (ret) {
+			if (why && !*why)
+				whyf(why, whylen, "cannot write %s: %s", path,
+				     strerror(-ret));
+			unlink(tmp);
+		}
+	}
+out:
+	for (s = 0; s < BG_ART_SEC__COUNT; s++)
+		free(img[s]);
+	return ret;
+}

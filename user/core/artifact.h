@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Writing, opening and verifying filter artifacts (the layout is
+ * bloomgate/artifact.h), and deltas between two of them. Core part: no
+ * libbpf; loading one into the kernel is kern/artifact.h's.
+ *
+ * Every function returns 0 or a negative errno; those that can fail for a
+ * reason a person must read fill why (one line, no newline).
+ */
+#ifndef BLOOMGATE_CORE_ARTIFACT_H
+#define BLOOMGATE_CORE_ARTIFACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bloomgate/artifact.h"
+#include "core/filter.h"
+
+/* The plan's part of a header, from a plan (bg_filter_plan) and seed. */
+void bg_art_plan_fill(struct bg_art_plan *ap, const struct bg_filter_params *p,
+		      uint64_t seed);
+
+/*
+ * What a writer gives: the header's fields other than the sections,
+ * offsets and digests (magic, version, lengths are set here), and each
+ * section's bytes (len 0: absent). Sections are hashed on every CPU.
+ */
+struct bg_art_parts {
+	const void *data[BG_ART_SEC__COUNT]; /* DIGESTS: computed, ignored */
+	size_t len[BG_ART_SEC__COUNT];
+};
+
+/*
+ * Completes h (sections, digests, file_len, header digest) for parts and
+ * writes the artifact to fd from its current offset (header, sections,
+ * padding, digests). threads: 0 every CPU. 0 or -errno.
+ */
+int bg_art_write_fd(int fd, struct bg_art_header *h,
+		    const struct bg_art_parts *parts, unsigned int threads);
+/* The same into path, atomically (a temporary file beside it, fsync'd,
+ * renamed over path). */
+int bg_art_write(const char *path, struct bg_art_header *h,
+		 const struct bg_art_parts *parts, unsigned int threads);
+
+/* An artifact opened for reading: mapped read-only, the header checked. */
+struct bg_art {
+	const struct bg_art_header *h;
+	const uint8_t *base; /* the whole file */
+	size_t len;
+	int mapped; /* base is an mmap of len bytes (else borrowed) */
+};
+
+/*
+ * Opens path (or mem: borrowed, not copied) and checks the header: the
+ * magic, version, header length, ABI, kind, the header's digest, the
+ * file's length, each section's bounds and alignment, the DIGESTS
+ * section's size, and for a full artifact the filter image's header
+ * (bg_header_ok(), its element count the plan's). Section contents are
+ * not read: bg_art_verify(). -EBADMSG (why says what), -EPROTO (another
+ * version or ABI), or the open's -errno.
+ */
+int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen);
+int bg_art_open_mem(const void *mem, size_t len, struct bg_art *a, char *why,
+		    size_t whylen);
+void bg_art_close(struct bg_art *a);
+/* 1 when the file at path starts with BG_ART_MAGIC; 0 when not (or it
+ * cannot be read: the caller's open says why). */
+int bg_art_is_artifact(const char *path);
+
+/* Section sec's bytes (NULL, *len 0 when absent). */
+const void *bg_art_sec(const struct bg_art *a, int sec, size_t *len);
+
+/*
+ * Checks the sections of mask (bit 1 << BG_ART_SEC_*) against their
+ * digests, on threads threads (0: every CPU). With dst[sec] not NULL,
+ * section sec is also copied there, chunk by chunk, as it is hashed (one
+ * read of the file for both: `load` fills the new filter map so). 0, or
+ * -EBADMSG naming the section and chunk.
+ */
+int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
+		  unsigned int threads, char *why, size_t whylen);
+
+/* Hex of a digest (65 bytes with the NUL). */
+void bg_sha_hex(const uint8_t sha[BG_ART_SHA], char out[65]);
+/* SHA-256 of one buffer. */
+void bg_sha256(const void *data, size_t len, uint8_t out[BG_ART_SHA]);
+/* A section's digest as the header holds it (the SHA-256 of its chunks'
+ * digests), on threads threads; chunk digests into chunks when not NULL
+ * ((len + BG_ART_CHUNK - 1) / BG_ART_CHUNK of them). */
+void bg_art_digest(const void *data, size_t len, uint8_t out[BG_ART_SHA],
+		   uint8_t (*chunks)[BG_ART_SHA], unsigned int threads);
+
+/* `inspect`: the header, plan and sources as text. */
+void bg_art_print(FILE *f, const struct bg_art *a, const char *name);
+
+/* ---- Deltas ------------------------------------------------------------ */
+
+/*
+ * The delta from full artifact base to full artifact res (same seed and
+ * plan, sections of the same size: res made by patching base's images),
+ * as a delta artifact into fd: res's header (whole, in the DELTA's
+ * result), res's SOURCES, and a patch for every 64-byte element of
+ * FILTER and INDEX that differs. -EXDEV when the two cannot be diffed
+ * (other sizes or seed): ship res whole.
+ */
+int bg_art_delta_write_fd(int fd, const struct bg_art *base,
+			  const struct bg_art *res, uint64_t generation,
+			  unsigned int threads, size_t *patches);
+
+/*
+ * Applies delta d to base (which must be the full artifact whose digest is
+ * d's base_sha256: else -ESTALE) and writes the resulting full artifact to
+ * path (atomically); it is verified against the result's digest before it
+ * replaces anything (-EBADMSG). why says what failed.
+ */
+int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
+		       const char *path, unsigned int threads, char *why,
+		       size_t whylen);
+
+#endif

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Loading a verified artifact (kern/artifact.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "core/record.h"
+#include "kern/artifact.h"
+#include "kern/attach.h"
+#include "kern/pins.h"
+#include "kern/swap.h"
+
+/* The plan of a report, as far as the artifact's header tells it. */
+static void plan_of(const struct bg_art_plan *ap, struct bg_filter_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->n = ap->keys;
+	p->target = ap->target;
+	p->nblocks = ap->nblocks;
+	p->k = ap->k;
+	p->predicted = ap->predicted;
+	p->predicted_addr = ap->predicted_addr;
+	p->predicted_confirmed = ap->predicted_confirmed;
+	p->n4 = ap->n4;
+	p->n6 = ap->n6;
+	memcpy(p->len4, ap->len4, sizeof(p->len4));
+	memcpy(p->len6, ap->len6, sizeof(p->len6));
+	p->prefixes4 = ap->prefixes4;
+	p->prefixes6 = ap->prefixes6;
+	p->keys4 = ap->keys4;
+	p->keys6 = ap->keys6;
+	p->name_keys = ap->name_keys;
+	p->allow4_n = (uint32_t)ap->allow4;
+	p->allow6_n = (uint32_t)ap->allow6;
+	p->allown_n = (uint32_t)ap->allow_names;
+	p->confirm = ap->confirm;
+	p->fp_nbuckets = ap->fp_nbuckets;
+	p->nelems = ap->nelems;
+	p->bytes = (size_t)ap->nelems * BG_FILTER_VALUE_SIZE;
+	p->capacity = ap->capacity;
+	if (ap->nblocks)
+		p->bits_per_entry = ap->keys ? 512.0 * ap->nblocks / ap->keys : 0;
+}
+
+static size_t page_round(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+int bg_art_commit(struct bg_state *st, const struct bg_art *a,
+		  const struct bg_sources *sources, int skip_index,
+		  unsigned int threads, struct bg_load_report *r)
+{
+	const struct bg_art_plan *ap = &a->h->plan;
+	uint32_t capacity = 0;
+	void *dst[BG_ART_SEC__COUNT] = { 0 };
+	char why[256] = "";
+	unsigned int mask;
+	size_t len;
+	double t0, t1;
+	void *mem;
+	int ret, fd, rec, keep;
+
+	plan_of(ap, &r->plan);
+	r->seed = ap->seed;
+	r->fpr = ap->target;
+	if (a->h->kind != BG_ART_FULL)
+		return bg_load_fail(r, BG_STAGE_PARSE, -EINVAL,
+				    "a delta artifact is applied by the agent to "
+				    "its generation, not loaded alone");
+	ret = bg_attach_capacity(st, &capacity);
+	if (ret)
+		return bg_load_fail(r, BG_STAGE_BUILD, ret,
+				    "cannot read the attachments' filter capacity: %s",
+				    ret == -EPROTO ? "the records disagree" :
+						     strerror(-ret));
+	if (capacity != ap->capacity) {
+		if (capacity)
+			return bg_load_fail(r, BG_STAGE_PLAN, -ENOSPC,
+					    "the interfaces are attached with a fixed "
+					    "capacity of %u elements; this artifact has %u%s: "
+					    "build it with the attachment's --capacity",
+					    capacity, ap->nelems,
+					    ap->capacity ? " (a fixed capacity)" : "");
+		return bg_load_fail(r, BG_STAGE_PLAN, -ENOSPC,
+				    "this artifact was built for a fixed capacity of "
+				    "%u elements; the interfaces are attached without "
+				    "one: build it without --capacity", ap->capacity);
+	}
+	t0 = bg_now_ms();
+	fd = bg_filter_map_new(&r->plan);
+	if (fd < 0)
+		return bg_load_fail(r, BG_STAGE_BUILD, fd,
+				    "cannot create the filter map (%zu bytes): %s",
+				    r->plan.bytes,
+				    fd == -ENOMEM || fd == -E2BIG ? "not enough memory" :
+				    fd == -EPERM ? "not permitted (creating BPF maps needs CAP_BPF)" :
+						   strerror(-fd));
+	len = page_round(r->plan.bytes);
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		ret = -errno;
+		close(fd);
+		return bg_load_fail(r, BG_STAGE_BUILD, ret, "cannot map the new "
+				    "filter map: %s", strerror(-ret));
+	}
+	/* One read of the file: each chunk copied into the map and hashed
+	 * there, on every CPU; nothing is published unless all match. */
+	dst[BG_ART_SEC_FILTER] = mem;
+	mask = 1u << BG_ART_SEC_SOURCES | 1u << BG_ART_SEC_FILTER;
+	if (!skip_index)
+		mask |= 1u << BG_ART_SEC_INDEX;
+	ret = bg_art_verify(a, mask, dst, threads, why, sizeof(why));
+	munmap(mem, len);
+	if (!ret && bpf_map_freeze(fd))
+		ret = -errno;
+	t1 = bg_now_ms();
+	r->ms[BG_STAGE_BUILD] = t1 - t0;
+	if (ret) {
+		close(fd);
+		return bg_load_fail(r, ret == -EBADMSG ? BG_STAGE_PARSE : BG_STAGE_BUILD,
+				    ret, "%s", *why ? why : strerror(-ret));
+	}
+	r->filter_id = bg_map_id(fd);
+	t1 = bg_now_ms();
+	bg_record_keep(bg_filter_current_id(st->filters_fd));
+	rec = r->filter_id && sources ?
+		      bg_record_write(r->filter_id, sources->v, sources->n) :
+		      -ENOENT;
+	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
+	t1 = bg_now_ms();
+	ret = bg_filter_publish(st->filters_fd, fd);
+	close(fd);
+	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
+	if (ret) {
+		bg_record_keep(bg_filter_current_id(st->filters_fd));
+		return bg_load_fail(r, BG_STAGE_PUBLISH, ret,
+				    "cannot swap the filter in: %s", strerror(-ret));
+	}
+	keep = bg_record_keep(r->filter_id);
+	if (sources && rec)
+		bg_load_fail(r, BG_STAGE_RECORD, rec,
+			     "the filter is live, but its load record could not "
+			     "be written (%s): check cannot name entries",
+			     strerror(-rec));
+	else if (sources && keep)
+		bg_load_fail(r, BG_STAGE_RECORD, keep,
+			     "the filter is live, but its load record could not be "
+			     "made current (%s)", strerror(-keep));
+	return 0;
+}
