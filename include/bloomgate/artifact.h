@@ -88,7 +88,9 @@ struct bg_art_plan {
 	__u32 capacity; /* fitted to a fixed-size map: its elements; 0 */
 	__u8 k, n4, n6, confirm;
 	__u8 len4[BG_PROBES_MAX], len6[BG_PROBES_MAX];
-	__u8 pad[4];
+	__u8 short4; /* the IPv4 /16 bitmap is present */
+	__u8 short6_below; /* IPv6 prefixes shorter: exact ranges */
+	__u8 pad[2];
 	__u64 keys; /* Bloom keys, after expansion */
 	__u64 keys4, keys6, name_keys;
 	__u64 prefixes4, prefixes6, names; /* listed entries */

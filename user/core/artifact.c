@@ -164,6 +164,8 @@ void bg_art_plan_fill(struct bg_art_plan *ap, const struct bg_filter_params *p,
 	ap->confirm = (__u8)p->confirm;
 	memcpy(ap->len4, p->len4, sizeof(ap->len4));
 	memcpy(ap->len6, p->len6, sizeof(ap->len6));
+	ap->short4 = (__u8)!!p->short4;
+	ap->short6_below = p->short6_below;
 	ap->keys = p->n;
 	ap->keys4 = p->keys4;
 	ap->keys6 = p->keys6;
@@ -178,6 +180,39 @@ void bg_art_plan_fill(struct bg_art_plan *ap, const struct bg_filter_params *p,
 	ap->predicted = p->predicted;
 	ap->predicted_addr = p->predicted_addr;
 	ap->predicted_confirmed = p->predicted_confirmed;
+}
+
+void bg_art_plan_params(const struct bg_art_plan *ap, struct bg_filter_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->n = ap->keys;
+	p->target = ap->target;
+	p->nblocks = ap->nblocks;
+	p->k = ap->k;
+	p->predicted = ap->predicted;
+	p->predicted_addr = ap->predicted_addr;
+	p->predicted_confirmed = ap->predicted_confirmed;
+	p->n4 = ap->n4;
+	p->n6 = ap->n6;
+	memcpy(p->len4, ap->len4, sizeof(p->len4));
+	memcpy(p->len6, ap->len6, sizeof(p->len6));
+	p->prefixes4 = ap->prefixes4;
+	p->prefixes6 = ap->prefixes6;
+	p->keys4 = ap->keys4;
+	p->keys6 = ap->keys6;
+	p->name_keys = ap->name_keys;
+	p->allow4_n = (uint32_t)ap->allow4;
+	p->allow6_n = (uint32_t)ap->allow6;
+	p->allown_n = (uint32_t)ap->allow_names;
+	p->confirm = ap->confirm;
+	p->fp_nbuckets = ap->fp_nbuckets;
+	p->nelems = ap->nelems;
+	p->bytes = (size_t)ap->nelems * BG_FILTER_VALUE_SIZE;
+	p->capacity = ap->capacity;
+	p->short4 = ap->short4;
+	p->short6_below = ap->short6_below;
+	if (ap->nblocks)
+		p->bits_per_entry = ap->keys ? 512.0 * ap->nblocks / ap->keys : 0;
 }
 
 /* ---- Writing ------------------------------------------------------------ */

@@ -20,6 +20,10 @@
 /* The plan's part of a header, from a plan (bg_filter_plan) and seed. */
 void bg_art_plan_fill(struct bg_art_plan *ap, const struct bg_filter_params *p,
 		      uint64_t seed);
+/* The other way: a plan as far as the header tells it (counts, lengths,
+ * sizes and rates; not the map's layout offsets, which the filter image's
+ * own header holds). */
+void bg_art_plan_params(const struct bg_art_plan *ap, struct bg_filter_params *p);
 
 /*
  * What a writer gives: the header's fields other than the sections,

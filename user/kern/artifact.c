@@ -15,38 +15,6 @@
 #include "kern/pins.h"
 #include "kern/swap.h"
 
-/* The plan of a report, as far as the artifact's header tells it. */
-static void plan_of(const struct bg_art_plan *ap, struct bg_filter_params *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->n = ap->keys;
-	p->target = ap->target;
-	p->nblocks = ap->nblocks;
-	p->k = ap->k;
-	p->predicted = ap->predicted;
-	p->predicted_addr = ap->predicted_addr;
-	p->predicted_confirmed = ap->predicted_confirmed;
-	p->n4 = ap->n4;
-	p->n6 = ap->n6;
-	memcpy(p->len4, ap->len4, sizeof(p->len4));
-	memcpy(p->len6, ap->len6, sizeof(p->len6));
-	p->prefixes4 = ap->prefixes4;
-	p->prefixes6 = ap->prefixes6;
-	p->keys4 = ap->keys4;
-	p->keys6 = ap->keys6;
-	p->name_keys = ap->name_keys;
-	p->allow4_n = (uint32_t)ap->allow4;
-	p->allow6_n = (uint32_t)ap->allow6;
-	p->allown_n = (uint32_t)ap->allow_names;
-	p->confirm = ap->confirm;
-	p->fp_nbuckets = ap->fp_nbuckets;
-	p->nelems = ap->nelems;
-	p->bytes = (size_t)ap->nelems * BG_FILTER_VALUE_SIZE;
-	p->capacity = ap->capacity;
-	if (ap->nblocks)
-		p->bits_per_entry = ap->keys ? 512.0 * ap->nblocks / ap->keys : 0;
-}
-
 static size_t page_round(size_t n)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -68,7 +36,7 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 	void *mem;
 	int ret, fd, rec, keep;
 
-	plan_of(ap, &r->plan);
+	bg_art_plan_params(ap, &r->plan);
 	r->seed = ap->seed;
 	r->fpr = ap->target;
 	if (a->h->kind != BG_ART_FULL)

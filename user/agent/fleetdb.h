@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The fleet store: PostgreSQL (libpq) as the authority of a fleet of
+ * gateways. A publisher stores each generation of the filter (the full
+ * artifact, and for an incremental generation also its delta against the
+ * one before), the lists it was built from, and announces it with NOTIFY;
+ * gateways LISTEN, fetch what they need, and report what they enforce.
+ *
+ * Tables (created by bg_fleetdb_migrate(), all named bloomgate_*):
+ *
+ *   bloomgate_meta         key/value: the schema version
+ *   bloomgate_generations  one row a generation: number, kind (full or
+ *                          delta), base generation, the full artifact's
+ *                          checksum (its header digest, hex) and the
+ *                          base's, sizes, key and entry counts, sources
+ *                          (the artifact's SOURCES JSON), created_at,
+ *                          the publisher's host name
+ *   bloomgate_chunks       the artifacts' bytes: (generation, part 'full'
+ *                          or 'delta', seq) -> up to BG_FLEETDB_CHUNK bytes
+ *   bloomgate_lists        the lists of each generation: name, origin,
+ *                          role, format, SHA-256, entries
+ *   bloomgate_gateways     one row a gateway, its last report
+ *
+ * Every generation has its full artifact; a delta generation has its
+ * delta too. NOTIFY channel BG_FLEETDB_CHANNEL, payload the generation
+ * number in decimal, sent when the publishing transaction commits.
+ *
+ * Every function returns 0 or a negative errno and, where a person must
+ * read why, fills why (one line, no newline; never the password of the
+ * connection string): -ECONNREFUSED / -ENOTCONN when the database cannot
+ * be reached or the connection was lost (the caller retries with
+ * backoff), -EPROTO for a schema of a newer bloomgate, -EIO for another
+ * server error.
+ */
+#ifndef BLOOMGATE_AGENT_FLEETDB_H
+#define BLOOMGATE_AGENT_FLEETDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BG_FLEETDB_CHANNEL "bloomgate_generation"
+#define BG_FLEETDB_CHUNK (1u << 20)
+#define BG_FLEETDB_SCHEMA 1
+/* Generations kept by bg_fleetdb_prune() by default. */
+#define BG_FLEETDB_KEEP 4
+
+struct bg_fleetdb;
+
+/* Connects (a libpq connection string or postgresql:// URL) with a
+ * connect timeout of timeout seconds (0: 10). */
+int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
+		       char *why, size_t whylen);
+void bg_fleetdb_close(struct bg_fleetdb *db);
+/* Creates the tables when absent (idempotent, safe from several
+ * processes at once: under an advisory lock). -EPROTO for a newer
+ * schema. */
+int bg_fleetdb_migrate(struct bg_fleetdb *db, char *why, size_t whylen);
+
+enum bg_fleet_kind {
+	BG_FLEET_FULL = 1,
+	BG_FLEET_DELTA = 2,
+};
+
+/* A generation's row. */
+struct bg_fleet_gen {
+	uint64_t generation; /* 0: none yet */
+	int kind; /* enum bg_fleet_kind */
+	uint64_t base_generation; /* delta: the generation it applies to */
+	char sha256[65]; /* the full artifact's checksum (hex) */
+	char base_sha256[65]; /* delta: the base's full artifact checksum */
+	uint64_t full_bytes, delta_bytes; /* delta_bytes 0 for a full one */
+	uint64_t keys, entries;
+	double created; /* unix time */
+	char publisher[256];
+};
+
+/* One list of a generation (bloomgate_lists). */
+struct bg_fleet_list {
+	char name[256];
+	char origin[1024]; /* path or URL, without a password */
+	char role[16]; /* "block" or "allow" */
+	char format[16];
+	char sha256[65];
+	uint64_t entries;
+};
+
+/* The newest generation (g->generation 0 when there is none). */
+int bg_fleetdb_latest(struct bg_fleetdb *db, struct bg_fleet_gen *g,
+		      char *why, size_t whylen);
+/* Generation gen's row; -ENOENT when it is not (or no longer) there. */
+int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
+		   char *why, size_t whylen);
+
+/*
+ * Stores a new generation g->generation, which must be the newest + 1
+ * (else -EAGAIN: another publisher was first), in one transaction under
+ * an advisory lock: its row (sources: the SOURCES JSON text), its full
+ * artifact read from full_path, its delta from delta_path when g->kind is
+ * BG_FLEET_DELTA, its lists; then NOTIFY. The bytes are streamed in
+ * BG_FLEETDB_CHUNK chunks.
+ */
+int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
+		       const char *sources_json, const struct bg_fleet_list *lists,
+		       size_t nlists, const char *full_path, const char *delta_path,
+		       char *why, size_t whylen);
+
+/* Deletes every generation but the newest keep (0: BG_FLEETDB_KEEP). */
+int bg_fleetdb_prune(struct bg_fleetdb *db, unsigned int keep, char *why,
+		     size_t whylen);
+
+/*
+ * Writes generation gen's full artifact (delta 0) or its delta (delta 1)
+ * to path, atomically (a temporary file beside it, renamed), streaming
+ * the chunks. -ENOENT when the generation (or that part) is not there.
+ * The artifact is not verified here: the caller opens and verifies it and
+ * compares its checksum with the row's.
+ */
+int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
+		     const char *path, char *why, size_t whylen);
+
+/* LISTEN on BG_FLEETDB_CHANNEL; then bg_fleetdb_fd() is the socket to
+ * poll for input and bg_fleetdb_notified() consumes it. */
+int bg_fleetdb_listen(struct bg_fleetdb *db, char *why, size_t whylen);
+int bg_fleetdb_fd(const struct bg_fleetdb *db);
+/* Reads what the socket has: 1 with *gen the highest generation announced
+ * when a notification came, 0 when none; -ENOTCONN when the connection
+ * was lost. Never blocks. */
+int bg_fleetdb_notified(struct bg_fleetdb *db, uint64_t *gen);
+
+/* A gateway's report (bloomgate_gateways). */
+struct bg_fleet_report {
+	char gateway[256];
+	uint64_t generation; /* applied; 0: none */
+	double applied_at; /* unix time; 0: never */
+	uint32_t filter_id;
+	uint64_t keys, entries;
+	/* the datapath's counters (sums over CPUs and attachments) */
+	uint64_t packets, dropped, bloom_fp;
+	char last_error[512]; /* "" when none */
+	char state[32]; /* "ok", "failing", "pending" */
+	double reported_at; /* unix time; set by bg_fleetdb_report() */
+	/* bg_fleetdb_status(): the newest generation minus this one, and
+	 * the seconds since the first generation it does not run was
+	 * created (0 when current) */
+	uint64_t lag_generations;
+	double lag_seconds;
+};
+
+/* Inserts or updates r->gateway's row (reported_at: now, the server's). */
+int bg_fleetdb_report(struct bg_fleetdb *db, const struct bg_fleet_report *r,
+		      char *why, size_t whylen);
+/* Every gateway's row, by name, with its lag against the newest
+ * generation (*latest filled, may be NULL); *v malloc'd. */
+int bg_fleetdb_status(struct bg_fleetdb *db, struct bg_fleet_gen *latest,
+		      struct bg_fleet_report **v, size_t *n, char *why,
+		      size_t whylen);
+
+/* The URL as it may be printed: its password replaced by "xxxxx". */
+const char *bg_fleetdb_redact(const char *url, char *buf, size_t len);
+
+#endif
