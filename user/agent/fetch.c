@@ -24,6 +24,7 @@
 
 #include "core/url.h"
 #include "agent/fetch.h"
+#include "core/sha.h"
 
 #define FETCH_TIMEOUT_DEFAULT 30.0
 #define FETCH_MAX_REDIRS 5L
@@ -86,17 +87,6 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void hex(const unsigned char *md, unsigned int n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[md[i] >> 4];
-		out[2 * i + 1] = digits[md[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 static void sha_final(EVP_MD_CTX *md, char out[65])
 {
@@ -104,42 +94,9 @@ static void sha_final(EVP_MD_CTX *md, char out[65])
 	unsigned int n = 0;
 
 	EVP_DigestFinal_ex(md, d, &n);
-	hex(d, n, out);
+	bg_hex(d, n, out);
 }
 
-int bg_sha256_file(const char *path, char out[65])
-{
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	char *buf = malloc(FETCH_COPY_CHUNK);
-	ssize_t n;
-	int fd = -1, ret = 0;
-
-	if (!md || !buf || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	while ((n = read(fd, buf, FETCH_COPY_CHUNK)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			goto out;
-		}
-		EVP_DigestUpdate(md, buf, (size_t)n);
-	}
-	sha_final(md, out);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	EVP_MD_CTX_free(md);
-	return ret;
-}
 
 static int write_all(int fd, const char *p, size_t len)
 {

@@ -23,6 +23,8 @@
 
 #include <stdint.h>
 
+#include "core/sha.h" /* bg_sha256_file() */
+
 #include "core/sources.h"
 
 /* A source as configured (the agent fills it from its config). */
@@ -90,10 +92,6 @@ struct bg_fetch_result {
 int bg_fetch_global_init(void);
 void bg_fetch_global_cleanup(void);
 
-/* SHA-256 of the file at path, as hex, into out: what a fetch records of a
- * copy (and the provenance index of what it indexes). 0 or -errno
- * (-ENOENT: no copy yet). */
-int bg_sha256_file(const char *path, char out[65]);
 /* fsync(2) of the directory dir, so that a rename in it survives a power
  * cut. 0 or -errno. */
 int bg_fsync_dir(const char *dir);

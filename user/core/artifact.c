@@ -21,6 +21,8 @@
 #include "core/artifact.h"
 #include "core/par.h"
 
+_Static_assert(BG_ART_SHA == BG_SHA_LEN, "one SHA-256 size");
+
 static void whyf(char *why, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void whyf(char *why, size_t len, const char *fmt, ...)
@@ -37,25 +39,6 @@ static void whyf(char *why, size_t len, const char *fmt, ...)
 static const char *const sec_names[BG_ART_SEC__COUNT] = {
 	"sources", "filter", "index", "delta", "digests",
 };
-
-void bg_sha256(const void *data, size_t len, uint8_t out[BG_ART_SHA])
-{
-	unsigned int n = BG_ART_SHA;
-
-	EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
-}
-
-void bg_sha_hex(const uint8_t sha[BG_ART_SHA], char out[65])
-{
-	static const char hex[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < BG_ART_SHA; i++) {
-		out[2 * i] = hex[sha[i] >> 4];
-		out[2 * i + 1] = hex[sha[i] & 15];
-	}
-	out[64] = 0;
-}
 
 static size_t nchunks(size_t len)
 {

@@ -16,6 +16,7 @@
 
 #include "bloomgate/artifact.h"
 #include "core/filter.h"
+#include "core/sha.h"
 
 /* The plan's part of a header, from a plan (bg_filter_plan) and seed. */
 void bg_art_plan_fill(struct bg_art_plan *ap, const struct bg_filter_params *p,
@@ -85,10 +86,6 @@ const void *bg_art_sec(const struct bg_art *a, int sec, size_t *len);
 int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
 		  unsigned int threads, char *why, size_t whylen);
 
-/* Hex of a digest (65 bytes with the NUL). */
-void bg_sha_hex(const uint8_t sha[BG_ART_SHA], char out[65]);
-/* SHA-256 of one buffer. */
-void bg_sha256(const void *data, size_t len, uint8_t out[BG_ART_SHA]);
 /* A section's digest as the header holds it (the SHA-256 of its chunks'
  * digests), on threads threads; chunk digests into chunks when not NULL
  * ((len + BG_ART_CHUNK - 1) / BG_ART_CHUNK of them). */

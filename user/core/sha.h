@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * SHA-256, one set of helpers for every part that checksums (list copies,
+ * provenance indexes, filter artifacts): libcrypto's EVP underneath.
+ * Core part: no libbpf.
+ */
+#ifndef BLOOMGATE_CORE_SHA_H
+#define BLOOMGATE_CORE_SHA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BG_SHA_LEN 32
+
+/* SHA-256 of one buffer. */
+void bg_sha256(const void *data, size_t len, uint8_t out[BG_SHA_LEN]);
+/* Lowercase hex of n bytes into out (2n + 1 bytes with the NUL). */
+void bg_hex(const uint8_t *d, size_t n, char *out);
+/* Hex of a digest (65 bytes with the NUL). */
+void bg_sha_hex(const uint8_t sha[BG_SHA_LEN], char out[65]);
+/* SHA-256 of the file at path, as hex, into out: what a fetch records of a
+ * copy, the provenance index of what it indexes, and an artifact of each
+ * list it is built from. 0 or -errno (-ENOENT: no such file). */
+int bg_sha256_file(const char *path, char out[65]);
+
+#endif
