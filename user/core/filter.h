@@ -130,6 +130,15 @@ int bg_filter_build(void *mem, const struct bg_filter_params *p,
 int bg_filter_build_mt(void *mem, const struct bg_filter_params *p,
 		       uint64_t seed, const struct bg_blocklist *bl,
 		       unsigned int threads);
+/* bg_filter_build_mt() of a zeroed buffer, again with seeds derived from
+ * seed when the exact stage cannot place every key (up to 3 more: the
+ * header holds the seed used), and the header checked (bg_header_ok):
+ * what `load` builds into a map and `build` into an artifact, so that
+ * the two are the same bit for bit. 0, -ENOSPC (no seed placed every
+ * key), -EINVAL, -ENOMEM. */
+int bg_filter_build_seeded(void *mem, const struct bg_filter_params *p,
+			   uint64_t seed, const struct bg_blocklist *bl,
+			   unsigned int threads);
 /* For tests: passes of pass_keys Bloom keys instead of the build's own
  * bound (0: that bound), so that small lists take several. */
 int bg_filter_build_ex(void *mem, const struct bg_filter_params *p,

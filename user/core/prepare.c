@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
 
 #include "bloomgate/dns.h"
 #include "core/prepare.h"
@@ -52,6 +54,18 @@ double bg_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A seed nobody can predict: keys that collide cannot be precomputed, and
+ * a false positive does not survive a rebuild. */
+uint64_t bg_random_seed(void)
+{
+	uint64_t seed;
+
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL ^
+		       (uint64_t)getpid();
+	return seed;
 }
 
 int bg_load_fail(struct bg_load_report *r, enum bg_load_stage stage, int err,

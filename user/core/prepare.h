@@ -170,6 +170,10 @@ int bg_load_fit(struct bg_load_report *r, uint32_t capacity);
 /* For the two halves of the pipeline: a monotonic clock in milliseconds,
  * and setting the report's failure (returns err). */
 double bg_now_ms(void);
+/* A filter's seed when none is given: nobody can predict it, so keys that
+ * collide cannot be precomputed, and a false positive does not survive a
+ * rebuild. */
+uint64_t bg_random_seed(void);
 int bg_load_fail(struct bg_load_report *r, enum bg_load_stage stage, int err,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

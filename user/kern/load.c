@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,18 +13,6 @@
 #include "kern/pins.h"
 #include "core/record.h"
 #include "kern/swap.h"
-
-/* A seed nobody can predict: keys that collide cannot be precomputed, and
- * a false positive does not survive a rebuild. */
-static uint64_t random_seed(void)
-{
-	uint64_t seed;
-
-	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL ^
-		       (uint64_t)getpid();
-	return seed;
-}
 
 int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 		   const struct bg_blocklist *bl, struct bg_load_report *r)
@@ -52,7 +39,7 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 	}
 
 	t0 = bg_now_ms();
-	r->seed = o->seed ? o->seed : random_seed();
+	r->seed = o->seed ? o->seed : bg_random_seed();
 	fd = o->parsed == bg_premap_parsed ?
 		     bg_premap_take(o->parsed_ctx, &r->plan) : -1;
 	fd = fd >= 0 ? bg_filter_create_in(fd, &r->plan, r->seed, bl, o->threads) :

@@ -76,7 +76,7 @@ int bg_filter_create_in(int fd, const struct bg_filter_params *p,
 {
 	size_t len = page_round(p->bytes);
 	void *mem;
-	int err, try;
+	int err;
 
 	/* Build straight into the map's memory: no per-block syscalls. */
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -85,28 +85,11 @@ int bg_filter_create_in(int fd, const struct bg_filter_params *p,
 		close(fd);
 		return err;
 	}
-	/* The exact stage may (never seen at its planned load) fail to place a
-	 * key with one seed: another seed, up to 3 more times. The header
-	 * holds the seed the filter was built with. */
-	for (try = 0;; try++) {
-		err = bg_filter_build_mt(mem, p,
-					 try ? bg_hash64_u64(seed, try) : seed, bl,
-					 threads);
-		if (err != -EAGAIN || try == 3)
-			break;
-		memset(mem, 0, p->bytes);
-	}
+	err = bg_filter_build_seeded(mem, p, seed, bl, threads);
 	if (err) {
 		munmap(mem, len);
 		close(fd);
-		return err == -EAGAIN ? -ENOSPC : err;
-	}
-	/* The datapath tests only the header's first word per packet
-	 * (bg_header_current): the rest is checked here, once. */
-	if (!bg_header_ok(mem)) {
-		munmap(mem, len);
-		close(fd);
-		return -EINVAL;
+		return err;
 	}
 	munmap(mem, len);
 	/* Read-only from now on for every syscall user: the bits the datapath
