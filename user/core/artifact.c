@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "core/mem_lookup.h"
 #include "core/artifact.h"
+#include "core/artindex.h"
 #include "core/par.h"
 
 _Static_assert(BG_ART_SHA == BG_SHA_LEN, "one SHA-256 size");
@@ -542,56 +544,127 @@ int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
 
 /* ---- inspect ------------------------------------------------------------ */
 
-static void print_sources(FILE *f, const struct bg_art *a)
+static char *jdup(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return strdup(json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "");
+}
+
+static int64_t jnum(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
+}
+
+void bg_art_sources_free(struct bg_art_sources *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		free(s->v[i].origin);
+		free(s->v[i].role);
+		free(s->v[i].format);
+		free(s->v[i].sha256);
+	}
+	free(s->v);
+	free(s->options);
+	memset(s, 0, sizeof(*s));
+}
+
+int bg_art_sources_parse(const char *text, size_t len, struct bg_art_sources *s)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root, *lists, *o, *v;
+	size_t i, n;
+	int ret = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!tok)
+		return -ENOMEM;
+	root = len <= INT_MAX ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+	json_tokener_free(tok);
+	if (!root || !json_object_object_get_ex(root, "lists", &lists) ||
+	    !json_object_is_type(lists, json_type_array)) {
+		json_object_put(root);
+		return -EBADMSG;
+	}
+	if (json_object_object_get_ex(root, "options", &o)) {
+		if (json_object_object_get_ex(o, "fpr", &v))
+			s->fpr = json_object_get_double(v);
+		if (json_object_object_get_ex(o, "confirm", &v))
+			s->confirm = json_object_get_boolean(v);
+		if (json_object_object_get_ex(o, "strict", &v))
+			s->strict = json_object_get_boolean(v);
+		if (json_object_object_get_ex(o, "allow_wide", &v))
+			s->allow_wide = json_object_get_boolean(v);
+		s->capacity = (uint32_t)jnum(o, "capacity");
+		s->options = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	}
+	n = json_object_array_length(lists);
+	s->v = calloc(n ? n : 1, sizeof(*s->v));
+	if (!s->v)
+		ret = -ENOMEM;
+	for (i = 0; !ret && i < n; i++) {
+		struct json_object *l = json_object_array_get_idx(lists, i);
+		struct bg_art_source *e = &s->v[i];
+
+		s->n++;
+		e->name = jdup(l, "name");
+		e->origin = jdup(l, "origin");
+		e->role = jdup(l, "role");
+		e->format = jdup(l, "format");
+		e->sha256 = jdup(l, "sha256");
+		e->entries = (uint64_t)jnum(l, "entries");
+		e->subdomains = json_object_object_get_ex(l, "subdomains", &v) &&
+				json_object_get_boolean(v);
+		e->allow_wide = json_object_object_get_ex(l, "allow_wide", &v) &&
+				json_object_get_boolean(v);
+		if (!e->name || !e->origin || !e->role || !e->format || !e->sha256)
+			ret = -ENOMEM;
+	}
+	json_object_put(root);
+	if (ret)
+		bg_art_sources_free(s);
+	return ret;
+}
+
+int bg_art_sources_read(const struct bg_art *a, struct bg_art_sources *s)
 {
 	size_t len;
-	const char *s = bg_art_sec(a, BG_ART_SEC_SOURCES, &len);
-	struct json_tokener *tok;
-	struct json_object *root, *lists, *o;
-	size_t i, n;
+	const char *t = bg_art_sec(a, BG_ART_SEC_SOURCES, &len);
 
-	if (!s) {
+	if (!t) {
+		memset(s, 0, sizeof(*s));
+		return -ENOENT;
+	}
+	return bg_art_sources_parse(t, len, s);
+}
+
+static void print_sources(FILE *f, const struct bg_art *a)
+{
+	struct bg_art_sources s;
+	size_t i;
+	int ret = bg_art_sources_read(a, &s);
+
+	if (ret == -ENOENT) {
 		fprintf(f, "sources:    none recorded\n");
 		return;
 	}
-	tok = json_tokener_new();
-	root = tok ? json_tokener_parse_ex(tok, s, (int)len) : NULL;
-	if (tok)
-		json_tokener_free(tok);
-	if (!root || !json_object_object_get_ex(root, "lists", &lists) ||
-	    !json_object_is_type(lists, json_type_array)) {
+	if (ret) {
 		fprintf(f, "sources:    (not readable)\n");
-		json_object_put(root);
 		return;
 	}
-	if (json_object_object_get_ex(root, "options", &o))
-		fprintf(f, "options:    %s\n",
-			json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	n = json_object_array_length(lists);
-	fprintf(f, "sources:    %zu\n", n);
-	for (i = 0; i < n; i++) {
-		struct json_object *l = json_object_array_get_idx(lists, i), *v;
-		const char *name = "?", *origin = "", *role = "block", *fmt = "",
-			   *sha = "";
-		int64_t entries = 0;
-
-		if (json_object_object_get_ex(l, "name", &v))
-			name = json_object_get_string(v);
-		if (json_object_object_get_ex(l, "origin", &v))
-			origin = json_object_get_string(v);
-		if (json_object_object_get_ex(l, "role", &v))
-			role = json_object_get_string(v);
-		if (json_object_object_get_ex(l, "format", &v))
-			fmt = json_object_get_string(v);
-		if (json_object_object_get_ex(l, "sha256", &v))
-			sha = json_object_get_string(v);
-		if (json_object_object_get_ex(l, "entries", &v))
-			entries = json_object_get_int64(v);
-		fprintf(f, "  %-3zu %s (%s, %s) %" PRId64 " entries\n      %s\n"
-			"      sha256 %s\n", i, name, role, fmt, entries,
-			origin, sha);
-	}
-	json_object_put(root);
+	if (s.options)
+		fprintf(f, "options:    %s\n", s.options);
+	fprintf(f, "sources:    %zu\n", s.n);
+	for (i = 0; i < s.n; i++)
+		fprintf(f, "  %-3zu %s (%s, %s) %" PRIu64 " entries\n      %s\n"
+			"      sha256 %s\n", i, s.v[i].name, s.v[i].role,
+			s.v[i].format, s.v[i].entries, s.v[i].origin, s.v[i].sha256);
+	bg_art_sources_free(&s);
 }
 
 void bg_art_print(FILE *f, const struct bg_art *a, const char *name)
@@ -664,6 +737,80 @@ void bg_art_print(FILE *f, const struct bg_art *a, const char *name)
 			(uint64_t)h->sec[s].off, hex);
 	}
 	print_sources(f, a);
+}
+
+/* ---- check on an artifact ------------------------------------------------ */
+
+int bg_art_finder_open(const char *path, const uint8_t *digest,
+		       struct bg_art_finder *f, char *why, size_t whylen)
+{
+	size_t len;
+	const void *idx;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	ret = bg_art_open(path, &f->a, why, whylen);
+	if (ret)
+		return ret;
+	if (digest && memcmp(digest, f->a.h->digest, BG_ART_SHA)) {
+		bg_art_close(&f->a);
+		whyf(why, whylen, "%s is no longer the artifact loaded", path);
+		return -ESTALE;
+	}
+	idx = bg_art_sec(&f->a, BG_ART_SEC_INDEX, &len);
+	if (f->a.h->kind != BG_ART_FULL || !idx || bg_ai_valid(idx, len) ||
+	    bg_art_sources_read(&f->a, &f->s)) {
+		bg_art_close(&f->a);
+		whyf(why, whylen, "%s has no readable index", path);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void bg_art_finder_close(struct bg_art_finder *f)
+{
+	bg_art_sources_free(&f->s);
+	bg_art_close(&f->a);
+}
+
+int bg_art_find(void *ctx, const char *arg, struct bg_explain_hit **hits,
+		size_t *n)
+{
+	struct bg_art_finder *f = ctx;
+	struct bg_ai_hit *ah = NULL;
+	struct bg_explain_hit *v;
+	size_t len, na = 0, i;
+	const void *idx = bg_art_sec(&f->a, BG_ART_SEC_INDEX, &len);
+	int ret = bg_ai_find(idx, len, arg, &ah, &na);
+
+	*hits = NULL;
+	*n = 0;
+	if (ret)
+		return ret;
+	v = calloc(na ? na : 1, sizeof(*v));
+	if (!v) {
+		free(ah);
+		return -ENOMEM;
+	}
+	for (i = 0; i < na; i++) {
+		const struct bg_art_source *s =
+			ah[i].source < f->s.n ? &f->s.v[ah[i].source] : NULL;
+
+		snprintf(v[i].source, sizeof(v[i].source), "%s",
+			 s ? s->name : "?");
+		snprintf(v[i].origin, sizeof(v[i].origin), "%s", s ? s->origin : "?");
+		v[i].line = 0; /* the index names the list, not the line */
+		snprintf(v[i].entry, sizeof(v[i].entry), "%s", ah[i].entry);
+		snprintf(v[i].text, sizeof(v[i].text), "%.*s",
+			 (int)sizeof(v[i].text) - 1, ah[i].entry);
+		snprintf(v[i].parent, sizeof(v[i].parent), "%s", ah[i].parent);
+		v[i].allow = ah[i].allow;
+		v[i].kind = ah[i].name_kind;
+	}
+	free(ah);
+	*hits = v;
+	*n = na;
+	return 0;
 }
 
 /* ---- Deltas ------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "bloomgate/artifact.h"
+#include "core/explain.h"
 #include "core/filter.h"
 #include "core/sha.h"
 
@@ -92,8 +93,49 @@ int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
 void bg_art_digest(const void *data, size_t len, uint8_t out[BG_ART_SHA],
 		   uint8_t (*chunks)[BG_ART_SHA], unsigned int threads);
 
+/* The SOURCES section, parsed. */
+struct bg_art_source {
+	char *name, *origin, *role, *format, *sha256;
+	uint64_t entries;
+	int subdomains, allow_wide;
+};
+
+struct bg_art_sources {
+	struct bg_art_source *v; /* in list-number order */
+	size_t n;
+	/* the build's options */
+	double fpr;
+	int confirm, strict, allow_wide;
+	uint32_t capacity;
+	char *options; /* the options object as JSON text, or NULL */
+};
+
+/* 0, -ENOENT (no SOURCES section), -EBADMSG (not its JSON), -ENOMEM. */
+int bg_art_sources_read(const struct bg_art *a, struct bg_art_sources *s);
+int bg_art_sources_parse(const char *text, size_t len, struct bg_art_sources *s);
+void bg_art_sources_free(struct bg_art_sources *s);
+
 /* `inspect`: the header, plan and sources as text. */
 void bg_art_print(FILE *f, const struct bg_art *a, const char *name);
+
+/* ---- check on a gateway that loaded an artifact --------------------------- */
+
+/* An artifact opened for `check`: its index and the names of its lists. */
+struct bg_art_finder {
+	struct bg_art a;
+	struct bg_art_sources s;
+};
+
+/* Opens the artifact at path for check; digest (may be NULL): the header
+ * digest of the artifact loaded (its load record's), -ESTALE when the
+ * file is another now. -EBADMSG: no readable index. */
+int bg_art_finder_open(const char *path, const uint8_t *digest,
+		       struct bg_art_finder *f, char *why, size_t whylen);
+void bg_art_finder_close(struct bg_art_finder *f);
+/* A bg_explain_find_fn (core/explain.h), ctx a bg_art_finder: the lists
+ * that hold the entries behind arg, line 0 (the index names lists). */
+int bg_art_find(void *ctx, const char *arg, struct bg_explain_hit **hits,
+		size_t *n);
 
 /* ---- Deltas ------------------------------------------------------------ */
 

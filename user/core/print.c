@@ -240,6 +240,12 @@ static void entries(struct line *l, const struct bg_explain_list *v, int name)
 	for (i = 0; i < v->n; i++) {
 		const struct bg_explain_entry *e = &v->v[i];
 
+		/* line 0: the entry's list is known, not its line (an
+		 * artifact's index names lists only) */
+		if (!name && !e->line) {
+			add(l, "%s%s in %s", i ? ", " : "", e->text, e->path);
+			continue;
+		}
 		if (!name) {
 			add(l, "%s%s at %s:%zu", i ? ", " : "", e->text, e->path,
 			    e->line);
@@ -250,7 +256,10 @@ static void entries(struct line *l, const struct bg_explain_list *v, int name)
 			break;
 		}
 		quote_text(q, sizeof(q), e->text);
-		add(l, "%s'%s' at %s:%zu", i ? ", " : "", q, e->path, e->line);
+		if (e->line)
+			add(l, "%s'%s' at %s:%zu", i ? ", " : "", q, e->path, e->line);
+		else
+			add(l, "%s'%s' in %s", i ? ", " : "", q, e->path);
 		if (e->parent)
 			add(l, " as a subdomain of %s", e->parent);
 	}
