@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "core/record.h"
+#include "core/sha.h"
 
 /* A record names a few list files: anything this large is not one. */
 #define RECORD_MAX (16U << 20)
@@ -96,9 +97,11 @@ static struct json_object *source_json(const struct bg_source *s)
 }
 
 static struct json_object *record_json(__u32 filter_id,
-				       const struct bg_source *src, size_t n)
+				       const struct bg_source *src, size_t n,
+				       const char *art, const __u8 *art_sha)
 {
-	struct json_object *root = json_object_new_object(), *arr;
+	struct json_object *root = json_object_new_object(), *arr, *a;
+	char abs[PATH_MAX], hex[65];
 	size_t i;
 
 	if (!root)
@@ -108,6 +111,14 @@ static struct json_object *record_json(__u32 filter_id,
 	    add(root, "filter_id", json_object_new_int64(filter_id)) ||
 	    add(root, "sources", arr))
 		goto fail;
+	if (art) {
+		a = json_object_new_object();
+		bg_sha_hex(art_sha, hex);
+		if (add(root, "artifact", a) ||
+		    add(a, "path", json_object_new_string(realpath(art, abs) ? abs : art)) ||
+		    add(a, "sha256", json_object_new_string(hex)))
+			goto fail;
+	}
 	for (i = 0; i < n; i++) {
 		struct json_object *s = source_json(&src[i]);
 
@@ -140,7 +151,8 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
+static int record_write(__u32 filter_id, const struct bg_source *src, size_t n,
+			const char *art, const __u8 *art_sha)
 {
 	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 8];
 	struct json_object *root;
@@ -152,7 +164,7 @@ int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
 	if ((mkdir(BG_RECORD_DIR, 0700) && errno != EEXIST) ||
 	    (mkdir(dir, 0700) && errno != EEXIST))
 		return -errno;
-	root = record_json(filter_id, src, n);
+	root = record_json(filter_id, src, n, art, art_sha);
 	if (!root)
 		return -ENOMEM;
 	text = json_object_to_json_string_length(root, JSON_C_TO_STRING_PRETTY |
@@ -186,6 +198,17 @@ int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
 	if (err)
 		unlink(tmp);
 	return err;
+}
+
+int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n)
+{
+	return record_write(filter_id, src, n, NULL, NULL);
+}
+
+int bg_record_write_artifact(__u32 filter_id, const char *path,
+			     const __u8 sha[32])
+{
+	return record_write(filter_id, NULL, 0, path, sha);
 }
 
 /* The symlink P.lists switched to P.records/<name>: a new symlink made
@@ -384,7 +407,7 @@ static int source_of(struct json_object *o, struct bg_source *src)
 
 static int record_of(struct json_object *root, struct bg_record *r)
 {
-	struct json_object *arr;
+	struct json_object *arr, *art;
 	int64_t id;
 	size_t i, n;
 
@@ -396,6 +419,23 @@ static int record_of(struct json_object *root, struct bg_record *r)
 	    !json_object_is_type(arr, json_type_array))
 		return -EPROTO;
 	r->filter_id = (__u32)id;
+	if (json_object_object_get_ex(root, "artifact", &art)) {
+		const char *p = get_string(art, "path"), *h = get_string(art, "sha256");
+		int j;
+
+		if (!p || !*p || !h || strlen(h) != 64)
+			return -EPROTO;
+		for (j = 0; j < 32; j++) {
+			unsigned int b;
+
+			if (sscanf(h + 2 * j, "%2x", &b) != 1)
+				return -EPROTO;
+			r->artifact_sha[j] = (__u8)b;
+		}
+		r->artifact = strdup(p);
+		if (!r->artifact)
+			return -ENOMEM;
+	}
 	n = json_object_array_length(arr);
 	if (n > INT_MAX)
 		return -EPROTO;
@@ -447,5 +487,6 @@ void bg_record_free(struct bg_record *r)
 	for (i = 0; i < r->n; i++)
 		free(r->src[i].path);
 	free(r->src);
+	free(r->artifact);
 	memset(r, 0, sizeof(*r));
 }

@@ -11,6 +11,10 @@
  *    "format":"addr"|"plain"|"hosts"|"adblock","subdomains":bool,
  *    "allow_wide":bool,"path":"..."}, ...]}
  *
+ * or, for a filter loaded from an artifact, "sources":[] and
+ * "artifact":{"path":"...","sha256":"<hex of its header digest>"} (a
+ * reader that does not know the key names no entry, as without a record).
+ *
  * ("allow_wide" may be absent, as in a record written before it: false.)
  *
  * Layout, for pin directory P ('/' made '_', bg_run_path):
@@ -53,6 +57,11 @@ struct bg_record {
 	__u32 filter_id; /* map id of the filter these lists built */
 	struct bg_source *src; /* paths absolute where they could be made so */
 	int n;
+	/* a filter loaded from an artifact (core/artifact.h): no sources, the
+	 * artifact's path and header digest instead ("artifact": {"path",
+	 * "sha256"}); check names lists from its index */
+	char *artifact;
+	__u8 artifact_sha[32];
 };
 
 /* A file of this pin directory's in BG_RECORD_DIR: BG_RECORD_DIR/<pin
@@ -73,6 +82,12 @@ void bg_record_id_path(char *buf, size_t len, __u32 filter_id);
  * one used (not BG_FMT_AUTO). Does not make it current (bg_record_keep).
  * 0 or -errno. */
 int bg_record_write(__u32 filter_id, const struct bg_source *src, size_t n);
+
+/* The record of a filter loaded from the artifact at path (its header
+ * digest sha): what check reads the artifact's index from. As
+ * bg_record_write(). */
+int bg_record_write_artifact(__u32 filter_id, const char *path,
+			     const __u8 sha[32]);
 
 /*
  * Makes the record of live_id current (P.lists switched to it by one

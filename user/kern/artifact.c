@@ -23,7 +23,7 @@ static size_t page_round(size_t n)
 }
 
 int bg_art_commit(struct bg_state *st, const struct bg_art *a,
-		  const struct bg_sources *sources, int skip_index,
+		  const char *record_path, int skip_index,
 		  unsigned int threads, struct bg_load_report *r)
 {
 	const struct bg_art_plan *ap = &a->h->plan;
@@ -99,8 +99,9 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 	r->filter_id = bg_map_id(fd);
 	t1 = bg_now_ms();
 	bg_record_keep(bg_filter_current_id(st->filters_fd));
-	rec = r->filter_id && sources ?
-		      bg_record_write(r->filter_id, sources->v, sources->n) :
+	rec = r->filter_id && record_path ?
+		      bg_record_write_artifact(r->filter_id, record_path,
+					       a->h->digest) :
 		      -ENOENT;
 	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
 	t1 = bg_now_ms();
@@ -113,12 +114,12 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 				    "cannot swap the filter in: %s", strerror(-ret));
 	}
 	keep = bg_record_keep(r->filter_id);
-	if (sources && rec)
+	if (record_path && rec)
 		bg_load_fail(r, BG_STAGE_RECORD, rec,
 			     "the filter is live, but its load record could not "
 			     "be written (%s): check cannot name entries",
 			     strerror(-rec));
-	else if (sources && keep)
+	else if (record_path && keep)
 		bg_load_fail(r, BG_STAGE_RECORD, keep,
 			     "the filter is live, but its load record could not be "
 			     "made current (%s)", strerror(-keep));

@@ -16,13 +16,14 @@ struct bg_state; /* kern/pins.h */
  * Verifies full artifact a (its sources and filter sections against their
  * digests, the filter copied into a new map as it is hashed; the index is
  * checked too unless skip_index), checks it fits the attachments' capacity,
- * writes the load record (sources: what the record names; may be NULL),
+ * writes the load record (record_path: the artifact file that check is to
+ * read the index from, the record naming it with a's digest; NULL: none),
  * and publishes it in st's slot. The caller holds st's lock. On any
  * failure the running filter is untouched and r says why (r->failed,
  * r->msg); r->plan's counts, r->seed and r->filter_id as a load's.
  */
 int bg_art_commit(struct bg_state *st, const struct bg_art *a,
-		  const struct bg_sources *sources, int skip_index,
+		  const char *record_path, int skip_index,
 		  unsigned int threads, struct bg_load_report *r);
 
 #endif
