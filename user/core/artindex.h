@@ -58,7 +58,8 @@ struct bg_ai_item {
 };
 
 /* The index hash of an entry as a parse hands it (e->source is not part
- * of it); its class in *cls, its prefix length in *plen (0 for a name). */
+ * of it); its class in *cls, its prefix length in *plen (0 for a name).
+ * An entry of another kind: *cls BG_AI__CLASSES. */
 uint64_t bg_ai_hash_entry(uint64_t seed, const struct bg_entry_ref *e,
 			  uint8_t *cls, uint8_t *plen);
 
@@ -73,9 +74,12 @@ int bg_ai_collector_new(uint64_t seed, struct bg_ai_collector **c);
 void bg_ai_entry(void *ctx, unsigned int worker, const struct bg_entry_ref *e);
 /* Drops what was collected (a load that starts over). */
 void bg_ai_collector_reset(struct bg_ai_collector *c);
-/* Every item collected, sorted by (h, source), duplicates gone; *v
- * malloc'd (the caller frees it). 0, -ENOMEM, or -E2BIG when a list
- * number passes BG_AI_SOURCES_MAX. */
+/* Every item collected, sorted by (h, source) (then class and prefix
+ * length: a total order), duplicates gone; *v malloc'd (the caller frees
+ * it; NULL when none). Sorted on every CPU. 0, -ENOMEM, -E2BIG when a
+ * list number passes BG_AI_SOURCES_MAX, or -EINVAL for an entry of no
+ * class (a bad kind or prefix length) or from a worker past
+ * BG_PARSE_WORKERS_MAX. */
 int bg_ai_items(struct bg_ai_collector *c, struct bg_ai_item **v, size_t *n);
 void bg_ai_collector_free(struct bg_ai_collector *c);
 
@@ -85,20 +89,27 @@ void bg_ai_collector_free(struct bg_ai_collector *c);
  * that occur) and buckets for n records at BG_AI_LOAD_BUILD, each record
  * placed in a canonical order, so that the same items make the same bytes
  * whatever order they were collected in. *img malloc'd, *len bytes (a
- * multiple of 64). 0 or -ENOMEM.
+ * multiple of 64). 0, -ENOMEM, -EINVAL when v is not sorted and unique or
+ * an item is out of range, or -E2BIG past 2^32 buckets.
  */
 int bg_ai_build(const struct bg_ai_item *v, size_t n, uint64_t seed,
 		void **img, size_t *len);
 
 /* Checks an INDEX section's header and size (a gateway's `check` reads
- * one it did not build). 0 or -EBADMSG. */
+ * one it did not build): constant time, the buckets are checked as a
+ * lookup reads them. img is 8-byte aligned (a malloc'd or mapped
+ * section). 0 or -EBADMSG. */
 int bg_ai_valid(const void *img, size_t len);
 
 /*
  * A delta's changes, in place: the record of it added (-ENOSPC past
  * BG_AI_LOAD_MAX, the image unchanged; the header's records, prefix
- * lengths and classes updated), or removed (-ENOENT when it is not
- * there). Each touches the buckets of its probe chain only.
+ * lengths and classes updated; -EEXIST, unchanged, when the record is
+ * there already), or removed (-ENOENT when it is not there; the header's
+ * records updated, its prefix lengths and classes left: another item may
+ * have them). Each touches the buckets of its probe chain only. Both
+ * -EBADMSG for an image bg_ai_valid() refuses or a damaged bucket on the
+ * way, -EINVAL for an item out of range.
  */
 int bg_ai_add(void *img, size_t len, const struct bg_ai_item *it);
 int bg_ai_remove(void *img, size_t len, const struct bg_ai_item *it);
@@ -121,9 +132,11 @@ struct bg_ai_hit {
  * name, as `check` takes it): for an address every prefix length the
  * index has that covers it, longest first, blocked and allowed; for a
  * name the name itself (exact and name-and-subdomains rules) and each of
- * its parents (name-and-subdomains and subdomains-only rules), the name
- * first. *hits malloc'd (NULL when none). 0, -EINVAL when arg is neither
- * an address nor a name, -EBADMSG for an image that is not an index, or
+ * its parents of at most BG_DNS_SUFFIX_MAX labels (name-and-subdomains and
+ * subdomains-only rules: the datapath probes no deeper parent), the name
+ * first. The hits of one key come in the order of their list numbers.
+ * *hits malloc'd (NULL when none). 0, -EINVAL when arg is neither an
+ * address nor a name, -EBADMSG for an image that is not an index, or
  * -ENOMEM.
  */
 int bg_ai_find(const void *img, size_t len, const char *arg,
