@@ -305,6 +305,13 @@ struct agent {
 	uint32_t filter_id;
 	struct bg_metrics_filter filter;
 	int have_filter;
+	/* the live filter is an artifact's (artifact:, fleet:): its header's
+	 * generation and digest, and when it went live (unix time) */
+	int art_live;
+	uint64_t art_generation;
+	uint8_t art_digest[32];
+	double art_applied_at;
+	char last_error[600]; /* the last rebuild's failure; "" after a success */
 	double start_time;
 	struct desc live; /* what the live filter is built from */
 	int have_live;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/artifact.h"
 #include "agent/agent.h"
 #include "core/url.h"
 #include "agent/config.h"
@@ -41,6 +42,26 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 
 	if (bg_fetch_candidate(copy, cand, sizeof(cand)))
 		return -ENAMETOOLONG;
+	if (l->kind == BG_SRC_ARTIFACT) {
+		struct bg_art a;
+		char why[256];
+		int bad = bg_art_open(cand, &a, why, sizeof(why)) ||
+			  bg_art_verify(&a, ~0u, NULL, 0, why, sizeof(why));
+
+		if (!bad && a.h->kind != BG_ART_FULL) {
+			bad = 1;
+			snprintf(why, sizeof(why), "a delta, not a whole filter");
+		}
+		if (!bad)
+			r->entries = a.h->plan.prefixes4 + a.h->plan.prefixes6 +
+				     a.h->plan.names;
+		if (a.h)
+			bg_art_close(&a);
+		unlink(cand);
+		if (bad)
+			snprintf(r->err, sizeof(r->err), "%s", why);
+		return bad;
+	}
 	s.path = cand;
 	bg_blocklist_init(&bl);
 	ret = bg_source_parse_info(&s, &bl, &o, &in);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "agent/config.h"
@@ -379,7 +380,7 @@ enum ftype {
 	F_STR, /* char *, checked by check */
 };
 
-enum fcheck { C_ABSPATH, C_URL, C_LISTNAME, C_IFNAME, C_HOSTPORT, C_EVENTS };
+enum fcheck { C_ABSPATH, C_URL, C_LISTNAME, C_IFNAME, C_HOSTPORT, C_EVENTS, C_DB };
 
 /* May be null (`metrics:`, `events: ~`): stored as NULL. */
 #define FF_NULLABLE 0x1
@@ -404,7 +405,8 @@ struct field {
  * (walk_lists()) name a key by its index and cannot point at another.
  */
 enum { R_INTERFACES, R_FPR, R_CONFIRM, R_STATE_DIR, R_METRICS, R_EVENTS, R_DETACH,
-       R_DEBOUNCE, R_MAX_LIST_BYTES, R_MAX_ENTRIES, R_LISTS, R__COUNT };
+       R_DEBOUNCE, R_MAX_LIST_BYTES, R_MAX_ENTRIES, R_LISTS, R_ARTIFACT,
+       R_FLEET, R__COUNT };
 
 #define R_OFF(m) offsetof(struct bg_config, m)
 static const struct field root_fields[R__COUNT + 1] = {
@@ -429,6 +431,8 @@ static const struct field root_fields[R__COUNT + 1] = {
 	[R_MAX_ENTRIES] = { .key = "max_entries", .type = F_COUNT,
 			    .off = R_OFF(max_entries), .min = 1, .max = 1e15 },
 	[R_LISTS] = { .key = "lists", .type = F_SECTION },
+	[R_ARTIFACT] = { .key = "artifact", .type = F_SECTION },
+	[R_FLEET] = { .key = "fleet", .type = F_SECTION },
 };
 
 enum { I_NAME, I_MODE, I_MATCH, I_ACTION, I_DNS_ACTION, I_DNS_PORTS,
@@ -488,8 +492,40 @@ static const struct field list_fields[L__COUNT + 1] = {
 			   .off = L_OFF(list.allow_wide) },
 };
 
+/* artifact: one built filter, fetched as a list is (url or path) */
+enum { A_URL, A_PATH, A_REFRESH, A_TIMEOUT, A_MAX_BYTES, A__COUNT };
+static const struct field artifact_fields[A__COUNT + 1] = {
+	[A_URL] = { .key = "url", .type = F_STR, .off = L_OFF(list.url),
+		    .check = C_URL },
+	[A_PATH] = { .key = "path", .type = F_STR, .off = L_OFF(list.path),
+		     .check = C_ABSPATH },
+	[A_REFRESH] = { .key = "refresh", .type = F_DURATION,
+			.off = L_OFF(refresh), .min = 0, .max = 86400 * 366 },
+	[A_TIMEOUT] = { .key = "timeout", .type = F_DURATION,
+			.off = L_OFF(timeout), .min = 0, .max = 86400,
+			.flags = FF_MIN_OPEN },
+	[A_MAX_BYTES] = { .key = "max_bytes", .type = F_SIZE,
+			  .off = L_OFF(max_bytes) },
+	{ NULL },
+};
+
+/* fleet: a gateway of the fleet store */
+enum { FL_DB, FL_GATEWAY, FL_POLL, FL_REPORT, FL__COUNT };
+#define FL_OFF(m) offsetof(struct bg_cfg_fleet, m)
+static const struct field fleet_fields[FL__COUNT + 1] = {
+	[FL_DB] = { .key = "db", .type = F_STR, .off = FL_OFF(db), .check = C_DB },
+	[FL_GATEWAY] = { .key = "gateway", .type = F_STR, .off = FL_OFF(gateway),
+			 .check = C_LISTNAME },
+	[FL_POLL] = { .key = "poll", .type = F_DURATION, .off = FL_OFF(poll),
+		      .min = 0, .max = 86400, .flags = FF_MIN_OPEN },
+	[FL_REPORT] = { .key = "report", .type = F_DURATION, .off = FL_OFF(report),
+			.min = 0, .max = 86400, .flags = FF_MIN_OPEN },
+	{ NULL },
+};
+
 _Static_assert(R__COUNT <= FIELDS_MAX && I__COUNT <= FIELDS_MAX &&
-		       L__COUNT <= FIELDS_MAX,
+		       L__COUNT <= FIELDS_MAX && A__COUNT <= FIELDS_MAX &&
+		       FL__COUNT <= FIELDS_MAX,
 	       "lines[] holds every key of a table");
 
 static void key_names(const struct field *f, char *buf, size_t len)
@@ -628,6 +664,20 @@ static int check_str(struct pctx *p, const struct field *f,
 			return bad(p, y->line, "%s: '%s' is not an interface name",
 				   p->where, q(p, s));
 		return 0;
+	case C_DB: {
+		/* a postgresql:// URL or a libpq key=value string; libpq
+		 * itself judges the rest when the agent connects */
+		const char *c;
+
+		for (c = s; *c; c++)
+			if ((unsigned char)*c < ' ' || *c == 0x7f)
+				break;
+		if (*c || (strncmp(s, "postgresql://", 13) &&
+			   strncmp(s, "postgres://", 11) && !strchr(s, '=')))
+			return bad(p, y->line, "%s: not a postgresql:// URL nor a "
+				   "key=value connection string", p->where);
+		return 0;
+	}
 	case C_HOSTPORT:
 		if (check_hostport(s, &why))
 			return bad(p, y->line, "%s: '%s' is not HOST:PORT (%s)",
@@ -978,6 +1028,98 @@ static int walk_lists(struct pctx *p, const struct ynode *y, size_t key_line,
 	return 0;
 }
 
+/* artifact: one source of kind BG_SRC_ARTIFACT, named "artifact" */
+static int walk_artifact(struct pctx *p, const struct ynode *y, size_t key_line,
+			 struct bg_config *c)
+{
+	size_t lines[FIELDS_MAX] = { 0 };
+	const struct ynode *sec[FIELDS_MAX] = { 0 };
+	struct bg_cfg_list *l;
+	int err;
+
+	c->lists = calloc(1, sizeof(*c->lists));
+	if (!c->lists)
+		return fail(p, -ENOMEM, 0, "out of memory");
+	l = &c->lists[c->n_lists++];
+	l->kind = BG_SRC_ARTIFACT;
+	l->timeout = BG_CFG_TIMEOUT;
+	l->max_bytes = BG_CFG_ARTIFACT_MAX_BYTES;
+	l->max_shrink = 1; /* an artifact is judged by its checksums */
+	l->line = key_line;
+	err = walk_map(p, y, artifact_fields, "artifact", l, lines, sec);
+	if (err)
+		return err;
+	l->list.name = strdup(BG_CFG_ARTIFACT_NAME);
+	if (!l->list.name)
+		return fail(p, -ENOMEM, 0, "out of memory");
+	if (!l->list.url && !l->list.path)
+		return bad(p, key_line, "artifact: needs a url or a path");
+	if (l->list.url && l->list.path)
+		return bad(p, key_line, "artifact: has both a url and a path: give one");
+	if (!lines[A_REFRESH])
+		l->refresh = l->list.url ? BG_CFG_URL_REFRESH : 0;
+	else if (l->list.url && l->refresh <= 0)
+		return bad(p, lines[A_REFRESH], "artifact.refresh: a URL needs an interval above 0");
+	if (l->list.path && lines[A_TIMEOUT])
+		return bad(p, lines[A_TIMEOUT], "artifact.timeout: only a URL is fetched with a timeout");
+	return 0;
+}
+
+/* fleet: one source of kind BG_SRC_FLEET, named "fleet", fetched from the
+ * store (agent/fleet.c) every poll seconds and whenever a NOTIFY comes */
+static int walk_fleet(struct pctx *p, const struct ynode *y, size_t key_line,
+		      struct bg_config *c)
+{
+	size_t lines[FIELDS_MAX] = { 0 };
+	const struct ynode *sec[FIELDS_MAX] = { 0 };
+	struct bg_cfg_fleet *f = &c->fleet;
+	struct bg_cfg_list *l;
+	char host[256];
+	int err;
+
+	f->poll = BG_CFG_FLEET_POLL;
+	f->report = BG_CFG_FLEET_REPORT;
+	f->line = key_line;
+	err = walk_map(p, y, fleet_fields, "fleet", f, lines, sec);
+	if (err)
+		return err;
+	if (!f->db)
+		return bad(p, key_line, "fleet: needs db (the store's connection string)");
+	if (!f->gateway) {
+		/* the host name, as a name the store keeps: what a name
+		 * cannot hold becomes '_' */
+		size_t i;
+
+		if (gethostname(host, sizeof(host)))
+			snprintf(host, sizeof(host), "gateway");
+		host[sizeof(host) - 1] = 0;
+		host[BG_CFG_NAME_MAX] = 0;
+		for (i = 0; host[i]; i++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789._-", host[i]))
+				host[i] = '_';
+		f->gateway = strdup(host);
+		if (!f->gateway)
+			return fail(p, -ENOMEM, 0, "out of memory");
+	}
+	c->lists = calloc(1, sizeof(*c->lists));
+	if (!c->lists)
+		return fail(p, -ENOMEM, 0, "out of memory");
+	l = &c->lists[c->n_lists++];
+	l->kind = BG_SRC_FLEET;
+	l->refresh = f->poll;
+	l->timeout = BG_CFG_TIMEOUT;
+	l->max_bytes = BG_CFG_ARTIFACT_MAX_BYTES;
+	l->max_shrink = 1;
+	l->line = key_line;
+	l->list.name = strdup(BG_CFG_FLEET_NAME);
+	/* the origin the status and the filter's description name */
+	l->list.url = strdup(f->db);
+	if (!l->list.name || !l->list.url)
+		return fail(p, -ENOMEM, 0, "out of memory");
+	return 0;
+}
+
 void bg_config_free(struct bg_config *c)
 {
 	size_t i;
@@ -991,6 +1133,8 @@ void bg_config_free(struct bg_config *c)
 	}
 	free(c->ifaces);
 	free(c->lists);
+	free(c->fleet.db);
+	free(c->fleet.gateway);
 	free(c->file);
 	free(c->state_dir);
 	free(c->metrics);
@@ -1032,10 +1176,25 @@ int bg_config_parse_buf(const char *name, const char *buf, size_t len,
 	ret = walk_map(&p, root, root_fields, "", c, lines, sec);
 	if (!ret && sec[R_INTERFACES])
 		ret = walk_ifaces(&p, sec[R_INTERFACES], c);
-	if (!ret && !sec[R_LISTS])
-		ret = bad(&p, 0, "no lists: the agent needs at least one (lists:)");
-	if (!ret)
+	/* one kind of source: lists, an artifact, or the fleet's */
+	if (!ret && !!sec[R_LISTS] + !!sec[R_ARTIFACT] + !!sec[R_FLEET] > 1) {
+		size_t l2 = lines[R_LISTS] > lines[R_ARTIFACT] ? lines[R_LISTS] :
+								  lines[R_ARTIFACT];
+
+		l2 = l2 > lines[R_FLEET] ? l2 : lines[R_FLEET];
+		ret = bad(&p, l2, "lists:, artifact: and fleet: exclude each other: a "
+			  "gateway builds its filter from lists, or loads one built "
+			  "elsewhere");
+	}
+	if (!ret && !sec[R_LISTS] && !sec[R_ARTIFACT] && !sec[R_FLEET])
+		ret = bad(&p, 0, "no lists: the agent needs at least one (lists:), "
+			  "or an artifact: or a fleet:");
+	if (!ret && sec[R_LISTS])
 		ret = walk_lists(&p, sec[R_LISTS], lines[R_LISTS], c);
+	if (!ret && sec[R_ARTIFACT])
+		ret = walk_artifact(&p, sec[R_ARTIFACT], lines[R_ARTIFACT], c);
+	if (!ret && sec[R_FLEET])
+		ret = walk_fleet(&p, sec[R_FLEET], lines[R_FLEET], c);
 	if (!ret && !c->fpr)
 		c->fpr = bg_fpr_default(c->confirm);
 out:

@@ -38,6 +38,15 @@ struct bg_cfg_iface {
 	size_t line; /* where it was declared (its "- " item) */
 };
 
+/* What a source of the agent is: a list (parsed into the filter), an
+ * artifact (core/artifact.h: a built filter, verified and swapped in as it
+ * is), or the fleet store's current generation (agent/fleet.h). */
+enum bg_src_kind {
+	BG_SRC_LIST = 0,
+	BG_SRC_ARTIFACT = 1,
+	BG_SRC_FLEET = 2,
+};
+
 struct bg_cfg_list {
 	/*
 	 * What the list is and how it is read; the config owns its strings.
@@ -58,6 +67,24 @@ struct bg_cfg_list {
 	 * 1 disables the guard. */
 	double max_shrink;
 	size_t line; /* where it was declared (its "- " item) */
+	uint8_t kind; /* enum bg_src_kind */
+};
+
+/* The name of the source an `artifact:` or `fleet:` section makes: its
+ * copy is STATE_DIR/lists/NAME.list, as a list's. */
+#define BG_CFG_ARTIFACT_NAME "artifact"
+#define BG_CFG_FLEET_NAME "fleet"
+/* fleet: defaults */
+#define BG_CFG_FLEET_POLL 60.0 /* s: the slow poll, for a missed NOTIFY */
+#define BG_CFG_FLEET_REPORT 15.0 /* s: the gateway's report to the store */
+#define BG_CFG_ARTIFACT_MAX_BYTES (8ull << 30)
+
+/* fleet: a gateway of a fleet (agent/fleet.h). */
+struct bg_cfg_fleet {
+	char *db; /* libpq connection string or postgresql:// URL */
+	char *gateway; /* default: the host name */
+	double poll, report; /* seconds */
+	size_t line;
 };
 
 struct bg_config {
@@ -82,8 +109,11 @@ struct bg_config {
 	 * BG_LOAD_ENTRIES_MAX (100M). */
 	uint64_t max_list_bytes;
 	uint64_t max_entries;
+	/* the sources: lists (lists:), or one artifact (artifact:), or one
+	 * fleet source (fleet:); never two of these kinds */
 	struct bg_cfg_list *lists;
 	size_t n_lists; /* >= 1 */
+	struct bg_cfg_fleet fleet; /* fleet.db NULL: no fleet */
 };
 
 /*

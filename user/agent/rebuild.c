@@ -31,6 +31,7 @@
 #include "core/print.h"
 #include "core/record.h"
 #include "core/url.h"
+#include "kern/artifact.h"
 #include "kern/load.h"
 #include "kern/swap.h"
 
@@ -301,6 +302,7 @@ struct rb_src {
 	/* the list, the job's own copy (bg_list_desc_dup()): a reload may
 	 * free the config while the job runs */
 	struct bg_list_desc list;
+	uint8_t kind; /* enum bg_src_kind */
 	double max_shrink;
 	char copy[PATH_MAX];
 	char sha[65]; /* of the copy */
@@ -338,6 +340,9 @@ struct rb_job {
 	struct desc built;
 	struct bg_metrics_filter filter;
 	struct rb_timing timing;
+	/* an artifact applied: its header (generation, digest) */
+	int artifact;
+	struct bg_art_header art;
 };
 
 static void on_diag(void *ctx, const struct bg_diag *d)
@@ -391,6 +396,14 @@ static void save_filter(const struct rb_job *j, uint32_t id)
 	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)j->filter.bytes));
 	json_object_object_add(o, "bits_per_key", json_object_new_double(j->filter.bits_per_key));
 	json_object_object_add(o, "predicted_fpr", json_object_new_double(j->filter.predicted_fpr));
+	if (j->artifact) {
+		char hex[65];
+
+		bg_sha_hex(j->art.digest, hex);
+		json_object_object_add(o, "artifact_generation",
+				       json_object_new_int64((int64_t)j->art.generation));
+		json_object_object_add(o, "artifact_sha256", json_object_new_string(hex));
+	}
 	snprintf(path, sizeof(path), "%s/filter.json", j->state_dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (json_object_to_file_ext(tmp, o, JSON_C_TO_STRING_PLAIN) == 0)
@@ -456,6 +469,149 @@ static int prov_begin(struct rb_job *j, const struct bg_sources *srcs,
 	return ret;
 }
 
+/*
+ * The rebuild of an agent fed a built filter (an artifact: file or URL,
+ * or the fleet store's generation): nothing parsed or built. A new copy
+ * is verified while it is copied into the new filter map (every section
+ * against its SHA-256, the header's checksum, the datapath ABI, the
+ * attachments' capacity); one that fails is refused and the last good
+ * copy stays live, untouched. A good one replaces the copy once it is
+ * live.
+ */
+static void rb_run_artifact(struct rb_job *j)
+{
+	struct rb_src *s = &j->v[0];
+	char cand[PATH_MAX + 8], why[512];
+	struct bg_load_report r;
+	struct bg_state st;
+	struct bg_art a;
+	int use_cand = s->cand, ret = 0, opened = 0;
+
+	bg_load_report_init(&r);
+	if (bg_fetch_candidate(s->copy, cand, sizeof(cand))) {
+		j->ret = -ENAMETOOLONG;
+		snprintf(j->msg, sizeof(j->msg), "%s", strerror(ENAMETOOLONG));
+		return;
+	}
+	for (;;) {
+		const char *file = use_cand ? cand : s->copy;
+		struct desc_list l = { .list = s->list };
+
+		if (!use_cand && !s->have_copy) {
+			agent_log("no good artifact yet: the filter is unchanged");
+			j->nothing = 1;
+			ret = -ENODATA;
+			goto out;
+		}
+		desc_free(&j->built);
+		j->built.fpr = j->fpr;
+		j->built.confirm = j->confirm;
+		memcpy(l.sha256, use_cand ? s->cand_sha : s->sha, sizeof(l.sha256));
+		ret = desc_add(&j->built, &l);
+		if (!ret)
+			ret = desc_seal(&j->built);
+		if (ret) {
+			snprintf(j->msg, sizeof(j->msg), "out of memory");
+			goto out;
+		}
+		if (!use_cand && j->live_fp[0] && !strcmp(j->live_fp, j->built.fp))
+			goto out; /* the live filter is this copy's already */
+		ret = bg_art_open(file, &a, why, sizeof(why));
+		if (!ret) {
+			opened = 1;
+			clean_gone();
+			ret = bg_state_open(&st, 1);
+			if (ret) {
+				snprintf(r.msg, sizeof(r.msg), "cannot open the pinned "
+					 "state in %s: %s (is bloomgate attached?)",
+					 bg_pin_dir(), strerror(-ret));
+				r.failed = BG_STAGE_BUILD;
+			} else {
+				/* the record names the copy, which the candidate
+				 * becomes right after */
+				ret = bg_art_commit(&st, &a, s->copy, 0, 0, &r);
+				bg_state_close(&st);
+			}
+			if (ret && r.failed == BG_STAGE_PARSE)
+				snprintf(why, sizeof(why), "%s", r.msg);
+		}
+		/* not an artifact, damaged, a delta, another ABI: refused */
+		if (ret && (!opened || r.failed == BG_STAGE_PARSE) && use_cand) {
+			if (opened)
+				bg_art_close(&a);
+			opened = 0;
+			s->verdict = -1;
+			snprintf(s->why, sizeof(s->why), "%.250s", why);
+			bg_fetch_discard(s->copy);
+			agent_log("source %s: new copy refused: %s; the last good "
+				  "copy is used", s->list.name, s->why);
+			use_cand = 0;
+			bg_load_report_free(&r);
+			continue;
+		}
+		if (ret && !opened)
+			snprintf(r.msg, sizeof(r.msg), "the last good artifact: %.400s", why);
+		break;
+	}
+	if (use_cand && opened) {
+		/* verified whole (or refused above): the last good copy now,
+		 * whatever the swap did */
+		int err = bg_fetch_keep(s->copy);
+
+		if (err) {
+			snprintf(s->why, sizeof(s->why), "keeping the copy: %s",
+				 strerror(-err));
+			s->verdict = -1;
+		} else {
+			s->verdict = 1;
+		}
+	}
+	if (opened) {
+		s->entries = a.h->plan.prefixes4 + a.h->plan.prefixes6 + a.h->plan.names;
+		s->counted = 1;
+		j->art = *a.h;
+	}
+	if (ret) {
+		agent_log("swap failed (%s): %s; the running filter is unchanged",
+			  bg_load_stage_name(r.failed), r.msg);
+		snprintf(j->msg, sizeof(j->msg), "swap failed (%s): %s",
+			 bg_load_stage_name(r.failed), r.msg);
+		goto out;
+	}
+	j->published = 1;
+	j->artifact = 1;
+	j->filter_id = r.filter_id;
+	j->filter.keys = r.plan.n;
+	j->filter.bytes = r.plan.bytes;
+	j->filter.bits_per_key = r.plan.bits_per_entry;
+	j->filter.predicted_fpr = r.plan.predicted_confirmed;
+	j->filter.generation = j->generation;
+	j->filter.build_seconds = r.ms[BG_STAGE_BUILD] / 1e3;
+	j->filter.swap_seconds = r.ms[BG_STAGE_PUBLISH] / 1e3;
+	agent_log("filter %llu live: artifact generation %llu, %llu keys, %zu "
+		  "bytes, verified and copied in %.0f ms, swapped in %.1f ms",
+		  (unsigned long long)j->generation,
+		  (unsigned long long)j->art.generation,
+		  (unsigned long long)r.plan.n, r.plan.bytes, r.ms[BG_STAGE_BUILD],
+		  r.ms[BG_STAGE_PUBLISH]);
+	if (r.failed == BG_STAGE_RECORD)
+		agent_log("the load record was not written: %s", r.msg);
+	j->timing.live_at = agent_wall();
+	save_filter(j, r.filter_id);
+	j->timing.build = r.ms[BG_STAGE_BUILD];
+	j->timing.swap = r.ms[BG_STAGE_PUBLISH];
+	j->timing.seen = j->change_seen;
+	j->timing.fetch = j->fetch_ms;
+out:
+	if (opened)
+		bg_art_close(&a);
+	j->ret = ret;
+	if (ret && !j->msg[0])
+		snprintf(j->msg, sizeof(j->msg), "%s", j->nothing ?
+			 "no good artifact yet" : strerror(-ret));
+	bg_load_report_free(&r);
+}
+
 static void rb_run(struct agent *a, struct job *jj)
 {
 	struct rb_job *j = (struct rb_job *)jj;
@@ -474,6 +630,11 @@ static void rb_run(struct agent *a, struct job *jj)
 	int ret;
 
 	(void)a; /* nothing of the agent's: the job holds what it needs */
+	if (j->n == 1 && j->v[0].kind != BG_SRC_LIST) {
+		free(map);
+		rb_run_artifact(j);
+		return;
+	}
 	bg_load_report_init(&r);
 	bg_sources_init(&srcs);
 	if (!map) {
@@ -720,7 +881,17 @@ static void rb_done(struct agent *a, struct job *jj)
 		a->filter = j->filter;
 		a->have_filter = 1;
 		a->filter_id = j->filter_id;
+		a->art_live = j->artifact;
+		if (j->artifact) {
+			a->art_generation = j->art.generation;
+			memcpy(a->art_digest, j->art.digest, sizeof(a->art_digest));
+			a->art_applied_at = j->timing.live_at;
+		}
 	}
+	if (j->ret && !j->nothing)
+		snprintf(a->last_error, sizeof(a->last_error), "%s", j->msg);
+	else if (j->published)
+		a->last_error[0] = 0;
 	pthread_mutex_unlock(&a->lock);
 	if (!j->ret && (j->published || !a->have_live)) {
 		desc_free(&a->live);
@@ -787,6 +958,7 @@ static void start_rebuild(struct agent *a, int foreign)
 		if (bg_list_desc_dup(&r->list, &s->cfg->list))
 			continue;
 		r->max_shrink = s->cfg->max_shrink;
+		r->kind = s->cfg->kind;
 		memcpy(r->copy, s->copy, sizeof(r->copy));
 		memcpy(r->sha, s->sha256, sizeof(r->sha));
 		r->have_copy = s->have_copy;
@@ -965,8 +1137,9 @@ void sync_store_entries(struct agent *a, const struct rb_timing *timing,
 		if ((j->names[j->nnames] = strdup(s->cfg->list.name)))
 			j->nnames++;
 		/* a rebuild's writer knows its lists; else every copy is
-		 * re-indexed where its index is missing or of another copy */
-		if (pw || !s->have_copy)
+		 * re-indexed where its index is missing or of another copy
+		 * (an artifact has its own index, in it) */
+		if (pw || !s->have_copy || s->cfg->kind != BG_SRC_LIST)
 			continue;
 		/* the job's own copies: a reload may free the config */
 		if (bg_list_desc_dup(&r->list, &s->cfg->list))
@@ -1045,6 +1218,21 @@ int adopt(struct agent *a)
 			a->filter.bits_per_key = json_object_get_double(g);
 		if (json_object_object_get_ex(o, "predicted_fpr", &g))
 			a->filter.predicted_fpr = json_object_get_double(g);
+		if (json_object_object_get_ex(o, "artifact_generation", &g)) {
+			const char *h;
+			int k;
+
+			a->art_live = 1;
+			a->art_generation = (uint64_t)json_object_get_int64(g);
+			if (json_object_object_get_ex(o, "artifact_sha256", &g) &&
+			    (h = json_object_get_string(g)) && strlen(h) == 64)
+				for (k = 0; k < 32; k++) {
+					unsigned int b;
+
+					if (sscanf(h + 2 * k, "%2x", &b) == 1)
+						a->art_digest[k] = (uint8_t)b;
+				}
+		}
 		pthread_mutex_unlock(&a->lock);
 		agent_log("the live filter is built from these copies: adopted "
 			  "(generation %llu)", (unsigned long long)a->generation);

@@ -46,6 +46,8 @@ void cli_fmt_capacity(char *buf, size_t len, __u32 elems);
 	int cli_cmd_##name(int argc, char **argv)
 CLI_COMMAND(attach);
 CLI_COMMAND(load);
+CLI_COMMAND(build);
+CLI_COMMAND(inspect);
 CLI_COMMAND(check);
 CLI_COMMAND(stats);
 CLI_COMMAND(status);

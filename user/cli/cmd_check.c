@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "core/artifact.h"
 #include "core/print.h"
 #include "core/view.h"
 #include "agent/provenance.h"
@@ -98,6 +99,8 @@ int cli_cmd_check(int argc, char **argv)
 {
 	struct bg_prov_reader *prov = NULL;
 	struct bg_store *store = NULL;
+	struct bg_art_finder art;
+	int have_art = 0;
 	struct bg_record rec;
 	const void *mem;
 	struct bg_state st;
@@ -132,16 +135,31 @@ int cli_cmd_check(int argc, char **argv)
 			    "(ABI %d expected); reload it", BG_ABI_VERSION);
 	if (ret)
 		return cli_fail(1, "cannot read the live filter: %s", strerror(-ret));
-	if (have_rec)
+	if (have_rec && rec.artifact) {
+		char why[512];
+
+		/* loaded from an artifact: its index names the lists */
+		have_art = !bg_art_finder_open(rec.artifact, rec.artifact_sha, &art,
+					       why, sizeof(why));
+		if (!have_art)
+			fprintf(stderr, "bloomgate: check: %s: entries are not "
+				"named\n", why);
+	} else if (have_rec) {
 		store = agent_store_of(&rec);
+	}
 	/* the indexes, or (none can be opened) the record's lists re-read */
 	if (store && bg_prov_open(store, &prov))
 		prov = NULL;
 	for (i = 1; i < argc; i++) {
 		struct bg_explanation x;
 
-		ret = prov ? bg_explain_found(mem, bg_prov_find, prov, argv[i], &x) :
-			     bg_explain(mem, have_rec ? &rec : NULL, argv[i], &x);
+		if (have_art)
+			ret = bg_explain_found(mem, bg_art_find, &art, argv[i], &x);
+		else if (prov)
+			ret = bg_explain_found(mem, bg_prov_find, prov, argv[i], &x);
+		else
+			ret = bg_explain(mem, have_rec && !rec.artifact ? &rec : NULL,
+					 argv[i], &x);
 		/* a chunk of the filter that could not be mapped answered "not
 		 * listed": no answer at all then (core/view.h) */
 		if (!ret && bg_view_error(mem))
@@ -162,6 +180,8 @@ int cli_cmd_check(int argc, char **argv)
 	}
 	bg_filter_unmap(mem, len);
 	bg_prov_close(prov);
+	if (have_art)
+		bg_art_finder_close(&art);
 	if (store)
 		bg_store_close(store);
 	if (have_rec)

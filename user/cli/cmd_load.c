@@ -6,217 +6,146 @@
 #include <math.h>
 #include <string.h>
 
+#include "kern/artifact.h"
 #include "kern/load.h"
 #include "core/print.h"
 
 #include "agent/instance.h"
 #include "cli/cli.h"
+#include "cli/listopts.h"
 
 /* ---- load --------------------------------------------------------------- */
 
-/* load's options: --format and --(no-)subdomains apply to the lists after
- * them, so those and the lists go to srcs in command-line order. */
-struct load_ctx {
-	struct bg_sources *srcs;
-	int strict;
-	int allow_wide;
-	double fpr; /* 0: bg_fpr_default() */
-	int confirm; /* 1: the exact stage (default), 0: --confirm off */
-	unsigned long long max_list_bytes, max_entries;
-	int stdin_taken; /* "-" given: standard input reads once */
-	int force; /* load even when an agent feeds this pin directory */
-};
-
-static const struct load_ctx load_defaults = {
-	.confirm = 1, .max_list_bytes = BG_LIST_BYTES_MAX,
-	.max_entries = BG_LOAD_ENTRIES_MAX,
-};
-
-static int load_list(void *ctx, const struct bg_opt *o,
-		     const struct bg_optval *v, char *err, size_t errlen)
-{
-	struct load_ctx *c = ctx;
-
-	if (!strcmp(v->arg, "-") && c->stdin_taken++) {
-		snprintf(err, errlen, "'-' (standard input) given twice: it can "
-			 "be read once");
-		return -EINVAL;
-	}
-	/* a positional is a blocked list; --allow's are allowed */
-	if (bg_sources_add(c->srcs, v->arg, o->name && !strcmp(o->name, "allow"))) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int load_format(void *ctx, const struct bg_opt *o,
-		       const struct bg_optval *v, char *err, size_t errlen)
-{
-	struct load_ctx *c = ctx;
-
-	(void)o;
-	/* the names in the table are lists.c's: cannot fail */
-	if (bg_sources_set_format(c->srcs, v->arg)) {
-		snprintf(err, errlen, "--format: '%s' is unknown", v->arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int load_subdomains(void *ctx, const struct bg_opt *o,
-			   const struct bg_optval *v, char *err, size_t errlen)
-{
-	struct load_ctx *c = ctx;
-
-	(void)v;
-	(void)err;
-	(void)errlen;
-	bg_sources_set_subdomains(c->srcs, !strcmp(o->name, "subdomains"));
-	return 0;
-}
-
 static int load_done(void *ctx, unsigned int npos, char *err, size_t errlen)
 {
-	struct load_ctx *c = ctx;
-	int ret = bg_sources_done(c->srcs);
+	struct list_ctx *c = ctx;
+	int ret = list_opts_done(ctx, npos, err, errlen);
 
-	(void)npos;
-	if (ret == -EINVAL)
-		snprintf(err, errlen, "--format, --subdomains and --no-subdomains apply "
-			 "to the lists after them; none follows the last one");
-	else if (ret)
-		snprintf(err, errlen, "load: missing LIST (a list to block)");
-	return ret ? -EINVAL : 0;
+	if (!ret && c->artifact && (c->srcs->n != 1 || c->srcs->v[0].list.allow)) {
+		snprintf(err, errlen, "--artifact: one FILE, an artifact, and no "
+			 "other list");
+		ret = -EINVAL;
+	}
+	return ret;
 }
 
-static const struct bg_opt_enum format_values[] = {
-	{ "auto", BG_FMT_AUTO, "detect each file's format (below)" },
-	{ "addr", BG_FMT_ADDR, "addresses and CIDR prefixes" },
-	{ "plain", BG_FMT_PLAIN, "domain names" },
-	{ "hosts", BG_FMT_HOSTS, "hosts file" },
-	{ "adblock", BG_FMT_ADBLOCK, "Adblock rules" },
-	{ NULL },
-};
-
-static const struct bg_opt_enum confirm_values[] = {
-	{ "on", 1, "confirm every Bloom positive against an exact table of "
-	  "32-bit fingerprints: no false-positive verdicts" },
-	{ "off", 0, "act on a Bloom positive as it is: about 4.4 bytes a key "
-	  "less, one unlisted address or name in 1/P wrongly blocked" },
-	{ NULL },
-};
-
 static const struct bg_opt load_opts[] = {
-	{ .name = "fpr", .type = BG_OPT_DOUBLE, .metavar = "P",
-	  .help = "target false-positive rate of the Bloom part per address or "
-		  "query (default " BG_TEXTIFY(BG_FPR_DEFAULT_CONFIRM) ", "
-		  BG_TEXTIFY(BG_FPR_DEFAULT) " with --confirm off)",
-	  .min = BG_FPR_MIN, .max = BG_FPR_MAX, .off = offsetof(struct load_ctx, fpr) },
-	{ .name = "confirm", .type = BG_OPT_ENUM, .values = confirm_values,
-	  .help = "the exact stage behind the Bloom part",
-	  .off = offsetof(struct load_ctx, confirm) },
-	{ .name = "strict", .type = BG_OPT_FLAG,
-	  .help = "fail on a rejected line, a too-deep subdomain rule or an empty list",
-	  .off = offsetof(struct load_ctx, strict) },
-	{ .name = "allow-wide", .type = BG_OPT_FLAG,
-	  .help = "load IPv4 prefixes shorter than /8 and IPv6 shorter than /16",
-	  .off = offsetof(struct load_ctx, allow_wide) },
-	{ .name = "format", .type = BG_OPT_ENUM, .metavar = "F", .values = format_values,
-	  .help = "read the lists after it as F", .max_count = BG_OPT_MANY,
-	  .set = load_format },
-	{ .name = "subdomains", .type = BG_OPT_FLAG,
-	  .help = "plain names in the lists after it cover their subdomains",
-	  .max_count = BG_OPT_MANY, .set = load_subdomains },
-	{ .name = "no-subdomains", .type = BG_OPT_FLAG,
-	  .help = "back to the default: a plain name is the name only",
-	  .max_count = BG_OPT_MANY, .flags = BG_OPT_F_NOSYN, .set = load_subdomains },
-	{ .name = "allow", .type = BG_OPT_PATH, .metavar = "LIST",
-	  .help = "a list of entries that always pass", .max_count = BG_OPT_MANY,
-	  .set = load_list },
-	{ .name = "max-list-bytes", .type = BG_OPT_UINT, .metavar = "SIZE",
-	  .help = "refuse a list of more than SIZE bytes (K, M, G: KiB, MiB, GiB)", .min = 1, .max = INFINITY,
-	  .flags = BG_OPT_F_SIZE,
-	  .off = offsetof(struct load_ctx, max_list_bytes) },
-	{ .name = "max-entries", .type = BG_OPT_UINT, .metavar = "N",
-	  .help = "refuse lists of more than N entries in all", .min = 1,
-	  .max = INFINITY, .off = offsetof(struct load_ctx, max_entries) },
+	LIST_OPTS,
+	{ .name = "artifact", .type = BG_OPT_FLAG,
+	  .help = "the one FILE is a filter artifact (bloomgate build): verified "
+		  "and swapped in, nothing parsed or built (detected by its "
+		  "magic without it)",
+	  .off = offsetof(struct list_ctx, artifact) },
 	{ .name = "force", .type = BG_OPT_FLAG,
 	  .help = "load even when an agent feeds the filter (its lists stop "
 		  "being enforced until its next rebuild)",
-	  .off = offsetof(struct load_ctx, force) },
+	  .off = offsetof(struct list_ctx, force) },
 	{ NULL },
-};
-
-static const struct bg_opt load_pos = {
-	.type = BG_OPT_PATH, .metavar = "LIST", .help = "a list of entries to block",
-	.set = load_list,
 };
 
 const struct bg_cmd cli_load_cmd = {
 	.name = "load",
 	.summary = "Parses the lists, builds a new filter sized for the target\n"
-		   "false-positive rate and swaps it in atomically. A load that fails\n"
-		   "leaves the running filter as it was.",
-	.details =
-	"Lists are address lists (IPv4/IPv6 addresses and CIDR prefixes, one\n"
-	"per line: plain, FireHOL ipset/netset, Spamhaus DROP) or domain\n"
-	"lists, in one load:\n"
-	"  plain    one name a line; *.name for its subdomains only\n"
-	"  hosts    0.0.0.0 name [name...] (also 127.0.0.1, ::, ::1, or a\n"
-	"           bare name): each name exactly; the addresses are where\n"
-	"           the names point, never loaded as blocked addresses\n"
-	"  adblock  ||name^ (name and subdomains), ||*.name^ (subdomains),\n"
-	"           |name^ (the name only), @@ before any: allow\n"
-	"Each file's format is detected from its first " BG_TEXTIFY(BG_FMT_DETECT_LINES) " lines that are\n"
-	"not blank or comments: addresses when more than half are addresses\n"
-	"or prefixes; else Adblock when one starts with |, !, [ or @@; else\n"
-	"hosts when one is an address and a name; else plain when more than\n"
-	"half are names of two labels or more; else addresses (each line is\n"
-	"then rejected as not an address: say --format plain if need be).\n"
-	"load prints FILE: detected FORMAT (why) for each list detected. A\n"
-	"list with more than half of its lines rejected is a warning naming\n"
-	"the format that reads them, if one does; one that loads no entry is\n"
-	"a warning too; --strict fails the load on either.\n"
-	"--format applies to every list after it on the command line, blocked\n"
-	"and --allow alike, up to the next --format (like gcc's -x);\n"
-	"--subdomains likewise (as HaGeZi's lists mean), up to\n"
-	"--no-subdomains. Given after the last list, they would apply to\n"
-	"none: an error.\n"
-	"--allow lists addresses and prefixes that pass also inside listed\n"
-	"ranges, and names, which beat blocked parents.\n"
-	"--strict fails the load on any rejected line, and on any subdomain\n"
-	"rule deeper than " BG_TEXTIFY(BG_DNS_SUFFIX_MAX) " labels (never matched), instead of reporting\n"
-	"and skipping it.\n"
-	"A prefix shorter than /8 (IPv4) or /16 (IPv6), /0 included, is\n"
-	"rejected unless --allow-wide is given (then loaded with a warning):\n"
-	"one such line would block far more than any list means. In an\n"
-	"--allow list it always loads, with a warning. ::ffff:a.b.c.d[/n]\n"
-	"(n >= 96) is loaded as the IPv4 entry a.b.c.d[/n-96], with a\n"
-	"warning; --strict rejects it.\n"
-	"Every rejected line is reported as FILE:LINE: reason: 'text'.\n"
+		   "false-positive rate and swaps it in atomically; or loads a\n"
+		   "filter artifact built before (bloomgate build) without parsing\n"
+		   "or building. A load that fails leaves the running filter as it\n"
+		   "was.",
+	.details = LIST_DETAILS
 	"A LIST is a regular file, or - for standard input (read once, as\n"
 	"/dev/stdin in reports); a FIFO, a device or a directory is refused.\n"
 	"The lists are read and parsed before the pin directory is locked:\n"
-	"a slow list holds up no other command.",
-	.opts = load_opts, .pos = &load_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
-	.defaults = &load_defaults, .done = load_done,
+	"a slow list holds up no other command.\n"
+	"An artifact (one file starting with its magic, or --artifact) is\n"
+	"checked (magic, format version, datapath ABI, every section against\n"
+	"its SHA-256, the attachments' capacity) while it is copied into a\n"
+	"new filter map, then swapped in; the list options do not apply to it\n"
+	"(it was built with its own).",
+	.opts = load_opts, .pos = &list_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
+	.defaults = &list_defaults, .done = load_done,
 };
 
-/* Diagnostics as they come: "file:line: reason: 'text'" on stderr. A
- * file-level error (unreadable, not a regular file, too large) fails the
- * load, whose one line says it. */
-static void print_diag(void *ctx, const struct bg_diag *d)
+/* The list options do not apply to an artifact: it was built with its
+ * own. Said rather than ignored. */
+static const char *list_opt_given(const struct list_ctx *c)
 {
-	(void)ctx;
-	if (d->line || d->warning)
-		bg_diag_print(stderr, d);
+	return c->fpr ? "--fpr" : !c->confirm ? "--confirm" : c->strict ? "--strict" :
+	       c->allow_wide ? "--allow-wide" : c->seed ? "--seed" :
+	       c->max_list_bytes != list_defaults.max_list_bytes ? "--max-list-bytes" :
+	       c->max_entries != list_defaults.max_entries ? "--max-entries" :
+	       c->srcs->v[0].list.format ? "--format" :
+	       c->srcs->v[0].list.subdomains ? "--subdomains" : NULL;
+}
+
+static void print_art_report(const char *path, const struct bg_art *a,
+			     const struct bg_load_report *r, double total)
+{
+	const struct bg_filter_params *fp = &r->plan;
+	char hex[65], mem[32];
+
+	bg_sha_hex(a->h->digest, hex);
+	bg_fmt_bytes(mem, sizeof(mem), (double)fp->bytes);
+	printf("artifact:         %s (sha256 %s", path, hex);
+	if (a->h->generation)
+		printf(", generation %llu", (unsigned long long)a->h->generation);
+	printf(")\n");
+	printf("filter:           %llu Bloom keys, %u blocks of 512 bits, k=%u, "
+	       "%.2f bits/key; %llu IPv4, %llu IPv6 prefixes, %llu names\n",
+	       (unsigned long long)fp->n, fp->nblocks, fp->k, fp->bits_per_entry,
+	       (unsigned long long)fp->prefixes4, (unsigned long long)fp->prefixes6,
+	       (unsigned long long)a->h->plan.names);
+	printf("false positives:  %.6f predicted per address or query in the "
+	       "Bloom part (target %g)", fp->predicted_addr, fp->target);
+	if (fp->fp_nbuckets)
+		printf("; %.1e after the exact stage", fp->predicted_confirmed);
+	printf("\nmemory:           %s\n", mem);
+	printf("time:             %.1f ms (verify and copy %.1f, swap %.2f); "
+	       "nothing parsed or built\n", total, r->ms[BG_STAGE_BUILD],
+	       r->ms[BG_STAGE_PUBLISH]);
+}
+
+/* load FILE of an artifact: verified while copied into a new map, swapped
+ * in under the lock; the record names the file for check. */
+static int load_artifact(const struct list_ctx *c, const char *path)
+{
+	const char *opt = list_opt_given(c);
+	struct bg_load_report r;
+	struct bg_state st;
+	struct bg_art a;
+	char why[512];
+	double t0 = bg_now_ms();
+	int ret;
+
+	if (opt)
+		return cli_fail(EXIT_USAGE, "load: %s applies to lists; an artifact "
+				"was built with its own (bloomgate inspect %s)", opt,
+				path);
+	ret = bg_art_open(path, &a, why, sizeof(why));
+	if (ret)
+		return cli_fail(EXIT_LIST, "%s: %s; the running filter is unchanged",
+				path, why);
+	if ((ret = cli_open_state(&st, 1))) {
+		bg_art_close(&a);
+		return ret;
+	}
+	bg_load_report_init(&r);
+	ret = bg_art_commit(&st, &a, path, 0, 0, &r);
+	bg_state_close(&st);
+	if (ret)
+		ret = cli_fail(r.failed <= BG_STAGE_PLAN ? EXIT_LIST : 1,
+			       "%s: %s; the running filter is unchanged", path, r.msg);
+	else if (r.failed == BG_STAGE_RECORD)
+		cli_fail(0, "%s", r.msg);
+	if (!ret)
+		print_art_report(path, &a, &r, bg_now_ms() - t0);
+	bg_load_report_free(&r);
+	bg_art_close(&a);
+	return ret;
 }
 
 int cli_cmd_load(int argc, char **argv)
 {
-	struct load_ctx c = load_defaults;
-	struct bg_load_opts o = { .diag = print_diag };
+	struct list_ctx c = list_defaults;
+	struct bg_load_opts o = { .diag = list_print_diag };
 	struct bg_load_report r;
 	struct bg_blocklist bl;
 	struct bg_sources srcs;
@@ -247,13 +176,13 @@ int cli_cmd_load(int argc, char **argv)
 				"replace its filter until its next rebuild",
 				(long)agent, bg_pin_dir());
 	}
-	o.sources = &srcs;
-	o.strict = c.strict;
-	o.allow_wide = c.allow_wide;
-	o.fpr = c.fpr;
-	o.confirm_off = !c.confirm;
-	o.max_list_bytes = c.max_list_bytes;
-	o.max_entries = c.max_entries;
+	if (c.artifact || (srcs.n == 1 && !srcs.v[0].list.allow &&
+			   bg_art_is_artifact(srcs.v[0].path))) {
+		ret = load_artifact(&c, srcs.v[0].path);
+		bg_sources_free(&srcs);
+		return ret;
+	}
+	list_load_opts(&c, &o);
 	/* the filter map made while the keys are sorted (kern/load.h) */
 	o.parsed = bg_premap_parsed;
 	o.parsed_ctx = &pm;

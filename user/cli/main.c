@@ -45,6 +45,8 @@ static const struct {
 } cmds[] = {
 	{ &cli_attach_cmd, cli_cmd_attach },
 	{ &cli_load_cmd, cli_cmd_load },
+	{ &cli_build_cmd, cli_cmd_build },
+	{ &cli_inspect_cmd, cli_cmd_inspect },
 	{ &cli_check_cmd, cli_cmd_check },
 	{ &cli_stats_cmd, cli_cmd_stats },
 	{ &cli_status_cmd, cli_cmd_status },

@@ -196,6 +196,7 @@ int bg_art_build(const struct bg_load_opts *o, const struct bg_art_build_opts *b
 	b->h.created = (uint64_t)time(NULL);
 	b->h.nsources = (__u32)srcs->n;
 	bg_art_plan_fill(&b->h.plan, &r->plan, seed);
+	b->h.plan.names = r->rules.exact + r->rules.subs;
 	if (bo && bo->keep) {
 		b->kept = 1;
 		b->items = items;

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Filter artifacts (core/artifact.h, core/artbuild.h): the image `build`
+ * writes is the filter `load` builds into a map from the same lists and
+ * seed, bit for bit; what is written opens and verifies; every kind of
+ * damage (a flipped byte in any section or the header, a cut or grown
+ * file, another format version or ABI) is refused with a reason; a delta
+ * between two generations rebuilds the second from the first exactly, and
+ * is refused against another base or when a patch is damaged. Maps are
+ * real (bpf_map_create): run as root.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/artbuild.h"
+#include "core/artifact.h"
+#include "kern/swap.h"
+
+#define SEED 0x5eed1234ULL
+
+static char dir[] = "/tmp/bg-test-artifact.XXXXXX";
+
+static void write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *path_of(const char *name)
+{
+	static char buf[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+static int setup(void **state)
+{
+	char *big = malloc(30000 * 20), *p;
+	int i;
+
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	/* addresses: 30000 /32s, prefixes of several lengths, IPv6 */
+	p = big;
+	for (i = 0; i < 30000; i++)
+		p += sprintf(p, "10.%d.%d.%d\n", i >> 16, (i >> 8) & 255, i & 255);
+	p += sprintf(p, "198.51.100.0/24\n203.0.113.128/25\n172.16.0.0/12\n");
+	p += sprintf(p, "2001:db8::1\n2001:db8:100::/48\n");
+	write_file("addr.txt", big);
+	free(big);
+	write_file("names.txt", "ads.example.com\ntracker.example.net\n*.cdn.example.org\n");
+	write_file("allow.txt", "10.0.0.7\n198.51.100.128/26\n");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+/* The three lists as `load` and `build` take them. */
+static void sources(struct bg_sources *s)
+{
+	bg_sources_init(s);
+	assert_int_equal(bg_sources_add(s, path_of("addr.txt"), 0), 0);
+	assert_int_equal(bg_sources_add(s, path_of("names.txt"), 0), 0);
+	assert_int_equal(bg_sources_add(s, path_of("allow.txt"), 1), 0);
+}
+
+static void build(struct bg_art_built *b, uint64_t seed, unsigned int threads)
+{
+	struct bg_load_opts o = { .seed = seed, .threads = threads };
+	struct bg_load_report r;
+	struct bg_sources s;
+
+	sources(&s);
+	o.sources = &s;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_art_build(&o, NULL, b, &r), 0);
+	bg_load_report_free(&r);
+	bg_sources_free(&s);
+}
+
+/* `load`'s build of the same lists: prepare, then the map built as
+ * bg_load_commit() builds it; the map's bytes. */
+static void *load_bytes(uint64_t seed, size_t *len)
+{
+	struct bg_load_opts o = { .seed = seed };
+	struct bg_load_report r;
+	struct bg_blocklist bl;
+	struct bg_sources s;
+	size_t mlen;
+	void *m, *out;
+	int fd;
+
+	sources(&s);
+	o.sources = &s;
+	bg_load_report_init(&r);
+	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
+	fd = bg_filter_create_mt(&r.plan, seed, &bl, 0);
+	assert_true(fd >= 0);
+	*len = r.plan.bytes;
+	mlen = (*len + 4095) / 4096 * 4096;
+	m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	out = malloc(*len);
+	assert_non_null(out);
+	memcpy(out, m, *len);
+	munmap(m, mlen);
+	close(fd);
+	bg_blocklist_free(&bl);
+	bg_load_report_free(&r);
+	bg_sources_free(&s);
+	return out;
+}
+
+static void test_image_is_loads_filter(void **state)
+{
+	struct bg_art_built b1, b2;
+	size_t len;
+	void *live;
+
+	(void)state;
+	build(&b1, SEED, 0);
+	live = load_bytes(SEED, &len);
+	assert_int_equal(b1.filter_len, len);
+	assert_memory_equal(b1.filter, live, len);
+	/* and on one thread: the same image, index and sources */
+	build(&b2, SEED, 1);
+	assert_int_equal(b2.filter_len, len);
+	assert_memory_equal(b2.filter, live, len);
+	assert_int_equal(b1.index_len, b2.index_len);
+	assert_memory_equal(b1.index, b2.index, b1.index_len);
+	assert_string_equal(b1.sources, b2.sources);
+	/* another seed: another filter */
+	free(live);
+	live = load_bytes(SEED + 1, &len);
+	assert_int_equal(b1.filter_len, len);
+	assert_true(memcmp(b1.filter, live, len) != 0);
+	free(live);
+	bg_art_built_free(&b1);
+	bg_art_built_free(&b2);
+}
+
+/* Writes a built artifact to name; its bytes in *buf (malloc'd). */
+static void write_art(struct bg_art_built *b, const char *name, uint8_t **buf,
+		      size_t *len)
+{
+	int fd;
+	struct stat st;
+
+	assert_int_equal(bg_art_built_write(b, path_of(name), 0), 0);
+	fd = open(path_of(name), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	*len = (size_t)st.st_size;
+	*buf = malloc(*len);
+	assert_non_null(*buf);
+	assert_int_equal(read(fd, *buf, *len), (ssize_t)*len);
+	close(fd);
+}
+
+static void test_written_opens_and_verifies(void **state)
+{
+	struct bg_art_built b;
+	struct bg_art_sources s;
+	struct bg_art a;
+	uint8_t *buf;
+	size_t len, flen;
+	const void *f;
+	char why[256];
+
+	(void)state;
+	build(&b, SEED, 0);
+	write_art(&b, "a.bga", &buf, &len);
+	assert_int_equal(bg_art_open(path_of("a.bga"), &a, why, sizeof(why)), 0);
+	assert_int_equal(bg_art_verify(&a, ~0u, NULL, 0, why, sizeof(why)), 0);
+	assert_int_equal(a.h->kind, BG_ART_FULL);
+	assert_int_equal(a.h->plan.seed, SEED);
+	assert_int_equal(a.h->plan.nelems, b.h.plan.nelems);
+	assert_int_equal(a.h->nsources, 3);
+	f = bg_art_sec(&a, BG_ART_SEC_FILTER, &flen);
+	assert_int_equal(flen, b.filter_len);
+	assert_memory_equal(f, b.filter, flen);
+	/* the sources: names, roles, formats, entries, checksums */
+	assert_int_equal(bg_art_sources_read(&a, &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.v[0].name, "addr.txt");
+	assert_string_equal(s.v[0].role, "block");
+	assert_string_equal(s.v[0].format, "addr");
+	assert_int_equal(s.v[0].entries, 30005);
+	assert_string_equal(s.v[1].format, "plain");
+	assert_int_equal(s.v[1].entries, 3);
+	assert_string_equal(s.v[2].role, "allow");
+	assert_int_equal(strlen(s.v[0].sha256), 64);
+	{
+		char sha[65];
+
+		assert_int_equal(bg_sha256_file(path_of("addr.txt"), sha), 0);
+		assert_string_equal(s.v[0].sha256, sha);
+	}
+	bg_art_sources_free(&s);
+	bg_art_close(&a);
+	free(buf);
+	bg_art_built_free(&b);
+}
+
+/* buf (len bytes) written to name, then opened and verified: the error
+ * and the reason. */
+static int try_open(const uint8_t *buf, size_t len, char *why, size_t whylen)
+{
+	struct bg_art a;
+	int fd, ret;
+
+	fd = open(path_of("bad.bga"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	why[0] = 0;
+	ret = bg_art_open(path_of("bad.bga"), &a, why, whylen);
+	if (ret)
+		return ret;
+	ret = bg_art_verify(&a, ~0u, NULL, 0, why, whylen);
+	bg_art_close(&a);
+	return ret;
+}
+
+static void flip_refused(uint8_t *buf, size_t len, size_t off, const char *want)
+{
+	char why[256];
+	int ret;
+
+	buf[off] ^= 0x40;
+	ret = try_open(buf, len, why, sizeof(why));
+	buf[off] ^= 0x40;
+	if (ret != -EBADMSG || !strstr(why, want))
+		fail_msg("a byte flipped at %zu: %d '%s', wanted '%s'", off, ret, why,
+			 want);
+}
+
+static void test_damage_refused(void **state)
+{
+	struct bg_art_built b;
+	struct bg_art_header h;
+	uint8_t *buf;
+	size_t len;
+	char why[256];
+	int s;
+
+	(void)state;
+	build(&b, SEED, 0);
+	write_art(&b, "a.bga", &buf, &len);
+	memcpy(&h, buf, sizeof(h));
+	assert_int_equal(try_open(buf, len, why, sizeof(why)), 0);
+	/* the header: magic, a field, the digest itself */
+	flip_refused(buf, len, 0, "no magic");
+	flip_refused(buf, len, offsetof(struct bg_art_header, generation), "header");
+	flip_refused(buf, len, offsetof(struct bg_art_header, plan) + 8, "header");
+	flip_refused(buf, len, offsetof(struct bg_art_header, digest) + 3, "header");
+	/* each section: first, middle and last byte */
+	for (s = 0; s < BG_ART_SEC__COUNT; s++) {
+		static const char *const names[] = { "sources", "filter", "index",
+						     "delta", "digests" };
+		size_t off = h.sec[s].off, l = h.sec[s].len;
+
+		if (!l)
+			continue;
+		flip_refused(buf, len, off, names[s]);
+		flip_refused(buf, len, off + l / 2, names[s]);
+		flip_refused(buf, len, off + l - 1, names[s]);
+	}
+	/* cut short, or grown */
+	assert_int_equal(try_open(buf, len - 1, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "truncated"));
+	{
+		uint8_t *more = malloc(len + 1);
+
+		memcpy(more, buf, len);
+		more[len] = 0;
+		assert_int_equal(try_open(more, len + 1, why, sizeof(why)), -EBADMSG);
+		free(more);
+	}
+	/* another version or ABI, the header's digest made right: -EPROTO */
+	{
+		struct bg_art_header *hp = (void *)buf;
+		struct bg_art_header t;
+
+		hp->version = BG_ART_VERSION + 1;
+		t = *hp;
+		memset(t.digest, 0, sizeof(t.digest));
+		bg_sha256(&t, sizeof(t), hp->digest);
+		assert_int_equal(try_open(buf, len, why, sizeof(why)), -EPROTO);
+		assert_non_null(strstr(why, "version"));
+		hp->version = BG_ART_VERSION;
+		hp->abi_version = BG_ABI_VERSION + 1;
+		t = *hp;
+		memset(t.digest, 0, sizeof(t.digest));
+		bg_sha256(&t, sizeof(t), hp->digest);
+		assert_int_equal(try_open(buf, len, why, sizeof(why)), -EPROTO);
+		assert_non_null(strstr(why, "ABI"));
+		memcpy(buf, &h, sizeof(h));
+	}
+	assert_int_equal(try_open(buf, len, why, sizeof(why)), 0);
+	free(buf);
+	bg_art_built_free(&b);
+}
+
+/* Two generations of the same plan (the second: some elements of the
+ * first's filter and index changed), their delta, and its apply. */
+static void test_delta_rebuilds_the_result(void **state)
+{
+	struct bg_art_built b;
+	struct bg_art base, res, d, out, other;
+	uint8_t *buf;
+	size_t len, n = 0, dlen;
+	char why[256];
+	int fd;
+	uint8_t *f, *ix;
+
+	(void)state;
+	build(&b, SEED, 0);
+	b.h.generation = 1;
+	write_art(&b, "g1.bga", &buf, &len);
+	free(buf);
+	/* generation 2: three filter elements and one index element differ */
+	f = b.filter;
+	ix = b.index;
+	f[64 * 5 + 3] ^= 1;
+	f[64 * 40] ^= 0x80;
+	f[b.filter_len - 1] ^= 2;
+	ix[64 * 2 + 9] ^= 4;
+	b.h.generation = 2;
+	write_art(&b, "g2.bga", &buf, &len);
+	free(buf);
+	assert_int_equal(bg_art_open(path_of("g1.bga"), &base, why, sizeof(why)), 0);
+	assert_int_equal(bg_art_open(path_of("g2.bga"), &res, why, sizeof(why)), 0);
+	fd = open(path_of("d2.bga"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(bg_art_delta_write_fd(fd, &base, &res, 2, 0, &n), 0);
+	close(fd);
+	assert_int_equal(n, 4);
+	assert_int_equal(bg_art_open(path_of("d2.bga"), &d, why, sizeof(why)), 0);
+	assert_int_equal(d.h->kind, BG_ART_DELTA);
+	assert_int_equal(d.h->base_generation, 1);
+	assert_int_equal(bg_art_verify(&d, ~0u, NULL, 0, why, sizeof(why)), 0);
+	bg_art_sec(&d, BG_ART_SEC_DELTA, &dlen);
+	assert_int_equal(dlen, BG_ART_HEADER + 4 * sizeof(struct bg_art_patch));
+	/* applied to its base: the second generation, whole */
+	assert_int_equal(bg_art_delta_apply(&base, &d, path_of("out.bga"), 0, why,
+					    sizeof(why)), 0);
+	assert_int_equal(bg_art_open(path_of("out.bga"), &out, why, sizeof(why)), 0);
+	assert_memory_equal(out.h->digest, res.h->digest, BG_ART_SHA);
+	assert_int_equal(out.len, res.len);
+	assert_memory_equal(out.base, res.base, res.len);
+	bg_art_close(&out);
+	/* applied to another base (the result itself): refused */
+	assert_int_equal(bg_art_delta_apply(&res, &d, path_of("out2.bga"), 0, why,
+					    sizeof(why)), -ESTALE);
+	assert_int_equal(access(path_of("out2.bga"), F_OK), -1);
+	/* a delta whose patch is damaged, but whose own checksums are made
+	 * right (a publisher's bug): the result does not match, nothing
+	 * written */
+	{
+		size_t dl;
+		uint8_t *copy = malloc(d.len);
+		struct bg_art_header *dh = (void *)copy;
+		struct bg_art_patch *pv;
+		const uint8_t *ds;
+		struct bg_art_parts parts;
+		struct bg_art_header h2;
+
+		memcpy(copy, d.base, d.len);
+		ds = bg_art_sec(&d, BG_ART_SEC_DELTA, &dl);
+		pv = (void *)(copy + (ds - d.base) + BG_ART_HEADER);
+		pv[1].data[0] ^= 0xff;
+		memset(&parts, 0, sizeof(parts));
+		parts.data[BG_ART_SEC_SOURCES] = copy + dh->sec[BG_ART_SEC_SOURCES].off;
+		parts.len[BG_ART_SEC_SOURCES] = dh->sec[BG_ART_SEC_SOURCES].len;
+		parts.data[BG_ART_SEC_DELTA] = copy + dh->sec[BG_ART_SEC_DELTA].off;
+		parts.len[BG_ART_SEC_DELTA] = dl;
+		h2 = *dh;
+		assert_int_equal(bg_art_write(path_of("dbad.bga"), &h2, &parts, 0), 0);
+		free(copy);
+		assert_int_equal(bg_art_open(path_of("dbad.bga"), &other, why,
+					     sizeof(why)), 0);
+		assert_int_equal(bg_art_delta_apply(&base, &other, path_of("out3.bga"),
+						    0, why, sizeof(why)), -EBADMSG);
+		assert_non_null(strstr(why, "does not match"));
+		assert_int_equal(access(path_of("out3.bga"), F_OK), -1);
+		bg_art_close(&other);
+	}
+	bg_art_close(&d);
+	bg_art_close(&base);
+	bg_art_close(&res);
+	bg_art_built_free(&b);
+}
+
+/* check on an artifact: the index names the list behind an address, a
+ * prefix, a name, and an allow entry. */
+static void test_finder_names_lists(void **state)
+{
+	struct bg_art_built b;
+	struct bg_art_finder f;
+	struct bg_explain_hit *h;
+	uint8_t *buf;
+	size_t len, n, i;
+	char why[256];
+	int saw_allow = 0, saw_block = 0;
+
+	(void)state;
+	build(&b, SEED, 0);
+	write_art(&b, "f.bga", &buf, &len);
+	free(buf);
+	assert_int_equal(bg_art_finder_open(path_of("f.bga"), b.h.digest, &f, why,
+					    sizeof(why)), 0);
+	assert_int_equal(bg_art_find(&f, "10.0.1.2", &h, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(h[0].source, "addr.txt");
+	assert_string_equal(h[0].entry, "10.0.1.2");
+	assert_int_equal(h[0].line, 0);
+	free(h);
+	assert_int_equal(bg_art_find(&f, "198.51.100.130", &h, &n), 0);
+	for (i = 0; i < n; i++) {
+		if (h[i].allow && !strcmp(h[i].entry, "198.51.100.128/26") &&
+		    !strcmp(h[i].source, "allow.txt"))
+			saw_allow = 1;
+		if (!h[i].allow && !strcmp(h[i].entry, "198.51.100.0/24"))
+			saw_block = 1;
+	}
+	assert_true(saw_allow && saw_block);
+	free(h);
+	assert_int_equal(bg_art_find(&f, "img.cdn.example.org", &h, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(h[0].source, "names.txt");
+	assert_string_equal(h[0].parent, "cdn.example.org");
+	free(h);
+	assert_int_equal(bg_art_find(&f, "192.0.2.1", &h, &n), 0);
+	assert_int_equal(n, 0);
+	free(h);
+	bg_art_finder_close(&f);
+	/* a record whose digest is another artifact's: stale */
+	b.h.digest[0] ^= 1;
+	assert_int_equal(bg_art_finder_open(path_of("f.bga"), b.h.digest, &f, why,
+					    sizeof(why)), -ESTALE);
+	bg_art_built_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_image_is_loads_filter),
+		cmocka_unit_test(test_written_opens_and_verifies),
+		cmocka_unit_test(test_damage_refused),
+		cmocka_unit_test(test_delta_rebuilds_the_result),
+		cmocka_unit_test(test_finder_names_lists),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
