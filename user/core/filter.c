@@ -20,7 +20,6 @@
 #include "bloomgate/dns.h"
 #include "core/domains.h"
 #include "core/filter.h"
-#include "core/mem_lookup.h"
 #include "core/par.h"
 
 /* P(d distinct positions | k draws from BG_BLOCK_BITS), by recurrence. */
@@ -1553,28 +1552,4 @@ __u32 bg_filter_nelems(const struct bg_filter_header *h)
 	       elems(h->allow6_n, BG_RANGE6_PER_ELEM) +
 	       elems(h->short6_n, BG_RANGE6_PER_ELEM) +
 	       elems(h->allown_n, BG_NAMEKEY_PER_ELEM);
-}
-
-int bg_filter_build_seeded(void *mem, const struct bg_filter_params *p,
-			   uint64_t seed, const struct bg_blocklist *bl,
-			   unsigned int threads)
-{
-	int err, try;
-
-	/* The exact stage may (never seen at its planned load) fail to place a
-	 * key with one seed: another seed, up to 3 more times. The header
-	 * holds the seed the filter was built with. */
-	for (try = 0;; try++) {
-		err = bg_filter_build_mt(mem, p,
-					 try ? bg_hash64_u64(seed, try) : seed, bl,
-					 threads);
-		if (err != -EAGAIN || try == 3)
-			break;
-		memset(mem, 0, p->bytes);
-	}
-	if (err)
-		return err == -EAGAIN ? -ENOSPC : err;
-	/* The datapath tests only the header's first word per packet
-	 * (bg_header_current): the rest is checked here, once. */
-	return bg_header_ok(mem) ? 0 : -EINVAL;
 }

@@ -5,8 +5,12 @@
  * very code the XDP program runs (bloomgate/lookup.h through
  * user/core/mem_lookup.h).
  */
+#include <errno.h>
+
 #include "bloomgate/dns.h"
 #include "core/filter.h"
+#include <string.h>
+
 #include "core/mem_lookup.h"
 
 int bg_filter_judge4(const void *mem, __u32 addr_be, int *rejected)
@@ -108,4 +112,30 @@ int bg_filter_judge_name(const void *mem, const char *name, int *label,
 int bg_filter_name_allowed(const void *mem, const char *name, int *label)
 {
 	return name_lookup(mem, name, 1, label, NULL, NULL);
+}
+
+/* The build and its header check (filter.h): here, where the lookups
+ * (and bg_header_ok) are, rather than in filter.c, which they include. */
+int bg_filter_build_seeded(void *mem, const struct bg_filter_params *p,
+			   uint64_t seed, const struct bg_blocklist *bl,
+			   unsigned int threads)
+{
+	int err, try;
+
+	/* The exact stage may (never seen at its planned load) fail to place a
+	 * key with one seed: another seed, up to 3 more times. The header
+	 * holds the seed the filter was built with. */
+	for (try = 0;; try++) {
+		err = bg_filter_build_mt(mem, p,
+					 try ? bg_hash64_u64(seed, try) : seed, bl,
+					 threads);
+		if (err != -EAGAIN || try == 3)
+			break;
+		memset(mem, 0, p->bytes);
+	}
+	if (err)
+		return err == -EAGAIN ? -ENOSPC : err;
+	/* The datapath tests only the header's first word per packet
+	 * (bg_header_current): the rest is checked here, once. */
+	return bg_header_ok(mem) ? 0 : -EINVAL;
 }
