@@ -504,6 +504,8 @@ int bg_ai_items(struct bg_ai_collector *c, struct bg_ai_item **v, size_t *n)
 		}
 	} else {
 		for (w = 0; w < BG_PARSE_WORKERS_MAX; w++) {
+			if (!c->w[w].n)
+				continue;
 			memcpy(out + k, c->w[w].v, c->w[w].n * sizeof(*out));
 			k += c->w[w].n;
 		}
@@ -663,14 +665,14 @@ int bg_ai_add(void *img, size_t len, const struct bg_ai_item *it)
 		return -EBADMSG;
 	if (!item_ok(it))
 		return -EINVAL;
-	if (!load_allows(hd->records + 1, hd->nbuckets))
-		return -ENOSPC;
 	home = home_bucket(it->h, hd->nbuckets);
 	ret = walk(buckets_of(img), hd->nbuckets, home, find_rec, &r);
 	if (ret < 0)
 		return ret;
 	if (ret)
 		return -EEXIST;
+	if (!load_allows(hd->records + 1, hd->nbuckets))
+		return -ENOSPC;
 	ret = place(buckets_of(img), hd->nbuckets, home, r.rec);
 	if (ret)
 		return ret;
