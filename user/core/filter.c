@@ -9,6 +9,7 @@
  * The lookups on a built filter are in user/core/probe.c.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <time.h>
 #include <stdio.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #include "bloomgate/dns.h"
 #include "core/domains.h"
 #include "core/filter.h"
+#include "core/filter_priv.h"
 #include "core/par.h"
 
 /* P(d distinct positions | k draws from BG_BLOCK_BITS), by recurrence. */
@@ -572,7 +574,6 @@ static int plan_probes(const struct bg_filter_params *p)
  * that has room, so a listed key is usually confirmed with one cache line.
  */
 #define BG_FP_LOAD 0.9
-#define BG_FP_KICKS 2000
 
 uint32_t bg_filter_fp_buckets(uint64_t keys)
 {
@@ -932,9 +933,23 @@ static uint32_t item_hashes(const struct keysrc *s, size_t i, uint64_t *out)
 	return name_hashes(s, &s->names->v[i - s->n6], out, &depth);
 }
 
+/* The bits of an IPv4 prefix of /16 or shorter in the /16 bitmap (its
+ * BG_SHORT4_ELEMS elements): one bit per /16 the prefix covers. */
+static void short4_set(struct bg_block *bitmap, const struct bg_key4 *k)
+{
+	__u32 first = __builtin_bswap32(k->addr) >> 16;
+	__u32 n16 = 1U << (16 - k->plen), j;
+
+	for (j = 0; j < n16; j++) {
+		__u32 b = first + j;
+
+		bitmap[b / BG_BLOCK_BITS].w[(b % BG_BLOCK_BITS) / 64] |= 1ULL << (b % 64);
+	}
+}
+
 /* Item i's Bloom key count, without hashing (names: hashed, and their
  * SUBS depth or-ed into *depths); an IPv4 prefix of /16 or shorter set in
- * the /16 bitmap (elem: the map). */
+ * the /16 bitmap (elem: the map; NULL: not set). */
 static uint32_t item_count(const struct keysrc *s, size_t i, __u16 *depths,
 			   struct bg_block *elem)
 {
@@ -944,18 +959,8 @@ static uint32_t item_count(const struct keysrc *s, size_t i, __u16 *depths,
 	if (i < s->n4) {
 		const struct bg_key4 *k = &s->block->v4[i];
 
-		if (k->plen <= BG_SHORT4_MAXLEN) {
-			/* one bit per /16 the prefix covers */
-			__u32 first = __builtin_bswap32(k->addr) >> 16;
-			__u32 n16 = 1U << (16 - k->plen), j;
-
-			for (j = 0; j < n16; j++) {
-				__u32 b = first + j;
-
-				elem[1 + b / BG_BLOCK_BITS].w[(b % BG_BLOCK_BITS) / 64] |=
-					1ULL << (b % 64);
-			}
-		}
+		if (elem && k->plen <= BG_SHORT4_MAXLEN)
+			short4_set(elem + 1, k);
 		return s->cnt4[k->plen];
 	}
 	if (i - s->n4 < s->n6)
@@ -1543,6 +1548,267 @@ int bg_filter_build(void *mem, const struct bg_filter_params *p,
 {
 	return bg_filter_build_mt(mem, p, seed, bl, 0);
 }
+/* ---- Shared with the patch (core/filter_priv.h) ----------------------- */
+
+static void whyf(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void whyf(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* "/32 /24" for the n lengths of t, or "none". */
+static const char *lens_text(const uint8_t *t, int n, char *buf, size_t len)
+{
+	size_t w = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && w < len; i++)
+		w += (size_t)snprintf(buf + w, len - w, "%s/%u", i ? " " : "", t[i]);
+	return n ? buf : "none";
+}
+
+int bg_filter_plan_counts(const struct bg_blocklist *bl,
+			  struct bg_filter_params *p, char *why, size_t whylen)
+{
+	const struct bg_list *block = &bl->block;
+	uint64_t c4[33] = { 0 }, c6[129] = { 0 };
+	char lens[32];
+	struct keysrc s;
+	int l, t;
+
+	if (count_plens(block, c4, c6))
+		return -ENOMEM;
+	/* the expansion targets and key counts of the build itself */
+	keysrc_init(&s, p, 0, bl);
+	p->prefixes4 = block->n4;
+	p->prefixes6 = block->n6;
+	p->short4_prefixes = p->short6_prefixes = 0;
+	p->keys4 = p->keys6 = 0;
+	for (l = 0; l <= 32; l++) {
+		if (!c4[l])
+			continue;
+		if (l <= BG_SHORT4_MAXLEN) {
+			if (!p->short4) {
+				whyf(why, whylen,
+					 "an IPv4 /%d needs the /16 bitmap, which the filter does not have",
+					 l);
+				return -EXDEV;
+			}
+			p->short4_prefixes += c4[l];
+		} else if (!s.cnt4[l]) {
+			whyf(why, whylen,
+				 "IPv4 /%d: no probed length is /%d or longer (the filter probes %s)",
+				 l, l, lens_text(p->len4, p->n4, lens, sizeof(lens)));
+			return -EXDEV;
+		} else {
+			p->keys4 += c4[l] * s.cnt4[l];
+		}
+	}
+	for (l = 0; l <= 128; l++) {
+		if (!c6[l])
+			continue;
+		if (l < p->short6_below) {
+			p->short6_prefixes += c6[l];
+		} else if (!s.cnt6[l]) {
+			t = cpe_target(p->len6, p->n6, l);
+			if (t < l)
+				whyf(why, whylen,
+					 "IPv6 /%d: no probed length is /%d or longer (the filter probes %s)",
+					 l, l, lens_text(p->len6, p->n6, lens, sizeof(lens)));
+			else
+				whyf(why, whylen,
+					 "IPv6 /%d would expand to 2^%d keys of /%d (at most 2^%d), and the filter has exact ranges below /%u only",
+					 l, t - l, t, BG_CPE_MAX_BITS, p->short6_below);
+			return -EXDEV;
+		} else {
+			p->keys6 += c6[l] * s.cnt6[l];
+		}
+	}
+	p->name_keys = 0;
+	p->subs_depths = 0;
+	p->names_too_deep = 0;
+	count_name_keys(&bl->names, p);
+	p->allown_n = (uint32_t)allow_name_keys(&bl->names, 0, NULL,
+						&p->names_too_deep);
+	p->n = p->keys4 + p->keys6 + p->name_keys;
+	if (p->n > UINT32_MAX) {
+		whyf(why, whylen, "%llu Bloom keys: more than a filter holds",
+			 (unsigned long long)p->n);
+		return -EXDEV;
+	}
+	return 0;
+}
+
+/* A key set being made: items split by thread, their keys hashed to t,
+ * partitioned by top byte into h, gathered bin by bin into t, each bin
+ * sorted back into h. */
+struct keyset {
+	struct keysrc s;
+	unsigned int nt;
+	size_t lo[BG_PARSE_WORKERS_MAX + 1]; /* thread t's items [lo[t], lo[t+1]) */
+	size_t off[BG_PARSE_WORKERS_MAX + 1]; /* and their keys from off[t] */
+	size_t bins[BG_PARSE_WORKERS_MAX][BG_BUILD_BINS + 1];
+	size_t dst[BG_BUILD_BINS + 1]; /* bin d of the whole set */
+	uint64_t *h, *t;
+	int nomem;
+};
+
+static void job_ks_count(void *ctx, unsigned int t)
+{
+	struct keyset *ks = ctx;
+	__u16 depths = 0;
+	size_t i, n = 0;
+
+	for (i = ks->lo[t]; i < ks->lo[t + 1]; i++)
+		n += item_count(&ks->s, i, &depths, NULL);
+	ks->off[t + 1] = n; /* the caller sums them into offsets */
+}
+
+static void job_ks_hash(void *ctx, unsigned int t)
+{
+	struct keyset *ks = ctx;
+	size_t i, w = ks->off[t];
+
+	for (i = ks->lo[t]; i < ks->lo[t + 1]; i++)
+		w += item_hashes(&ks->s, i, ks->t + w);
+	partition(ks->t + ks->off[t], ks->h + ks->off[t], w - ks->off[t],
+		  DIGIT_TOP, 0, ks->bins[t]);
+}
+
+/* Thread t: its run of bins, from every thread's slice, into t (a
+ * separate step from the sort, which writes over the slices in h). */
+static void job_ks_gather(void *ctx, unsigned int t)
+{
+	struct keyset *ks = ctx;
+	uint32_t d0 = BG_BUILD_BINS * t / ks->nt, d1 = BG_BUILD_BINS * (t + 1) / ks->nt;
+	unsigned int sl;
+	uint32_t d;
+
+	for (d = d0; d < d1; d++) {
+		size_t w = ks->dst[d];
+
+		for (sl = 0; sl < ks->nt; sl++) {
+			size_t len = ks->bins[sl][d + 1] - ks->bins[sl][d];
+
+			memcpy(ks->t + w, ks->h + ks->off[sl] + ks->bins[sl][d],
+			       len * sizeof(uint64_t));
+			w += len;
+		}
+	}
+}
+
+static void job_ks_sort(void *ctx, unsigned int t)
+{
+	struct keyset *ks = ctx;
+	uint32_t d0 = BG_BUILD_BINS * t / ks->nt, d1 = BG_BUILD_BINS * (t + 1) / ks->nt;
+	uint32_t *cnt = malloc(sizeof(*cnt) << BG_SORT_BITS), d;
+
+	if (!cnt) {
+		ks->nomem = 1;
+		return;
+	}
+	for (d = d0; d < d1; d++)
+		sort_bin(ks->t + ks->dst[d], ks->h + ks->dst[d],
+			 ks->dst[d + 1] - ks->dst[d], cnt);
+	free(cnt);
+}
+
+int bg_filter_key_hashes(const struct bg_filter_params *p, uint64_t seed,
+			 const struct bg_blocklist *bl, unsigned int threads,
+			 uint64_t **v, size_t *n)
+{
+	struct keyset *ks = calloc(1, sizeof(*ks));
+	size_t i, w, total;
+	unsigned int t;
+	uint32_t d;
+
+	if (!ks)
+		return -ENOMEM;
+	keysrc_init(&ks->s, p, seed, bl);
+	/* threads only for a list worth their start */
+	ks->nt = ks->s.n >= (1u << 14) ? bg_par_threads(threads) : 1;
+	for (t = 0; t <= ks->nt; t++)
+		ks->lo[t] = ks->s.n * t / ks->nt;
+	bg_par_run(ks->nt, job_ks_count, ks);
+	for (t = 0; t < ks->nt; t++)
+		ks->off[t + 1] += ks->off[t];
+	total = ks->off[ks->nt];
+	ks->h = malloc((total ? total : 1) * sizeof(uint64_t));
+	ks->t = malloc((total ? total : 1) * sizeof(uint64_t));
+	if (!ks->h || !ks->t)
+		goto nomem;
+	bg_par_run(ks->nt, job_ks_hash, ks);
+	for (d = 0; d < BG_BUILD_BINS; d++) {
+		ks->dst[d + 1] = ks->dst[d];
+		for (t = 0; t < ks->nt; t++)
+			ks->dst[d + 1] += ks->bins[t][d + 1] - ks->bins[t][d];
+	}
+	bg_par_run(ks->nt, job_ks_gather, ks);
+	bg_par_run(ks->nt, job_ks_sort, ks);
+	if (ks->nomem)
+		goto nomem;
+	/* the same key from two items (a name's EXACT key from an exact and a
+	 * name-and-subdomains rule) once */
+	for (i = 0, w = 0; i < total; i++)
+		if (!w || ks->h[w - 1] != ks->h[i])
+			ks->h[w++] = ks->h[i];
+	*v = ks->h;
+	*n = w;
+	free(ks->t);
+	free(ks);
+	return 0;
+nomem:
+	free(ks->h);
+	free(ks->t);
+	free(ks);
+	return -ENOMEM;
+}
+
+void bg_filter_short4_bitmap(const struct bg_list *l, struct bg_block *bitmap)
+{
+	size_t i;
+
+	for (i = 0; i < l->n4; i++)
+		if (l->v4[i].plen <= BG_SHORT4_MAXLEN)
+			short4_set(bitmap, &l->v4[i]);
+}
+
+uint32_t bg_filter_ranges4(const struct bg_list *l, int below,
+			   struct bg_range4 *out)
+{
+	return count_ranges4(l, below, out);
+}
+
+uint32_t bg_filter_ranges6(const struct bg_list *l, int below,
+			   struct bg_range6 *out)
+{
+	return count_ranges6(l, below, out);
+}
+
+uint32_t bg_filter_allow_names(__u64 *out, const struct bg_filter_params *p,
+			       uint64_t seed, const struct bg_names *names)
+{
+	return build_allow_names(out, p, seed, names);
+}
+
+void bg_filter_plan_rates(struct bg_filter_params *p, uint64_t loaded)
+{
+	int probes = plan_probes(p);
+
+	p->predicted = bg_filter_model_fpr(loaded, p->nblocks, p->k);
+	p->predicted_addr = 1.0 - pow(1.0 - p->predicted, probes);
+	p->bits_per_entry = p->n ? (double)p->nblocks * BG_BLOCK_BITS / (double)p->n : 0.0;
+	plan_stage(p, probes);
+}
+
 /* ---- Layout ---------------------------------------------------------- */
 
 __u32 bg_filter_nelems(const struct bg_filter_header *h)

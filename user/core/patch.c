@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A built filter changed in place from one blocklist to another
+ * (core/patch.h).
+ *
+ * Keys are compared as the build makes them: both blocklists' Bloom keys
+ * are enumerated and hashed by filter.c's own code under the filter's plan
+ * (core/filter_priv.h), as sorted sets of 64-bit hashes; their difference
+ * is what changes in the Bloom part and the exact stage. The exact tables
+ * are written again from the new blocklist by the build's table builders.
+ *
+ * The exact stage holds 32-bit fingerprints only, and two keys may have
+ * the same one in a shared bucket. Removing "the first slot holding f in
+ * the key's first bucket" could then take the other key's slot and leave
+ * the removed key's own: the removed key still listed, the other one not.
+ * So before anything changes, every key of the old blocklist claims the
+ * slot it sits in (a matching of keys to slots holding their fingerprint
+ * in their buckets, below), and a removal frees the slot its key claimed.
+ * A slot is told by its bucket, its fingerprint and the other bucket of
+ * its key: keys that agree on all three are interchangeable for every
+ * lookup, removal and walk, so which of them claimed which slot does not
+ * matter. The other bucket is also what the random walk of an insertion
+ * needs, as in the build (filter.c, fp_walk).
+ *
+ * Core part: no libbpf.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloomgate/bloom.h"
+#include "core/filter_priv.h"
+#include "core/mem_lookup.h"
+#include "core/patch.h"
+
+static void whyf(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void whyf(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+static uint32_t elems(uint32_t n, uint32_t per)
+{
+	return (n + per - 1) / per;
+}
+
+/* ---- The exact stage ----------------------------------------------------- */
+
+/* other[] of a slot no key has claimed (bucket numbers are below 2^31) */
+#define SLOT_FREE UINT32_MAX
+/* Bounds of the search for a slot a key can claim by moving others:
+ * slots looked at, and keys moved in a row. Two keys of one fingerprint
+ * in a shared bucket are rare (about 0.1 in a 10M-key filter), three
+ * rarer still; these bounds only keep a damaged image from recursing. */
+#define AUG_SEEN 64
+#define AUG_DEPTH 16
+/* Keys whose buckets are fetched ahead of their claim (a claim is a cache
+ * miss or two in a stage of tens of MiB). */
+#define CLAIM_AHEAD 16
+
+struct stage {
+	struct bg_fp_bucket *bk;
+	/* per slot: the other bucket of the key that claimed it (its first
+	 * when it sits in its second), SLOT_FREE when none did */
+	uint32_t *other;
+	uint32_t nb;
+	uint64_t seed;
+	uint64_t rng; /* the walk's, from the filter's seed: deterministic */
+};
+
+struct fpkey {
+	__u32 f;
+	uint32_t b1, b2;
+};
+
+static inline struct fpkey fp_key(const struct stage *st, uint64_t h)
+{
+	uint64_t h2 = bg_fp_hash(h, st->seed);
+	struct fpkey k = { bg_fp_of(h2), bg_fp_bucket1(h2, st->nb),
+			   bg_fp_bucket2(h2, st->nb) };
+
+	return k;
+}
+
+static inline size_t slot(uint32_t b, uint32_t j)
+{
+	return (size_t)b * BG_FP_PER_BUCKET + j;
+}
+
+/* A slot of bucket b holding f that no key claimed, or -1. */
+static inline int unclaimed(const struct stage *st, uint32_t b, __u32 f)
+{
+	uint32_t j;
+
+	for (j = 0; j < BG_FP_PER_BUCKET; j++)
+		if (st->bk[b].fp[j] == f && st->other[slot(b, j)] == SLOT_FREE)
+			return (int)j;
+	return -1;
+}
+
+struct aug {
+	size_t seen[AUG_SEEN];
+	int n;
+};
+
+static int aug_seen(const struct aug *a, size_t s)
+{
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->seen[i] == s)
+			return 1;
+	return 0;
+}
+
+/*
+ * A slot for a key of fingerprint f and buckets b1, b2 among the slots
+ * holding f in them, one claimed by another key taken when that key can
+ * claim another slot of its own buckets (recursively): an augmenting path
+ * of Kuhn's matching algorithm. Needed when the greedy claim went wrong:
+ * key x (buckets c, d) sits in d and claimed y's slot in c before y
+ * (buckets c, e) came; y takes it back and x moves to its own in d.
+ * 0, or -1 when there is no such slot.
+ */
+static int aug_claim(struct stage *st, struct aug *a, __u32 f, uint32_t b1,
+		     uint32_t b2, int depth)
+{
+	uint32_t bs[2] = { b1, b2 }, j;
+	int i;
+
+	for (i = 0; i < (b1 == b2 ? 1 : 2); i++) {
+		uint32_t b = bs[i], mine = i ? b1 : b2;
+
+		for (j = 0; j < BG_FP_PER_BUCKET; j++) {
+			size_t s = slot(b, j);
+			uint32_t o = st->other[s];
+
+			if (st->bk[b].fp[j] != f || aug_seen(a, s))
+				continue;
+			if (a->n == AUG_SEEN)
+				return -1;
+			a->seen[a->n++] = s;
+			/* the key that has it has buckets b and o */
+			if (o == SLOT_FREE ||
+			    (depth < AUG_DEPTH && !aug_claim(st, a, f, b, o, depth + 1))) {
+				st->other[s] = mine;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+/* The old key k claims its slot: the first unclaimed one holding its
+ * fingerprint in its first bucket (where the build puts a key whenever it
+ * can), else in its second, else one taken from another key. */
+static int claim(struct stage *st, struct fpkey k)
+{
+	struct aug a;
+	int j;
+
+	j = unclaimed(st, k.b1, k.f);
+	if (j >= 0) {
+		st->other[slot(k.b1, (uint32_t)j)] = k.b2;
+		return 0;
+	}
+	if (k.b2 != k.b1) {
+		j = unclaimed(st, k.b2, k.f);
+		if (j >= 0) {
+			st->other[slot(k.b2, (uint32_t)j)] = k.b1;
+			return 0;
+		}
+	}
+	a.n = 0;
+	return aug_claim(st, &a, k.f, k.b1, k.b2, 0);
+}
+
+/* Every old key (v, n) claims its slot; -1 with *bad the first that
+ * found none: the image does not hold it. */
+static int claim_all(struct stage *st, const uint64_t *v, size_t n, size_t *bad)
+{
+	struct fpkey ring[CLAIM_AHEAD];
+	size_t i;
+
+	for (i = 0; i < n && i < CLAIM_AHEAD; i++)
+		ring[i] = fp_key(st, v[i]);
+	for (i = 0; i < n; i++) {
+		struct fpkey k = ring[i % CLAIM_AHEAD];
+
+		if (i + CLAIM_AHEAD < n) {
+			struct fpkey *a = &ring[i % CLAIM_AHEAD];
+
+			*a = fp_key(st, v[i + CLAIM_AHEAD]);
+			__builtin_prefetch(&st->bk[a->b1]);
+			__builtin_prefetch(&st->other[slot(a->b1, 0)], 1);
+		}
+		if (claim(st, k)) {
+			*bad = i;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The slot key k claimed, freed: its fingerprint, in the bucket where it
+ * sits with the other bucket it has; never another key's copy of the
+ * same fingerprint, whose other bucket differs (or which is the same key
+ * for every purpose). -1 if it claimed none. */
+static int release(struct stage *st, struct fpkey k)
+{
+	uint32_t bs[2] = { k.b1, k.b2 }, j;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		uint32_t b = bs[i], mine = i ? k.b1 : k.b2;
+
+		for (j = 0; j < BG_FP_PER_BUCKET; j++)
+			if (st->bk[b].fp[j] == k.f && st->other[slot(b, j)] == mine) {
+				st->bk[b].fp[j] = 0;
+				st->other[slot(b, j)] = SLOT_FREE;
+				return 0;
+			}
+	}
+	return -1;
+}
+
+static uint64_t stage_rand(struct stage *st) /* xorshift64, as the build's */
+{
+	st->rng ^= st->rng << 13;
+	st->rng ^= st->rng >> 7;
+	st->rng ^= st->rng << 17;
+	return st->rng;
+}
+
+/* A free slot of bucket b (fingerprint 0: removals leave holes anywhere
+ * in a bucket), or -1. */
+static inline int free_slot(const struct stage *st, uint32_t b)
+{
+	uint32_t j;
+
+	for (j = 0; j < BG_FP_PER_BUCKET; j++)
+		if (!st->bk[b].fp[j])
+			return (int)j;
+	return -1;
+}
+
+static inline void put(struct stage *st, uint32_t b, int j, __u32 f,
+		       uint32_t other)
+{
+	st->bk[b].fp[j] = f;
+	st->other[slot(b, (uint32_t)j)] = other;
+}
+
+/* A new key into the stage: its first bucket with a free slot, else its
+ * second, else the build's random walk (filter.c, fp_walk): a random slot
+ * of a full bucket is taken and its key moved to its other bucket, until
+ * one has room. -1 when BG_FP_KICKS found none (a key is then out). */
+static int insert(struct stage *st, struct fpkey k)
+{
+	uint32_t b, other, vo;
+	__u32 f = k.f, vf;
+	int i, j;
+
+	j = free_slot(st, k.b1);
+	if (j >= 0) {
+		put(st, k.b1, j, f, k.b2);
+		return 0;
+	}
+	j = free_slot(st, k.b2);
+	if (j >= 0) {
+		put(st, k.b2, j, f, k.b1);
+		return 0;
+	}
+	if (stage_rand(st) & 1) {
+		b = k.b1;
+		other = k.b2;
+	} else {
+		b = k.b2;
+		other = k.b1;
+	}
+	for (i = 0; i < BG_FP_KICKS; i++) {
+		size_t s;
+
+		j = (int)(stage_rand(st) % BG_FP_PER_BUCKET);
+		s = slot(b, (uint32_t)j);
+		vf = st->bk[b].fp[j];
+		vo = st->other[s];
+		put(st, b, j, f, other);
+		if (vo == SLOT_FREE) /* a full bucket's slots are all claimed */
+			return -1;
+		/* the key taken out goes to its other bucket, from which it
+		 * could move back to b */
+		f = vf;
+		other = b;
+		b = vo;
+		j = free_slot(st, b);
+		if (j >= 0) {
+			put(st, b, j, f, other);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* ---- The exact tables ---------------------------------------------------- */
+
+/* new's exact tables, made before the image is touched */
+struct tables {
+	struct bg_block bitmap[BG_SHORT4_ELEMS];
+	struct bg_range4 *allow4;
+	struct bg_range6 *allow6, *short6;
+	__u64 *allown;
+	uint32_t allow4_n, allow6_n, short6_n, allown_n;
+};
+
+static void tables_free(struct tables *t)
+{
+	free(t->allow4);
+	free(t->allow6);
+	free(t->short6);
+	free(t->allown);
+	free(t);
+}
+
+/* A table of n entries takes the elements the image's table of have
+ * entries takes, so it can be written in place: the offsets of the tables
+ * after it (bloomgate/lookup.h) follow from element counts. */
+static int table_fits(const char *what, uint32_t n, uint32_t have, uint32_t per,
+		      char *why, size_t whylen)
+{
+	if (elems(n, per) == elems(have, per))
+		return 0;
+	whyf(why, whylen,
+	     "the %s table would take %u elements (%u entries), the filter's takes %u (%u entries)",
+	     what, elems(n, per), n, elems(have, per), have);
+	return -EXDEV;
+}
+
+static int tables_make(struct tables *t, const struct bg_filter_params *plan,
+		       uint64_t seed, const struct bg_blocklist *bl,
+		       const struct bg_filter_header *hdr, char *why, size_t whylen)
+{
+	int err;
+
+	bg_filter_short4_bitmap(&bl->block, t->bitmap);
+	t->allow4 = calloc(bl->allow.n4 + 1, sizeof(*t->allow4));
+	t->allow6 = calloc(bl->allow.n6 + 1, sizeof(*t->allow6));
+	t->short6 = calloc(bl->block.n6 + 1, sizeof(*t->short6));
+	t->allown = calloc((size_t)plan->allown_n + 1, sizeof(*t->allown));
+	if (!t->allow4 || !t->allow6 || !t->short6 || !t->allown)
+		return -ENOMEM;
+	t->allow4_n = bg_filter_ranges4(&bl->allow, 33, t->allow4);
+	t->allow6_n = bg_filter_ranges6(&bl->allow, 129, t->allow6);
+	t->short6_n = bg_filter_ranges6(&bl->block, plan->short6_below, t->short6);
+	if (t->allow4_n == UINT32_MAX || t->allow6_n == UINT32_MAX ||
+	    t->short6_n == UINT32_MAX)
+		return -ENOMEM;
+	t->allown_n = bg_filter_allow_names(t->allown, plan, seed, &bl->names);
+	err = table_fits("IPv4 allow", t->allow4_n, hdr->allow4_n,
+			 BG_RANGE4_PER_ELEM, why, whylen);
+	if (!err)
+		err = table_fits("IPv6 allow", t->allow6_n, hdr->allow6_n,
+				 BG_RANGE6_PER_ELEM, why, whylen);
+	if (!err)
+		err = table_fits("short IPv6", t->short6_n, hdr->short6_n,
+				 BG_RANGE6_PER_ELEM, why, whylen);
+	if (!err)
+		err = table_fits("allowed name", t->allown_n, hdr->allown_n,
+				 BG_NAMEKEY_PER_ELEM, why, whylen);
+	return err;
+}
+
+/* n entries of size bytes at element off, the rest of their last element
+ * zero, as the build leaves it. */
+static void table_put(struct bg_block *elem, uint32_t off, const void *src,
+		      uint32_t n, size_t size, uint32_t per)
+{
+	memset(elem + off, 0, (size_t)elems(n, per) * sizeof(*elem));
+	memcpy(elem + off, src, (size_t)n * size);
+}
+
+static void tables_put(const struct tables *t, struct bg_filter_header *hdr)
+{
+	struct bg_block *elem = (struct bg_block *)hdr;
+	/* the offsets before the counts change (the same: same elements) */
+	uint32_t allow6_off = bg_allow6_off(hdr), short6_off = bg_short6_off(hdr);
+	uint32_t allown_off = bg_allown_off(hdr);
+
+	if (hdr->flags & BG_FILTER_F_SHORT4)
+		memcpy(elem + 1, t->bitmap, sizeof(t->bitmap));
+	table_put(elem, hdr->allow4_off, t->allow4, t->allow4_n,
+		  sizeof(*t->allow4), BG_RANGE4_PER_ELEM);
+	table_put(elem, allow6_off, t->allow6, t->allow6_n, sizeof(*t->allow6),
+		  BG_RANGE6_PER_ELEM);
+	table_put(elem, short6_off, t->short6, t->short6_n, sizeof(*t->short6),
+		  BG_RANGE6_PER_ELEM);
+	table_put(elem, allown_off, t->allown, t->allown_n, sizeof(*t->allown),
+		  BG_NAMEKEY_PER_ELEM);
+	hdr->allow4_n = t->allow4_n;
+	hdr->allow6_n = t->allow6_n;
+	hdr->short6_n = t->short6_n;
+	hdr->allown_n = t->allown_n;
+}
+
+/* ---- The patch ------------------------------------------------------------ */
+
+/* p is the plan of the filter in mem: what the patch keeps. */
+static int plan_matches(const struct bg_filter_header *hdr,
+			const struct bg_filter_params *p, char *why, size_t whylen)
+{
+	if (!bg_header_ok(hdr)) {
+		whyf(why, whylen, "not a filter of this ABI (version %u)",
+		     hdr->abi_version);
+		return -EXDEV;
+	}
+	if (!hdr->fp_nbuckets) {
+		whyf(why, whylen,
+		     "the filter has no exact stage (built with confirm off): a removed key could not be taken out");
+		return -EXDEV;
+	}
+	if (hdr->nblocks != p->nblocks || hdr->k != p->k ||
+	    hdr->fp_nbuckets != p->fp_nbuckets || hdr->n4 != p->n4 ||
+	    hdr->n6 != p->n6 || memcmp(hdr->len4, p->len4, sizeof(hdr->len4)) ||
+	    memcmp(hdr->len6, p->len6, sizeof(hdr->len6)) ||
+	    !(hdr->flags & BG_FILTER_F_SHORT4) != !p->short4 ||
+	    bg_filter_nelems(hdr) > p->nelems) {
+		whyf(why, whylen, "the plan does not describe the filter image");
+		return -EXDEV;
+	}
+	return 0;
+}
+
+/* a, b sorted and distinct: a \ b to the front of a (in place: never
+ * written past where it is read), b \ a to the front of b; their counts. */
+static void diff(uint64_t *a, size_t na, uint64_t *b, size_t nb, size_t *only_a,
+		 size_t *only_b)
+{
+	size_t i = 0, j = 0, wa = 0, wb = 0;
+
+	while (i < na && j < nb) {
+		if (a[i] < b[j]) {
+			a[wa++] = a[i++];
+		} else if (a[i] > b[j]) {
+			b[wb++] = b[j++];
+		} else {
+			i++;
+			j++;
+		}
+	}
+	while (i < na)
+		a[wa++] = a[i++];
+	while (j < nb)
+		b[wb++] = b[j++];
+	*only_a = wa;
+	*only_b = wb;
+}
+
+int bg_filter_patch(void *mem, const struct bg_filter_params *p,
+		    uint64_t bloom_loaded, const struct bg_blocklist *old,
+		    const struct bg_blocklist *new, unsigned int threads,
+		    struct bg_patch_result *res, char *why, size_t whylen)
+{
+	struct bg_filter_header *hdr = mem;
+	struct bg_block *blocks;
+	struct bg_filter_params plan;
+	struct tables *t = NULL;
+	struct stage st = { 0 };
+	uint64_t *ov = NULL, *nv = NULL;
+	size_t on = 0, nn = 0, nrem, nadd, nslots, i, bad;
+	int err;
+
+	err = plan_matches(hdr, p, why, whylen);
+	if (err)
+		return err;
+	/* new in p's layout: its counts, or why it has no place there */
+	plan = *p;
+	err = bg_filter_plan_counts(new, &plan, why, whylen);
+	if (err)
+		return err;
+	st.nb = hdr->fp_nbuckets;
+	st.seed = hdr->seed;
+	st.rng = (hdr->seed ^ BG_FP_SEED_XOR) | 1;
+	st.bk = (struct bg_fp_bucket *)((struct bg_block *)mem + hdr->fp_off);
+	nslots = (size_t)st.nb * BG_FP_PER_BUCKET;
+	if (plan.n > nslots) {
+		whyf(why, whylen, "%llu keys and %zu slots in the exact stage",
+		     (unsigned long long)plan.n, nslots);
+		return -EXDEV;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	err = tables_make(t, &plan, hdr->seed, new, hdr, why, whylen);
+	if (err)
+		goto out;
+
+	err = bg_filter_key_hashes(p, hdr->seed, old, threads, &ov, &on);
+	if (!err)
+		err = bg_filter_key_hashes(p, hdr->seed, new, threads, &nv, &nn);
+	st.other = malloc(nslots * sizeof(*st.other));
+	if (err || !st.other) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(st.other, 0xff, nslots * sizeof(*st.other)); /* SLOT_FREE */
+	if (claim_all(&st, ov, on, &bad)) {
+		struct fpkey k = fp_key(&st, ov[bad]);
+
+		whyf(why, whylen,
+		     "the filter does not hold the old lists' keys (a key's fingerprint %08x is not in its buckets %u, %u)",
+		     k.f, k.b1, k.b2);
+		err = -EXDEV;
+		goto out;
+	}
+	/* Nothing written before this: a refusal above leaves mem as it was. */
+	/* A slot no old key claimed belongs to no key (one key placed twice:
+	 * its two occurrences in two passes of a build of over
+	 * 2^23 keys): cleared, so the stage holds exactly the keys listed. */
+	for (i = 0; i < nslots; i++)
+		if (st.other[i] == SLOT_FREE)
+			st.bk[i / BG_FP_PER_BUCKET].fp[i % BG_FP_PER_BUCKET] = 0;
+	diff(ov, on, nv, nn, &nrem, &nadd);
+	for (i = 0; i < nrem; i++)
+		if (release(&st, fp_key(&st, ov[i]))) {
+			whyf(why, whylen, "a removed key has no slot"); /* never */
+			err = -EXDEV;
+			goto out;
+		}
+	blocks = (struct bg_block *)mem + bg_bloom_base(hdr);
+	for (i = 0; i < nadd; i++) {
+		uint64_t h = nv[i];
+
+		bg_bloom_set(&blocks[bg_bloom_block(h, hdr->nblocks)], h, hdr->k);
+		if (insert(&st, fp_key(&st, h))) {
+			whyf(why, whylen,
+			     "the exact stage has no room for a key (%d kicks), %zu of %zu slots used",
+			     BG_FP_KICKS, (size_t)(on - nrem + i), nslots);
+			err = -EXDEV;
+			goto out;
+		}
+	}
+	tables_put(t, hdr);
+	hdr->entries = (__u32)plan.n;
+	/* A query probes the suffix depths of subs_depths; new's are added
+	 * (a depth whose SUBS keys are all removed stays: its probes are
+	 * Bloom positives the stage rejects). */
+	hdr->subs_depths |= plan.subs_depths;
+	hdr->flags = (__u8)((hdr->flags & ~BG_FILTER_F_NAMES) |
+			    (plan.name_keys ? BG_FILTER_F_NAMES : 0));
+
+	memset(res, 0, sizeof(*res));
+	res->added = nadd;
+	res->removed = nrem;
+	res->bloom_loaded = bloom_loaded + nadd;
+	plan.allow4_n = t->allow4_n;
+	plan.allow6_n = t->allow6_n;
+	plan.short6_n = t->short6_n;
+	plan.subs_depths = hdr->subs_depths;
+	bg_filter_plan_rates(&plan, res->bloom_loaded);
+	res->plan = plan;
+out:
+	free(ov);
+	free(nv);
+	free(st.other);
+	tables_free(t);
+	return err;
+}
