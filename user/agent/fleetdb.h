@@ -30,7 +30,15 @@
  * connection string): -ECONNREFUSED / -ENOTCONN when the database cannot
  * be reached or the connection was lost (the caller retries with
  * backoff), -EPROTO for a schema of a newer bloomgate, -EIO for another
- * server error.
+ * server error, -EINVAL for the caller's mistake.
+ *
+ * After -ENOTCONN a struct bg_fleetdb is dead for good (every call on it
+ * returns -ENOTCONN at once): bg_fleetdb_close() it and
+ * bg_fleetdb_connect() again, LISTEN again, and read bg_fleetdb_latest()
+ * (what was announced meanwhile is not announced again). A call that
+ * fails otherwise leaves the handle usable.
+ *
+ * One struct bg_fleetdb is one connection: one thread at a time.
  */
 #ifndef BLOOMGATE_AGENT_FLEETDB_H
 #define BLOOMGATE_AGENT_FLEETDB_H
@@ -46,8 +54,16 @@
 
 struct bg_fleetdb;
 
-/* Connects (a libpq connection string or postgresql:// URL) with a
- * connect timeout of timeout seconds (0: 10). */
+/*
+ * Connects (a libpq connection string, key=value pairs or a postgresql://
+ * URL) with a connect timeout of timeout seconds (0: 10; libpq counts
+ * whole seconds, at least 2), which overrides a connect_timeout of url.
+ * application_name is "bloomgate" unless url names another, and TCP
+ * keepalives probe after 30 s of silence (a LISTENing gateway learns of a
+ * vanished server in about 90 s). -EINVAL when url is malformed,
+ * -ECONNREFUSED when the connection fails (refused, timed out, or
+ * authentication refused: retrying is harmless).
+ */
 int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 		       char *why, size_t whylen);
 void bg_fleetdb_close(struct bg_fleetdb *db);
@@ -94,10 +110,16 @@ int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
 /*
  * Stores a new generation g->generation, which must be the newest + 1
  * (else -EAGAIN: another publisher was first), in one transaction under
- * an advisory lock: its row (sources: the SOURCES JSON text), its full
- * artifact read from full_path, its delta from delta_path when g->kind is
- * BG_FLEET_DELTA, its lists; then NOTIFY. The bytes are streamed in
- * BG_FLEETDB_CHUNK chunks.
+ * an advisory lock: its row (sources: the SOURCES JSON text, stored as
+ * jsonb; NULL: none), its full artifact read from full_path, its delta
+ * from delta_path when g->kind is BG_FLEET_DELTA, its lists; then NOTIFY.
+ * The bytes are streamed in BG_FLEETDB_CHUNK chunks.
+ *
+ * The row's sizes are the files' (g->full_bytes and g->delta_bytes: 0,
+ * or the size expected, else -EINVAL); created_at is the server's clock;
+ * an empty g->publisher is this host's name. -EINVAL too for a checksum
+ * that is not 64 lowercase hex digits, a delta without a base below it,
+ * a list whose role is neither "block" nor "allow", an empty file.
  */
 int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 		       const char *sources_json, const struct bg_fleet_list *lists,
@@ -124,7 +146,10 @@ int bg_fleetdb_listen(struct bg_fleetdb *db, char *why, size_t whylen);
 int bg_fleetdb_fd(const struct bg_fleetdb *db);
 /* Reads what the socket has: 1 with *gen the highest generation announced
  * when a notification came, 0 when none; -ENOTCONN when the connection
- * was lost. Never blocks. */
+ * was lost. Never blocks. Notifications that came during another call on
+ * the same handle (a fetch) are queued and returned here although the
+ * socket no longer shows them: call it after such calls too, not only
+ * when poll says the socket is readable. */
 int bg_fleetdb_notified(struct bg_fleetdb *db, uint64_t *gen);
 
 /* A gateway's report (bloomgate_gateways). */
@@ -155,7 +180,11 @@ int bg_fleetdb_status(struct bg_fleetdb *db, struct bg_fleet_gen *latest,
 		      struct bg_fleet_report **v, size_t *n, char *why,
 		      size_t whylen);
 
-/* The URL as it may be printed: its password replaced by "xxxxx". */
+/* The URL as it may be printed: its password replaced by "xxxxx"; in a
+ * URL the password of its userinfo and a password= of its query, in
+ * key=value form the value of password (and a URL given as dbname).
+ * Returns buf; a result cut short by len never holds a byte of the
+ * password. */
 const char *bg_fleetdb_redact(const char *url, char *buf, size_t len);
 
 #endif
