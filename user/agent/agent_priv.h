@@ -31,6 +31,7 @@
 
 #include "agent/config.h"
 #include "agent/fetch.h"
+#include "agent/fleet.h"
 #include "agent/instance.h"
 #include "agent/metrics.h"
 #include "agent/store.h"
@@ -241,6 +242,16 @@ double clients_deadline(const struct agent *a); /* monotonic; 0: none */
 void clients_expire(struct agent *a);
 void clients_close(struct agent *a);
 
+/* ---- fleet (loop.c) ------------------------------------------------------- */
+
+/* Starts (or, after a reload, restarts) the link to the fleet store when
+ * the config has fleet:, stops it when not. */
+void fleet_setup(struct agent *a);
+/* The link woke the loop: the fleet source is fetched as soon as idle. */
+void fleet_wake(struct agent *a);
+/* Sends the gateway's report now (the loop's; a->lock not held). */
+void fleet_report(struct agent *a);
+
 /* ---- events.c, ifaces.c, status.c --------------------------------------- */
 
 void open_events(struct agent *a);
@@ -312,6 +323,12 @@ struct agent {
 	uint8_t art_digest[32];
 	double art_applied_at;
 	char last_error[600]; /* the last rebuild's failure; "" after a success */
+	/* fleet: (agent/fleet.h) the link's thread, its wake-up eventfd, a
+	 * wake-up that came while the source was busy, the next report */
+	struct bg_fleet_link *fleet;
+	int fleet_fd;
+	int fleet_pending;
+	double fleet_report_due; /* monotonic; 0: none */
 	double start_time;
 	struct desc live; /* what the live filter is built from */
 	int have_live;

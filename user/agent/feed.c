@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent/agent_priv.h"
+#include "agent/fleet.h"
 #include "core/url.h"
 
 struct src *src_find(struct agent *a, const char *name)
@@ -162,6 +163,8 @@ struct fetch_job {
 	struct bg_fetch_result r;
 	double seen; /* unix time the change was seen: an inotify event, or
 			the fetch's start */
+	uint8_t kind; /* enum bg_src_kind */
+	struct bg_fleet_got got; /* a fleet source's */
 	int ret;
 };
 
@@ -170,7 +173,12 @@ static void fetch_run(struct agent *a, struct job *jj)
 	struct fetch_job *j = (struct fetch_job *)jj;
 
 	j->f.abort = &a->work.quit;
-	j->ret = bg_fetch(&j->f, j->copy, j->f.list.url ? &j->v : NULL, &j->r);
+	if (j->kind == BG_SRC_FLEET)
+		/* the store's newest generation (list.url: its connection) */
+		j->ret = bg_fleet_fetch(j->f.list.url, j->copy, j->kept_sha,
+					&a->work.quit, &j->r, &j->got);
+	else
+		j->ret = bg_fetch(&j->f, j->copy, j->f.list.url ? &j->v : NULL, &j->r);
 }
 
 static void fetch_done(struct agent *a, struct job *jj)
@@ -244,7 +252,16 @@ static void fetch_done(struct agent *a, struct job *jj)
 					     fmin(s->cfg->refresh, RETRY_MAX), agent_rnd()) :
 				  bg_jitter(s->cfg->refresh, agent_rnd()));
 	pthread_mutex_unlock(&a->lock);
-	if (changed) {
+	if (changed && j->kind == BG_SRC_FLEET) {
+		agent_log("source %s: generation %llu (%s, %llu bytes in %.1f ms)%s%s, "
+			  "to be verified and swapped in", s->cfg->list.name,
+			  (unsigned long long)j->got.generation,
+			  j->got.delta ? "a delta applied to the copy kept" : "whole",
+			  (unsigned long long)j->got.bytes, r->seconds * 1e3,
+			  j->got.delta_why[0] ? "; the delta not used: " : "",
+			  j->got.delta_why);
+		want_rebuild(a, 1);
+	} else if (changed) {
 		agent_log("source %s: new copy (%s in %.1f ms), to be judged by "
 			  "the rebuild", s->cfg->list.name,
 			  s->cfg->list.url ? "fetched" : "read", r->seconds * 1e3);
@@ -270,6 +287,7 @@ static void start_fetch(struct agent *a, struct src *s)
 	}
 	j->j.run = fetch_run;
 	j->j.done = fetch_done;
+	j->kind = s->cfg->kind;
 	memcpy(j->copy, s->copy, sizeof(j->copy));
 	if (s->have_copy)
 		memcpy(j->kept_sha, s->sha256, sizeof(j->kept_sha));
@@ -508,5 +526,6 @@ int reload_config(struct agent *a, char *err, size_t errlen)
 	attach_ifaces_later(a);
 	close_events(a);
 	open_events(a);
+	fleet_setup(a);
 	return 0;
 }

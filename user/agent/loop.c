@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
@@ -43,6 +44,7 @@
 #include "agent/agent_priv.h"
 #include "agent/instance.h"
 #include "agent/provenance.h"
+#include "kern/swap.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -118,6 +120,87 @@ int agent_add_fd(struct agent *a, int fd, uint32_t events)
 	return epoll_ctl(a->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* ---- the fleet ------------------------------------------------------------ */
+
+void fleet_setup(struct agent *a)
+{
+	int ret;
+
+	bg_fleet_link_stop(a->fleet);
+	a->fleet = NULL;
+	a->fleet_report_due = 0;
+	if (!a->cfg.fleet.db)
+		return;
+	if (a->fleet_fd < 0) {
+		a->fleet_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (a->fleet_fd < 0 || agent_add_fd(a, a->fleet_fd, 0)) {
+			agent_log("fleet: cannot start its link: %s", strerror(errno));
+			return;
+		}
+	}
+	ret = bg_fleet_link_start(a->cfg.fleet.db, a->fleet_fd, &a->fleet);
+	if (ret) {
+		agent_log("fleet: cannot start its link: %s", strerror(-ret));
+		a->fleet = NULL;
+		return;
+	}
+	a->fleet_report_due = agent_mono();
+}
+
+void fleet_wake(struct agent *a)
+{
+	struct src *s = src_find(a, BG_CFG_FLEET_NAME);
+	uint64_t n;
+
+	if (a->fleet_fd >= 0)
+		while (read(a->fleet_fd, &n, sizeof(n)) == sizeof(n))
+			;
+	a->fleet_pending = 0;
+	if (!s || !s->cfg || s->cfg->kind != BG_SRC_FLEET)
+		return;
+	/* a fetch (or a rebuild of its candidate) runs: this one's turn
+	 * comes when it is done, and its due time is then the poll's */
+	if (s->phase != SRC_IDLE) {
+		a->fleet_pending = 1;
+		return;
+	}
+	s->due = agent_mono();
+}
+
+void fleet_report(struct agent *a)
+{
+	struct src *s = src_find(a, BG_CFG_FLEET_NAME);
+	struct bg_fleet_report r = { .generation = 0 };
+	struct bg_counters c;
+	struct bg_state st;
+
+	a->fleet_report_due = agent_mono() + a->cfg.fleet.report;
+	if (!a->fleet)
+		return;
+	snprintf(r.gateway, sizeof(r.gateway), "%s", a->cfg.fleet.gateway);
+	pthread_mutex_lock(&a->lock);
+	if (a->art_live) {
+		r.generation = a->art_generation;
+		r.applied_at = a->art_applied_at;
+	}
+	r.filter_id = a->filter_id;
+	r.keys = a->filter.keys;
+	r.entries = s ? s->entries : 0;
+	snprintf(r.state, sizeof(r.state), "%s", s && s->state ? s->state : "pending");
+	snprintf(r.last_error, sizeof(r.last_error), "%.500s",
+		 a->last_error[0] ? a->last_error : s ? s->last_error : "");
+	pthread_mutex_unlock(&a->lock);
+	if (!bg_state_open(&st, 0)) {
+		if (!bg_counters_read(st.counters_fd, &c)) {
+			r.packets = c.cnt[BG_CNT_PACKETS];
+			r.dropped = c.cnt[BG_CNT_DROPPED];
+			r.bloom_fp = c.cnt[BG_CNT_BLOOM_FP] + c.cnt[BG_CNT_DNS_BLOOM_FP];
+		}
+		bg_state_close(&st);
+	}
+	bg_fleet_link_report(a->fleet, &r);
+}
+
 /* ---- signals, timers ----------------------------------------------------- */
 
 static void on_signal(struct agent *a)
@@ -158,6 +241,8 @@ static int next_timeout(const struct agent *a)
 	c = clients_deadline(a);
 	if (c && (!t || c < t))
 		t = c;
+	if (a->fleet_report_due && (!t || a->fleet_report_due < t))
+		t = a->fleet_report_due;
 	if (!t)
 		return -1;
 	return t <= now ? 0 : (int)ceil((t - now) * 1e3);
@@ -174,6 +259,10 @@ static void step(struct agent *a)
 			want_rebuild(a, 1);
 	}
 	reloads_step(a);
+	if (a->fleet_pending)
+		fleet_wake(a);
+	if (a->fleet && a->fleet_report_due && a->fleet_report_due <= agent_mono())
+		fleet_report(a);
 	run_due(a, 0);
 	maybe_rebuild(a);
 	clients_expire(a);
@@ -191,6 +280,10 @@ static void agent_free(struct agent *a)
 
 	clients_close(a);
 	close_events(a);
+	bg_fleet_link_stop(a->fleet);
+	a->fleet = NULL;
+	if (a->fleet_fd >= 0)
+		close(a->fleet_fd);
 	if (a->metrics)
 		bg_metrics_stop(a->metrics);
 	if (a->ctlfd >= 0) {
@@ -241,6 +334,7 @@ static void verify_indexes(struct agent *a)
 int bg_agent_run(const char *config_path)
 {
 	struct agent a = { .epfd = -1, .sigfd = -1, .infd = -1, .ctlfd = -1,
+			   .fleet_fd = -1,
 			   .instance = { .run_fd = -1, .state_fd = -1 } };
 	struct epoll_event ev[16];
 	uint64_t usec = 0;
@@ -320,6 +414,7 @@ int bg_agent_run(const char *config_path)
 		agent_free(&a);
 		return 1;
 	}
+	fleet_setup(&a);
 	/* Every source once, then the filter (step()): adopted when the
 	 * copies are those the live filter was built from, rebuilt
 	 * otherwise. */
@@ -353,6 +448,8 @@ int bg_agent_run(const char *config_path)
 				work_drain(&a);
 			else if (fd == events_fd(&a))
 				consume_events(&a);
+			else if (fd == a.fleet_fd && a.fleet_fd >= 0)
+				fleet_wake(&a);
 			else
 				on_client(&a, fd, ev[i].events);
 		}

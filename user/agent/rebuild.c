@@ -403,6 +403,8 @@ static void save_filter(const struct rb_job *j, uint32_t id)
 		json_object_object_add(o, "artifact_generation",
 				       json_object_new_int64((int64_t)j->art.generation));
 		json_object_object_add(o, "artifact_sha256", json_object_new_string(hex));
+		json_object_object_add(o, "artifact_applied_at",
+				       json_object_new_double(j->timing.live_at));
 	}
 	snprintf(path, sizeof(path), "%s/filter.json", j->state_dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -918,6 +920,9 @@ static void rb_done(struct agent *a, struct job *jj)
 		bg_list_desc_free(&j->v[i].list);
 	}
 	reloads_answer(a, j->seq, j->ret ? j->msg : NULL);
+	/* the fleet hears at once what this gateway enforces now */
+	if (a->fleet && !j->nothing)
+		a->fleet_report_due = agent_mono();
 	sd_notifyf(0, "STATUS=generation %llu, %zu sources",
 		   (unsigned long long)a->generation, a->nsrc);
 	desc_free(&j->built);
@@ -1224,6 +1229,8 @@ int adopt(struct agent *a)
 
 			a->art_live = 1;
 			a->art_generation = (uint64_t)json_object_get_int64(g);
+			if (json_object_object_get_ex(o, "artifact_applied_at", &g))
+				a->art_applied_at = json_object_get_double(g);
 			if (json_object_object_get_ex(o, "artifact_sha256", &g) &&
 			    (h = json_object_get_string(g)) && strlen(h) == 64)
 				for (k = 0; k < 32; k++) {
