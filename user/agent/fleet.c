@@ -260,6 +260,13 @@ static void *link_main(void *arg)
 			pthread_mutex_unlock(&l->mu);
 			goto lost;
 		}
+		/* a notification that came during the report is queued in
+		 * libpq, not on the socket: asked for before waiting */
+		ret = bg_fleetdb_notified(db, &gen);
+		if (ret > 0)
+			poke(l->wake_fd);
+		if (ret < 0)
+			goto lost;
 		if (!wait_for(l, bg_fleetdb_fd(db), 1.0))
 			continue;
 		ret = bg_fleetdb_notified(db, &gen);

@@ -48,6 +48,8 @@ CLI_COMMAND(attach);
 CLI_COMMAND(load);
 CLI_COMMAND(build);
 CLI_COMMAND(inspect);
+CLI_COMMAND(publish);
+CLI_COMMAND(fleet);
 CLI_COMMAND(check);
 CLI_COMMAND(stats);
 CLI_COMMAND(status);

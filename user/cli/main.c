@@ -47,6 +47,8 @@ static const struct {
 	{ &cli_load_cmd, cli_cmd_load },
 	{ &cli_build_cmd, cli_cmd_build },
 	{ &cli_inspect_cmd, cli_cmd_inspect },
+	{ &cli_publish_cmd, cli_cmd_publish },
+	{ &cli_fleet_cmd, cli_cmd_fleet },
 	{ &cli_check_cmd, cli_cmd_check },
 	{ &cli_stats_cmd, cli_cmd_stats },
 	{ &cli_status_cmd, cli_cmd_status },
