@@ -338,7 +338,8 @@ static void share(const struct sort_job *j, unsigned int t, size_t *lo,
 	*hi = j->total * (t + 1) / j->nthreads;
 }
 
-/* Calls the pass over thread t's share of the items, vector by vector. */
+/* Pass 0 (count by bin) or 1 (scatter to the bin's places) over thread
+ * t's share of the items, vector by vector. */
 static void radix_l1(struct sort_job *j, unsigned int t)
 {
 	size_t lo, hi, base = 0, i, *hist = j->hist[t];
@@ -484,8 +485,9 @@ int bg_ai_items(struct bg_ai_collector *c, struct bg_ai_item **v, size_t *n)
 
 	*v = NULL;
 	*n = 0;
-	if (c->bad)
-		return c->bad;
+	ret = __atomic_load_n(&c->bad, __ATOMIC_RELAXED);
+	if (ret)
+		return ret;
 	for (w = 0; w < BG_PARSE_WORKERS_MAX; w++) {
 		if (c->w[w].err)
 			return c->w[w].err;
