@@ -498,6 +498,15 @@ static void test_add_remove(void **state)
 	assert_int_equal(bg_ai_remove(img, len, &it), -ENOENT);
 	assert_int_equal(hd->records, 11);
 
+	/* removed and added back, list 0's /24 now follows list 1's in the
+	 * table: the hits still come in the lists' order */
+	it = item_of(&addrs[0]);
+	assert_int_equal(bg_ai_remove(img, len, &it), 0);
+	assert_found(img, len, "192.0.2.7", "1 block 192.0.2.0/24");
+	assert_int_equal(bg_ai_add(img, len, &it), 0);
+	assert_found(img, len, "192.0.2.7",
+		     "0 block 192.0.2.0/24; 1 block 192.0.2.0/24");
+
 	it = item_of(&more[0]);
 	assert_int_equal(bg_ai_remove(img, len, &it), 0);
 	assert_found(img, len, "10.1.2.3", "");

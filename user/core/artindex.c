@@ -338,7 +338,8 @@ static void share(const struct sort_job *j, unsigned int t, size_t *lo,
 	*hi = j->total * (t + 1) / j->nthreads;
 }
 
-/* Calls the pass over thread t's share of the items, vector by vector. */
+/* Pass 0 (count by bin) or 1 (scatter to the bin's places) over thread
+ * t's share of the items, vector by vector. */
 static void radix_l1(struct sort_job *j, unsigned int t)
 {
 	size_t lo, hi, base = 0, i, *hist = j->hist[t];
@@ -484,8 +485,9 @@ int bg_ai_items(struct bg_ai_collector *c, struct bg_ai_item **v, size_t *n)
 
 	*v = NULL;
 	*n = 0;
-	if (c->bad)
-		return c->bad;
+	ret = __atomic_load_n(&c->bad, __ATOMIC_RELAXED);
+	if (ret)
+		return ret;
 	for (w = 0; w < BG_PARSE_WORKERS_MAX; w++) {
 		if (c->w[w].err)
 			return c->w[w].err;
@@ -603,7 +605,8 @@ int bg_ai_valid(const void *img, size_t len)
 	/* no bit past /32, /128 or the last class: a writer of another
 	 * layout, or damage */
 	if ((hd->plens4 >> 33) || (hd->plens6[2] >> 1) ||
-	    (hd->classes >> BG_AI__CLASSES) || memcmp(hd->pad, zero, sizeof(zero)))
+	    (hd->classes >> BG_AI__CLASSES) ||
+	    memcmp(hd->pad, zero, sizeof(zero)))
 		return -EBADMSG;
 	return 0;
 }
@@ -614,9 +617,11 @@ int bg_ai_valid(const void *img, size_t len)
  * and its number, and returns 0 to go on, anything else to stop with that
  * value; 0 when the chain ended.
  */
+typedef int (*bucket_fn)(const struct bg_art_bucket *b, uint32_t at,
+			 void *ctx);
+
 static int walk(const struct bg_art_bucket *bk, uint32_t nb, uint32_t home,
-		int (*fn)(const struct bg_art_bucket *b, uint32_t at, void *ctx),
-		void *ctx)
+		bucket_fn fn, void *ctx)
 {
 	uint32_t b = home, i;
 	int ret;
@@ -792,7 +797,9 @@ static int has_class(const struct bg_art_index_hdr *hd, unsigned int cls)
 
 static int has_plen(const struct bg_art_index_hdr *hd, int v6, unsigned int l)
 {
-	return v6 ? (hd->plens6[l / 64] >> (l % 64)) & 1 : (hd->plens4 >> l) & 1;
+	if (v6)
+		return (hd->plens6[l / 64] >> (l % 64)) & 1;
+	return (hd->plens4 >> l) & 1;
 }
 
 /* Every prefix length the index has that covers the address, longest
@@ -807,7 +814,7 @@ static int find_addr(const void *img, struct hits *hs,
 
 	for (l = bits + 1; l-- > 0;) {
 		unsigned int cls[2];
-		uint64_t h[2];
+		uint64_t h[2], s[2];
 
 		if (!has_plen(hd, !!k6, l))
 			continue;
@@ -818,9 +825,10 @@ static int find_addr(const void *img, struct hits *hs,
 			inet_ntop(AF_INET6, m.addr, a, sizeof(a));
 			cls[0] = BG_AI_V6;
 			cls[1] = BG_AI_ALLOW_V6;
-			for (allow = 0; allow < 2; allow++)
-				h[allow] = bg_hash64(&m, sizeof(m),
-						     class_seed(hd->seed, cls[allow]));
+			s[0] = class_seed(hd->seed, cls[0]);
+			s[1] = class_seed(hd->seed, cls[1]);
+			h[0] = bg_hash64(&m, sizeof(m), s[0]);
+			h[1] = bg_hash64(&m, sizeof(m), s[1]);
 		} else {
 			struct bg_key4 m;
 
@@ -828,11 +836,16 @@ static int find_addr(const void *img, struct hits *hs,
 			inet_ntop(AF_INET, &m.addr, a, sizeof(a));
 			cls[0] = BG_AI_V4;
 			cls[1] = BG_AI_ALLOW_V4;
-			for (allow = 0; allow < 2; allow++)
-				h[allow] = bg_hash64(&m, sizeof(m),
-						     class_seed(hd->seed, cls[allow]));
+			s[0] = class_seed(hd->seed, cls[0]);
+			s[1] = class_seed(hd->seed, cls[1]);
+			h[0] = bg_hash64(&m, sizeof(m), s[0]);
+			h[1] = bg_hash64(&m, sizeof(m), s[1]);
 		}
-		snprintf(entry, sizeof(entry), l == bits ? "%s" : "%s/%u", a, l);
+		/* a whole address without its length, as lists write it */
+		if (l == bits)
+			snprintf(entry, sizeof(entry), "%s", a);
+		else
+			snprintf(entry, sizeof(entry), "%s/%u", a, l);
 		for (allow = 0; allow < 2; allow++) {
 			struct probe p = { .h = hs, .allow = (int)allow,
 					   .entry = entry, .parent = "" };
@@ -847,6 +860,32 @@ static int find_addr(const void *img, struct hits *hs,
 	return 0;
 }
 
+/* The block and allow rules of kind naming p (parent "" or p). */
+static int probe_name(const void *img, struct hits *hs, const char *p,
+		      int kind, int as_parent)
+{
+	const struct bg_art_index_hdr *hd = img;
+	size_t len = strlen(p);
+	unsigned int allow;
+	int ret;
+
+	for (allow = 0; allow < 2; allow++) {
+		unsigned int cls = allow ? BG_AI_ALLOW_NAME : BG_AI_NAME;
+		struct probe pr = {
+			.h = hs, .allow = (int)allow, .name_kind = kind,
+			.entry = p, .parent = as_parent ? p : "",
+		};
+
+		if (!has_class(hd, cls))
+			continue;
+		ret = probe_key(img, &pr,
+				hash_name(hd->seed, cls, kind, p, len));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * The rules the datapath's probes for the name q find (as
  * bg_names_find()): q itself as an exact or name-and-subdomains rule, then
@@ -857,42 +896,25 @@ static int find_addr(const void *img, struct hits *hs,
  */
 static int find_name(const void *img, struct hits *hs, const char *q)
 {
-	static const int self[] = { BG_NAME_EXACT, BG_NAME_TREE };
-	static const int parent[] = { BG_NAME_TREE, BG_NAME_SUBS };
-	const struct bg_art_index_hdr *hd = img;
-	unsigned int nlabels = 1, j, t, allow;
+	unsigned int nlabels = 1, j;
 	const char *p;
 	int ret;
 
 	for (p = q; *p; p++)
 		nlabels += *p == '.';
-	for (p = q, j = 0; p; j++) {
-		const int *kinds = j ? parent : self;
-
-		for (t = 0; t < 2 && (!j || nlabels - j <= BG_DNS_SUFFIX_MAX);
-		     t++)
-			for (allow = 0; allow < 2; allow++) {
-				unsigned int cls = allow ? BG_AI_ALLOW_NAME
-							 : BG_AI_NAME;
-				struct probe pr = {
-					.h = hs, .allow = (int)allow,
-					.name_kind = kinds[t], .entry = p,
-					.parent = j ? p : "",
-				};
-
-				if (!has_class(hd, cls))
-					continue;
-				ret = probe_key(img, &pr,
-						hash_name(hd->seed, cls, kinds[t],
-							  p, strlen(p)));
-				if (ret)
-					return ret;
-			}
-		p = strchr(p, '.');
-		if (p)
-			p++;
+	ret = probe_name(img, hs, q, BG_NAME_EXACT, 0);
+	if (!ret)
+		ret = probe_name(img, hs, q, BG_NAME_TREE, 0);
+	/* p: the parent of j labels fewer */
+	for (p = strchr(q, '.'), j = 1; p && !ret; p = strchr(p, '.'), j++) {
+		p++;
+		if (nlabels - j > BG_DNS_SUFFIX_MAX)
+			continue;
+		ret = probe_name(img, hs, p, BG_NAME_TREE, 1);
+		if (!ret)
+			ret = probe_name(img, hs, p, BG_NAME_SUBS, 1);
 	}
-	return 0;
+	return ret;
 }
 
 int bg_ai_find(const void *img, size_t len, const char *arg,
