@@ -325,9 +325,15 @@ static void verify_indexes(struct agent *a)
 
 	if (!a->store || bg_prov_verify(a->store, 1, &bad, &n))
 		return;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		const struct src *s = src_find(a, bad[i].name);
+
+		/* an artifact's index is in it, not in the store */
+		if (s && s->cfg->kind != BG_SRC_LIST)
+			continue;
 		agent_log("source %s: provenance %s: indexing it again",
 			  bad[i].name, bad[i].why);
+	}
 	free(bad);
 }
 

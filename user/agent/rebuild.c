@@ -340,8 +340,9 @@ struct rb_job {
 	struct desc built;
 	struct bg_metrics_filter filter;
 	struct rb_timing timing;
-	/* an artifact applied: its header (generation, digest) */
-	int artifact;
+	/* an artifact applied: its header (generation, digest); kept_live:
+	 * the live filter was this artifact's already (filter_id its id) */
+	int artifact, kept_live;
 	struct bg_art_header art;
 };
 
@@ -516,8 +517,23 @@ static void rb_run_artifact(struct rb_job *j)
 			snprintf(j->msg, sizeof(j->msg), "out of memory");
 			goto out;
 		}
-		if (!use_cand && j->live_fp[0] && !strcmp(j->live_fp, j->built.fp))
-			goto out; /* the live filter is this copy's already */
+		if (!use_cand && j->live_fp[0] && !strcmp(j->live_fp, j->built.fp)) {
+			/* the live filter is this copy's already: this agent's
+			 * now, as if adopted (a restart whose new copy was
+			 * refused) */
+			struct bg_state ro;
+
+			if (!bg_art_open(s->copy, &a, why, sizeof(why))) {
+				j->art = *a.h;
+				bg_art_close(&a);
+				if (!bg_state_open(&ro, 0)) {
+					j->filter_id = bg_filter_current_id(ro.filters_fd);
+					bg_state_close(&ro);
+				}
+				j->kept_live = j->filter_id != 0;
+			}
+			goto out;
+		}
 		ret = bg_art_open(file, &a, why, sizeof(why));
 		if (!ret) {
 			opened = 1;
@@ -889,6 +905,21 @@ static void rb_done(struct agent *a, struct job *jj)
 			memcpy(a->art_digest, j->art.digest, sizeof(a->art_digest));
 			a->art_applied_at = j->timing.live_at;
 		}
+	}
+	if (j->kept_live && !a->filter_id) {
+		struct bg_filter_params p;
+
+		bg_art_plan_params(&j->art.plan, &p);
+		a->filter_id = j->filter_id;
+		a->art_live = 1;
+		a->art_generation = j->art.generation;
+		memcpy(a->art_digest, j->art.digest, sizeof(a->art_digest));
+		a->have_filter = 1;
+		a->filter.keys = p.n;
+		a->filter.bytes = p.bytes;
+		a->filter.bits_per_key = p.bits_per_entry;
+		a->filter.predicted_fpr = p.predicted_confirmed;
+		a->filter.generation = a->generation;
 	}
 	if (j->ret && !j->nothing)
 		snprintf(a->last_error, sizeof(a->last_error), "%s", j->msg);

@@ -57,10 +57,10 @@ static const struct bg_opt publish_opts[] = {
 	{ .name = "keep", .type = BG_OPT_UINT, .metavar = "N",
 	  .help = "generations the store keeps (older ones are deleted)",
 	  .min = 1, .max = 1000000, .off = offsetof(struct list_ctx, keep) },
-	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "ELEMS",
-	  .help = "fit the filter to a fixed-size map of ELEMS 64-byte elements, "
-		  "as the gateways are attached with --capacity",
-	  .min = 1, .max = 4294967295.0,
+	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",
+	  .help = "fit the filter to the fixed-size map of gateways attached with "
+		  "--capacity KEYS (the same KEYS)",
+	  .min = 1, .max = (double)BG_CAPACITY_MAX,
 	  .off = offsetof(struct list_ctx, capacity) },
 	{ NULL },
 };
@@ -319,7 +319,7 @@ static const struct bg_opt fleet_opts[] = {
 };
 
 static const struct bg_opt fleet_pos = {
-	.type = BG_OPT_ENUM, .values = fleet_what,
+	.type = BG_OPT_ENUM, .values = fleet_what, .metavar = "status",
 	.help = "what to show", .off = offsetof(struct fleet_ctx, what),
 };
 

@@ -103,7 +103,8 @@ void list_load_opts(const struct list_ctx *c, struct bg_load_opts *o)
 	o->max_list_bytes = c->max_list_bytes;
 	o->max_entries = c->max_entries;
 	o->seed = c->seed;
-	o->capacity = (uint32_t)c->capacity;
+	/* KEYS, as attach --capacity takes them: its map's elements */
+	o->capacity = c->capacity ? bg_filter_capacity_elems(c->capacity) : 0;
 }
 
 void list_print_diag(void *ctx, const struct bg_diag *d)
