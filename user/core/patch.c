@@ -33,6 +33,7 @@
 #include "bloomgate/bloom.h"
 #include "core/filter_priv.h"
 #include "core/mem_lookup.h"
+#include "core/par.h"
 #include "core/patch.h"
 
 static void whyf(char *why, size_t len, const char *fmt, ...)
@@ -82,13 +83,18 @@ struct fpkey {
 	uint32_t b1, b2;
 };
 
-static inline struct fpkey fp_key(const struct stage *st, uint64_t h)
+static inline struct fpkey fp_key2(const struct stage *st, uint64_t h2)
 {
-	uint64_t h2 = bg_fp_hash(h, st->seed);
 	struct fpkey k = { bg_fp_of(h2), bg_fp_bucket1(h2, st->nb),
 			   bg_fp_bucket2(h2, st->nb) };
 
 	return k;
+}
+
+/* The key of Bloom hash h in the stage. */
+static inline struct fpkey fp_key(const struct stage *st, uint64_t h)
+{
+	return fp_key2(st, bg_fp_hash(h, st->seed));
 }
 
 static inline size_t slot(uint32_t b, uint32_t j)
@@ -184,31 +190,158 @@ static int claim(struct stage *st, struct fpkey k)
 	return aug_claim(st, &a, k.f, k.b1, k.b2, 0);
 }
 
-/* Every old key (v, n) claims its slot; -1 with *bad the first that
- * found none: the image does not hold it. */
+/* Every key of h2 values v[0, n) claims its slot (claim()), in that
+ * order, the buckets of the ones CLAIM_AHEAD on fetched meanwhile; -1 with
+ * *bad the first that found none: the image does not hold it. */
 static int claim_all(struct stage *st, const uint64_t *v, size_t n, size_t *bad)
 {
-	struct fpkey ring[CLAIM_AHEAD];
 	size_t i;
 
-	for (i = 0; i < n && i < CLAIM_AHEAD; i++)
-		ring[i] = fp_key(st, v[i]);
 	for (i = 0; i < n; i++) {
-		struct fpkey k = ring[i % CLAIM_AHEAD];
-
 		if (i + CLAIM_AHEAD < n) {
-			struct fpkey *a = &ring[i % CLAIM_AHEAD];
+			struct fpkey a = fp_key2(st, v[i + CLAIM_AHEAD]);
 
-			*a = fp_key(st, v[i + CLAIM_AHEAD]);
-			__builtin_prefetch(&st->bk[a->b1]);
-			__builtin_prefetch(&st->other[slot(a->b1, 0)], 1);
+			__builtin_prefetch(&st->bk[a.b1]);
+			__builtin_prefetch(&st->other[slot(a.b1, 0)], 1);
+			__builtin_prefetch(&st->bk[a.b2]);
+			__builtin_prefetch(&st->other[slot(a.b2, 0)], 1);
 		}
-		if (claim(st, k)) {
+		if (claim(st, fp_key2(st, v[i]))) {
 			*bad = i;
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/*
+ * The claims of the old keys, in bucket order: in the order of their
+ * Bloom hashes, each claim was a cache and TLB miss or two in a stage of
+ * hundreds of MiB (0.8 s of a 10M-key patch). The keys' h2 are
+ * partitioned by top byte, which orders them by first bucket
+ * (bg_fp_bucket1 is monotone in it): a bin's buckets then fit in the
+ * cache. Every thread claims, in the keys of its run of first buckets,
+ * the slot of each in its first bucket, where the build puts a key
+ * whenever it can; a thread touches only its own buckets. The keys found
+ * there with no unclaimed slot (the ones the build put in their second
+ * bucket) are claimed afterwards on one thread, in the partition's order
+ * whatever the number of threads, by claim().
+ */
+struct claims {
+	struct stage *st;
+	uint64_t *v; /* the old keys' hashes, made their h2 in place */
+	uint64_t *p; /* the h2 partitioned by top byte: bin d is
+			[bin[d], bin[d + 1]) */
+	uint8_t *later; /* per key of p: left for the second step */
+	size_t n;
+	unsigned int nt;
+	size_t lo[BG_PARSE_WORKERS_MAX + 1]; /* thread t's keys of v */
+	size_t at[BG_PARSE_WORKERS_MAX][256]; /* its next place in bin d */
+	size_t bin[257];
+};
+
+static void job_h2(void *ctx, unsigned int t)
+{
+	struct claims *c = ctx;
+	uint64_t seed = c->st->seed;
+	size_t i, *at = c->at[t];
+
+	for (i = c->lo[t]; i < c->lo[t + 1]; i++) {
+		c->v[i] = bg_fp_hash(c->v[i], seed);
+		at[c->v[i] >> 56]++;
+	}
+}
+
+/* A stable partition: thread t's keys of bin d follow those of the
+ * threads before it, in their order. */
+static void job_scatter(void *ctx, unsigned int t)
+{
+	struct claims *c = ctx;
+	size_t i, *at = c->at[t];
+
+	for (i = c->lo[t]; i < c->lo[t + 1]; i++)
+		c->p[at[c->v[i] >> 56]++] = c->v[i];
+}
+
+static void job_claim_first(void *ctx, unsigned int t)
+{
+	struct claims *c = ctx;
+	struct stage *st = c->st;
+	uint32_t nb = st->nb, b0 = (uint32_t)((uint64_t)nb * t / c->nt),
+		 b1 = (uint32_t)((uint64_t)nb * (t + 1) / c->nt);
+	unsigned int d;
+	size_t i;
+
+	for (d = 0; d < 256; d++) {
+		/* the bins that may hold keys of this run of buckets (a
+		 * bucket may straddle two bins) */
+		if (bg_fp_bucket1(((uint64_t)d << 56) | ((1ULL << 56) - 1), nb) < b0 ||
+		    bg_fp_bucket1((uint64_t)d << 56, nb) >= b1)
+			continue;
+		for (i = c->bin[d]; i < c->bin[d + 1]; i++) {
+			struct fpkey k = fp_key2(st, c->p[i]);
+			int j;
+
+			if (k.b1 < b0 || k.b1 >= b1)
+				continue; /* another thread's */
+			j = unclaimed(st, k.b1, k.f);
+			if (j >= 0)
+				st->other[slot(k.b1, (uint32_t)j)] = k.b2;
+			else
+				c->later[i] = 1;
+		}
+	}
+}
+
+/* The old keys (v: their Bloom hashes, made h2 in place) claim their
+ * slots; -EXDEV with *bad_h2 the h2 of one that found none, -ENOMEM. */
+static int claim_old(struct stage *st, uint64_t *v, size_t n, unsigned int threads,
+		     uint64_t *bad_h2)
+{
+	struct claims *c = calloc(1, sizeof(*c));
+	size_t i, w, bad;
+	unsigned int t, d;
+	int ret = -ENOMEM;
+
+	if (!c)
+		return -ENOMEM;
+	c->st = st;
+	c->v = v;
+	c->n = n;
+	c->nt = n >= (1u << 16) ? bg_par_threads(threads) : 1;
+	c->p = malloc((n ? n : 1) * sizeof(*c->p));
+	c->later = calloc(n ? n : 1, 1);
+	if (!c->p || !c->later)
+		goto out;
+	for (t = 0; t <= c->nt; t++)
+		c->lo[t] = n * t / c->nt;
+	bg_par_run(c->nt, job_h2, c);
+	for (d = 0, w = 0; d < 256; d++) {
+		c->bin[d] = w;
+		for (t = 0; t < c->nt; t++) {
+			size_t k = c->at[t][d];
+
+			c->at[t][d] = w;
+			w += k;
+		}
+	}
+	c->bin[256] = w;
+	bg_par_run(c->nt, job_scatter, c);
+	bg_par_run(c->nt, job_claim_first, c);
+	/* the second step's keys, packed in order at the front of v */
+	for (i = 0, w = 0; i < n; i++)
+		if (c->later[i])
+			v[w++] = c->p[i];
+	ret = 0;
+	if (claim_all(st, v, w, &bad)) {
+		*bad_h2 = v[bad];
+		ret = -EXDEV;
+	}
+out:
+	free(c->p);
+	free(c->later);
+	free(c);
+	return ret;
 }
 
 /* The slot key k claimed, freed: its fingerprint, in the bucket where it
@@ -439,29 +572,42 @@ static int plan_matches(const struct bg_filter_header *hdr,
 	return 0;
 }
 
-/* a, b sorted and distinct: a \ b to the front of a (in place: never
- * written past where it is read), b \ a to the front of b; their counts. */
-static void diff(uint64_t *a, size_t na, uint64_t *b, size_t nb, size_t *only_a,
-		 size_t *only_b)
-{
-	size_t i = 0, j = 0, wa = 0, wb = 0;
+struct vec {
+	uint64_t *v;
+	size_t n, cap;
+};
 
-	while (i < na && j < nb) {
-		if (a[i] < b[j]) {
-			a[wa++] = a[i++];
-		} else if (a[i] > b[j]) {
-			b[wb++] = b[j++];
-		} else {
-			i++;
-			j++;
-		}
+static int vec_push(struct vec *x, uint64_t h)
+{
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 1024;
+		uint64_t *v = realloc(x->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		x->v = v;
+		x->cap = cap;
 	}
-	while (i < na)
-		a[wa++] = a[i++];
-	while (j < nb)
-		b[wb++] = b[j++];
-	*only_a = wa;
-	*only_b = wb;
+	x->v[x->n++] = h;
+	return 0;
+}
+
+/* a, b sorted and distinct: a \ b into *only_a, b \ a into *only_b. */
+static int diff(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+		struct vec *only_a, struct vec *only_b)
+{
+	size_t i = 0, j = 0;
+	int err = 0;
+
+	while (!err && (i < na || j < nb)) {
+		if (j == nb || (i < na && a[i] < b[j]))
+			err = vec_push(only_a, a[i++]);
+		else if (i == na || a[i] > b[j])
+			err = vec_push(only_b, b[j++]);
+		else
+			i++, j++; /* in both */
+	}
+	return err;
 }
 
 int bg_filter_patch(void *mem, const struct bg_filter_params *p,
@@ -474,8 +620,9 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	struct bg_filter_params plan;
 	struct tables *t = NULL;
 	struct stage st = { 0 };
-	uint64_t *ov = NULL, *nv = NULL;
-	size_t on = 0, nn = 0, nrem, nadd, nslots, i, bad;
+	struct vec rem = { 0 }, add = { 0 };
+	uint64_t *ov = NULL, *nv = NULL, bad;
+	size_t on = 0, nn = 0, nslots, i;
 	int err;
 
 	err = plan_matches(hdr, p, why, whylen);
@@ -492,7 +639,7 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	st.bk = (struct bg_fp_bucket *)((struct bg_block *)mem + hdr->fp_off);
 	nslots = (size_t)st.nb * BG_FP_PER_BUCKET;
 	if (plan.n > nslots) {
-		whyf(why, whylen, "%llu keys and %zu slots in the exact stage",
+		whyf(why, whylen, "%llu keys for the %zu slots of the exact stage",
 		     (unsigned long long)plan.n, nslots);
 		return -EXDEV;
 	}
@@ -506,21 +653,26 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	err = bg_filter_key_hashes(p, hdr->seed, old, threads, &ov, &on);
 	if (!err)
 		err = bg_filter_key_hashes(p, hdr->seed, new, threads, &nv, &nn);
+	if (!err)
+		err = diff(ov, on, nv, nn, &rem, &add);
+	free(nv);
+	nv = NULL;
 	st.other = malloc(nslots * sizeof(*st.other));
 	if (err || !st.other) {
 		err = -ENOMEM;
 		goto out;
 	}
 	memset(st.other, 0xff, nslots * sizeof(*st.other)); /* SLOT_FREE */
-	if (claim_all(&st, ov, on, &bad)) {
-		struct fpkey k = fp_key(&st, ov[bad]);
+	err = claim_old(&st, ov, on, threads, &bad);
+	if (err == -EXDEV) {
+		struct fpkey k = fp_key2(&st, bad);
 
 		whyf(why, whylen,
 		     "the filter does not hold the old lists' keys (a key's fingerprint %08x is not in its buckets %u, %u)",
 		     k.f, k.b1, k.b2);
-		err = -EXDEV;
-		goto out;
 	}
+	if (err)
+		goto out;
 	/* Nothing written before this: a refusal above leaves mem as it was. */
 	/* A slot no old key claimed belongs to no key (one key placed twice:
 	 * its two occurrences in two passes of a build of over
@@ -528,22 +680,21 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	for (i = 0; i < nslots; i++)
 		if (st.other[i] == SLOT_FREE)
 			st.bk[i / BG_FP_PER_BUCKET].fp[i % BG_FP_PER_BUCKET] = 0;
-	diff(ov, on, nv, nn, &nrem, &nadd);
-	for (i = 0; i < nrem; i++)
-		if (release(&st, fp_key(&st, ov[i]))) {
+	for (i = 0; i < rem.n; i++)
+		if (release(&st, fp_key(&st, rem.v[i]))) {
 			whyf(why, whylen, "a removed key has no slot"); /* never */
 			err = -EXDEV;
 			goto out;
 		}
 	blocks = (struct bg_block *)mem + bg_bloom_base(hdr);
-	for (i = 0; i < nadd; i++) {
-		uint64_t h = nv[i];
+	for (i = 0; i < add.n; i++) {
+		uint64_t h = add.v[i];
 
 		bg_bloom_set(&blocks[bg_bloom_block(h, hdr->nblocks)], h, hdr->k);
 		if (insert(&st, fp_key(&st, h))) {
 			whyf(why, whylen,
 			     "the exact stage has no room for a key (%d kicks), %zu of %zu slots used",
-			     BG_FP_KICKS, (size_t)(on - nrem + i), nslots);
+			     BG_FP_KICKS, (size_t)(on - rem.n + i), nslots);
 			err = -EXDEV;
 			goto out;
 		}
@@ -558,9 +709,9 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 			    (plan.name_keys ? BG_FILTER_F_NAMES : 0));
 
 	memset(res, 0, sizeof(*res));
-	res->added = nadd;
-	res->removed = nrem;
-	res->bloom_loaded = bloom_loaded + nadd;
+	res->added = add.n;
+	res->removed = rem.n;
+	res->bloom_loaded = bloom_loaded + add.n;
 	plan.allow4_n = t->allow4_n;
 	plan.allow6_n = t->allow6_n;
 	plan.short6_n = t->short6_n;
@@ -570,6 +721,8 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 out:
 	free(ov);
 	free(nv);
+	free(rem.v);
+	free(add.v);
 	free(st.other);
 	tables_free(t);
 	return err;
