@@ -59,6 +59,7 @@ static uint64_t rnd(void)
 #define NA4 40 /* allowed IPv4 addresses, from the /32 pool */
 #define NA6 4 /* allowed IPv6 /64s, inside the /48 pool */
 #define NAN_ 20 /* allowed names, inside the name-and-subdomains rules */
+#define NDEEP 4 /* subdomains rules of 5 labels: a suffix depth A has not */
 
 struct pool {
 	__u32 v32[N32], v24[N24], v12[N12]; /* host order */
@@ -71,7 +72,7 @@ static struct pool pool;
 /* Which pool entries a blocklist has. */
 struct sel {
 	uint8_t v32[N32], v24[N24], v12[N12], v128[N128], v48[N48];
-	uint8_t name[NNAME], a4[NA4], a6[NA6], an[NAN_];
+	uint8_t name[NNAME], deep[NDEEP], a4[NA4], a6[NA6], an[NAN_];
 };
 
 static void pool_init(void)
@@ -114,6 +115,11 @@ static void name_of(size_t i, char *out, size_t len)
 	}
 }
 
+static void deep_of(size_t i, char *out, size_t len)
+{
+	snprintf(out, len, "d%zu.a.b.example.net", i);
+}
+
 /* the allowed names: ok.NAME of the first name-and-subdomains rules */
 static void allowed_name_of(size_t i, char *out, size_t len)
 {
@@ -128,8 +134,9 @@ static void sel_random(struct sel *s, double frac)
 
 	for (i = 0; i < sizeof(*s); i++)
 		b[i] = (double)(rnd() >> 11) / 9007199254740992.0 < frac;
-	/* every kind at least once */
+	/* every kind at least once; no rule of 5 labels */
 	s->v12[0] = s->v48[0] = s->name[0] = s->name[1] = s->name[2] = 1;
+	memset(s->deep, 0, sizeof(s->deep));
 }
 
 /* A changed copy: about frac of the entries in a out, as many in. The
@@ -144,6 +151,7 @@ static void sel_change(const struct sel *a, struct sel *b, double frac)
 	for (i = 0; i < allow; i++)
 		if ((double)(rnd() >> 11) / 9007199254740992.0 < frac)
 			d[i] ^= 1;
+	memcpy(b->deep, a->deep, sizeof(b->deep)); /* set by the caller */
 #define SWAP(arr, n)                                                          \
 	do {                                                                   \
 		size_t x = rnd() % (n), y = rnd() % (n);                       \
@@ -235,6 +243,11 @@ static void make_bl_ex(const struct sel *s, struct bg_blocklist *bl,
 		fprintf(f, i % 3 == 0 ? "|%s^\n" : i % 3 == 1 ? "||%s^\n" : "||*.%s^\n",
 			name);
 	}
+	for (i = 0; i < NDEEP; i++)
+		if (s->deep[i]) {
+			deep_of(i, name, sizeof(name));
+			fprintf(f, "||*.%s^\n", name);
+		}
 	for (i = 0; i < NAN_; i++)
 		if (s->an[i]) {
 			allowed_name_of(i, name, sizeof(name));
@@ -398,6 +411,19 @@ static void check_holds(const void *mem, const struct sel *s,
 		if (i % 3 == 2) /* nor a subdomains rule the name itself */
 			assert_int_equal(bg_filter_judge_name(mem, name, NULL, NULL, &rej), 0);
 	}
+	for (i = 0; i < NDEEP; i++) {
+		in = s->deep[i];
+		gone = GONE(deep, i);
+		if (!in && !gone)
+			continue;
+		deep_of(i, name, sizeof(name));
+		snprintf(q, sizeof(q), "x.%s", name);
+		assert_int_equal(bg_filter_judge_name(mem, q, NULL, NULL, &rej), in);
+		if (gone) {
+			t->removed++;
+			t->rejected += rej;
+		}
+	}
 #undef GONE
 	for (i = 0; i < NA4; i++)
 		assert_int_equal(bg_filter_allowed4(mem, be(pool.a4[i])), s->a4[i]);
@@ -482,11 +508,13 @@ static void same_verdicts(const void *patched, const void *fresh)
 		assert_int_equal(bg_filter_allowed6(patched, a),
 				 bg_filter_allowed6(fresh, a));
 	}
-	for (i = 0; i < NNAME + NAN_; i++) {
+	for (i = 0; i < NNAME + NAN_ + NDEEP; i++) {
 		if (i < NNAME)
 			name_of(i, name, sizeof(name));
-		else
+		else if (i < NNAME + NAN_)
 			allowed_name_of(i - NNAME, name, sizeof(name));
+		else
+			deep_of(i - NNAME - NAN_, name, sizeof(name));
 		snprintf(q, sizeof(q), "a.b.%s", name);
 		assert_int_equal(bg_filter_judge_name(patched, name, NULL, NULL, NULL),
 				 bg_filter_judge_name(fresh, name, NULL, NULL, NULL));
@@ -566,6 +594,9 @@ static void test_patch_and_chain(void **state)
 	sel_random(&sa, 0.6);
 	sel_change(&sa, &sb, 0.05);
 	sel_change(&sb, &sc, 0.05);
+	/* C has subdomain rules of a depth A and B have not: the header's
+	 * subs_depths must take it */
+	sc.deep[0] = sc.deep[2] = 1;
 	make_bl(&sa, &a);
 	mem = build(&a, &p, 0x5eed, 1);
 	assert_true(p.short4 && p.n4 == 2 && p.n6 == 2 && p.fp_nbuckets > 0);
