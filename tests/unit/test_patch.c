@@ -594,6 +594,13 @@ static void test_patch_and_chain(void **state)
 	sel_random(&sa, 0.6);
 	sel_change(&sa, &sb, 0.05);
 	sel_change(&sb, &sc, 0.05);
+	/* a /12 out and one in at every step: the bitmap changes */
+	sa.v12[1] = 1;
+	sa.v12[2] = 0;
+	sb.v12[1] = 0;
+	sb.v12[2] = 1;
+	sc.v12[2] = 0;
+	sc.v12[3] = !sb.v12[3];
 	/* C has subdomain rules of a depth A and B have not: the header's
 	 * subs_depths must take it */
 	sc.deep[0] = sc.deep[2] = 1;
@@ -678,9 +685,11 @@ static void tiny_list(struct bg_list *l, const struct cand *x,
  * x came): the first slot holding f in x's first bucket is y's. Removing
  * x must free x's slot and keep y's (y listed; x too, a false positive
  * of the stage: y's f is in x's bucket c). Removing y must free y's and
- * keep x's: x listed, y not. found[o]: such a case where x's hash is
- * below y's (o = 0: x claims a slot first and takes y's, which the
- * matching gives back) or above (o = 1).
+ * keep x's: x listed, y not. found[o]: such a case where x's Bloom hash
+ * is below y's (o = 0) or above (o = 1): keys claim their slots in an
+ * order their hashes set, and whichever comes first, x may take y's slot
+ * in c (always when y's first bucket is not c), which the matching of
+ * keys to slots must give back to y.
  */
 static void test_same_fingerprint(void **state)
 {
