@@ -60,12 +60,14 @@ static uint32_t elems(uint32_t n, uint32_t per)
 #define SLOT_FREE UINT32_MAX
 /* Bounds of the search for a slot a key can claim by moving others:
  * slots looked at, and keys moved in a row. Two keys of one fingerprint
- * in a shared bucket are rare (about 0.1 in a 10M-key filter), three
- * rarer still; these bounds only keep a damaged image from recursing. */
+ * sharing a bucket are expected 0.07 times in a 10M-key filter (n^2 / 2
+ * pairs, 2^-32 that the fingerprints match, 4 / buckets that a bucket is
+ * shared), 0.7 times at 100M; three, practically never. These bounds only
+ * keep a damaged image from recursing. */
 #define AUG_SEEN 64
 #define AUG_DEPTH 16
-/* Keys whose buckets are fetched ahead of their claim (a claim is a cache
- * miss or two in a stage of tens of MiB). */
+/* Keys whose buckets are fetched ahead of their claim in claim_all() (the
+ * last few keys: a cache miss or two each). */
 #define CLAIM_AHEAD 16
 
 struct stage {
@@ -216,40 +218,62 @@ static int claim_all(struct stage *st, const uint64_t *v, size_t n, size_t *bad)
 
 /*
  * The claims of the old keys, in bucket order: in the order of their
- * Bloom hashes, each claim was a cache and TLB miss or two in a stage of
- * hundreds of MiB (0.8 s of a 10M-key patch). The keys' h2 are
- * partitioned by top byte, which orders them by first bucket
- * (bg_fp_bucket1 is monotone in it): a bin's buckets then fit in the
- * cache. Every thread claims, in the keys of its run of first buckets,
- * the slot of each in its first bucket, where the build puts a key
- * whenever it can; a thread touches only its own buckets. The keys found
- * there with no unclaimed slot (the ones the build put in their second
- * bucket) are claimed afterwards on one thread, in the partition's order
- * whatever the number of threads, by claim().
+ * Bloom hashes, each claim was a cache and TLB miss or two in a stage and
+ * a slot array of 44 MiB each at 10M keys (0.8 s of a 10M-key patch, on
+ * one thread). So the keys' h2 are partitioned by the top bits of what
+ * picks the bucket (bg_fp_bucket1 of h2 and bg_fp_bucket2, which is
+ * bg_fp_bucket1 of h2 * BG_BLOOM_MUL, are monotone in them): a bin's
+ * buckets fit in the cache. In a first step every thread claims, for the
+ * keys of its run of first buckets, a slot in the first bucket, where the
+ * build puts a key whenever it can; in a second step the same for the
+ * keys left and their second buckets. A thread touches only its own
+ * buckets. The few keys left after both (two keys of one fingerprint in
+ * a bucket, one claimed the other's slot) are claimed last on one thread
+ * by claim(), whose matching puts such a case right. Partitions are
+ * stable and every bucket's keys come in the order of the partition, so
+ * the claims are the same whatever the number of threads.
  */
+#define CLAIM_BITS 12
+#define CLAIM_BINS (1u << CLAIM_BITS)
+
+/* The value whose top bits order a key by the bucket of a step. */
+static inline uint64_t claim_order(uint64_t h2, int second)
+{
+	return second ? h2 * BG_BLOOM_MUL : h2;
+}
+
 struct claims {
 	struct stage *st;
-	uint64_t *v; /* the old keys' hashes, made their h2 in place */
-	uint64_t *p; /* the h2 partitioned by top byte: bin d is
-			[bin[d], bin[d + 1]) */
-	uint8_t *later; /* per key of p: left for the second step */
+	uint64_t *v; /* this step's keys' h2 */
+	uint64_t *p; /* v partitioned: bin d is [bin[d], bin[d + 1]) */
+	uint8_t *later; /* per key of p: no slot found in this step */
 	size_t n;
+	int second; /* the step: first or second buckets */
 	unsigned int nt;
 	size_t lo[BG_PARSE_WORKERS_MAX + 1]; /* thread t's keys of v */
-	size_t at[BG_PARSE_WORKERS_MAX][256]; /* its next place in bin d */
-	size_t bin[257];
+	size_t (*at)[CLAIM_BINS]; /* per thread: its next place in bin d */
+	size_t bin[CLAIM_BINS + 1];
 };
 
+/* The old keys' Bloom hashes made h2, in place. */
 static void job_h2(void *ctx, unsigned int t)
 {
 	struct claims *c = ctx;
 	uint64_t seed = c->st->seed;
+	size_t i;
+
+	for (i = c->lo[t]; i < c->lo[t + 1]; i++)
+		c->v[i] = bg_fp_hash(c->v[i], seed);
+}
+
+static void job_count(void *ctx, unsigned int t)
+{
+	struct claims *c = ctx;
 	size_t i, *at = c->at[t];
 
-	for (i = c->lo[t]; i < c->lo[t + 1]; i++) {
-		c->v[i] = bg_fp_hash(c->v[i], seed);
-		at[c->v[i] >> 56]++;
-	}
+	memset(at, 0, sizeof(*c->at));
+	for (i = c->lo[t]; i < c->lo[t + 1]; i++)
+		at[claim_order(c->v[i], c->second) >> (64 - CLAIM_BITS)]++;
 }
 
 /* A stable partition: thread t's keys of bin d follow those of the
@@ -260,63 +284,59 @@ static void job_scatter(void *ctx, unsigned int t)
 	size_t i, *at = c->at[t];
 
 	for (i = c->lo[t]; i < c->lo[t + 1]; i++)
-		c->p[at[c->v[i] >> 56]++] = c->v[i];
+		c->p[at[claim_order(c->v[i], c->second) >> (64 - CLAIM_BITS)]++] = c->v[i];
 }
 
-static void job_claim_first(void *ctx, unsigned int t)
+static void job_claim_step(void *ctx, unsigned int t)
 {
 	struct claims *c = ctx;
 	struct stage *st = c->st;
 	uint32_t nb = st->nb, b0 = (uint32_t)((uint64_t)nb * t / c->nt),
 		 b1 = (uint32_t)((uint64_t)nb * (t + 1) / c->nt);
-	unsigned int d;
+	const int sh = 64 - CLAIM_BITS;
+	uint32_t d;
 	size_t i;
 
-	for (d = 0; d < 256; d++) {
+	for (d = 0; d < CLAIM_BINS; d++) {
 		/* the bins that may hold keys of this run of buckets (a
 		 * bucket may straddle two bins) */
-		if (bg_fp_bucket1(((uint64_t)d << 56) | ((1ULL << 56) - 1), nb) < b0 ||
-		    bg_fp_bucket1((uint64_t)d << 56, nb) >= b1)
+		if (bg_fp_bucket1(((uint64_t)d << sh) | ((1ULL << sh) - 1), nb) < b0 ||
+		    bg_fp_bucket1((uint64_t)d << sh, nb) >= b1)
 			continue;
 		for (i = c->bin[d]; i < c->bin[d + 1]; i++) {
 			struct fpkey k = fp_key2(st, c->p[i]);
+			uint32_t b = c->second ? k.b2 : k.b1;
+			uint32_t o = c->second ? k.b1 : k.b2;
 			int j;
 
-			if (k.b1 < b0 || k.b1 >= b1)
+			if (b < b0 || b >= b1)
 				continue; /* another thread's */
-			j = unclaimed(st, k.b1, k.f);
+			j = unclaimed(st, b, k.f);
 			if (j >= 0)
-				st->other[slot(k.b1, (uint32_t)j)] = k.b2;
+				st->other[slot(b, (uint32_t)j)] = o;
 			else
 				c->later[i] = 1;
 		}
 	}
 }
 
-/* The old keys (v: their Bloom hashes, made h2 in place) claim their
- * slots; -EXDEV with *bad_h2 the h2 of one that found none, -ENOMEM. */
-static int claim_old(struct stage *st, uint64_t *v, size_t n, unsigned int threads,
-		     uint64_t *bad_h2)
+/* One step over the n keys of c->v; the ones left packed in order at the
+ * front of c->v, their number returned. */
+static size_t claim_step(struct claims *c, size_t n, int second, unsigned int threads)
 {
-	struct claims *c = calloc(1, sizeof(*c));
-	size_t i, w, bad;
-	unsigned int t, d;
-	int ret = -ENOMEM;
+	size_t i, w;
+	unsigned int t;
+	uint32_t d;
 
-	if (!c)
-		return -ENOMEM;
-	c->st = st;
-	c->v = v;
 	c->n = n;
+	c->second = second;
 	c->nt = n >= (1u << 16) ? bg_par_threads(threads) : 1;
-	c->p = malloc((n ? n : 1) * sizeof(*c->p));
-	c->later = calloc(n ? n : 1, 1);
-	if (!c->p || !c->later)
-		goto out;
 	for (t = 0; t <= c->nt; t++)
 		c->lo[t] = n * t / c->nt;
-	bg_par_run(c->nt, job_h2, c);
-	for (d = 0, w = 0; d < 256; d++) {
+	if (!second)
+		bg_par_run(c->nt, job_h2, c);
+	bg_par_run(c->nt, job_count, c);
+	for (d = 0, w = 0; d < CLAIM_BINS; d++) {
 		c->bin[d] = w;
 		for (t = 0; t < c->nt; t++) {
 			size_t k = c->at[t][d];
@@ -325,19 +345,43 @@ static int claim_old(struct stage *st, uint64_t *v, size_t n, unsigned int threa
 			w += k;
 		}
 	}
-	c->bin[256] = w;
+	c->bin[CLAIM_BINS] = w;
 	bg_par_run(c->nt, job_scatter, c);
-	bg_par_run(c->nt, job_claim_first, c);
-	/* the second step's keys, packed in order at the front of v */
+	memset(c->later, 0, n);
+	bg_par_run(c->nt, job_claim_step, c);
 	for (i = 0, w = 0; i < n; i++)
 		if (c->later[i])
-			v[w++] = c->p[i];
+			c->v[w++] = c->p[i];
+	return w;
+}
+
+/* The old keys (v: their Bloom hashes, made h2 in place) claim their
+ * slots; -EXDEV with *bad_h2 the h2 of one that found none, -ENOMEM. */
+static int claim_old(struct stage *st, uint64_t *v, size_t n, unsigned int threads,
+		     uint64_t *bad_h2)
+{
+	struct claims *c = calloc(1, sizeof(*c));
+	size_t w, bad;
+	int ret = -ENOMEM;
+
+	if (!c)
+		return -ENOMEM;
+	c->st = st;
+	c->v = v;
+	c->at = calloc(BG_PARSE_WORKERS_MAX, sizeof(*c->at));
+	c->p = malloc((n ? n : 1) * sizeof(*c->p));
+	c->later = malloc(n ? n : 1);
+	if (!c->at || !c->p || !c->later)
+		goto out;
+	w = claim_step(c, n, 0, threads);
+	w = claim_step(c, w, 1, threads);
 	ret = 0;
 	if (claim_all(st, v, w, &bad)) {
 		*bad_h2 = v[bad];
 		ret = -EXDEV;
 	}
 out:
+	free(c->at);
 	free(c->p);
 	free(c->later);
 	free(c);
