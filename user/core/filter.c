@@ -1548,7 +1548,8 @@ int bg_filter_build(void *mem, const struct bg_filter_params *p,
 {
 	return bg_filter_build_mt(mem, p, seed, bl, 0);
 }
-/* ---- Shared with the patch (core/filter_priv.h) ----------------------- */
+
+/* ---- Shared with the patch (core/filter_priv.h) ------------------------ */
 
 static void whyf(char *why, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
