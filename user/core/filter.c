@@ -1548,7 +1548,8 @@ int bg_filter_build(void *mem, const struct bg_filter_params *p,
 {
 	return bg_filter_build_mt(mem, p, seed, bl, 0);
 }
-/* ---- Shared with the patch (core/filter_priv.h) ----------------------- */
+
+/* ---- Shared with the patch (core/filter_priv.h) ------------------------ */
 
 static void whyf(char *why, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -1598,15 +1599,15 @@ int bg_filter_plan_counts(const struct bg_blocklist *bl,
 		if (l <= BG_SHORT4_MAXLEN) {
 			if (!p->short4) {
 				whyf(why, whylen,
-					 "an IPv4 /%d needs the /16 bitmap, which the filter does not have",
-					 l);
+				     "an IPv4 /%d needs the /16 bitmap, which the filter does not have",
+				     l);
 				return -EXDEV;
 			}
 			p->short4_prefixes += c4[l];
 		} else if (!s.cnt4[l]) {
 			whyf(why, whylen,
-				 "IPv4 /%d: no probed length is /%d or longer (the filter probes %s)",
-				 l, l, lens_text(p->len4, p->n4, lens, sizeof(lens)));
+			     "IPv4 /%d: no probed length is /%d or longer (the filter probes %s)",
+			     l, l, lens_text(p->len4, p->n4, lens, sizeof(lens)));
 			return -EXDEV;
 		} else {
 			p->keys4 += c4[l] * s.cnt4[l];
@@ -1617,20 +1618,26 @@ int bg_filter_plan_counts(const struct bg_blocklist *bl,
 			continue;
 		if (l < p->short6_below) {
 			p->short6_prefixes += c6[l];
-		} else if (!s.cnt6[l]) {
-			t = cpe_target(p->len6, p->n6, l);
-			if (t < l)
-				whyf(why, whylen,
-					 "IPv6 /%d: no probed length is /%d or longer (the filter probes %s)",
-					 l, l, lens_text(p->len6, p->n6, lens, sizeof(lens)));
-			else
-				whyf(why, whylen,
-					 "IPv6 /%d would expand to 2^%d keys of /%d (at most 2^%d), and the filter has exact ranges below /%u only",
-					 l, t - l, t, BG_CPE_MAX_BITS, p->short6_below);
-			return -EXDEV;
-		} else {
-			p->keys6 += c6[l] * s.cnt6[l];
+			continue;
 		}
+		if (s.cnt6[l]) {
+			p->keys6 += c6[l] * s.cnt6[l];
+			continue;
+		}
+		t = cpe_target(p->len6, p->n6, l);
+		if (t < l)
+			whyf(why, whylen,
+			     "IPv6 /%d: no probed length is /%d or longer (the filter probes %s)",
+			     l, l, lens_text(p->len6, p->n6, lens, sizeof(lens)));
+		else if (p->short6_below)
+			whyf(why, whylen,
+			     "IPv6 /%d would expand to 2^%d keys of /%d (at most 2^%d), and the filter's exact ranges hold prefixes shorter than /%u only",
+			     l, t - l, t, BG_CPE_MAX_BITS, p->short6_below);
+		else
+			whyf(why, whylen,
+			     "IPv6 /%d would expand to 2^%d keys of /%d (at most 2^%d), and the filter has no exact IPv6 ranges",
+			     l, t - l, t, BG_CPE_MAX_BITS);
+		return -EXDEV;
 	}
 	p->name_keys = 0;
 	p->subs_depths = 0;
@@ -1641,7 +1648,7 @@ int bg_filter_plan_counts(const struct bg_blocklist *bl,
 	p->n = p->keys4 + p->keys6 + p->name_keys;
 	if (p->n > UINT32_MAX) {
 		whyf(why, whylen, "%llu Bloom keys: more than a filter holds",
-			 (unsigned long long)p->n);
+		     (unsigned long long)p->n);
 		return -EXDEV;
 	}
 	return 0;

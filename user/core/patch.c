@@ -33,6 +33,7 @@
 #include "bloomgate/bloom.h"
 #include "core/filter_priv.h"
 #include "core/mem_lookup.h"
+#include "core/par.h"
 #include "core/patch.h"
 
 static void whyf(char *why, size_t len, const char *fmt, ...)
@@ -59,12 +60,14 @@ static uint32_t elems(uint32_t n, uint32_t per)
 #define SLOT_FREE UINT32_MAX
 /* Bounds of the search for a slot a key can claim by moving others:
  * slots looked at, and keys moved in a row. Two keys of one fingerprint
- * in a shared bucket are rare (about 0.1 in a 10M-key filter), three
- * rarer still; these bounds only keep a damaged image from recursing. */
+ * sharing a bucket are expected 0.07 times in a 10M-key filter (n^2 / 2
+ * pairs, 2^-32 that the fingerprints match, 4 / buckets that a bucket is
+ * shared), 0.7 times at 100M; three, practically never. These bounds only
+ * keep a damaged image from recursing. */
 #define AUG_SEEN 64
 #define AUG_DEPTH 16
-/* Keys whose buckets are fetched ahead of their claim (a claim is a cache
- * miss or two in a stage of tens of MiB). */
+/* Keys whose buckets are fetched ahead of their claim in claim_all() (the
+ * last few keys: a cache miss or two each). */
 #define CLAIM_AHEAD 16
 
 struct stage {
@@ -82,13 +85,18 @@ struct fpkey {
 	uint32_t b1, b2;
 };
 
-static inline struct fpkey fp_key(const struct stage *st, uint64_t h)
+static inline struct fpkey fp_key2(const struct stage *st, uint64_t h2)
 {
-	uint64_t h2 = bg_fp_hash(h, st->seed);
 	struct fpkey k = { bg_fp_of(h2), bg_fp_bucket1(h2, st->nb),
 			   bg_fp_bucket2(h2, st->nb) };
 
 	return k;
+}
+
+/* The key of Bloom hash h in the stage. */
+static inline struct fpkey fp_key(const struct stage *st, uint64_t h)
+{
+	return fp_key2(st, bg_fp_hash(h, st->seed));
 }
 
 static inline size_t slot(uint32_t b, uint32_t j)
@@ -184,31 +192,200 @@ static int claim(struct stage *st, struct fpkey k)
 	return aug_claim(st, &a, k.f, k.b1, k.b2, 0);
 }
 
-/* Every old key (v, n) claims its slot; -1 with *bad the first that
- * found none: the image does not hold it. */
+/* Every key of h2 values v[0, n) claims its slot (claim()), in that
+ * order, the buckets of the ones CLAIM_AHEAD on fetched meanwhile; -1 with
+ * *bad the first that found none: the image does not hold it. */
 static int claim_all(struct stage *st, const uint64_t *v, size_t n, size_t *bad)
 {
-	struct fpkey ring[CLAIM_AHEAD];
 	size_t i;
 
-	for (i = 0; i < n && i < CLAIM_AHEAD; i++)
-		ring[i] = fp_key(st, v[i]);
 	for (i = 0; i < n; i++) {
-		struct fpkey k = ring[i % CLAIM_AHEAD];
-
 		if (i + CLAIM_AHEAD < n) {
-			struct fpkey *a = &ring[i % CLAIM_AHEAD];
+			struct fpkey a = fp_key2(st, v[i + CLAIM_AHEAD]);
 
-			*a = fp_key(st, v[i + CLAIM_AHEAD]);
-			__builtin_prefetch(&st->bk[a->b1]);
-			__builtin_prefetch(&st->other[slot(a->b1, 0)], 1);
+			__builtin_prefetch(&st->bk[a.b1]);
+			__builtin_prefetch(&st->other[slot(a.b1, 0)], 1);
+			__builtin_prefetch(&st->bk[a.b2]);
+			__builtin_prefetch(&st->other[slot(a.b2, 0)], 1);
 		}
-		if (claim(st, k)) {
+		if (claim(st, fp_key2(st, v[i]))) {
 			*bad = i;
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/*
+ * The claims of the old keys, in bucket order: in the order of their
+ * Bloom hashes, each claim was a cache and TLB miss or two in a stage and
+ * a slot array of 44 MiB each at 10M keys (0.8 s of a 10M-key patch, on
+ * one thread). So the keys' h2 are partitioned by the top bits of what
+ * picks the bucket (bg_fp_bucket1 of h2 and bg_fp_bucket2, which is
+ * bg_fp_bucket1 of h2 * BG_BLOOM_MUL, are monotone in them): a bin's
+ * buckets fit in the cache. In a first step every thread claims, for the
+ * keys of its run of first buckets, a slot in the first bucket, where the
+ * build puts a key whenever it can; in a second step the same for the
+ * keys left and their second buckets. A thread touches only its own
+ * buckets. The few keys left after both (two keys of one fingerprint in
+ * a bucket, one claimed the other's slot) are claimed last on one thread
+ * by claim(), whose matching puts such a case right. Partitions are
+ * stable and every bucket's keys come in the order of the partition, so
+ * the claims are the same whatever the number of threads.
+ */
+#define CLAIM_BITS 12
+#define CLAIM_BINS (1u << CLAIM_BITS)
+
+/* The value whose top bits order a key by the bucket of a step. */
+static inline uint64_t claim_order(uint64_t h2, int second)
+{
+	return second ? h2 * BG_BLOOM_MUL : h2;
+}
+
+struct claims {
+	struct stage *st;
+	uint64_t *v; /* this step's keys' h2 */
+	uint64_t *p; /* v partitioned: bin d is [bin[d], bin[d + 1]) */
+	uint8_t *later; /* per key of p: no slot found in this step */
+	size_t n;
+	int second; /* the step: first or second buckets */
+	unsigned int nt;
+	size_t lo[BG_PARSE_WORKERS_MAX + 1]; /* thread t's keys of v */
+	size_t (*at)[CLAIM_BINS]; /* per thread: its next place in bin d */
+	size_t bin[CLAIM_BINS + 1];
+};
+
+/* The old keys' Bloom hashes made h2, in place. */
+static void job_h2(void *ctx, unsigned int t)
+{
+	struct claims *c = ctx;
+	uint64_t seed = c->st->seed;
+	size_t i;
+
+	for (i = c->lo[t]; i < c->lo[t + 1]; i++)
+		c->v[i] = bg_fp_hash(c->v[i], seed);
+}
+
+static void job_count(void *ctx, unsigned int t)
+{
+	struct claims *c = ctx;
+	size_t i, *at = c->at[t];
+
+	memset(at, 0, sizeof(*c->at));
+	for (i = c->lo[t]; i < c->lo[t + 1]; i++)
+		at[claim_order(c->v[i], c->second) >> (64 - CLAIM_BITS)]++;
+}
+
+/* A stable partition: thread t's keys of bin d follow those of the
+ * threads before it, in their order. */
+static void job_scatter(void *ctx, unsigned int t)
+{
+	struct claims *c = ctx;
+	size_t i, *at = c->at[t];
+
+	for (i = c->lo[t]; i < c->lo[t + 1]; i++)
+		c->p[at[claim_order(c->v[i], c->second) >> (64 - CLAIM_BITS)]++] = c->v[i];
+}
+
+static void job_claim_step(void *ctx, unsigned int t)
+{
+	struct claims *c = ctx;
+	struct stage *st = c->st;
+	uint32_t nb = st->nb, b0 = (uint32_t)((uint64_t)nb * t / c->nt),
+		 b1 = (uint32_t)((uint64_t)nb * (t + 1) / c->nt);
+	const int sh = 64 - CLAIM_BITS;
+	uint32_t d;
+	size_t i;
+
+	for (d = 0; d < CLAIM_BINS; d++) {
+		/* the bins that may hold keys of this run of buckets (a
+		 * bucket may straddle two bins) */
+		if (bg_fp_bucket1(((uint64_t)d << sh) | ((1ULL << sh) - 1), nb) < b0 ||
+		    bg_fp_bucket1((uint64_t)d << sh, nb) >= b1)
+			continue;
+		for (i = c->bin[d]; i < c->bin[d + 1]; i++) {
+			struct fpkey k = fp_key2(st, c->p[i]);
+			uint32_t b = c->second ? k.b2 : k.b1;
+			uint32_t o = c->second ? k.b1 : k.b2;
+			int j;
+
+			if (b < b0 || b >= b1)
+				continue; /* another thread's */
+			j = unclaimed(st, b, k.f);
+			if (j >= 0)
+				st->other[slot(b, (uint32_t)j)] = o;
+			else
+				c->later[i] = 1;
+		}
+	}
+}
+
+/* One step over the n keys of c->v; the ones left packed in order at the
+ * front of c->v, their number returned. */
+static size_t claim_step(struct claims *c, size_t n, int second, unsigned int threads)
+{
+	size_t i, w;
+	unsigned int t;
+	uint32_t d;
+
+	c->n = n;
+	c->second = second;
+	c->nt = n >= (1u << 16) ? bg_par_threads(threads) : 1;
+	for (t = 0; t <= c->nt; t++)
+		c->lo[t] = n * t / c->nt;
+	if (!second)
+		bg_par_run(c->nt, job_h2, c);
+	bg_par_run(c->nt, job_count, c);
+	for (d = 0, w = 0; d < CLAIM_BINS; d++) {
+		c->bin[d] = w;
+		for (t = 0; t < c->nt; t++) {
+			size_t k = c->at[t][d];
+
+			c->at[t][d] = w;
+			w += k;
+		}
+	}
+	c->bin[CLAIM_BINS] = w;
+	bg_par_run(c->nt, job_scatter, c);
+	memset(c->later, 0, n);
+	bg_par_run(c->nt, job_claim_step, c);
+	for (i = 0, w = 0; i < n; i++)
+		if (c->later[i])
+			c->v[w++] = c->p[i];
+	return w;
+}
+
+/* The old keys (v: their Bloom hashes, made h2 in place) claim their
+ * slots; -EXDEV with *bad_h2 the h2 of one that found none, -ENOMEM. */
+static int claim_old(struct stage *st, uint64_t *v, size_t n, unsigned int threads,
+		     uint64_t *bad_h2)
+{
+	struct claims *c = calloc(1, sizeof(*c));
+	size_t w, bad;
+	int ret = -ENOMEM;
+
+	if (!c)
+		return -ENOMEM;
+	c->st = st;
+	c->v = v;
+	c->at = calloc(BG_PARSE_WORKERS_MAX, sizeof(*c->at));
+	c->p = malloc((n ? n : 1) * sizeof(*c->p));
+	c->later = malloc(n ? n : 1);
+	if (!c->at || !c->p || !c->later)
+		goto out;
+	w = claim_step(c, n, 0, threads);
+	w = claim_step(c, w, 1, threads);
+	ret = 0;
+	if (claim_all(st, v, w, &bad)) {
+		*bad_h2 = v[bad];
+		ret = -EXDEV;
+	}
+out:
+	free(c->at);
+	free(c->p);
+	free(c->later);
+	free(c);
+	return ret;
 }
 
 /* The slot key k claimed, freed: its fingerprint, in the bucket where it
@@ -439,29 +616,42 @@ static int plan_matches(const struct bg_filter_header *hdr,
 	return 0;
 }
 
-/* a, b sorted and distinct: a \ b to the front of a (in place: never
- * written past where it is read), b \ a to the front of b; their counts. */
-static void diff(uint64_t *a, size_t na, uint64_t *b, size_t nb, size_t *only_a,
-		 size_t *only_b)
-{
-	size_t i = 0, j = 0, wa = 0, wb = 0;
+struct vec {
+	uint64_t *v;
+	size_t n, cap;
+};
 
-	while (i < na && j < nb) {
-		if (a[i] < b[j]) {
-			a[wa++] = a[i++];
-		} else if (a[i] > b[j]) {
-			b[wb++] = b[j++];
-		} else {
-			i++;
-			j++;
-		}
+static int vec_push(struct vec *x, uint64_t h)
+{
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 1024;
+		uint64_t *v = realloc(x->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		x->v = v;
+		x->cap = cap;
 	}
-	while (i < na)
-		a[wa++] = a[i++];
-	while (j < nb)
-		b[wb++] = b[j++];
-	*only_a = wa;
-	*only_b = wb;
+	x->v[x->n++] = h;
+	return 0;
+}
+
+/* a, b sorted and distinct: a \ b into *only_a, b \ a into *only_b. */
+static int diff(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+		struct vec *only_a, struct vec *only_b)
+{
+	size_t i = 0, j = 0;
+	int err = 0;
+
+	while (!err && (i < na || j < nb)) {
+		if (j == nb || (i < na && a[i] < b[j]))
+			err = vec_push(only_a, a[i++]);
+		else if (i == na || a[i] > b[j])
+			err = vec_push(only_b, b[j++]);
+		else
+			i++, j++; /* in both */
+	}
+	return err;
 }
 
 int bg_filter_patch(void *mem, const struct bg_filter_params *p,
@@ -474,8 +664,9 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	struct bg_filter_params plan;
 	struct tables *t = NULL;
 	struct stage st = { 0 };
-	uint64_t *ov = NULL, *nv = NULL;
-	size_t on = 0, nn = 0, nrem, nadd, nslots, i, bad;
+	struct vec rem = { 0 }, add = { 0 };
+	uint64_t *ov = NULL, *nv = NULL, bad;
+	size_t on = 0, nn = 0, nslots, i;
 	int err;
 
 	err = plan_matches(hdr, p, why, whylen);
@@ -492,7 +683,7 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	st.bk = (struct bg_fp_bucket *)((struct bg_block *)mem + hdr->fp_off);
 	nslots = (size_t)st.nb * BG_FP_PER_BUCKET;
 	if (plan.n > nslots) {
-		whyf(why, whylen, "%llu keys and %zu slots in the exact stage",
+		whyf(why, whylen, "%llu keys for the %zu slots of the exact stage",
 		     (unsigned long long)plan.n, nslots);
 		return -EXDEV;
 	}
@@ -506,21 +697,26 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	err = bg_filter_key_hashes(p, hdr->seed, old, threads, &ov, &on);
 	if (!err)
 		err = bg_filter_key_hashes(p, hdr->seed, new, threads, &nv, &nn);
+	if (!err)
+		err = diff(ov, on, nv, nn, &rem, &add);
+	free(nv);
+	nv = NULL;
 	st.other = malloc(nslots * sizeof(*st.other));
 	if (err || !st.other) {
 		err = -ENOMEM;
 		goto out;
 	}
 	memset(st.other, 0xff, nslots * sizeof(*st.other)); /* SLOT_FREE */
-	if (claim_all(&st, ov, on, &bad)) {
-		struct fpkey k = fp_key(&st, ov[bad]);
+	err = claim_old(&st, ov, on, threads, &bad);
+	if (err == -EXDEV) {
+		struct fpkey k = fp_key2(&st, bad);
 
 		whyf(why, whylen,
 		     "the filter does not hold the old lists' keys (a key's fingerprint %08x is not in its buckets %u, %u)",
 		     k.f, k.b1, k.b2);
-		err = -EXDEV;
-		goto out;
 	}
+	if (err)
+		goto out;
 	/* Nothing written before this: a refusal above leaves mem as it was. */
 	/* A slot no old key claimed belongs to no key (one key placed twice:
 	 * its two occurrences in two passes of a build of over
@@ -528,22 +724,21 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	for (i = 0; i < nslots; i++)
 		if (st.other[i] == SLOT_FREE)
 			st.bk[i / BG_FP_PER_BUCKET].fp[i % BG_FP_PER_BUCKET] = 0;
-	diff(ov, on, nv, nn, &nrem, &nadd);
-	for (i = 0; i < nrem; i++)
-		if (release(&st, fp_key(&st, ov[i]))) {
+	for (i = 0; i < rem.n; i++)
+		if (release(&st, fp_key(&st, rem.v[i]))) {
 			whyf(why, whylen, "a removed key has no slot"); /* never */
 			err = -EXDEV;
 			goto out;
 		}
 	blocks = (struct bg_block *)mem + bg_bloom_base(hdr);
-	for (i = 0; i < nadd; i++) {
-		uint64_t h = nv[i];
+	for (i = 0; i < add.n; i++) {
+		uint64_t h = add.v[i];
 
 		bg_bloom_set(&blocks[bg_bloom_block(h, hdr->nblocks)], h, hdr->k);
 		if (insert(&st, fp_key(&st, h))) {
 			whyf(why, whylen,
 			     "the exact stage has no room for a key (%d kicks), %zu of %zu slots used",
-			     BG_FP_KICKS, (size_t)(on - nrem + i), nslots);
+			     BG_FP_KICKS, (size_t)(on - rem.n + i), nslots);
 			err = -EXDEV;
 			goto out;
 		}
@@ -558,9 +753,9 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 			    (plan.name_keys ? BG_FILTER_F_NAMES : 0));
 
 	memset(res, 0, sizeof(*res));
-	res->added = nadd;
-	res->removed = nrem;
-	res->bloom_loaded = bloom_loaded + nadd;
+	res->added = add.n;
+	res->removed = rem.n;
+	res->bloom_loaded = bloom_loaded + add.n;
 	plan.allow4_n = t->allow4_n;
 	plan.allow6_n = t->allow6_n;
 	plan.short6_n = t->short6_n;
@@ -570,6 +765,8 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 out:
 	free(ov);
 	free(nv);
+	free(rem.v);
+	free(add.v);
 	free(st.other);
 	tables_free(t);
 	return err;
