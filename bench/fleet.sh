@@ -36,7 +36,7 @@ export LC_ALL=C
 # shellcheck source=scripts/lib-require.sh
 source scripts/lib-require.sh
 require_cmds ip nsenter flock awk sed grep mv cp rm rmdir mkdir mktemp head tail \
-	cut seq sleep cat stat sort jq runuser psql
+	cut seq sleep cat stat sort jq runuser psql paste uniq /usr/bin/time
 
 BUILD=${BUILD:-build}
 BG=$BUILD/bloomgate
@@ -187,18 +187,11 @@ publish_round() { # G LIST FILE
 	b=$(awk '{ print $3 }' "$TMP/gwt" | median)
 	local kind dbytes fbytes
 	kind=$(sed -n 's/^generation: *[0-9]* published (\([a-z]*\)).*/\1/p' <<<"$pub")
-	dbytes=$(sed -n 's/^delta: .* elements of 64 bytes (\([0-9.]*\) \([KMG]*i*B\),.*/\1 \2/p' <<<"$pub")
+	dbytes=$(sed -n 's/^delta: .* elements of 64 bytes, \([0-9]*\) bytes (.*/\1/p' <<<"$pub")
 	fbytes=$(stat -c %s "$TMP/pub/current.bga")
-	[ -e "$TMP/pub/delta.size" ] && rm -f "$TMP/pub/delta.size"
-	echo "$kind $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $(awk -v a="$t1" -v b="$l" 'BEGIN { printf "%.3f", b - a }') $f $b $(bytes_of "$dbytes") $fbytes" >>"$file"
+	echo "$kind $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $(awk -v a="$t1" -v b="$l" 'BEGIN { printf "%.3f", b - a }') $f $b ${dbytes:-0} $fbytes" >>"$file"
 	PUB_OUT=$pub
 }
-# "224.1 KiB" -> bytes
-bytes_of() {
-	awk -v v="$1" -v u="$2" 'BEGIN { m = u == "KiB" ? 1024 : u == "MiB" ? 1048576 :
-		u == "GiB" ? 1073741824 : 1; printf "%.0f", v * m }'
-}
-
 # ---- setup --------------------------------------------------------------
 
 for f in "$BG" "$GEN"; do
@@ -314,7 +307,7 @@ for n in $SIZES; do
 	f=$TMP/f$n
 	[ -s "$f" ] || continue
 	k=$((n / 2000))
-	kind=$(awk '{ print $1 }' "$f" | sort | uniq -c | awk '{ printf "%s%s %s", NR > 1 ? ", " : "", $1, $2 }')
+	kind=$(awk '{ print $1 }' "$f" | sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }')
 	d=$(awk '{ print $6 }' "$f" | median) full=$(awk '{ print $7 }' "$f" | median)
 	p=$(awk '{ print $2 }' "$f" | median) s=$(awk '{ print $3 }' "$f" | median)
 	tot=$(awk '{ print $2 + $3 }' "$f" | median)

@@ -273,12 +273,13 @@ int cli_cmd_publish(int argc, char **argv)
 	       res.entries, as.n, g.keys);
 	if (res.delta) {
 		printf("delta:            against generation %" PRIu64 ": %zu elements "
-		       "of 64 bytes (%s, %.2f%% of the full %s); %" PRIu64
-		       " keys added, %" PRIu64 " removed; the Bloom part's rate %.3g "
-		       "(target %g)\n", latest.generation, res.patches, dsz,
-		       100.0 * (double)res.delta_bytes / (double)res.full_bytes, fsz,
-		       res.keys_added, res.keys_removed, res.predicted_addr,
-		       a.h->plan.target);
+		       "of 64 bytes, %" PRIu64 " bytes (%s; %.2f%% of the full %" PRIu64
+		       " bytes, %s); %" PRIu64 " keys added, %" PRIu64 " removed; the "
+		       "Bloom part's rate %.3g (target %g)\n", latest.generation,
+		       res.patches, res.delta_bytes, dsz,
+		       100.0 * (double)res.delta_bytes / (double)res.full_bytes,
+		       res.full_bytes, fsz, res.keys_added, res.keys_removed,
+		       res.predicted_addr, a.h->plan.target);
 	} else {
 		printf("full:             %s (%s)\n", fsz, res.why_full);
 	}
