@@ -80,6 +80,12 @@ cp:coreutils
 tail:coreutils
 du:coreutils
 stat:coreutils
+od:coreutils
+dd:coreutils
+paste:coreutils
+uniq:coreutils
+chown:coreutils
+cmp:diffutils
 /usr/bin/time:time
 '
 

@@ -56,6 +56,7 @@ filter_off() { "$BG_BIN" inspect "$1" | awk '$1 == "section:" && $2 == "filter" 
 for f in "$HTTPD" "$UDPSEND" "$UDPSINK"; do
 	[ -x "$f" ] || { echo "not ok setup"; echo "#   $f is missing: run make test"; exit 1; }
 done
+require_cmds od dd cmp
 e2e_init
 L=$E2E_TMP/lists
 mkdir -p "$L"

@@ -8,7 +8,10 @@
 # a sink in the gateway counts what passed). The cases, in order:
 #
 #   publish_reaches_every_gateway  a publish is enforced by all and each
-#                                  reports the new generation
+#                                  reports the new generation; gateway 1's
+#                                  namespace runs a second agent beside the
+#                                  first (its own pin and state directory,
+#                                  another veth), which reports too
 #   delta_adds_and_removes         a delta generation: the added entry
 #                                  dropped, the removed one passes, on
 #                                  every gateway, each having applied the
@@ -36,6 +39,7 @@ T=
 PG=
 URL=
 declare -a APID
+SIDE_PID= # the second agent of gateway 1's namespace
 
 # ---- topology and cleanup -----------------------------------------------------
 
@@ -43,12 +47,18 @@ cleanup() {
 	local i pid
 	((E2E_CLEANING)) && return
 	E2E_CLEANING=1
-	for pid in "${APID[@]}" "${E2E_PIDS[@]}"; do
+	for pid in "${APID[@]}" $SIDE_PID "${E2E_PIDS[@]}"; do
 		kill "$pid" 2>/dev/null
 	done
-	for pid in "${APID[@]}" "${E2E_PIDS[@]}"; do
+	for pid in "${APID[@]}" $SIDE_PID "${E2E_PIDS[@]}"; do
 		wait "$pid" 2>/dev/null
 	done
+	if [ -e "/run/netns/${PFX}g1" ]; then
+		BLOOMGATE_PIN_DIR=$PIN_BASE-1b in_ns "${PFX}g1" "$BG_BIN" detach --all >/dev/null 2>&1
+		ip -n "${PFX}g1" link set dev d0 xdpgeneric off 2>/dev/null
+	fi
+	rm -f "$PIN_BASE-1b"/bg_* 2>/dev/null
+	rmdir "$PIN_BASE-1b" 2>/dev/null
 	for ((i = 1; i <= N; i++)); do
 		if [ -e "/run/netns/${PFX}g$i" ]; then
 			for pid in $(ip netns pids "${PFX}g$i" 2>/dev/null); do
@@ -91,7 +101,7 @@ init() {
 	for f in "$BG_BIN" "$UDPSEND" "$UDPSINK"; do
 		[ -x "$f" ] || die "$f is missing: run make first"
 	done
-	require_cmds "${E2E_CMDS[@]}" runuser psql
+	require_cmds "${E2E_CMDS[@]}" runuser psql od dd chown stat
 	exec {E2E_LOCK_FD}>"$E2E_LOCK"
 	flock -w "${E2E_LOCK_WAIT:-300}" "$E2E_LOCK_FD" || die "another bloomgate e2e run holds $E2E_LOCK"
 	if [ -e "$MARKER" ]; then
@@ -121,18 +131,18 @@ init() {
 
 # ---- the fleet ----------------------------------------------------------------
 
-gw() { # I CMD... : bloomgate in gateway I's namespace, with its pin directory
+gw() { # I CMD... : bloomgate in gateway I's namespace (1b: gateway 1's), with its pin directory
 	local i=$1
 	shift
-	BLOOMGATE_PIN_DIR=$PIN_BASE-$i in_ns "${PFX}g$i" "$BG_BIN" "$@"
+	BLOOMGATE_PIN_DIR=$PIN_BASE-$i in_ns "${PFX}g${i%b}" "$BG_BIN" "$@"
 }
 
-agent_start() { # I
-	local i=$1
+agent_start() { # I [NS-INDEX IFACE]: gateway I, or a second agent I in NS-INDEX's namespace
+	local i=$1 ns=${2:-$1} ifc=${3:-g0}
 	mkdir -p "$T/gw$i"
 	cat >"$T/gw$i.yaml" <<-EOF
 	interfaces:
-	  - name: g0
+	  - name: $ifc
 	    mode: skb
 	state_dir: $T/gw$i
 	fleet:
@@ -141,9 +151,9 @@ agent_start() { # I
 	  poll: 30s
 	  report: 1s
 	EOF
-	BLOOMGATE_PIN_DIR=$PIN_BASE-$i nsenter --net="/run/netns/${PFX}g$i" \
+	BLOOMGATE_PIN_DIR=$PIN_BASE-$i nsenter --net="/run/netns/${PFX}g$ns" \
 		"$BG_BIN" agent --config "$T/gw$i.yaml" {E2E_LOCK_FD}>&- >>"$T/gw$i.log" 2>&1 &
-	APID[$i]=$!
+	if [ -n "${2:-}" ]; then SIDE_PID=$!; else APID[$i]=$!; fi
 }
 
 agent_stop() { # I [SIGNAL]
@@ -158,13 +168,13 @@ gen_of() { # I -> the generation gateway I reported
 }
 # How many gateways reported generation G.
 at_gen() { status_json | jq --argjson g "$1" '[.gateways[] | select(.generation == $g)] | length'; }
-all_at() { [ "$(at_gen "$1")" = "$N" ]; }
+all_at() { [ "$(at_gen "$1")" = "$((N + 1))" ]; } # with gateway 1's second agent
 count_at() { [ "$(at_gen "$1")" = "$2" ]; } # G COUNT
 gen_is() { [ "$(gen_of "$1")" = "$2" ]; }   # I G
-all_reported() { [ "$(status_json | jq '.gateways | length')" = "$N" ]; }
+all_reported() { [ "$(status_json | jq '.gateways | length')" = "$((N + 1))" ]; }
 # Gateways whose report carries an error containing TEXT.
 erred() { status_json | jq --arg t "$1" '[.gateways[] | select(.last_error | contains($t))] | length'; }
-all_erred() { [ "$(erred "$1")" = "$N" ]; }
+all_erred() { [ "$(erred "$1")" = "$((N + 1))" ]; }
 none_erred() { [ "$(erred "$1")" = 0 ]; }
 
 # The publisher's lists: FILLER addresses and the test's own entries.
@@ -218,7 +228,7 @@ wait_pids_but() {
 	local p j skip
 	for p in $(jobs -p); do
 		skip=0
-		for j in "$@" "${APID[@]}"; do
+		for j in "$@" "${APID[@]}" $SIDE_PID; do
 			[ "$p" = "$j" ] && skip=1
 		done
 		((skip)) || wait "$p"
@@ -257,6 +267,12 @@ for ((i = 1; i <= N; i++)); do
 	gw "$i" attach g0 --mode skb >/dev/null || die "cannot attach to g0 of gateway $i"
 	agent_start "$i"
 done
+
+# a second agent in gateway 1's namespace, on a veth of its own
+ip -n "${PFX}g1" link add d0 type veth peer name d1 && ip -n "${PFX}g1" link set d0 up &&
+	ip -n "${PFX}g1" link set d1 up || die "cannot make gateway 1's second veth"
+gw 1b attach d0 --mode skb >/dev/null 2>&1 || true
+agent_start 1b 1 d0
 
 E2E_NAME=publish_reaches_every_gateway
 t_begin
@@ -345,7 +361,7 @@ psql -q -v ON_ERROR_STOP=1 "$URL" >/dev/null 2>"$T/psql.err" <<-EOF || t_fail "s
 	COMMIT;
 EOF
 wait_until 60 all_erred "damaged" || t_fail "$(erred damaged) of $N gateways reported the damaged artifact"
-[ "$(at_gen 3)" = "$N" ] || t_fail "$(at_gen 3) of $N gateways still report generation 3"
+[ "$(at_gen 3)" = "$((N + 1))" ] || t_fail "$(at_gen 3) of $((N + 1)) agents still report generation 3"
 traffic_all p4 5 198.51.100.20 198.51.100.40 198.51.100.50
 expect_dropped p4 198.51.100.20
 expect_passed p4 198.51.100.40 5
@@ -364,7 +380,7 @@ LISTED=(198.51.100.11 198.51.100.20 198.51.100.30 198.51.100.40 198.51.100.60)
 write_lists
 publish
 [ "$PUB_RC" = 0 ] || t_fail "publish: $PUB_OUT"
-wait_until 60 count_at 6 $((N - 1)) || t_fail "$(at_gen 6) of $((N - 1)) running gateways report generation 6"
+wait_until 60 count_at 6 "$N" || t_fail "$(at_gen 6) of $N running agents report generation 6"
 [ "$(gen_of 2)" = 5 ] || t_fail "the killed gateway reports generation $(gen_of 2), not 5"
 # killed, its filter still enforces generation 5 (fail-static)
 TRAFFIC_GWS=(2)
