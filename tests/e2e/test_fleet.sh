@@ -317,6 +317,9 @@ t0=$SECONDS
 agent_stop 1 || t_fail "agent of gateway 1 did not stop"
 agent_start 1
 wait_until 20 grep -q "adopted" "$T/gw1.log" || t_fail "the restarted agent did not adopt its filter: $(tail -n 5 "$T/gw1.log")"
+out=$(gw 1 status 2>&1)
+grep -q "^agent: fleet gateway gw1, the store not connected" <<<"$out" || t_fail "status during the outage: $out"
+grep -q "^agent: the live filter is an artifact's: generation 2," <<<"$out" || t_fail "status of the artifact: $out"
 round=0
 while ((SECONDS - t0 < OUTAGE)); do
 	round=$((round + 1))
@@ -332,6 +335,7 @@ write_lists
 publish
 [ "$PUB_RC" = 0 ] || t_fail "publish after the outage: $PUB_OUT"
 wait_until 60 all_at 3 || t_fail "$(at_gen 3) of $N gateways caught up with generation 3"
+gw 1 status 2>&1 | grep -q "^agent: fleet gateway gw1, the store connected" || t_fail "status after the outage: $(gw 1 status 2>&1)"
 traffic_all p3 5 198.51.100.30 198.51.100.50
 expect_dropped p3 198.51.100.30
 expect_passed p3 198.51.100.50 5

@@ -27,6 +27,7 @@
 #include <yaml.h>
 
 #include "agent/config.h"
+#include "agent/fleetdb.h"
 #include "core/filter.h"
 #include "core/format.h"
 #include "core/io.h"
@@ -1113,8 +1114,13 @@ static int walk_fleet(struct pctx *p, const struct ynode *y, size_t key_line,
 	l->max_shrink = 1;
 	l->line = key_line;
 	l->list.name = strdup(BG_CFG_FLEET_NAME);
-	/* the origin the status and the filter's description name */
-	l->list.url = strdup(f->db);
+	/* the origin the status, the store and the filter's description
+	 * name: without its password (the fetch uses fleet.db itself) */
+	{
+		char red[1024];
+
+		l->list.url = strdup(bg_fleetdb_redact(f->db, red, sizeof(red)));
+	}
 	if (!l->list.name || !l->list.url)
 		return fail(p, -ENOMEM, 0, "out of memory");
 	return 0;

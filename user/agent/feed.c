@@ -164,6 +164,7 @@ struct fetch_job {
 	double seen; /* unix time the change was seen: an inotify event, or
 			the fetch's start */
 	uint8_t kind; /* enum bg_src_kind */
+	char *db; /* a fleet source's store (the config's, copied) */
 	struct bg_fleet_got got; /* a fleet source's */
 	int ret;
 };
@@ -174,8 +175,10 @@ static void fetch_run(struct agent *a, struct job *jj)
 
 	j->f.abort = &a->work.quit;
 	if (j->kind == BG_SRC_FLEET)
-		/* the store's newest generation (list.url: its connection) */
-		j->ret = bg_fleet_fetch(j->f.list.url, j->copy, j->kept_sha,
+		/* the store's newest generation (list.url names it without
+		 * its password; the config's connection string is copied) */
+		j->ret = !j->db ? -ENOMEM :
+			 bg_fleet_fetch(j->db, j->copy, j->kept_sha,
 					&a->work.quit, &j->r, &j->got);
 	else
 		j->ret = bg_fetch(&j->f, j->copy, j->f.list.url ? &j->v : NULL, &j->r);
@@ -189,6 +192,8 @@ static void fetch_done(struct agent *a, struct job *jj)
 	int changed = 0;
 
 	bg_list_desc_free(&j->f.list);
+	free(j->db);
+	j->db = NULL;
 	if (!s || s->phase != SRC_FETCHING || strcmp(s->copy, j->copy)) {
 		/* removed (or moved) by a reload meanwhile */
 		if (!j->ret && r->outcome == BG_FETCH_CHANGED)
@@ -288,6 +293,8 @@ static void start_fetch(struct agent *a, struct src *s)
 	j->j.run = fetch_run;
 	j->j.done = fetch_done;
 	j->kind = s->cfg->kind;
+	if (j->kind == BG_SRC_FLEET && a->cfg.fleet.db)
+		j->db = strdup(a->cfg.fleet.db);
 	memcpy(j->copy, s->copy, sizeof(j->copy));
 	if (s->have_copy)
 		memcpy(j->kept_sha, s->sha256, sizeof(j->kept_sha));

@@ -471,6 +471,16 @@ static void render_filter(FILE *out, const struct bg_metrics_view *v)
 	gauge_u64(out, "bloomgate_filter_foreign",
 		  "1 when the live filter is not the one this agent built (replaced by a forced load): the agent's lists are not enforced until its next rebuild.",
 		  (uint64_t)!!v->foreign);
+	if (v->art_live)
+		gauge_u64(out, "bloomgate_artifact_generation",
+			  "Generation of the artifact the live filter was loaded from "
+			  "(the fleet store's number; 0 for an artifact file).",
+			  v->art_generation);
+	if (v->fleet)
+		gauge_u64(out, "bloomgate_fleet_connected",
+			  "1 while the agent's link to the fleet store is connected "
+			  "(the filter stays live either way).",
+			  (uint64_t)!!v->fleet_up);
 	counter_u64(out, "bloomgate_filter_rebuilds_total",
 		    "Rebuilds that published a filter.", v->rebuilds);
 	counter_u64(out, "bloomgate_filter_rebuild_failures_total",

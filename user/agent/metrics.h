@@ -111,6 +111,12 @@ struct bg_metrics_view {
 	 * adopted (a `bloomgate load --force` replaced it): its lists are not
 	 * enforced until its next rebuild */
 	int foreign;
+	/* the live filter is an artifact's (artifact:, fleet:): its
+	 * generation (the fleet store's; 0 for a file's) */
+	int art_live;
+	uint64_t art_generation;
+	/* fleet: configured, and its link to the store connected now */
+	int fleet, fleet_up;
 };
 
 /*

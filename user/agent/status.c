@@ -71,6 +71,10 @@ int render(void *ctx, FILE *out)
 	v.sources = ms;
 	v.nsources = a->nsrc;
 	v.start_time = a->start_time;
+	v.art_live = a->art_live;
+	v.art_generation = a->art_generation;
+	v.fleet = a->cfg.fleet.db != NULL;
+	v.fleet_up = bg_fleet_link_up(a->fleet);
 	/* rendered under the lock: the names point into the config, which
 	 * a reload frees under it */
 	ret = bg_metrics_render(out, &v);
@@ -104,6 +108,26 @@ struct json_object *status_json(struct agent *a)
 	json_object_object_add(o, "config", json_object_new_string(a->config_path));
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)a->generation));
 	json_object_object_add(o, "rebuilding", json_object_new_boolean(a->rebuilding));
+	if (a->art_live) {
+		struct json_object *art = json_object_new_object();
+		char hex[65];
+
+		bg_hex(a->art_digest, sizeof(a->art_digest), hex);
+		json_object_object_add(art, "generation",
+				       json_object_new_int64((int64_t)a->art_generation));
+		json_object_object_add(art, "sha256", json_object_new_string(hex));
+		json_object_object_add(art, "applied_at",
+				       json_object_new_double(a->art_applied_at));
+		json_object_object_add(o, "artifact", art);
+	}
+	if (a->cfg.fleet.db) {
+		struct json_object *fl = json_object_new_object();
+
+		json_object_object_add(fl, "gateway", json_object_new_string(a->cfg.fleet.gateway));
+		json_object_object_add(fl, "connected",
+				       json_object_new_boolean(bg_fleet_link_up(a->fleet)));
+		json_object_object_add(o, "fleet", fl);
+	}
 	arr = json_object_new_array();
 	for (i = 0; arr && i < a->nsrc; i++) {
 		const struct src *s = &a->src[i];

@@ -117,6 +117,25 @@ static void print_agent_status(void)
 	       json_object_object_get_ex(o, "uptime", &v) ? json_object_get_double(v) : 0,
 	       json_object_object_get_ex(o, "config", &v) ? json_object_get_string(v) : "?",
 	       json_object_object_get_ex(o, "generation", &v) ? (long long)json_object_get_int64(v) : 0);
+	if (json_object_object_get_ex(o, "artifact", &v)) {
+		struct json_object *g = NULL, *h = NULL;
+
+		json_object_object_get_ex(v, "generation", &g);
+		json_object_object_get_ex(v, "sha256", &h);
+		printf("agent: the live filter is an artifact's: generation %lld, sha256 %s\n",
+		       g ? (long long)json_object_get_int64(g) : 0,
+		       h ? json_object_get_string(h) : "?");
+	}
+	if (json_object_object_get_ex(o, "fleet", &v)) {
+		struct json_object *g = NULL, *c = NULL;
+
+		json_object_object_get_ex(v, "gateway", &g);
+		json_object_object_get_ex(v, "connected", &c);
+		printf("agent: fleet gateway %s, the store %s\n",
+		       g ? json_object_get_string(g) : "?",
+		       c && json_object_get_boolean(c) ? "connected" :
+							 "not connected (enforcing the last good generation)");
+	}
 	if (json_object_object_get_ex(o, "filter_foreign", &v) && json_object_get_boolean(v)) {
 		struct json_object *mine = NULL, *live = NULL;
 
