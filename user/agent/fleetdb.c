@@ -60,6 +60,8 @@
 
 struct bg_fleetdb {
 	PGconn *conn;
+	/* the server said FATAL outside a command: the session is over */
+	int gone;
 };
 
 /*
@@ -447,7 +449,7 @@ static int usable(const struct bg_fleetdb *db, char *why, size_t whylen)
 		say(why, whylen, "no fleet database handle");
 		return -EINVAL;
 	}
-	if (PQstatus(db->conn) != CONNECTION_OK) {
+	if (PQstatus(db->conn) != CONNECTION_OK || db->gone) {
 		say(why, whylen,
 		    "connection to the fleet database lost: connect again");
 		return -ENOTCONN;
@@ -528,12 +530,21 @@ static void col_str(const PGresult *res, int row, int col, char *out,
 
 /* ---- Connection ---------------------------------------------------------- */
 
-/* Notices ("relation ... already exists, skipping") are no errors; libpq
- * would print them on stderr. */
-static void no_notice(void *arg, const char *message)
+/*
+ * Messages outside a command's result: notices ("relation ... already
+ * exists, skipping"), no errors, which libpq would print on stderr; and
+ * the FATAL of a server shutting down (57P01) as it comes to an idle
+ * session, a LISTENing gateway's: libpq takes it for a notice, and the
+ * close that follows may not have been read yet. Remembered, so that
+ * bg_fleetdb_notified() says -ENOTCONN at once.
+ */
+static void on_notice(void *arg, const PGresult *res)
 {
-	(void)arg;
-	(void)message;
+	struct bg_fleetdb *db = arg;
+	const char *sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+
+	if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC")))
+		db->gone = 1;
 }
 
 int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
@@ -605,8 +616,8 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 		say(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	PQsetNoticeProcessor(conn, no_notice, NULL);
 	d->conn = conn;
+	PQsetNoticeReceiver(conn, on_notice, d);
 	*db = d;
 	return 0;
 }
@@ -1357,8 +1368,8 @@ int bg_fleetdb_notified(struct bg_fleetdb *db, uint64_t *gen)
 	*gen = 0;
 	/* libpq's socket is non-blocking: this reads what has come, if
 	 * anything, and returns */
-	if (PQstatus(db->conn) != CONNECTION_OK || !PQconsumeInput(db->conn) ||
-	    PQstatus(db->conn) != CONNECTION_OK)
+	if (PQstatus(db->conn) != CONNECTION_OK || db->gone ||
+	    !PQconsumeInput(db->conn))
 		return -ENOTCONN;
 	while ((n = PQnotifies(db->conn))) {
 		if (!strcmp(n->relname, BG_FLEETDB_CHANNEL)) {
@@ -1374,6 +1385,10 @@ int bg_fleetdb_notified(struct bg_fleetdb *db, uint64_t *gen)
 		}
 		PQfreemem(n);
 	}
+	/* PQnotifies() parsed what came: a FATAL among it (db->gone), or
+	 * the close read with it */
+	if (PQstatus(db->conn) != CONNECTION_OK || db->gone)
+		return -ENOTCONN;
 	return got;
 }
 
