@@ -27,7 +27,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -674,7 +673,7 @@ static void test_status_lag(void **state)
 	struct bg_fleetdb *db = connect_db();
 	struct bg_fleet_report r, *v = NULL;
 	struct bg_fleet_gen latest;
-	double created2, t;
+	double t;
 	size_t n = 9;
 
 	(void)state;
@@ -687,6 +686,9 @@ static void test_status_lag(void **state)
 	assert_int_equal(publish_full(db, 1, 100), 0);
 	assert_int_equal(publish_full(db, 2, 100), 0);
 	assert_int_equal(publish_full(db, 3, 100), 0);
+	/* made an hour apart: which generation's age is the lag shows */
+	sql("UPDATE bloomgate_generations SET created_at = now() -"
+	    " (3 - generation) * interval '1 hour'");
 	r = report_of("gw-b", 1);
 	snprintf(r.last_error, sizeof(r.last_error), "verify: checksum mismatch");
 	snprintf(r.state, sizeof(r.state), "failing");
@@ -719,11 +721,8 @@ static void test_status_lag(void **state)
 	assert_int_equal(v[1].lag_generations, 2);
 	assert_string_equal(v[1].state, "failing");
 	assert_string_equal(v[1].last_error, "verify: checksum mismatch");
-	created2 = (double)sql_num("SELECT extract(epoch FROM created_at) * 1e6"
-				   " FROM bloomgate_generations WHERE generation = 2") / 1e6;
-	assert_true(v[1].lag_seconds > 0);
-	assert_true(v[1].lag_seconds < 60);
-	assert_true(fabs((t - created2) - v[1].lag_seconds) < 2);
+	/* since generation 2, the first it does not run, was made */
+	assert_true(v[1].lag_seconds > 3600 - 5 && v[1].lag_seconds < 3600 + 5);
 	free(v);
 
 	/* b catches up (the row is updated, not added); a never applied */
@@ -739,7 +738,7 @@ static void test_status_lag(void **state)
 	assert_true(v[1].lag_seconds == 0);
 	assert_int_equal(v[2].lag_generations, 3);
 	assert_true(v[2].applied_at == 0);
-	assert_true(v[2].lag_seconds > 0);
+	assert_true(v[2].lag_seconds > 2 * 3600 - 5 && v[2].lag_seconds < 2 * 3600 + 5);
 	free(v);
 	bg_fleetdb_close(db);
 }
@@ -959,15 +958,19 @@ static void reset_peak(void)
 	}
 }
 
+/* Publishes and fetches a file of BG_FLEETDB_BENCH_MIB MiB three times
+ * (generations 1 to 3): the first in a fresh cluster also pays for its
+ * WAL files being made, the others reuse them, as a server that has run
+ * for a while does. */
 static void test_bench(void **state)
 {
 	const char *mib_s = getenv("BG_FLEETDB_BENCH_MIB");
-	uint64_t mib = mib_s ? strtoull(mib_s, NULL, 10) : 0;
+	uint64_t mib = mib_s ? strtoull(mib_s, NULL, 10) : 0, i;
 	const char *art = in_files("big.art"), *out = in_files("big.fetched");
 	struct bg_fleetdb *db;
 	struct bg_fleet_gen g;
 	long rss0, peak;
-	double t0, tp, tf;
+	double t0, t;
 
 	(void)state;
 	if (!mib)
@@ -976,27 +979,31 @@ static void test_bench(void **state)
 	make_file(art, mib * MIB, 7);
 	g = gen_of(1, art);
 	sync();
+	for (i = 1; i <= 3; i++) {
+		g.generation = i;
+		reset_peak();
+		rss0 = vm_kib("VmRSS:");
+		t0 = now();
+		assert_int_equal(bg_fleetdb_publish(db, &g, NULL, NULL, 0, art,
+						    NULL, why, sizeof(why)),
+				 0);
+		t = now() - t0;
+		peak = vm_kib("VmHWM:");
+		printf("# publish %" PRIu64 " MiB (generation %" PRIu64 "): %.2f s, %.1f MB/s, peak RSS +%ld KiB\n",
+		       mib, i, t, mib * MIB / t / 1e6, peak - rss0);
 
-	reset_peak();
-	rss0 = vm_kib("VmRSS:");
-	t0 = now();
-	assert_int_equal(bg_fleetdb_publish(db, &g, NULL, NULL, 0, art, NULL,
-					    why, sizeof(why)),
-			 0);
-	tp = now() - t0;
-	peak = vm_kib("VmHWM:");
-	printf("# publish %" PRIu64 " MiB: %.2f s, %.1f MB/s, peak RSS +%ld KiB\n",
-	       mib, tp, mib * MIB / tp / 1e6, peak - rss0);
-
-	reset_peak();
-	rss0 = vm_kib("VmRSS:");
-	t0 = now();
-	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, out, why, sizeof(why)), 0);
-	tf = now() - t0;
-	peak = vm_kib("VmHWM:");
-	printf("# fetch %" PRIu64 " MiB: %.2f s, %.1f MB/s, peak RSS +%ld KiB\n",
-	       mib, tf, mib * MIB / tf / 1e6, peak - rss0);
-	assert_same_file(art, out);
+		reset_peak();
+		rss0 = vm_kib("VmRSS:");
+		t0 = now();
+		assert_int_equal(bg_fleetdb_fetch(db, i, 0, out, why,
+						  sizeof(why)),
+				 0);
+		t = now() - t0;
+		peak = vm_kib("VmHWM:");
+		printf("# fetch %" PRIu64 " MiB (generation %" PRIu64 "): %.2f s, %.1f MB/s, peak RSS +%ld KiB\n",
+		       mib, i, t, mib * MIB / t / 1e6, peak - rss0);
+		assert_same_file(art, out);
+	}
 	bg_fleetdb_close(db);
 }
 
