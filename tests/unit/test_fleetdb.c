@@ -515,7 +515,31 @@ static void test_publish_fetch_delta(void **state)
 	assert_int_equal(bg_fleetdb_publish(db, &g, NULL, NULL, 0, full, delta,
 					    why, sizeof(why)),
 			 -EINVAL);
+	/* SOURCES that is no JSON, a list named twice: refused by the
+	 * schema, and nothing stays */
+	{
+		struct bg_fleet_list l[2];
+
+		g = gen_of(3, full);
+		assert_int_equal(bg_fleetdb_publish(db, &g, "{not json", NULL,
+						    0, full, NULL, why,
+						    sizeof(why)),
+				 -EINVAL);
+		memset(l, 0, sizeof(l));
+		snprintf(l[0].name, sizeof(l[0].name), "twice");
+		snprintf(l[0].role, sizeof(l[0].role), "block");
+		l[1] = l[0];
+		assert_int_equal(bg_fleetdb_publish(db, &g, NULL, l, 2, full,
+						    NULL, why, sizeof(why)),
+				 -EINVAL);
+		snprintf(l[1].role, sizeof(l[1].role), "deny");
+		snprintf(l[1].name, sizeof(l[1].name), "other");
+		assert_int_equal(bg_fleetdb_publish(db, &g, NULL, l, 2, full,
+						    NULL, why, sizeof(why)),
+				 -EINVAL);
+	}
 	assert_int_equal(sql_num("SELECT count(*) FROM bloomgate_generations"), 2);
+	assert_int_equal(sql_num("SELECT count(*) FROM bloomgate_chunks"), 6);
 	bg_fleetdb_close(db);
 }
 
@@ -574,6 +598,23 @@ static void test_missing_generation(void **state)
 					  sizeof(why)),
 			 -EIO);
 	assert_int_equal(count_files("y"), 0);
+	/* one gone in the middle: the stream is stopped at the gap, and the
+	 * handle takes the next command */
+	assert_int_equal(publish_full(db, 2, 5 * MIB), 0);
+	sql("DELETE FROM bloomgate_chunks WHERE generation = 2 AND seq = 1");
+	assert_int_equal(bg_fleetdb_fetch(db, 2, 0, in_files("y"), why,
+					  sizeof(why)),
+			 -EIO);
+	assert_non_null(strstr(why, "chunk 2"));
+	assert_int_equal(count_files("y"), 0);
+	assert_int_equal(bg_fleetdb_get(db, 2, &got, why, sizeof(why)), 0);
+	assert_int_equal(got.full_bytes, 5 * MIB);
+	/* a directory that is not there is not a generation that is not */
+	assert_int_equal(publish_full(db, 3, 100), 0);
+	assert_int_equal(bg_fleetdb_fetch(db, 3, 0, "/nonexistent/dir/x", why,
+					  sizeof(why)),
+			 -EIO);
+	assert_non_null(strstr(why, "/nonexistent/dir/x"));
 	bg_fleetdb_close(db);
 }
 
@@ -888,6 +929,22 @@ static void test_connect_errors(void **state)
 	assert_int_equal(sql_num("SELECT count(*) FROM pg_stat_activity"
 				 " WHERE application_name = 'gw7'"),
 			 1);
+	bg_fleetdb_close(db);
+	/* key=value, and a database name alone (the rest from PG*) */
+	snprintf(u, sizeof(u), "host=%s port=5432 user=postgres dbname=bloomgate",
+		 pgdir);
+	assert_int_equal(bg_fleetdb_connect(u, 1, &db, why, sizeof(why)), 0);
+	assert_int_equal(bg_fleetdb_migrate(db, why, sizeof(why)), 0);
+	bg_fleetdb_close(db);
+	setenv("PGHOST", pgdir, 1);
+	setenv("PGPORT", "5432", 1);
+	setenv("PGUSER", "postgres", 1);
+	assert_int_equal(bg_fleetdb_connect("bloomgate", 1, &db, why, sizeof(why)),
+			 0);
+	unsetenv("PGHOST");
+	unsetenv("PGPORT");
+	unsetenv("PGUSER");
+	assert_int_equal(bg_fleetdb_migrate(db, why, sizeof(why)), 0);
 	bg_fleetdb_close(db);
 }
 

@@ -410,16 +410,28 @@ static void scrub_url(char *why, size_t whylen, const char *url)
 /*
  * The errno of a failed command: -ENOTCONN when the connection is gone
  * (libpq saw it close, or the server said so: class 08, or 57P0x, the
- * server shutting down, which closes the session), else -EIO.
+ * server shutting down, which closes the session); -EAGAIN for a second
+ * row of a generation (a publisher that skipped the lock was first);
+ * -EINVAL for a value the schema refuses (class 22, data: JSON that is
+ * none; class 23, constraints: a list named twice); else -EIO.
  */
 static int res_errno(const struct bg_fleetdb *db, const PGresult *res)
 {
 	const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *con = res ? PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME) :
+				NULL;
 
-	if (PQstatus(db->conn) != CONNECTION_OK)
+	if (PQstatus(db->conn) != CONNECTION_OK || db->gone)
 		return -ENOTCONN;
-	if (st && (!strncmp(st, "08", 2) || !strncmp(st, "57P0", 4)))
+	if (!st)
+		return -EIO;
+	if (!strncmp(st, "08", 2) || !strncmp(st, "57P0", 4))
 		return -ENOTCONN;
+	if (!strcmp(st, "23505") && con &&
+	    !strcmp(con, "bloomgate_generations_pkey"))
+		return -EAGAIN;
+	if (!strncmp(st, "22", 2) || !strncmp(st, "23", 2))
+		return -EINVAL;
 	return -EIO;
 }
 
@@ -573,16 +585,22 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 		return -EINVAL;
 	}
 	bg_fleetdb_redact(url, redacted, sizeof(redacted));
-	/* a malformed string is the caller's mistake, not a server away */
-	opts = PQconninfoParse(url, &perr);
-	if (!opts) {
-		say(why, whylen, "fleet database %s: %s", redacted,
-		    perr ? perr : "out of memory");
-		scrub_url(why, whylen, url);
-		PQfreemem(perr);
-		return perr ? -EINVAL : -ENOMEM;
+	/* a malformed string is the caller's mistake, not a server away;
+	 * libpq takes a string without '=' that is no URI for a database
+	 * name, which PQconninfoParse() would refuse */
+	if (uri_scheme(url, strlen(url)) || strchr(url, '=')) {
+		opts = PQconninfoParse(url, &perr);
+		if (!opts) {
+			say(why, whylen, "fleet database %s: %s", redacted,
+			    perr ? perr : "out of memory");
+			scrub_url(why, whylen, url);
+			if (!perr)
+				return -ENOMEM;
+			PQfreemem(perr);
+			return -EINVAL;
+		}
+		PQconninfoFree(opts);
 	}
-	PQconninfoFree(opts);
 
 	/* libpq's unit is whole seconds, and it takes 1 for 2 */
 	if (timeout <= 0)
@@ -1132,6 +1150,14 @@ int bg_fleetdb_prune(struct bg_fleetdb *db, unsigned int keep, char *why,
 
 /* ---- Fetch ----------------------------------------------------------------- */
 
+/* The errno of a failure of the local file: its own, but ENOENT (the
+ * directory of path is not there), which from fetch says that the
+ * generation is not. */
+static int file_err(int e)
+{
+	return e == ENOENT ? -EIO : -e;
+}
+
 static int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -1206,9 +1232,11 @@ static int get_chunks(struct bg_fleetdb *db, const char *gen, const char *part,
 			} else {
 				ret = write_all(fd, PQgetvalue(res, 0, 1),
 						(size_t)len);
-				if (ret)
+				if (ret) {
 					say(why, whylen, "%s: %s", tmp,
 					    strerror(-ret));
+					ret = file_err(-ret);
+				}
 			}
 			done += (uint64_t)len;
 			seq++;
@@ -1252,7 +1280,7 @@ static int sync_dir_of(const char *path, char *why, size_t whylen)
 	ret = bg_fsync_dir(dir);
 	if (ret)
 		say(why, whylen, "fetch: %s: %s", dir, strerror(-ret));
-	return ret;
+	return ret ? file_err(-ret) : 0;
 }
 
 int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
@@ -1306,7 +1334,7 @@ int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
 
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		ret = -errno;
+		ret = file_err(errno);
 		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
 		goto out;
 	}
@@ -1318,15 +1346,15 @@ int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
 	if (!ret)
 		ret = cmd(db, "fetch: end", "COMMIT", 0, NULL, why, whylen);
 	if (!ret && fsync(fd) < 0) {
-		ret = -errno;
+		ret = file_err(errno);
 		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
 	}
 	if (close(fd) < 0 && !ret) {
-		ret = -errno;
+		ret = file_err(errno);
 		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
 	}
 	if (!ret && rename(tmp, path) < 0) {
-		ret = -errno;
+		ret = file_err(errno);
 		say(why, whylen, "fetch: %s: %s", path, strerror(errno));
 	}
 	if (ret) {

@@ -135,7 +135,8 @@ int bg_fleetdb_prune(struct bg_fleetdb *db, unsigned int keep, char *why,
  * to path, atomically (a temporary file beside it, renamed), streaming
  * the chunks. -ENOENT when the generation (or that part) is not there.
  * The artifact is not verified here: the caller opens and verifies it and
- * compares its checksum with the row's.
+ * compares its checksum with the row's. A failure of the local file is its
+ * -errno (-ENOSPC...), but ENOENT, a directory missing, is -EIO.
  */
 int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
 		     const char *path, char *why, size_t whylen);
