@@ -204,6 +204,23 @@ static void assert_same_file(const char *a, const char *b)
 	assert_string_equal(ha, hb);
 }
 
+/* Lines of the server's log (tests/pg.sh: DIR/postgres.log) that hold
+ * text. */
+static int log_count(const char *text)
+{
+	char path[PATH_MAX], line[4096];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/postgres.log", pgdir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, text);
+	fclose(f);
+	return n;
+}
+
 /* Files in the files directory whose name starts with prefix. */
 static int count_files(const char *prefix)
 {
@@ -577,6 +594,7 @@ static void test_stale_generation(void **state)
 static void test_missing_generation(void **state)
 {
 	struct bg_fleetdb *db = connect_db();
+	int cancels = log_count("canceling statement due to user request");
 	struct bg_fleet_gen got;
 
 	(void)state;
@@ -607,6 +625,10 @@ static void test_missing_generation(void **state)
 			 -EIO);
 	assert_non_null(strstr(why, "chunk 2"));
 	assert_int_equal(count_files("y"), 0);
+	/* ... stopped: cancelled, not read to its end for nothing (3 MiB
+	 * more than the socket holds: the server was still sending) */
+	assert_true(log_count("canceling statement due to user request") >
+		    cancels);
 	assert_int_equal(bg_fleetdb_get(db, 2, &got, why, sizeof(why)), 0);
 	assert_int_equal(got.full_bytes, 5 * MIB);
 	/* a directory that is not there is not a generation that is not */
