@@ -915,6 +915,7 @@ static void test_connect_errors(void **state)
 	struct bg_fleetdb *db = NULL;
 	long long before;
 	char u[600];
+	size_t i;
 
 	(void)state;
 	/* malformed: the caller's mistake, and the token quoted by libpq is
@@ -924,6 +925,13 @@ static void test_connect_errors(void **state)
 			 -EINVAL);
 	assert_null(db);
 	assert_null(strstr(why, "secret"));
+	/* nor a part of it when why is too short for the message */
+	for (i = 1; i <= sizeof(why); i++) {
+		assert_int_equal(bg_fleetdb_connect("postgresql://u:pw%zzsecret@localhost/db",
+						    1, &db, why, i),
+				 -EINVAL);
+		assert_null(strstr(why, "pw%"));
+	}
 	assert_int_equal(bg_fleetdb_connect("host=/nonexistent password='pw secret' user=x",
 					    1, &db, why, sizeof(why)),
 			 -ECONNREFUSED);

@@ -44,8 +44,8 @@
 /* pg_advisory_xact_lock() keys: "bloomgat" in ASCII, then which critical
  * section. Every bloomgate takes the same, and they are unlikely to meet
  * another application's keys in the same database. */
-#define LOCK_MIGRATE "7091318209469346048" /* 0x626c6f6f6d676100 */
-#define LOCK_PUBLISH "7091318209469346049" /* 0x626c6f6f6d676101 */
+#define LOCK_MIGRATE "7092166037569233152" /* 0x626c6f6f6d676100 */
+#define LOCK_PUBLISH "7092166037569233153" /* 0x626c6f6f6d676101 */
 
 /* The text that replaces a password. */
 #define SECRET "xxxxx"
@@ -173,37 +173,40 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 	one_line(why);
 }
 
-/* Replaces every occurrence of the n bytes at secret in why by SECRET. */
-static void scrub(char *why, size_t whylen, const char *secret, size_t n)
+/* Every occurrence of the n bytes at secret in *msg (malloc'd) replaced
+ * by SECRET, in a new string; -ENOMEM (then *msg is freed, NULL). */
+static int scrub(char **msg, const char *secret, size_t n)
 {
+	size_t hits = 0, len = strlen(*msg), o = 0, k;
 	char *out, *p, *hit;
-	size_t o = 0, k;
 
-	if (!why || !n || !memmem(why, strlen(why), secret, n))
-		return;
-	out = malloc(whylen);
+	if (!n)
+		return 0;
+	for (p = *msg; (hit = memmem(p, len - (size_t)(p - *msg), secret, n));
+	     p = hit + n)
+		hits++;
+	if (!hits)
+		return 0;
+	out = malloc(len + hits * sizeof(SECRET) + 1);
 	if (!out) {
-		/* no memory to rewrite it: say nothing rather than the secret */
-		snprintf(why, whylen, "(message withheld: it held a password)");
-		return;
+		free(*msg);
+		*msg = NULL;
+		return -ENOMEM;
 	}
-	for (p = why; o + 1 < whylen;) {
-		hit = memmem(p, strlen(p), secret, n);
+	for (p = *msg;; p = hit + n) {
+		hit = memmem(p, len - (size_t)(p - *msg), secret, n);
 		k = hit ? (size_t)(hit - p) : strlen(p);
-		if (k > whylen - 1 - o)
-			k = whylen - 1 - o;
 		memcpy(out + o, p, k);
 		o += k;
 		if (!hit)
 			break;
-		k = strlen(SECRET) < whylen - 1 - o ? strlen(SECRET) : whylen - 1 - o;
-		memcpy(out + o, SECRET, k);
-		o += k;
-		p = hit + n;
+		memcpy(out + o, SECRET, sizeof(SECRET) - 1);
+		o += sizeof(SECRET) - 1;
 	}
 	out[o] = '\0';
-	memcpy(why, out, o + 1);
-	free(out);
+	free(*msg);
+	*msg = out;
+	return 0;
 }
 
 /* Where the passwords of a connection string are: byte ranges of it. */
@@ -385,24 +388,57 @@ const char *bg_fleetdb_redact(const char *url, char *buf, size_t len)
 	return buf;
 }
 
-/* Scrubs from why every password of url: as written in it and as libpq
- * decoded it (percent-encoding, quotes). libpq's own messages do not quote
- * a password, but some quote the string or a token of it ("invalid
- * percent-encoded token"), so this is checked, not assumed. */
-static void scrub_url(char *why, size_t whylen, const char *url)
+/* Scrubs from *msg (malloc'd) every password of url: as written in it
+ * and as libpq decoded it (percent-encoding, quotes). libpq's own messages
+ * do not quote a password, but some quote the string or a token of it
+ * ("invalid percent-encoded token"), so this is checked, not assumed. */
+static int scrub_url(char **msg, const char *url)
 {
 	struct span v[MAX_SECRETS];
 	PQconninfoOption *opts, *o;
-	int n, j;
+	int n, j, ret = 0;
 
 	n = secrets(url, v);
-	for (j = 0; j < n; j++)
-		scrub(why, whylen, url + v[j].off, v[j].len);
+	for (j = 0; !ret && j < n; j++)
+		ret = scrub(msg, url + v[j].off, v[j].len);
 	opts = PQconninfoParse(url, NULL);
-	for (o = opts; o && o->keyword; o++)
-		if (!strcmp(o->keyword, "password") && o->val && *o->val)
-			scrub(why, whylen, o->val, strlen(o->val));
+	for (o = opts; !ret && o && o->keyword; o++)
+		if (!strcmp(o->keyword, "password") && o->val)
+			ret = scrub(msg, o->val, strlen(o->val));
 	PQconninfoFree(opts);
+	return ret;
+}
+
+/*
+ * say() for a message that may quote url: formatted whole, its passwords
+ * scrubbed, then made one line and cut to whylen (in that order: a
+ * password cut in half by whylen, or with its white space squeezed, would
+ * no longer be found).
+ */
+static void say_url(char *why, size_t whylen, const char *url,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void say_url(char *why, size_t whylen, const char *url,
+		    const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+	int n;
+
+	if (!why || !whylen)
+		return;
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0 || scrub_url(&msg, url)) {
+		/* say nothing rather than what might hold the password */
+		free(msg);
+		snprintf(why, whylen, "(message withheld: out of memory)");
+		return;
+	}
+	one_line(msg);
+	snprintf(why, whylen, "%s", msg);
+	free(msg);
 }
 
 /* ---- Errors -------------------------------------------------------------- */
@@ -591,9 +627,8 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 	if (uri_scheme(url, strlen(url)) || strchr(url, '=')) {
 		opts = PQconninfoParse(url, &perr);
 		if (!opts) {
-			say(why, whylen, "fleet database %s: %s", redacted,
-			    perr ? perr : "out of memory");
-			scrub_url(why, whylen, url);
+			say_url(why, whylen, url, "fleet database %s: %s",
+				redacted, perr ? perr : "out of memory");
 			if (!perr)
 				return -ENOMEM;
 			PQfreemem(perr);
@@ -622,9 +657,8 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 		return -ENOMEM;
 	}
 	if (PQstatus(conn) != CONNECTION_OK) {
-		say(why, whylen, "fleet database %s: %s", redacted,
-		    PQerrorMessage(conn));
-		scrub_url(why, whylen, url);
+		say_url(why, whylen, url, "fleet database %s: %s", redacted,
+			PQerrorMessage(conn));
 		PQfinish(conn);
 		return -ECONNREFUSED;
 	}
