@@ -29,10 +29,13 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +51,8 @@ static char files[] = "/tmp/bg-test-fleetdb.XXXXXX";
 static char url[512];
 /* the test's own connection, for what the API does not show */
 static PGconn *raw;
+/* stops the cluster and removes the directories (start_watchdog()) */
+static pid_t watchdog = -1;
 static char why[512];
 
 /* ---- helpers ---- */
@@ -267,12 +272,46 @@ static int publish_full(struct bg_fleetdb *db, uint64_t n, uint64_t size)
 
 /* ---- group ---- */
 
+/*
+ * A child that stops the cluster and removes both directories when told
+ * (SIGTERM from the group teardown) or when this process dies, however
+ * it dies (PR_SET_PDEATHSIG: an ASan report aborts without a teardown,
+ * and a server left running on a shared machine would stay for good).
+ */
+static int start_watchdog(void)
+{
+	pid_t parent = getpid();
+	sigset_t term, old;
+	int sig;
+
+	/* blocked before the fork: a SIGTERM before the child waits for it
+	 * is not lost (nor fatal to the child) */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &old);
+	watchdog = fork();
+	if (watchdog) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return watchdog < 0 ? -1 : 0;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() == parent)
+		sigwait(&term, &sig);
+	/* the cluster as made, or the empty directory when tests/pg.sh
+	 * failed before it made anything */
+	execl("/bin/sh", "sh", "-c",
+	      "tests/pg.sh stop \"$0\" >/dev/null 2>&1 || rmdir \"$0\";"
+	      " rm -rf \"$1\"",
+	      pgdir, files, (char *)NULL);
+	_exit(127);
+}
+
 static int group_setup(void **state)
 {
 	struct bg_fleetdb *db;
 
 	(void)state;
-	if (!mkdtemp(pgdir) || !mkdtemp(files))
+	if (!mkdtemp(pgdir) || !mkdtemp(files) || start_watchdog())
 		return -1;
 	if (pg("start", url, sizeof(url)) || strncmp(url, "postgresql://", 13)) {
 		fprintf(stderr, "tests/pg.sh start %s failed\n", pgdir);
@@ -289,15 +328,17 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
+	int st = -1;
 
 	(void)state;
 	PQfinish(raw);
 	raw = NULL;
-	if (pg("stop", NULL, 0))
-		fprintf(stderr, "tests/pg.sh stop %s failed\n", pgdir);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", files);
-	return system(cmd) ? -1 : 0;
+	kill(watchdog, SIGTERM);
+	if (waitpid(watchdog, &st, 0) != watchdog || st) {
+		fprintf(stderr, "stopping the cluster in %s failed\n", pgdir);
+		return -1;
+	}
+	return 0;
 }
 
 /* Every case from empty tables, and no file left by the last. */
