@@ -29,6 +29,11 @@
 # and initdb and pg_ctl run under runuser. As another user, as that user.
 # Everything said goes to stderr, so that stdout is the connection string
 # alone; an error is one line and exit 1.
+#
+# One command at a time on a DIR (flock on DIR itself): a stop waits for
+# a start under way. The tests' clean-up after a crash stops the cluster
+# while the start the crashed test ran may still be going on; without the
+# lock the start would win and leave a server running.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/lib-require.sh
@@ -60,14 +65,14 @@ cmd=$1
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGPASSWORD PGSERVICE \
 	PGSERVICEFILE PGDATA PGOPTIONS PGSSLMODE
 
-require_cmds "$PGBIN/initdb" "$PGBIN/pg_ctl" psql runuser id
+require_cmds "$PGBIN/initdb" "$PGBIN/pg_ctl" psql runuser id flock
 
 if [ "$(id -u)" -eq 0 ]; then
 	id postgres >/dev/null 2>&1 ||
 		die "no user postgres on this system (the cluster cannot run as root; it comes with the Debian package postgresql-15)"
-	as_pg() { runuser -u postgres -- "$@"; }
+	as_pg() { runuser -u postgres -- "$@" 9<&-; }
 else
-	as_pg() { "$@"; }
+	as_pg() { "$@" 9<&-; }
 fi
 
 case $cmd in
@@ -76,6 +81,10 @@ stop | stop-keep | url) [ -d "$2" ] || die "$2: no such directory" ;;
 *) usage ;;
 esac
 dir=$(cd -- "$2" && pwd) || die "$2: not accessible"
+# fd 9 is closed for every command run below (as_pg, psql): the server
+# would inherit it and hold the lock for its life.
+exec 9<"$dir" || die "$dir: not accessible"
+flock 9 || die "$dir: cannot lock it"
 data=$dir/data
 log=$dir/postgres.log
 # sun_path holds 108 bytes, NUL included
@@ -84,6 +93,8 @@ log=$dir/postgres.log
 # The postgres user may not enter the caller's working directory
 # (/root/...): initdb and pg_ctl then complain, so they run from DIR.
 cd "$dir" || die "$dir: not accessible"
+
+run_psql() { psql "$@" 9<&-; }
 
 url() {
 	echo "postgresql:///$DB?host=$dir&port=$PORT&user=postgres"
@@ -133,7 +144,7 @@ start() {
 		as_pg "$PGBIN/pg_ctl" -D "$data" -l "$log" -w -t "$WAIT" start >/dev/null ||
 			die "pg_ctl start failed in $dir: $(tail -n1 "$log" 2>/dev/null)"
 	fi
-	local q=(psql -X -q -A -t -v ON_ERROR_STOP=1 -h "$dir" -p "$PORT" -U postgres -d postgres)
+	local q=(run_psql -X -q -A -t -v ON_ERROR_STOP=1 -h "$dir" -p "$PORT" -U postgres -d postgres)
 	local have
 	have=$("${q[@]}" -c "SELECT 1 FROM pg_database WHERE datname = '$DB'") ||
 		die "psql failed in $dir"

@@ -44,8 +44,8 @@
 /* pg_advisory_xact_lock() keys: "bloomgat" in ASCII, then which critical
  * section. Every bloomgate takes the same, and they are unlikely to meet
  * another application's keys in the same database. */
-#define LOCK_MIGRATE "7091318209469346048" /* 0x626c6f6f6d676100 */
-#define LOCK_PUBLISH "7091318209469346049" /* 0x626c6f6f6d676101 */
+#define LOCK_MIGRATE "7092166037569233152" /* 0x626c6f6f6d676100 */
+#define LOCK_PUBLISH "7092166037569233153" /* 0x626c6f6f6d676101 */
 
 /* The text that replaces a password. */
 #define SECRET "xxxxx"
@@ -60,6 +60,8 @@
 
 struct bg_fleetdb {
 	PGconn *conn;
+	/* the server said FATAL outside a command: the session is over */
+	int gone;
 };
 
 /*
@@ -171,37 +173,40 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 	one_line(why);
 }
 
-/* Replaces every occurrence of the n bytes at secret in why by SECRET. */
-static void scrub(char *why, size_t whylen, const char *secret, size_t n)
+/* Every occurrence of the n bytes at secret in *msg (malloc'd) replaced
+ * by SECRET, in a new string; -ENOMEM (then *msg is freed, NULL). */
+static int scrub(char **msg, const char *secret, size_t n)
 {
+	size_t hits = 0, len = strlen(*msg), o = 0, k;
 	char *out, *p, *hit;
-	size_t o = 0, k;
 
-	if (!why || !n || !memmem(why, strlen(why), secret, n))
-		return;
-	out = malloc(whylen);
+	if (!n)
+		return 0;
+	for (p = *msg; (hit = memmem(p, len - (size_t)(p - *msg), secret, n));
+	     p = hit + n)
+		hits++;
+	if (!hits)
+		return 0;
+	out = malloc(len + hits * sizeof(SECRET) + 1);
 	if (!out) {
-		/* no memory to rewrite it: say nothing rather than the secret */
-		snprintf(why, whylen, "(message withheld: it held a password)");
-		return;
+		free(*msg);
+		*msg = NULL;
+		return -ENOMEM;
 	}
-	for (p = why; o + 1 < whylen;) {
-		hit = memmem(p, strlen(p), secret, n);
+	for (p = *msg;; p = hit + n) {
+		hit = memmem(p, len - (size_t)(p - *msg), secret, n);
 		k = hit ? (size_t)(hit - p) : strlen(p);
-		if (k > whylen - 1 - o)
-			k = whylen - 1 - o;
 		memcpy(out + o, p, k);
 		o += k;
 		if (!hit)
 			break;
-		k = strlen(SECRET) < whylen - 1 - o ? strlen(SECRET) : whylen - 1 - o;
-		memcpy(out + o, SECRET, k);
-		o += k;
-		p = hit + n;
+		memcpy(out + o, SECRET, sizeof(SECRET) - 1);
+		o += sizeof(SECRET) - 1;
 	}
 	out[o] = '\0';
-	memcpy(why, out, o + 1);
-	free(out);
+	free(*msg);
+	*msg = out;
+	return 0;
 }
 
 /* Where the passwords of a connection string are: byte ranges of it. */
@@ -383,24 +388,57 @@ const char *bg_fleetdb_redact(const char *url, char *buf, size_t len)
 	return buf;
 }
 
-/* Scrubs from why every password of url: as written in it and as libpq
- * decoded it (percent-encoding, quotes). libpq's own messages do not quote
- * a password, but some quote the string or a token of it ("invalid
- * percent-encoded token"), so this is checked, not assumed. */
-static void scrub_url(char *why, size_t whylen, const char *url)
+/* Scrubs from *msg (malloc'd) every password of url: as written in it
+ * and as libpq decoded it (percent-encoding, quotes). libpq's own messages
+ * do not quote a password, but some quote the string or a token of it
+ * ("invalid percent-encoded token"), so this is checked, not assumed. */
+static int scrub_url(char **msg, const char *url)
 {
 	struct span v[MAX_SECRETS];
 	PQconninfoOption *opts, *o;
-	int n, j;
+	int n, j, ret = 0;
 
 	n = secrets(url, v);
-	for (j = 0; j < n; j++)
-		scrub(why, whylen, url + v[j].off, v[j].len);
+	for (j = 0; !ret && j < n; j++)
+		ret = scrub(msg, url + v[j].off, v[j].len);
 	opts = PQconninfoParse(url, NULL);
-	for (o = opts; o && o->keyword; o++)
-		if (!strcmp(o->keyword, "password") && o->val && *o->val)
-			scrub(why, whylen, o->val, strlen(o->val));
+	for (o = opts; !ret && o && o->keyword; o++)
+		if (!strcmp(o->keyword, "password") && o->val)
+			ret = scrub(msg, o->val, strlen(o->val));
 	PQconninfoFree(opts);
+	return ret;
+}
+
+/*
+ * say() for a message that may quote url: formatted whole, its passwords
+ * scrubbed, then made one line and cut to whylen (in that order: a
+ * password cut in half by whylen, or with its white space squeezed, would
+ * no longer be found).
+ */
+static void say_url(char *why, size_t whylen, const char *url,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void say_url(char *why, size_t whylen, const char *url,
+		    const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+	int n;
+
+	if (!why || !whylen)
+		return;
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0 || scrub_url(&msg, url)) {
+		/* say nothing rather than what might hold the password */
+		free(msg);
+		snprintf(why, whylen, "(message withheld: out of memory)");
+		return;
+	}
+	one_line(msg);
+	snprintf(why, whylen, "%s", msg);
+	free(msg);
 }
 
 /* ---- Errors -------------------------------------------------------------- */
@@ -408,16 +446,28 @@ static void scrub_url(char *why, size_t whylen, const char *url)
 /*
  * The errno of a failed command: -ENOTCONN when the connection is gone
  * (libpq saw it close, or the server said so: class 08, or 57P0x, the
- * server shutting down, which closes the session), else -EIO.
+ * server shutting down, which closes the session); -EAGAIN for a second
+ * row of a generation (a publisher that skipped the lock was first);
+ * -EINVAL for a value the schema refuses (class 22, data: JSON that is
+ * none; class 23, constraints: a list named twice); else -EIO.
  */
 static int res_errno(const struct bg_fleetdb *db, const PGresult *res)
 {
 	const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *con = res ? PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME) :
+				NULL;
 
-	if (PQstatus(db->conn) != CONNECTION_OK)
+	if (PQstatus(db->conn) != CONNECTION_OK || db->gone)
 		return -ENOTCONN;
-	if (st && (!strncmp(st, "08", 2) || !strncmp(st, "57P0", 4)))
+	if (!st)
+		return -EIO;
+	if (!strncmp(st, "08", 2) || !strncmp(st, "57P0", 4))
 		return -ENOTCONN;
+	if (!strcmp(st, "23505") && con &&
+	    !strcmp(con, "bloomgate_generations_pkey"))
+		return -EAGAIN;
+	if (!strncmp(st, "22", 2) || !strncmp(st, "23", 2))
+		return -EINVAL;
 	return -EIO;
 }
 
@@ -447,7 +497,7 @@ static int usable(const struct bg_fleetdb *db, char *why, size_t whylen)
 		say(why, whylen, "no fleet database handle");
 		return -EINVAL;
 	}
-	if (PQstatus(db->conn) != CONNECTION_OK) {
+	if (PQstatus(db->conn) != CONNECTION_OK || db->gone) {
 		say(why, whylen,
 		    "connection to the fleet database lost: connect again");
 		return -ENOTCONN;
@@ -528,12 +578,21 @@ static void col_str(const PGresult *res, int row, int col, char *out,
 
 /* ---- Connection ---------------------------------------------------------- */
 
-/* Notices ("relation ... already exists, skipping") are no errors; libpq
- * would print them on stderr. */
-static void no_notice(void *arg, const char *message)
+/*
+ * Messages outside a command's result: notices ("relation ... already
+ * exists, skipping"), no errors, which libpq would print on stderr; and
+ * the FATAL of a server shutting down (57P01) as it comes to an idle
+ * session, a LISTENing gateway's: libpq takes it for a notice, and the
+ * close that follows may not have been read yet. Remembered, so that
+ * bg_fleetdb_notified() says -ENOTCONN at once.
+ */
+static void on_notice(void *arg, const PGresult *res)
 {
-	(void)arg;
-	(void)message;
+	struct bg_fleetdb *db = arg;
+	const char *sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+
+	if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC")))
+		db->gone = 1;
 }
 
 int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
@@ -562,16 +621,21 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 		return -EINVAL;
 	}
 	bg_fleetdb_redact(url, redacted, sizeof(redacted));
-	/* a malformed string is the caller's mistake, not a server away */
-	opts = PQconninfoParse(url, &perr);
-	if (!opts) {
-		say(why, whylen, "fleet database %s: %s", redacted,
-		    perr ? perr : "out of memory");
-		scrub_url(why, whylen, url);
-		PQfreemem(perr);
-		return perr ? -EINVAL : -ENOMEM;
+	/* a malformed string is the caller's mistake, not a server away;
+	 * libpq takes a string without '=' that is no URI for a database
+	 * name, which PQconninfoParse() would refuse */
+	if (uri_scheme(url, strlen(url)) || strchr(url, '=')) {
+		opts = PQconninfoParse(url, &perr);
+		if (!opts) {
+			say_url(why, whylen, url, "fleet database %s: %s",
+				redacted, perr ? perr : "out of memory");
+			if (!perr)
+				return -ENOMEM;
+			PQfreemem(perr);
+			return -EINVAL;
+		}
+		PQconninfoFree(opts);
 	}
-	PQconninfoFree(opts);
 
 	/* libpq's unit is whole seconds, and it takes 1 for 2 */
 	if (timeout <= 0)
@@ -593,9 +657,8 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 		return -ENOMEM;
 	}
 	if (PQstatus(conn) != CONNECTION_OK) {
-		say(why, whylen, "fleet database %s: %s", redacted,
-		    PQerrorMessage(conn));
-		scrub_url(why, whylen, url);
+		say_url(why, whylen, url, "fleet database %s: %s", redacted,
+			PQerrorMessage(conn));
 		PQfinish(conn);
 		return -ECONNREFUSED;
 	}
@@ -605,8 +668,8 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 		say(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	PQsetNoticeProcessor(conn, no_notice, NULL);
 	d->conn = conn;
+	PQsetNoticeReceiver(conn, on_notice, d);
 	*db = d;
 	return 0;
 }
@@ -1121,6 +1184,14 @@ int bg_fleetdb_prune(struct bg_fleetdb *db, unsigned int keep, char *why,
 
 /* ---- Fetch ----------------------------------------------------------------- */
 
+/* The errno of a failure of the local file: its own, but ENOENT (the
+ * directory of path is not there), which from fetch says that the
+ * generation is not. */
+static int file_err(int e)
+{
+	return e == ENOENT ? -EIO : -e;
+}
+
 static int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -1195,9 +1266,11 @@ static int get_chunks(struct bg_fleetdb *db, const char *gen, const char *part,
 			} else {
 				ret = write_all(fd, PQgetvalue(res, 0, 1),
 						(size_t)len);
-				if (ret)
+				if (ret) {
 					say(why, whylen, "%s: %s", tmp,
 					    strerror(-ret));
+					ret = file_err(-ret);
+				}
 			}
 			done += (uint64_t)len;
 			seq++;
@@ -1241,7 +1314,7 @@ static int sync_dir_of(const char *path, char *why, size_t whylen)
 	ret = bg_fsync_dir(dir);
 	if (ret)
 		say(why, whylen, "fetch: %s: %s", dir, strerror(-ret));
-	return ret;
+	return ret ? file_err(-ret) : 0;
 }
 
 int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
@@ -1295,7 +1368,7 @@ int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
 
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		ret = -errno;
+		ret = file_err(errno);
 		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
 		goto out;
 	}
@@ -1307,15 +1380,15 @@ int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
 	if (!ret)
 		ret = cmd(db, "fetch: end", "COMMIT", 0, NULL, why, whylen);
 	if (!ret && fsync(fd) < 0) {
-		ret = -errno;
+		ret = file_err(errno);
 		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
 	}
 	if (close(fd) < 0 && !ret) {
-		ret = -errno;
+		ret = file_err(errno);
 		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
 	}
 	if (!ret && rename(tmp, path) < 0) {
-		ret = -errno;
+		ret = file_err(errno);
 		say(why, whylen, "fetch: %s: %s", path, strerror(errno));
 	}
 	if (ret) {
@@ -1357,8 +1430,8 @@ int bg_fleetdb_notified(struct bg_fleetdb *db, uint64_t *gen)
 	*gen = 0;
 	/* libpq's socket is non-blocking: this reads what has come, if
 	 * anything, and returns */
-	if (PQstatus(db->conn) != CONNECTION_OK || !PQconsumeInput(db->conn) ||
-	    PQstatus(db->conn) != CONNECTION_OK)
+	if (PQstatus(db->conn) != CONNECTION_OK || db->gone ||
+	    !PQconsumeInput(db->conn))
 		return -ENOTCONN;
 	while ((n = PQnotifies(db->conn))) {
 		if (!strcmp(n->relname, BG_FLEETDB_CHANNEL)) {
@@ -1374,6 +1447,10 @@ int bg_fleetdb_notified(struct bg_fleetdb *db, uint64_t *gen)
 		}
 		PQfreemem(n);
 	}
+	/* PQnotifies() parsed what came: a FATAL among it (db->gone), or
+	 * the close read with it */
+	if (PQstatus(db->conn) != CONNECTION_OK || db->gone)
+		return -ENOTCONN;
 	return got;
 }
 

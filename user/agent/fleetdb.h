@@ -119,7 +119,9 @@ int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
  * or the size expected, else -EINVAL); created_at is the server's clock;
  * an empty g->publisher is this host's name. -EINVAL too for a checksum
  * that is not 64 lowercase hex digits, a delta without a base below it,
- * a list whose role is neither "block" nor "allow", an empty file.
+ * a list whose role is neither "block" nor "allow" or whose name comes
+ * twice, sources_json that is no JSON, an empty file; nothing is stored
+ * then.
  */
 int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 		       const char *sources_json, const struct bg_fleet_list *lists,
@@ -135,7 +137,8 @@ int bg_fleetdb_prune(struct bg_fleetdb *db, unsigned int keep, char *why,
  * to path, atomically (a temporary file beside it, renamed), streaming
  * the chunks. -ENOENT when the generation (or that part) is not there.
  * The artifact is not verified here: the caller opens and verifies it and
- * compares its checksum with the row's.
+ * compares its checksum with the row's. A failure of the local file is its
+ * -errno (-ENOSPC...), but ENOENT, a directory missing, is -EIO.
  */
 int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
 		     const char *path, char *why, size_t whylen);
