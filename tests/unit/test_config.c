@@ -344,11 +344,11 @@ static const struct err_case err_cases[] = {
 	/* the file as a whole */
 	{ "", "t.yaml: empty: a config needs at least lists:" },
 	{ "# only a comment\n", "t.yaml: empty: a config needs at least lists:" },
-	{ "fpr: 0.01\n", "t.yaml: no lists: the agent needs at least one (lists:)" },
+	{ "fpr: 0.01\n", "t.yaml: no lists: the agent needs at least one (lists:), or an artifact: or a fleet:" },
 	{ "- a\n- b\n",
-	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists), not a list" },
+	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists, artifact, fleet), not a list" },
 	{ "hello\n",
-	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists), not a single value" },
+	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists, artifact, fleet), not a single value" },
 	{ L1 "---\n" L1,
 	  "t.yaml:2: a second YAML document ('---'): a config is one document" },
 	/* YAML syntax, from libyaml */
@@ -364,7 +364,7 @@ static const struct err_case err_cases[] = {
 	  "t.yaml:1: YAML: block sequence entries are not allowed in this context (a lone - as a value is written \"-\")" },
 	/* keys */
 	{ "fpr: 0.01\nfrp: 0.01\n" L1,
-	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists)" },
+	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists, artifact, fleet)" },
 	{ L1 "fpr: 0.01\nfpr: 0.02\n",
 	  "t.yaml:3: fpr: given twice (first on line 2)" },
 	{ "? [a, b]\n: 1\n" L1,
@@ -551,6 +551,87 @@ static void test_errors(void **state)
 	}
 }
 
+/* artifact: and fleet: make one source each, of their kind, with their
+ * defaults; they exclude lists: and each other; a fleet's origin is kept
+ * without the password. */
+static void test_artifact_fleet(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "artifact:\n  url: http://x/a.bga\nlists:\n  - name: a\n    path: /a\n",
+		  "t.yaml:3: lists:, artifact: and fleet: exclude each other: a gateway builds its filter from lists, or loads one built elsewhere" },
+		{ "fleet:\n  db: postgresql:///x\nartifact:\n  path: /a.bga\n",
+		  "t.yaml:3: lists:, artifact: and fleet: exclude each other: a gateway builds its filter from lists, or loads one built elsewhere" },
+		{ "artifact:\n  refresh: 1m\n", "t.yaml:1: artifact: needs a url or a path" },
+		{ "artifact:\n  path: /a\n  url: http://x/a\n",
+		  "t.yaml:1: artifact: has both a url and a path: give one" },
+		{ "artifact:\n  path: a.bga\n",
+		  "t.yaml:2: artifact.path: 'a.bga' is not an absolute path" },
+		{ "artifact:\n  path: /a\n  format: addr\n",
+		  "t.yaml:3: artifact: unknown key 'format' (url, path, refresh, timeout, max_bytes)" },
+		{ "fleet:\n  gateway: gw1\n", "t.yaml:1: fleet: needs db (the store's connection string)" },
+		{ "fleet:\n  db: mysql://x\n",
+		  "t.yaml:2: fleet.db: not a postgresql:// URL nor a key=value connection string" },
+		{ "fleet:\n  db: postgresql:///x\n  gateway: a/b\n",
+		  "t.yaml:3: fleet.gateway: 'a/b' cannot be a file name: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with '.'" },
+		{ "fleet:\n  db: postgresql:///x\n  poll: 0s\n",
+		  "t.yaml:3: fleet.poll: 0s is out of range (above 0..86400 s)" },
+	};
+	struct bg_config c;
+	char err[512];
+	size_t i;
+	(void)state;
+
+	assert_int_equal(parse("artifact:\n  url: https://p.example/f.bga\n", &c, err,
+			       sizeof(err)), 0);
+	assert_int_equal(c.n_lists, 1);
+	assert_int_equal(c.lists[0].kind, BG_SRC_ARTIFACT);
+	assert_string_equal(c.lists[0].list.name, BG_CFG_ARTIFACT_NAME);
+	assert_string_equal(c.lists[0].list.url, "https://p.example/f.bga");
+	assert_true(c.lists[0].refresh == BG_CFG_URL_REFRESH);
+	assert_true(c.lists[0].max_bytes == BG_CFG_ARTIFACT_MAX_BYTES);
+	assert_null(c.fleet.db);
+	bg_config_free(&c);
+
+	assert_int_equal(parse("artifact:\n  path: /srv/f.bga\n", &c, err,
+			       sizeof(err)), 0);
+	assert_string_equal(c.lists[0].list.path, "/srv/f.bga");
+	assert_true(c.lists[0].refresh == 0); /* watched */
+	bg_config_free(&c);
+
+	assert_int_equal(parse("fleet:\n  db: postgresql://u:s3cret@db/x\n"
+			       "  gateway: gw-1\n  poll: 30s\n  report: 5s\n",
+			       &c, err, sizeof(err)), 0);
+	assert_int_equal(c.n_lists, 1);
+	assert_int_equal(c.lists[0].kind, BG_SRC_FLEET);
+	assert_string_equal(c.lists[0].list.name, BG_CFG_FLEET_NAME);
+	assert_string_equal(c.fleet.db, "postgresql://u:s3cret@db/x");
+	assert_null(strstr(c.lists[0].list.url, "s3cret"));
+	assert_string_equal(c.fleet.gateway, "gw-1");
+	assert_true(c.fleet.poll == 30 && c.lists[0].refresh == 30);
+	assert_true(c.fleet.report == 5);
+	bg_config_free(&c);
+
+	assert_int_equal(parse("fleet:\n  db: host=/run/pg dbname=x\n", &c, err,
+			       sizeof(err)), 0);
+	assert_true(c.fleet.poll == BG_CFG_FLEET_POLL);
+	assert_true(c.fleet.report == BG_CFG_FLEET_REPORT);
+	assert_non_null(c.fleet.gateway); /* the host name */
+	assert_true(strlen(c.fleet.gateway) > 0);
+	bg_config_free(&c);
+
+	for (i = 0; i < N(bad); i++) {
+		int r = parse(bad[i].text, &c, err, sizeof(err));
+
+		if (r != -EINVAL || strcmp(err, bad[i].msg))
+			fail_msg("case %zu: returned %d\n  got:  %s\n  want: %s", i, r,
+				 err, bad[i].msg);
+		assert_null(c.lists);
+		bg_config_free(&c);
+	}
+}
+
 /* An error message never has a newline, and stays within errlen. */
 static void test_error_truncation(void **state)
 {
@@ -708,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_all_keys),
 		cmocka_unit_test(test_accepted),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_artifact_fleet),
 		cmocka_unit_test(test_error_truncation),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_size),
