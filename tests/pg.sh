@@ -134,7 +134,7 @@ init() {
 		fsync = off
 		synchronous_commit = off
 		full_page_writes = off
-		max_connections = 40
+		max_connections = ${PG_MAX_CONNECTIONS:-300}
 	EOF
 }
 

@@ -40,6 +40,9 @@
 /* Retry after a failed fetch: 30 s, doubling, at most the refresh interval
  * or an hour. */
 #define RETRY_BASE 30.0
+/* ... a fleet store's: 1 s, doubling, at most its poll (a store busy or
+ * restarting is usually back at once, and its link wakes the fetch too) */
+#define FLEET_RETRY_BASE 1.0
 #define RETRY_MAX 3600.0
 /* Fetches at once: a slow list holds one of them, the others go on. */
 #define FETCH_THREADS 4

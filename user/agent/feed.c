@@ -253,7 +253,9 @@ static void fetch_done(struct agent *a, struct job *jj)
 	if (s->cfg->refresh > 0)
 		s->due = agent_mono() +
 			 (r->outcome == BG_FETCH_FAILED ?
-				  bg_backoff(s->failed_in_row, RETRY_BASE,
+				  bg_backoff(s->failed_in_row,
+					     s->cfg->kind == BG_SRC_FLEET ? FLEET_RETRY_BASE :
+									    RETRY_BASE,
 					     fmin(s->cfg->refresh, RETRY_MAX), agent_rnd()) :
 				  bg_jitter(s->cfg->refresh, agent_rnd()));
 	pthread_mutex_unlock(&a->lock);
