@@ -35,6 +35,8 @@ cd "$(dirname "$0")/.." || exit 1
 export LC_ALL=C
 # shellcheck source=scripts/lib-require.sh
 source scripts/lib-require.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 require_cmds ip nsenter flock awk sed grep mv cp rm rmdir mkdir mktemp head tail \
 	cut seq sleep cat stat sort jq runuser psql paste uniq /usr/bin/time
 
@@ -98,24 +100,6 @@ cleanup() {
 
 # ---- helpers ------------------------------------------------------------
 
-count() { # N as 1M, 10M, 100k
-	awk -v n="$1" 'BEGIN { if (n % 1000000 == 0) printf "%dM", n / 1e6;
-		else if (n % 1000 == 0) printf "%dk", n / 1e3; else printf "%d", n }'
-}
-median() {
-	sort -g | awk '{ v[NR] = $1 } END {
-		if (!NR) { print "-"; exit }
-		k = int((NR + 1) / 2)
-		print NR % 2 ? v[k] : (v[k] + v[k + 1]) / 2 }'
-}
-col() { awk -v k="$2" -v f="$3" '$1 == k { print $f }' "$1"; } # FILE KEY F
-med() { col "$@" | median; }
-range() { # FILE KEY F FORMAT
-	col "$1" "$2" "$3" | sort -g | awk -v f="$4" 'NR == 1 { lo = $1 } { hi = $1 }
-		END { if (NR) printf f "-" f, lo, hi; else printf "-" }'
-}
-fmt() { if [ "$2" = - ]; then echo -; else awk -v f="$1" -v x="$2" 'BEGIN { printf f, x }'; fi; }
-mib() { fmt %.1f "$(awk -v b="$1" 'BEGIN { print b / 1048576 }')"; }
 
 # A gateway: namespace, veth, attachment; I 0 is the bench's own (load).
 gw_up() { # I
@@ -151,7 +135,6 @@ agent_up() { # I
 	APID[$i]=$!
 }
 
-timings() { grep -c ' timing: ' "$1" 2>/dev/null; }
 # "live fetch build" of LOG's last timing line
 last_live() {
 	grep ' timing: ' "$1" | tail -n1 |

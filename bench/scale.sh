@@ -89,32 +89,6 @@ check() {
 	"$BG" check "$1" 2>/dev/null | sed -n "s#^$1: \(no match\|match\).*#\1#p"
 }
 
-count() { # N as 1M, 10M, 100k
-	awk -v n="$1" 'BEGIN { if (n % 1000000 == 0) printf "%dM", n / 1e6;
-		else if (n % 1000 == 0) printf "%dk", n / 1e3; else printf "%d", n }'
-}
-
-# The median of the numbers on stdin, one a line ("-" for none).
-median() {
-	sort -g | awk '{ v[NR] = $1 } END {
-		if (!NR) { print "-"; exit }
-		k = int((NR + 1) / 2)
-		print NR % 2 ? v[k] : (v[k] + v[k + 1]) / 2 }'
-}
-# Field F of FILE's rows whose first field is KEY, one a line.
-col() { # FILE KEY F
-	awk -v k="$2" -v f="$3" '$1 == k { print $f }' "$1"
-}
-med() { col "$@" | median; } # FILE KEY F
-# min-max of the same
-range() { # FILE KEY F FORMAT
-	col "$1" "$2" "$3" | sort -g | awk -v f="$4" 'NR == 1 { lo = $1 } { hi = $1 }
-		END { if (NR) printf f "-" f, lo, hi; else printf "-" }'
-}
-fmt() { # FORMAT NUMBER: "-" stays
-	if [ "$2" = - ]; then echo -; else awk -v f="$1" -v x="$2" 'BEGIN { printf f, x }'; fi
-}
-mib() { fmt %.1f "$(awk -v b="$1" 'BEGIN { print b / 1048576 }')"; }
 
 
 stop_agent() {

@@ -241,6 +241,33 @@ traffic_anomalies() { # TAG
 		grep -E '^(error|drops|bad) ' | tr '\n' ' '
 }
 
+# Listed addresses get nothing through, the others everything:
+# $EXPECT_COUNT (default 20) datagrams to each at $PPS (default 2000).
+expect_traffic() { # TAG "LISTED..." "UNLISTED..."
+	local tag=$1 a s r
+	# shellcheck disable=SC2086
+	traffic "$tag" "${EXPECT_COUNT:-20}" "${PPS:-2000}" $2 $3 ||
+		{ t_fail "traffic $tag did not run"; return; }
+	for a in $2; do
+		r=$(recv "$tag" "$a")
+		[ "$r" -eq 0 ] || t_fail "$a (listed): $r of $(sent "$tag" "$a") delivered"
+	done
+	for a in $3; do
+		s=$(sent "$tag" "$a") r=$(recv "$tag" "$a")
+		[ "$r" -eq "$s" ] || t_fail "$a (not listed): $r of $s delivered"
+	done
+}
+
+# One bit of the byte at OFFSET of FILE flipped, in place (a damaged
+# artifact).
+flip_byte() { # FILE OFFSET
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	# shellcheck disable=SC2059
+	printf "$(printf '\\%03o' $(((b ^ 1) & 255)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # ---- DNS: dnsmasq in the server, dig in the client ---------------------------
 # dnsmasq runs with no system configuration (no /etc/dnsmasq.conf, resolv.conf
 # or hosts file): its records come from the caller (--host-record=NAME,V4,V6,

@@ -52,21 +52,6 @@ metrics_get() { # the body of GET /metrics, from inside the gateway
 		sed '1,/^\r$/d'
 }
 
-# Listed addresses get nothing through, the others everything.
-expect_traffic() { # TAG "LISTED..." "UNLISTED..."
-	local tag=$1 a s r
-	# shellcheck disable=SC2086
-	traffic "$tag" 20 "$PPS" $2 $3 || { t_fail "traffic $tag did not run"; return; }
-	for a in $2; do
-		r=$(recv "$tag" "$a")
-		[ "$r" -eq 0 ] || t_fail "$a (listed): $r of $(sent "$tag" "$a") delivered"
-	done
-	for a in $3; do
-		s=$(sent "$tag" "$a") r=$(recv "$tag" "$a")
-		[ "$r" -eq "$s" ] || t_fail "$a (not listed): $r of $s delivered"
-	done
-}
-
 # ---- setup ---------------------------------------------------------------------
 
 for f in "$HTTPD" "$UDPSEND" "$UDPSINK"; do

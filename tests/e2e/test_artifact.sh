@@ -17,20 +17,6 @@ ATTACH_MODE=skb
 X=198.51.100.10 Y=198.51.100.20 Z=203.0.113.9 W=198.51.100.30
 PPS=2000
 
-expect_traffic() { # TAG "LISTED..." "UNLISTED..."
-	local tag=$1 a s r
-	# shellcheck disable=SC2086
-	traffic "$tag" 10 "$PPS" $2 $3 || { t_fail "traffic $tag did not run"; return; }
-	for a in $2; do
-		r=$(recv "$tag" "$a")
-		[ "$r" -eq 0 ] || t_fail "$a (listed): $r of $(sent "$tag" "$a") delivered"
-	done
-	for a in $3; do
-		s=$(sent "$tag" "$a") r=$(recv "$tag" "$a")
-		[ "$r" -eq "$s" ] || t_fail "$a (not listed): $r of $s delivered"
-	done
-}
-
 # Bytes of the artifact's filter section, one hex byte a line.
 art_filter_hex() { # FILE
 	local off len
@@ -44,13 +30,6 @@ live_filter_hex() {
 	bpftool -j map dump id "$(current_filter_id)" | jq -r '.[].value[]' | sed 's/^0x//'
 }
 filter_id() { current_filter_id; }
-flip_byte() { # FILE OFFSET
-	local b
-	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-	# shellcheck disable=SC2059
-	printf "$(printf '\\%03o' $(((b ^ 1) & 255)))" |
-		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 filter_off() { "$BG_BIN" inspect "$1" | awk '$1 == "section:" && $2 == "filter" { print $6 + int($3 / 2) }'; }
 
 for f in "$HTTPD" "$UDPSEND" "$UDPSINK"; do
@@ -78,6 +57,7 @@ grep -q "^artifact: .*a.bga, .* seed 0x000000000000002a" "$E2E_TMP/build.out" ||
 bg_capture load "$E2E_TMP/a.bga"
 t_expect_eq "load FILE: exit" 0 "$BG_RC"
 grep -q "nothing parsed or built" <<<"$BG_OUT" || t_fail "load FILE's report: $BG_OUT"
+EXPECT_COUNT=10
 expect_traffic a1 "$X 198.51.100.65" "$Y 198.51.100.70 $Z"
 out=$(bg check "$X" 198.51.100.70 img.cdn.example.org "$Y")
 grep -q "^$X: match (confirmed; listed by $X in block.txt" <<<"$out" || t_fail "check $X: $out"

@@ -351,8 +351,7 @@ write_lists
 read -r foff flen < <("$BG_BIN" inspect "$PG/bad.bga" | awk '$1 == "section:" && $2 == "filter" { print $6, $3 }')
 sha=$("$BG_BIN" inspect "$PG/bad.bga" | awk '$1 == "checksum:" { print $3 }')
 pos=$((foff + flen / 2))
-b=$(od -An -tu1 -j "$pos" -N1 "$PG/bad.bga" | tr -d ' ')
-printf "$(printf '\\%03o' $(((b ^ 1) & 255)))" | dd of="$PG/bad.bga" bs=1 seek="$pos" conv=notrunc status=none
+flip_byte "$PG/bad.bga" "$pos"
 chown postgres "$PG/bad.bga"
 size=$(stat -c %s "$PG/bad.bga")
 psql -q -v ON_ERROR_STOP=1 "$URL" >/dev/null 2>"$T/psql.err" <<-EOF || t_fail "storing the damaged generation: $(cat "$T/psql.err")"

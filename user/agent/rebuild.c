@@ -472,6 +472,24 @@ static int prov_begin(struct rb_job *j, const struct bg_sources *srcs,
 	return ret;
 }
 
+/* A job's filter went live: what metrics and status say of it, from the
+ * load's report (an artifact's parse and plan stages took no time). */
+static void job_published(struct rb_job *j, const struct bg_load_report *r)
+{
+	j->published = 1;
+	j->filter_id = r->filter_id;
+	j->filter.keys = r->plan.n;
+	j->filter.bytes = r->plan.bytes;
+	j->filter.bits_per_key = r->plan.bits_per_entry;
+	/* the rate of wrong verdicts: after the exact stage when there is one
+	 * (predicted_confirmed == predicted_addr without) */
+	j->filter.predicted_fpr = r->plan.predicted_confirmed;
+	j->filter.generation = j->generation;
+	j->filter.build_seconds = (r->ms[BG_STAGE_PARSE] + r->ms[BG_STAGE_PLAN] +
+				   r->ms[BG_STAGE_BUILD]) / 1e3;
+	j->filter.swap_seconds = r->ms[BG_STAGE_PUBLISH] / 1e3;
+}
+
 /*
  * The rebuild of an agent fed a built filter (an artifact: file or URL,
  * or the fleet store's generation): nothing parsed or built. A new copy
@@ -596,16 +614,8 @@ static void rb_run_artifact(struct rb_job *j)
 			 bg_load_stage_name(r.failed), r.msg);
 		goto out;
 	}
-	j->published = 1;
 	j->artifact = 1;
-	j->filter_id = r.filter_id;
-	j->filter.keys = r.plan.n;
-	j->filter.bytes = r.plan.bytes;
-	j->filter.bits_per_key = r.plan.bits_per_entry;
-	j->filter.predicted_fpr = r.plan.predicted_confirmed;
-	j->filter.generation = j->generation;
-	j->filter.build_seconds = r.ms[BG_STAGE_BUILD] / 1e3;
-	j->filter.swap_seconds = r.ms[BG_STAGE_PUBLISH] / 1e3;
+	job_published(j, &r);
 	agent_log("filter %llu live: artifact generation %llu, %llu keys, %zu "
 		  "bytes, verified and copied in %.0f ms, swapped in %.1f ms",
 		  (unsigned long long)j->generation,
@@ -791,18 +801,7 @@ static void rb_run(struct agent *a, struct job *jj)
 			 bg_load_stage_name(r.failed), r.msg);
 		goto store;
 	}
-	j->published = 1;
-	j->filter_id = r.filter_id;
-	j->filter.keys = r.plan.n;
-	j->filter.bytes = r.plan.bytes;
-	j->filter.bits_per_key = r.plan.bits_per_entry;
-	/* the rate of wrong verdicts: after the exact stage when there is one
-	 * (predicted_confirmed == predicted_addr without) */
-	j->filter.predicted_fpr = r.plan.predicted_confirmed;
-	j->filter.generation = j->generation;
-	j->filter.build_seconds =
-		(r.ms[BG_STAGE_PARSE] + r.ms[BG_STAGE_PLAN] + r.ms[BG_STAGE_BUILD]) / 1e3;
-	j->filter.swap_seconds = r.ms[BG_STAGE_PUBLISH] / 1e3;
+	job_published(j, &r);
 	agent_log("filter %llu live: %llu keys, %zu bytes, %.2f bits/key, "
 		  "built in %.0f ms, swapped in %.1f ms",
 		  (unsigned long long)j->generation, (unsigned long long)r.plan.n,

@@ -32,11 +32,7 @@ static const struct bg_opt build_opts[] = {
 	  .metavar = "FILE", .help = "where the artifact is written (atomically: "
 	  "a temporary file beside it, renamed)",
 	  .off = offsetof(struct list_ctx, output) },
-	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",
-	  .help = "fit the filter to the fixed-size map of gateways attached with "
-		  "--capacity KEYS (the same KEYS)",
-	  .min = 1, .max = (double)BG_CAPACITY_MAX,
-	  .off = offsetof(struct list_ctx, capacity) },
+	LIST_CAPACITY_OPT,
 	{ NULL },
 };
 

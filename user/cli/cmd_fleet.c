@@ -57,11 +57,7 @@ static const struct bg_opt publish_opts[] = {
 	{ .name = "keep", .type = BG_OPT_UINT, .metavar = "N",
 	  .help = "generations the store keeps (older ones are deleted)",
 	  .min = 1, .max = 1000000, .off = offsetof(struct list_ctx, keep) },
-	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",
-	  .help = "fit the filter to the fixed-size map of gateways attached with "
-		  "--capacity KEYS (the same KEYS)",
-	  .min = 1, .max = (double)BG_CAPACITY_MAX,
-	  .off = offsetof(struct list_ctx, capacity) },
+	LIST_CAPACITY_OPT,
 	{ NULL },
 };
 

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "core/attach_opts.h" /* BG_CAPACITY_MAX */
 #include "core/filter.h"
 #include "core/opts.h"
 #include "core/prepare.h"
@@ -102,6 +103,14 @@ void list_print_diag(void *ctx, const struct bg_diag *d);
 	  .help = "the filter's hash seed (default: random; the same lists and " \
 		  "seed build the same filter)", .min = 1, .max = INFINITY,     \
 	  .off = offsetof(struct list_ctx, seed) }
+
+/* build's and publish's: a filter for gateways attached with --capacity. */
+#define LIST_CAPACITY_OPT                                                      \
+	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",          \
+	  .help = "fit the filter to the fixed-size map of gateways attached with " \
+		  "--capacity KEYS (the same KEYS)",                           \
+	  .min = 1, .max = (double)BG_CAPACITY_MAX,                            \
+	  .off = offsetof(struct list_ctx, capacity) }
 
 /* The positional LIST of the three. */
 extern const struct bg_opt list_pos;

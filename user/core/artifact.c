@@ -18,25 +18,13 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
+#include "core/units.h"
 #include "core/mem_lookup.h"
 #include "core/artifact.h"
 #include "core/artindex.h"
 #include "core/par.h"
 
 _Static_assert(BG_ART_SHA == BG_SHA_LEN, "one SHA-256 size");
-
-static void whyf(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void whyf(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 static const char *const sec_names[BG_ART_SEC__COUNT] = {
 	"sources", "filter", "index", "delta", "digests",
@@ -325,32 +313,32 @@ static int check_header(struct bg_art *a, char *why, size_t whylen)
 	int s;
 
 	if (a->len < BG_ART_HEADER || memcmp(h->magic, BG_ART_MAGIC, BG_ART_MAGIC_LEN)) {
-		whyf(why, whylen, "not a bloomgate artifact (no magic)");
+		bg_whyf(why, whylen, "not a bloomgate artifact (no magic)");
 		return -EBADMSG;
 	}
 	if (h->version != BG_ART_VERSION || h->header_len != BG_ART_HEADER) {
-		whyf(why, whylen, "artifact format version %u (header %u bytes); "
+		bg_whyf(why, whylen, "artifact format version %u (header %u bytes); "
 		     "this bloomgate reads version %u", h->version, h->header_len,
 		     BG_ART_VERSION);
 		return -EPROTO;
 	}
 	header_digest(h, d);
 	if (memcmp(d, h->digest, BG_ART_SHA)) {
-		whyf(why, whylen, "the header's checksum does not match: damaged");
+		bg_whyf(why, whylen, "the header's checksum does not match: damaged");
 		return -EBADMSG;
 	}
 	if (h->abi_version != BG_ABI_VERSION) {
-		whyf(why, whylen, "built for datapath ABI %u; this bloomgate's is %u: "
+		bg_whyf(why, whylen, "built for datapath ABI %u; this bloomgate's is %u: "
 		     "build it again with this version", h->abi_version,
 		     BG_ABI_VERSION);
 		return -EPROTO;
 	}
 	if (h->kind != BG_ART_FULL && h->kind != BG_ART_DELTA) {
-		whyf(why, whylen, "unknown artifact kind %u", h->kind);
+		bg_whyf(why, whylen, "unknown artifact kind %u", h->kind);
 		return -EBADMSG;
 	}
 	if (h->file_len != a->len) {
-		whyf(why, whylen, "%zu bytes where the header says %" PRIu64
+		bg_whyf(why, whylen, "%zu bytes where the header says %" PRIu64
 		     ": truncated or extended", a->len, (uint64_t)h->file_len);
 		return -EBADMSG;
 	}
@@ -359,7 +347,7 @@ static int check_header(struct bg_art *a, char *why, size_t whylen)
 
 		if (!sc->len) {
 			if (sc->off) {
-				whyf(why, whylen, "section %s: an offset without bytes",
+				bg_whyf(why, whylen, "section %s: an offset without bytes",
 				     sec_names[s]);
 				return -EBADMSG;
 			}
@@ -367,7 +355,7 @@ static int check_header(struct bg_art *a, char *why, size_t whylen)
 		}
 		if (sc->off % BG_ART_ALIGN || sc->off < end ||
 		    sc->len > a->len || sc->off > a->len - sc->len) {
-			whyf(why, whylen, "section %s out of place (%" PRIu64 "+%" PRIu64
+			bg_whyf(why, whylen, "section %s out of place (%" PRIu64 "+%" PRIu64
 			     " in %zu bytes)", sec_names[s], (uint64_t)sc->off,
 			     (uint64_t)sc->len, a->len);
 			return -EBADMSG;
@@ -377,7 +365,7 @@ static int check_header(struct bg_art *a, char *why, size_t whylen)
 			chunks += nchunks(sc->len);
 	}
 	if (h->sec[BG_ART_SEC_DIGESTS].len != chunks * BG_ART_SHA) {
-		whyf(why, whylen, "the digests section has %" PRIu64 " bytes for %"
+		bg_whyf(why, whylen, "the digests section has %" PRIu64 " bytes for %"
 		     PRIu64 " chunks", (uint64_t)h->sec[BG_ART_SEC_DIGESTS].len, chunks);
 		return -EBADMSG;
 	}
@@ -386,7 +374,7 @@ static int check_header(struct bg_art *a, char *why, size_t whylen)
 
 		if (h->sec[BG_ART_SEC_FILTER].len != (uint64_t)h->plan.nelems * 64 ||
 		    !h->plan.nelems) {
-			whyf(why, whylen, "the filter image has %" PRIu64 " bytes where "
+			bg_whyf(why, whylen, "the filter image has %" PRIu64 " bytes where "
 			     "the plan has %u elements",
 			     (uint64_t)h->sec[BG_ART_SEC_FILTER].len, h->plan.nelems);
 			return -EBADMSG;
@@ -394,13 +382,13 @@ static int check_header(struct bg_art *a, char *why, size_t whylen)
 		fh = (const void *)(a->base + h->sec[BG_ART_SEC_FILTER].off);
 		if (!bg_header_ok(fh) || bg_filter_nelems(fh) > h->plan.nelems ||
 		    fh->seed != h->plan.seed) {
-			whyf(why, whylen, "the filter image's header is not sound");
+			bg_whyf(why, whylen, "the filter image's header is not sound");
 			return -EBADMSG;
 		}
 	} else if (h->sec[BG_ART_SEC_DELTA].len < BG_ART_HEADER ||
 		   (h->sec[BG_ART_SEC_DELTA].len - BG_ART_HEADER) %
 			   sizeof(struct bg_art_patch)) {
-		whyf(why, whylen, "the delta section is not a header and patches");
+		bg_whyf(why, whylen, "the delta section is not a header and patches");
 		return -EBADMSG;
 	}
 	a->h = h;
@@ -426,18 +414,18 @@ int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		whyf(why, whylen, "%s", strerror(-ret));
+		bg_whyf(why, whylen, "%s", strerror(-ret));
 		return ret;
 	}
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		ret = errno ? -errno : -EINVAL;
 		close(fd);
-		whyf(why, whylen, "not a regular file");
+		bg_whyf(why, whylen, "not a regular file");
 		return -EINVAL;
 	}
 	if ((size_t)sb.st_size < BG_ART_HEADER) {
 		close(fd);
-		whyf(why, whylen, "not a bloomgate artifact (%lld bytes)",
+		bg_whyf(why, whylen, "not a bloomgate artifact (%lld bytes)",
 		     (long long)sb.st_size);
 		return -EBADMSG;
 	}
@@ -445,7 +433,7 @@ int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen)
 	ret = m == MAP_FAILED ? -errno : 0;
 	close(fd);
 	if (ret) {
-		whyf(why, whylen, "cannot map it: %s", strerror(-ret));
+		bg_whyf(why, whylen, "cannot map it: %s", strerror(-ret));
 		return ret;
 	}
 	madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL);
@@ -520,7 +508,7 @@ int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
 		/* the table's part first: then each chunk against it */
 		bg_sha256(table[at], n * BG_ART_SHA, d);
 		if (memcmp(d, h->sec[s].sha256, BG_ART_SHA)) {
-			whyf(why, whylen, "the %s section's digests do not match "
+			bg_whyf(why, whylen, "the %s section's digests do not match "
 			     "its checksum: damaged", sec_names[s]);
 			return -EBADMSG;
 		}
@@ -534,7 +522,7 @@ int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
 				break;
 		free(got);
 		if (c < n) {
-			whyf(why, whylen, "the %s section is damaged (chunk %zu of %zu "
+			bg_whyf(why, whylen, "the %s section is damaged (chunk %zu of %zu "
 			     "does not match its checksum)", sec_names[s], c + 1, n);
 			return -EBADMSG;
 		}
@@ -754,14 +742,14 @@ int bg_art_finder_open(const char *path, const uint8_t *digest,
 		return ret;
 	if (digest && memcmp(digest, f->a.h->digest, BG_ART_SHA)) {
 		bg_art_close(&f->a);
-		whyf(why, whylen, "%s is no longer the artifact loaded", path);
+		bg_whyf(why, whylen, "%s is no longer the artifact loaded", path);
 		return -ESTALE;
 	}
 	idx = bg_art_sec(&f->a, BG_ART_SEC_INDEX, &len);
 	if (f->a.h->kind != BG_ART_FULL || !idx || bg_ai_valid(idx, len) ||
 	    bg_art_sources_read(&f->a, &f->s)) {
 		bg_art_close(&f->a);
-		whyf(why, whylen, "%s has no readable index", path);
+		bg_whyf(why, whylen, "%s has no readable index", path);
 		return -EBADMSG;
 	}
 	return 0;
@@ -968,12 +956,12 @@ int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
 	if (why && whylen)
 		*why = 0;
 	if (d->h->kind != BG_ART_DELTA) {
-		whyf(why, whylen, "not a delta");
+		bg_whyf(why, whylen, "not a delta");
 		return -EINVAL;
 	}
 	if (base->h->kind != BG_ART_FULL ||
 	    memcmp(base->h->digest, d->h->base_sha256, BG_ART_SHA)) {
-		whyf(why, whylen, "a delta against another base (generation %"
+		bg_whyf(why, whylen, "a delta against another base (generation %"
 		     PRIu64 "): this gateway runs generation %" PRIu64,
 		     (uint64_t)d->h->base_generation, (uint64_t)base->h->generation);
 		return -ESTALE;
@@ -982,7 +970,7 @@ int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
 	rh = (const void *)dsec;
 	if (memcmp(rh->magic, BG_ART_MAGIC, BG_ART_MAGIC_LEN) || rh->kind != BG_ART_FULL ||
 	    memcmp(rh->digest, d->h->result_sha256, BG_ART_SHA)) {
-		whyf(why, whylen, "the delta's result header is not the one it names");
+		bg_whyf(why, whylen, "the delta's result header is not the one it names");
 		return -EBADMSG;
 	}
 	memset(&parts, 0, sizeof(parts));
@@ -991,7 +979,7 @@ int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
 		const void *b = bg_art_sec(base, s, &bl);
 
 		if (bl != rh->sec[s].len) {
-			whyf(why, whylen, "the delta's %s section has another size than "
+			bg_whyf(why, whylen, "the delta's %s section has another size than "
 			     "the base's", sec_names[s]);
 			ret = -EBADMSG;
 			goto out;
@@ -1012,7 +1000,7 @@ int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
 	for (i = 0; i < n; i++) {
 		if ((pv[i].sec != BG_ART_SEC_FILTER && pv[i].sec != BG_ART_SEC_INDEX) ||
 		    (uint64_t)pv[i].elem * 64 + 64 > parts.len[pv[i].sec]) {
-			whyf(why, whylen, "patch %zu is out of range", i);
+			bg_whyf(why, whylen, "patch %zu is out of range", i);
 			ret = -EBADMSG;
 			goto out;
 		}
@@ -1036,12 +1024,12 @@ int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			ret = -errno;
-			whyf(why, whylen, "%s: %s", tmp, strerror(-ret));
+			bg_whyf(why, whylen, "%s: %s", tmp, strerror(-ret));
 			goto out;
 		}
 		ret = bg_art_write_fd(fd, &h, &parts, threads);
 		if (!ret && memcmp(h.digest, d->h->result_sha256, BG_ART_SHA)) {
-			whyf(why, whylen, "the result of the delta does not match its "
+			bg_whyf(why, whylen, "the result of the delta does not match its "
 			     "checksum");
 			ret = -EBADMSG;
 		}
@@ -1053,7 +1041,7 @@ int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
 			ret = -errno;
 		if (ret) {
 			if (why && !*why)
-				whyf(why, whylen, "cannot write %s: %s", path,
+				bg_whyf(why, whylen, "cannot write %s: %s", path,
 				     strerror(-ret));
 			unlink(tmp);
 		}

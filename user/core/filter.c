@@ -19,6 +19,7 @@
 
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
+#include "core/units.h"
 #include "core/domains.h"
 #include "core/filter.h"
 #include "core/filter_priv.h"
@@ -1551,19 +1552,6 @@ int bg_filter_build(void *mem, const struct bg_filter_params *p,
 
 /* ---- Shared with the patch (core/filter_priv.h) ------------------------ */
 
-static void whyf(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void whyf(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
-
 /* "/32 /24" for the n lengths of t, or "none". */
 static const char *lens_text(const uint8_t *t, int n, char *buf, size_t len)
 {
@@ -1598,14 +1586,14 @@ int bg_filter_plan_counts(const struct bg_blocklist *bl,
 			continue;
 		if (l <= BG_SHORT4_MAXLEN) {
 			if (!p->short4) {
-				whyf(why, whylen,
+				bg_whyf(why, whylen,
 				     "an IPv4 /%d needs the /16 bitmap, which the filter does not have",
 				     l);
 				return -EXDEV;
 			}
 			p->short4_prefixes += c4[l];
 		} else if (!s.cnt4[l]) {
-			whyf(why, whylen,
+			bg_whyf(why, whylen,
 			     "IPv4 /%d: no probed length is /%d or longer (the filter probes %s)",
 			     l, l, lens_text(p->len4, p->n4, lens, sizeof(lens)));
 			return -EXDEV;
@@ -1626,15 +1614,15 @@ int bg_filter_plan_counts(const struct bg_blocklist *bl,
 		}
 		t = cpe_target(p->len6, p->n6, l);
 		if (t < l)
-			whyf(why, whylen,
+			bg_whyf(why, whylen,
 			     "IPv6 /%d: no probed length is /%d or longer (the filter probes %s)",
 			     l, l, lens_text(p->len6, p->n6, lens, sizeof(lens)));
 		else if (p->short6_below)
-			whyf(why, whylen,
+			bg_whyf(why, whylen,
 			     "IPv6 /%d would expand to 2^%d keys of /%d (at most 2^%d), and the filter's exact ranges hold prefixes shorter than /%u only",
 			     l, t - l, t, BG_CPE_MAX_BITS, p->short6_below);
 		else
-			whyf(why, whylen,
+			bg_whyf(why, whylen,
 			     "IPv6 /%d would expand to 2^%d keys of /%d (at most 2^%d), and the filter has no exact IPv6 ranges",
 			     l, t - l, t, BG_CPE_MAX_BITS);
 		return -EXDEV;
@@ -1647,7 +1635,7 @@ int bg_filter_plan_counts(const struct bg_blocklist *bl,
 						&p->names_too_deep);
 	p->n = p->keys4 + p->keys6 + p->name_keys;
 	if (p->n > UINT32_MAX) {
-		whyf(why, whylen, "%llu Bloom keys: more than a filter holds",
+		bg_whyf(why, whylen, "%llu Bloom keys: more than a filter holds",
 		     (unsigned long long)p->n);
 		return -EXDEV;
 	}

@@ -31,23 +31,11 @@
 #include <string.h>
 
 #include "bloomgate/bloom.h"
+#include "core/units.h"
 #include "core/filter_priv.h"
 #include "core/mem_lookup.h"
 #include "core/par.h"
 #include "core/patch.h"
-
-static void whyf(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void whyf(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 static uint32_t elems(uint32_t n, uint32_t per)
 {
@@ -516,7 +504,7 @@ static int table_fits(const char *what, uint32_t n, uint32_t have, uint32_t per,
 {
 	if (elems(n, per) == elems(have, per))
 		return 0;
-	whyf(why, whylen,
+	bg_whyf(why, whylen,
 	     "the %s table would take %u elements (%u entries), the filter's takes %u (%u entries)",
 	     what, elems(n, per), n, elems(have, per), have);
 	return -EXDEV;
@@ -595,12 +583,12 @@ static int plan_matches(const struct bg_filter_header *hdr,
 			const struct bg_filter_params *p, char *why, size_t whylen)
 {
 	if (!bg_header_ok(hdr)) {
-		whyf(why, whylen, "not a filter of this ABI (version %u)",
+		bg_whyf(why, whylen, "not a filter of this ABI (version %u)",
 		     hdr->abi_version);
 		return -EXDEV;
 	}
 	if (!hdr->fp_nbuckets) {
-		whyf(why, whylen,
+		bg_whyf(why, whylen,
 		     "the filter has no exact stage (built with confirm off): a removed key could not be taken out");
 		return -EXDEV;
 	}
@@ -610,7 +598,7 @@ static int plan_matches(const struct bg_filter_header *hdr,
 	    memcmp(hdr->len6, p->len6, sizeof(hdr->len6)) ||
 	    !(hdr->flags & BG_FILTER_F_SHORT4) != !p->short4 ||
 	    bg_filter_nelems(hdr) > p->nelems) {
-		whyf(why, whylen, "the plan does not describe the filter image");
+		bg_whyf(why, whylen, "the plan does not describe the filter image");
 		return -EXDEV;
 	}
 	return 0;
@@ -683,7 +671,7 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	st.bk = (struct bg_fp_bucket *)((struct bg_block *)mem + hdr->fp_off);
 	nslots = (size_t)st.nb * BG_FP_PER_BUCKET;
 	if (plan.n > nslots) {
-		whyf(why, whylen, "%llu keys for the %zu slots of the exact stage",
+		bg_whyf(why, whylen, "%llu keys for the %zu slots of the exact stage",
 		     (unsigned long long)plan.n, nslots);
 		return -EXDEV;
 	}
@@ -711,7 +699,7 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 	if (err == -EXDEV) {
 		struct fpkey k = fp_key2(&st, bad);
 
-		whyf(why, whylen,
+		bg_whyf(why, whylen,
 		     "the filter does not hold the old lists' keys (a key's fingerprint %08x is not in its buckets %u, %u)",
 		     k.f, k.b1, k.b2);
 	}
@@ -726,7 +714,7 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 			st.bk[i / BG_FP_PER_BUCKET].fp[i % BG_FP_PER_BUCKET] = 0;
 	for (i = 0; i < rem.n; i++)
 		if (release(&st, fp_key(&st, rem.v[i]))) {
-			whyf(why, whylen, "a removed key has no slot"); /* never */
+			bg_whyf(why, whylen, "a removed key has no slot"); /* never */
 			err = -EXDEV;
 			goto out;
 		}
@@ -736,7 +724,7 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 
 		bg_bloom_set(&blocks[bg_bloom_block(h, hdr->nblocks)], h, hdr->k);
 		if (insert(&st, fp_key(&st, h))) {
-			whyf(why, whylen,
+			bg_whyf(why, whylen,
 			     "the exact stage has no room for a key (%d kicks), %zu of %zu slots used",
 			     BG_FP_KICKS, (size_t)(on - rem.n + i), nslots);
 			err = -EXDEV;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Quantities as text (user/core/units.h). */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "core/units.h"
@@ -12,4 +13,15 @@ void bg_fmt_bytes(char *buf, size_t len, double b)
 		snprintf(buf, len, "%.1f KiB", b / (1 << 10));
 	else
 		snprintf(buf, len, "%.0f B", b);
+}
+
+void bg_whyf(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
 }

@@ -11,4 +11,10 @@
 /* "1.85 MiB", "12.0 KiB", "512 B". */
 void bg_fmt_bytes(char *buf, size_t len, double bytes);
 
+/* One line saying why into why (len bytes; nothing when why is NULL or
+ * len 0): the "why" out-parameter of the functions that fail for a reason
+ * a person must read. */
+void bg_whyf(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif
