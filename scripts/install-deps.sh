@@ -42,6 +42,19 @@ if [ -n "$missing" ]; then
 		echo "install-deps: no apt-get (not Debian?); install by hand:$missing" >&2
 		exit 1
 	fi
+	# CrowdSec's engine (the tests' local API) runs offline here: with
+	# online API credentials present, its postinst does not register with
+	# the central API (which needs the network). A file already there is
+	# kept.
+	case " $missing " in
+	*" crowdsec "*)
+		if [ ! -s /etc/crowdsec/online_api_credentials.yaml ]; then
+			mkdir -p /etc/crowdsec
+			printf '# bloomgate: the central API is not used (offline)\nurl: http://127.0.0.1:1/\n' \
+				>/etc/crowdsec/online_api_credentials.yaml
+		fi
+		;;
+	esac
 	echo "install-deps: installing$missing"
 	log=$(mktemp /tmp/bloomgate-install-deps.XXXXXX)
 	export DEBIAN_FRONTEND=noninteractive

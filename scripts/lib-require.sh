@@ -35,6 +35,10 @@ runuser:util-linux
 /usr/lib/postgresql/15/bin/initdb:postgresql-15
 /usr/lib/postgresql/15/bin/pg_ctl:postgresql-15
 psql:postgresql-client-15
+curl:curl
+crowdsec:crowdsec
+cscli:crowdsec
+crowdsec-firewall-bouncer:crowdsec-firewall-bouncer
 prlimit:util-linux
 unshare:util-linux
 dig:bind9-dnsutils
