@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "agent/config.h"
+#include "agent/crowdsec.h"
 #include "agent/fetch.h"
 #include "agent/fleet.h"
 #include "agent/instance.h"
@@ -143,6 +144,13 @@ struct src {
 	 * refused at once, without a rebuild */
 	char refused_sha[65];
 	char refused_why[256];
+	/* a crowdsec: source: its decisions (agent/crowdsec.h), handed to
+	 * each fetch job and back (NULL while one runs); what metrics show
+	 * of them, copied when a fetch is done */
+	struct bg_cs_state *cs;
+	size_t cs_n_origins;
+	struct bg_cs_origin_count cs_origins[BG_CS_ORIGINS_MAX];
+	uint64_t cs_ignored_type, cs_ignored_scope;
 };
 
 struct src *src_find(struct agent *a, const char *name);

@@ -16,6 +16,8 @@
 
 #include "core/artifact.h"
 #include "agent/agent.h"
+#include "agent/crowdsec.h"
+#include "agent/fleetdb.h"
 #include "core/url.h"
 #include "agent/config.h"
 #include "agent/fetch.h"
@@ -76,6 +78,40 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	return bg_fetch_judge(f, in.entries, in.rejected, 0, r->err, sizeof(r->err));
 }
 
+/* A crowdsec: source: one startup pull (its decisions counted); a fleet:
+ * the store's newest generation. 0 with what was found in why, or -errno
+ * with why not. */
+static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
+		       char *why, size_t whylen)
+{
+	if (l->kind == BG_SRC_CROWDSEC) {
+		struct bg_cs_state st = { .loaded = 1 };
+		struct bg_cs_pull_result pr;
+		int ret = bg_cs_pull(l, &st, NULL, &pr, why, whylen);
+
+		if (!ret)
+			snprintf(why, whylen, "%zu ban decisions (%zu of another type or "
+				 "scope ignored)", st.n, pr.ignored);
+		bg_cs_state_free(&st);
+		return ret;
+	} else {
+		struct bg_fleetdb *db;
+		struct bg_fleet_gen g;
+		int ret = bg_fleetdb_connect(cfg->fleet.db, 0, &db, why, whylen);
+
+		if (ret)
+			return ret;
+		ret = bg_fleetdb_latest(db, &g, why, whylen);
+		bg_fleetdb_close(db);
+		if (!ret && g.generation)
+			snprintf(why, whylen, "generation %llu",
+				 (unsigned long long)g.generation);
+		else if (!ret)
+			snprintf(why, whylen, "no generation published yet");
+		return ret;
+	}
+}
+
 int bg_agent_check(const char *config_path, FILE *out)
 {
 	struct bg_config cfg;
@@ -130,6 +166,19 @@ int bg_agent_check(const char *config_path, FILE *out)
 		    (int)sizeof(copy))
 			copy[0] = 0; /* not reached: dir and names are bounded */
 		memset(&r, 0, sizeof(r));
+		if (l->kind == BG_SRC_CROWDSEC || l->kind == BG_SRC_FLEET) {
+			char why[512];
+			int ret = other_check(&cfg, l, why, sizeof(why));
+
+			bg_url_redact(bg_list_origin(&l->list), url, sizeof(url));
+			if (ret) {
+				fprintf(out, "list %s (%s): FAILED: %s\n", l->list.name, url, why);
+				bad = 1;
+			} else {
+				fprintf(out, "list %s (%s): ok, %s\n", l->list.name, url, why);
+			}
+			continue;
+		}
 		if (bg_fetch(&f, copy, &v, &r) || r.outcome == BG_FETCH_FAILED ||
 		    judge_copy(&cfg, l, &f, copy, &r)) {
 			fprintf(out, "list %s (%s): FAILED: %s\n", l->list.name,

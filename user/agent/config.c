@@ -379,6 +379,7 @@ enum ftype {
 	F_FORMAT, /* uint8_t, enum bg_format (struct bg_list_desc) */
 	F_PORTS, /* __u16[BG_DNS_PORTS_MAX] */
 	F_STR, /* char *, checked by check */
+	F_WORDS, /* char *: a list of names ([a, b] or one), comma-joined */
 };
 
 enum fcheck { C_ABSPATH, C_URL, C_LISTNAME, C_IFNAME, C_HOSTPORT, C_EVENTS, C_DB };
@@ -399,7 +400,7 @@ struct field {
 };
 
 /* The line of each key of a map, by its index in the table; 0: absent. */
-#define FIELDS_MAX 16
+#define FIELDS_MAX 24
 
 /*
  * The tables are indexed by these enums so that the checks across keys
@@ -463,7 +464,9 @@ static const struct field iface_fields[I__COUNT + 1] = {
 };
 
 enum { L_NAME, L_URL, L_PATH, L_FORMAT, L_SUBDOMAINS, L_ALLOW, L_REFRESH,
-       L_TIMEOUT, L_MAX_BYTES, L_MAX_SHRINK, L_ALLOW_WIDE, L__COUNT };
+       L_TIMEOUT, L_MAX_BYTES, L_MAX_SHRINK, L_ALLOW_WIDE, L_CROWDSEC,
+       L_API_KEY_FILE, L_UPDATE_FREQ, L_ORIGINS, L_SCOPES, L_SCEN_IN,
+       L_SCEN_OUT, L__COUNT };
 
 #define L_OFF(m) offsetof(struct bg_cfg_list, m)
 static const struct field list_fields[L__COUNT + 1] = {
@@ -491,6 +494,20 @@ static const struct field list_fields[L__COUNT + 1] = {
 	 * content, and a fetched list stays guarded beside a local one */
 	[L_ALLOW_WIDE] = { .key = "allow_wide", .type = F_FLAG,
 			   .off = L_OFF(list.allow_wide) },
+	/* a CrowdSec local API's decisions (agent/crowdsec.h) */
+	[L_CROWDSEC] = { .key = "crowdsec", .type = F_STR, .off = L_OFF(list.url),
+			 .check = C_URL },
+	[L_API_KEY_FILE] = { .key = "api_key_file", .type = F_STR,
+			     .off = L_OFF(api_key_file), .check = C_ABSPATH },
+	[L_UPDATE_FREQ] = { .key = "update_frequency", .type = F_DURATION,
+			    .off = L_OFF(refresh), .min = 0, .max = 86400,
+			    .flags = FF_MIN_OPEN },
+	[L_ORIGINS] = { .key = "origins", .type = F_WORDS, .off = L_OFF(cs_origins) },
+	[L_SCOPES] = { .key = "scopes", .type = F_WORDS, .off = L_OFF(cs_scopes) },
+	[L_SCEN_IN] = { .key = "scenarios_containing", .type = F_WORDS,
+			.off = L_OFF(cs_scen_in) },
+	[L_SCEN_OUT] = { .key = "scenarios_not_containing", .type = F_WORDS,
+			 .off = L_OFF(cs_scen_out) },
 };
 
 /* artifact: one built filter, fetched as a list is (url or path) */
@@ -721,6 +738,48 @@ static int set_ports(struct pctx *p, const struct ynode *y, __u16 *ports)
 	return 0;
 }
 
+/* A list of names ([cscli, crowdsec], or one name), comma-joined: what
+ * the local API's query takes. A name is [A-Za-z0-9._/:-]. */
+static int set_words(struct pctx *p, const struct ynode *y, char **out)
+{
+	const struct ynode *one[1] = { y };
+	const struct ynode *const *v = y->kind == Y_SEQ ? (const struct ynode *const *)y->kids : one;
+	size_t n = y->kind == Y_SEQ ? y->n : 1, i, len = 0;
+	char *s;
+
+	if (y->kind == Y_MAP)
+		return bad(p, y->line, "%s: expected a name or a list of names, not a map",
+			   p->where);
+	if (!n)
+		return bad(p, y->line, "%s: an empty list (leave the key out)", p->where);
+	for (i = 0; i < n; i++) {
+		const char *t = v[i]->text;
+		size_t l;
+
+		if (v[i]->kind != Y_SCALAR)
+			return bad(p, v[i]->line, "%s[%zu]: expected a name, not a %s",
+				   p->where, i, ykind_name[v[i]->kind]);
+		l = strlen(t);
+		if (!l || l > 128 ||
+		    strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			      "0123456789._/:-") != l)
+			return bad(p, v[i]->line, "%s: '%s' is not a name (A-Z a-z 0-9 . _ / : -)",
+				   p->where, q(p, t));
+		len += l + 1;
+	}
+	s = calloc(1, len);
+	if (!s)
+		return fail(p, -ENOMEM, 0, "out of memory");
+	for (i = 0; i < n; i++) {
+		if (i)
+			strcat(s, ",");
+		strcat(s, v[i]->text);
+	}
+	free(*out);
+	*out = s;
+	return 0;
+}
+
 static int set_field(struct pctx *p, const struct field *f,
 		     const struct ynode *y, void *base)
 {
@@ -732,6 +791,8 @@ static int set_field(struct pctx *p, const struct field *f,
 
 	if (f->type == F_PORTS)
 		return set_ports(p, y, (__u16 *)at);
+	if (f->type == F_WORDS)
+		return set_words(p, y, (char **)at);
 	if (y_null(y)) {
 		if (f->flags & FF_NULLABLE) {
 			free(*(char **)at);
@@ -858,6 +919,7 @@ range:
 	}
 	case F_SECTION:
 	case F_PORTS:
+	case F_WORDS:
 		break;
 	}
 	return 0;
@@ -873,7 +935,7 @@ static int walk_map(struct pctx *p, const struct ynode *y,
 		    const struct field *fields, const char *where, void *base,
 		    size_t *lines, const struct ynode **sections)
 {
-	char keys[200];
+	char keys[400];
 	size_t i;
 	int err;
 
@@ -961,6 +1023,47 @@ static int walk_ifaces(struct pctx *p, const struct ynode *y,
 	return 0;
 }
 
+/* A `crowdsec:` list: the local API's ban decisions, read as addresses. */
+static int crowdsec_list(struct pctx *p, struct bg_cfg_list *l, const size_t *lines,
+			 const char *where)
+{
+	static const int not_for[] = { L_URL, L_PATH, L_FORMAT, L_SUBDOMAINS,
+				       L_ALLOW, L_REFRESH, L_MAX_SHRINK, L_ALLOW_WIDE };
+	size_t i;
+
+	for (i = 0; i < sizeof(not_for) / sizeof(not_for[0]); i++)
+		if (lines[not_for[i]])
+			return bad(p, lines[not_for[i]], "%s.%s: not for a crowdsec: source%s",
+				   where, list_fields[not_for[i]].key,
+				   not_for[i] == L_REFRESH ? " (update_frequency)" :
+				   not_for[i] == L_URL ? " (crowdsec: is its URL)" : "");
+	if (!l->api_key_file)
+		return bad(p, l->line, "%s (%s): a crowdsec: source needs api_key_file "
+			   "(the bouncer's key: cscli bouncers add NAME)", where,
+			   l->list.name);
+	if (l->cs_scopes) {
+		char *t = strdup(l->cs_scopes), *w, *save = NULL;
+
+		if (!t)
+			return fail(p, -ENOMEM, 0, "out of memory");
+		for (w = strtok_r(t, ",", &save); w; w = strtok_r(NULL, ",", &save))
+			if (strcasecmp(w, "ip") && strcasecmp(w, "range")) {
+				bad(p, lines[L_SCOPES], "%s.scopes: '%s': ip and range are "
+				    "the scopes of an address (others are not enforced here)",
+				    where, q(p, w));
+				free(t);
+				return -EINVAL;
+			}
+		free(t);
+	}
+	l->kind = BG_SRC_CROWDSEC;
+	l->list.format = BG_FMT_ADDR;
+	if (!lines[L_UPDATE_FREQ])
+		l->refresh = BG_CFG_CROWDSEC_EVERY;
+	l->max_shrink = 1; /* decisions come and go: no shrink guard */
+	return 0;
+}
+
 static int walk_lists(struct pctx *p, const struct ynode *y, size_t key_line,
 		      struct bg_config *c)
 {
@@ -995,6 +1098,16 @@ static int walk_lists(struct pctx *p, const struct ynode *y, size_t key_line,
 				return bad(p, lines[L_NAME], "%s.name: '%s' is already the name of lists[%zu] (line %zu)",
 					   where, q(p, d->name), j,
 					   c->lists[j].line);
+		if (lines[L_CROWDSEC]) {
+			err = crowdsec_list(p, l, lines, where);
+			if (err)
+				return err;
+			continue;
+		}
+		for (j = L_API_KEY_FILE; j <= L_SCEN_OUT; j++)
+			if (lines[j])
+				return bad(p, lines[j], "%s.%s: only a crowdsec: source has it",
+					   where, list_fields[j].key);
 		if (!d->url && !d->path)
 			return bad(p, l->line, "%s (%s): needs a url or a path",
 				   where, d->name);
@@ -1136,6 +1249,11 @@ void bg_config_free(struct bg_config *c)
 		free(c->ifaces[i].name);
 	for (i = 0; i < c->n_lists; i++) {
 		bg_list_desc_free(&c->lists[i].list);
+		free(c->lists[i].api_key_file);
+		free(c->lists[i].cs_origins);
+		free(c->lists[i].cs_scopes);
+		free(c->lists[i].cs_scen_in);
+		free(c->lists[i].cs_scen_out);
 	}
 	free(c->ifaces);
 	free(c->lists);

@@ -45,7 +45,15 @@ enum bg_src_kind {
 	BG_SRC_LIST = 0,
 	BG_SRC_ARTIFACT = 1,
 	BG_SRC_FLEET = 2,
+	BG_SRC_CROWDSEC = 3, /* a CrowdSec local API's decisions (agent/crowdsec.h) */
 };
+
+/* A source that is a built filter (an artifact's, the fleet's): swapped in
+ * as it is, never parsed with the others. */
+#define BG_SRC_BUILT(kind) ((kind) == BG_SRC_ARTIFACT || (kind) == BG_SRC_FLEET)
+
+/* crowdsec: update_frequency's default (s) */
+#define BG_CFG_CROWDSEC_EVERY 10.0
 
 struct bg_cfg_list {
 	/*
@@ -68,6 +76,13 @@ struct bg_cfg_list {
 	double max_shrink;
 	size_t line; /* where it was declared (its "- " item) */
 	uint8_t kind; /* enum bg_src_kind */
+	/* kind BG_SRC_CROWDSEC (`crowdsec: URL`, the local API, in list.url;
+	 * `update_frequency` in refresh): the bouncer key's file (absolute;
+	 * read at each pull, never logged), and the stream's filters as the
+	 * firewall bouncer has them, comma-joined as the API takes them
+	 * (NULL: none; scopes: NULL means ip,range) */
+	char *api_key_file;
+	char *cs_origins, *cs_scopes, *cs_scen_in, *cs_scen_out;
 };
 
 /* The name of the source an `artifact:` or `fleet:` section makes: its

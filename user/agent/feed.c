@@ -165,16 +165,107 @@ struct fetch_job {
 			the fetch's start */
 	uint8_t kind; /* enum bg_src_kind */
 	char *db; /* a fleet source's store (the config's, copied) */
+	/* a crowdsec: source's: its decisions (the job's while it runs), its
+	 * config (the strings copied), a pull that failed */
+	struct bg_cs_state *cs;
+	struct bg_cfg_list cscfg;
+	char cs_err[256];
 	struct bg_fleet_got got; /* a fleet source's */
 	int ret;
 };
+
+static void cscfg_free(struct bg_cfg_list *c)
+{
+	free((char *)c->list.url);
+	free(c->api_key_file);
+	free(c->cs_origins);
+	free(c->cs_scopes);
+	free(c->cs_scen_in);
+	free(c->cs_scen_out);
+	memset(c, 0, sizeof(*c));
+}
+
+static char *dup0(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int cscfg_dup(struct bg_cfg_list *d, const struct bg_cfg_list *s)
+{
+	memset(d, 0, sizeof(*d));
+	d->list.url = dup0(s->list.url);
+	d->api_key_file = dup0(s->api_key_file);
+	d->cs_origins = dup0(s->cs_origins);
+	d->cs_scopes = dup0(s->cs_scopes);
+	d->cs_scen_in = dup0(s->cs_scen_in);
+	d->cs_scen_out = dup0(s->cs_scen_out);
+	if (!d->list.url || !d->api_key_file || (s->cs_origins && !d->cs_origins) ||
+	    (s->cs_scopes && !d->cs_scopes) || (s->cs_scen_in && !d->cs_scen_in) ||
+	    (s->cs_scen_out && !d->cs_scen_out)) {
+		cscfg_free(d);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A crowdsec: source's fetch: one pull of its stream into its set; the set
+ * written as a candidate copy when it changed (also when only decisions
+ * ran out while the API was away: then the fetch is reported failed
+ * beside it). */
+static void cs_fetch(struct agent *a, struct fetch_job *j)
+{
+	struct bg_fetch_result *r = &j->r;
+	struct bg_cs_state *st = j->cs;
+	struct bg_cs_pull_result pr;
+	char cand[PATH_MAX + 8], why[256];
+	double t0 = agent_mono();
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->outcome = BG_FETCH_FAILED;
+	if (bg_fetch_candidate(j->copy, cand, sizeof(cand))) {
+		snprintf(r->err, sizeof(r->err), "%s", strerror(ENAMETOOLONG));
+		return;
+	}
+	if (!st->loaded && bg_cs_read(st, j->copy))
+		agent_log("source %s: its last copy cannot be read back: the local "
+			  "API's next answer makes it", j->f.list.name);
+	ret = bg_cs_pull(&j->cscfg, st, &a->work.quit, &pr, why, sizeof(why));
+	if (ret)
+		snprintf(j->cs_err, sizeof(j->cs_err), "%s", why);
+	if (st->version != st->written || !j->kept_sha[0]) {
+		int err = bg_cs_write(st, cand, j->f.list.url);
+
+		if (!err)
+			err = bg_sha256_file(cand, r->sha256);
+		if (err) {
+			snprintf(r->err, sizeof(r->err), "cannot write the decisions' copy: %s",
+				 strerror(-err));
+			st->written = 0;
+		} else if (j->kept_sha[0] && !strcmp(r->sha256, j->kept_sha)) {
+			bg_fetch_discard(j->copy);
+			r->outcome = ret ? BG_FETCH_FAILED : BG_FETCH_UNCHANGED;
+		} else {
+			r->outcome = BG_FETCH_CHANGED;
+		}
+	} else if (!ret) {
+		r->outcome = BG_FETCH_UNCHANGED;
+		memcpy(r->sha256, j->kept_sha, sizeof(r->sha256));
+	}
+	if (r->outcome == BG_FETCH_FAILED && !r->err[0])
+		snprintf(r->err, sizeof(r->err), "%s", j->cs_err);
+	r->entries = st->n;
+	r->seconds = agent_mono() - t0;
+}
 
 static void fetch_run(struct agent *a, struct job *jj)
 {
 	struct fetch_job *j = (struct fetch_job *)jj;
 
 	j->f.abort = &a->work.quit;
-	if (j->kind == BG_SRC_FLEET)
+	if (j->kind == BG_SRC_CROWDSEC)
+		cs_fetch(a, j);
+	else if (j->kind == BG_SRC_FLEET)
 		/* the store's newest generation (list.url names it without
 		 * its password; the config's connection string is copied) */
 		j->ret = !j->db ? -ENOMEM :
@@ -194,6 +285,24 @@ static void fetch_done(struct agent *a, struct job *jj)
 	bg_list_desc_free(&j->f.list);
 	free(j->db);
 	j->db = NULL;
+	cscfg_free(&j->cscfg);
+	if (j->cs) {
+		/* the decisions back to their source (or gone with it) */
+		if (s && s->phase == SRC_FETCHING && !s->cs &&
+		    s->cfg->kind == BG_SRC_CROWDSEC) {
+			pthread_mutex_lock(&a->lock);
+			s->cs = j->cs;
+			s->cs_n_origins = bg_cs_origins(j->cs, s->cs_origins,
+							BG_CS_ORIGINS_MAX);
+			s->cs_ignored_type = j->cs->ignored_type;
+			s->cs_ignored_scope = j->cs->ignored_scope;
+			pthread_mutex_unlock(&a->lock);
+		} else {
+			bg_cs_state_free(j->cs);
+			free(j->cs);
+		}
+		j->cs = NULL;
+	}
 	if (!s || s->phase != SRC_FETCHING || strcmp(s->copy, j->copy)) {
 		/* removed (or moved) by a reload meanwhile */
 		if (!j->ret && r->outcome == BG_FETCH_CHANGED)
@@ -248,6 +357,14 @@ static void fetch_done(struct agent *a, struct job *jj)
 		src_set_state(s, "failing", r->err);
 		break;
 	}
+	/* a crowdsec: pull that failed while decisions ran out: the copy
+	 * changes, and the source is failing all the same */
+	if (changed && j->cs_err[0]) {
+		s->failures++;
+		s->failed_in_row++;
+		snprintf(s->last_error, sizeof(s->last_error), "%s", j->cs_err);
+		src_set_state(s, "failing", j->cs_err);
+	}
 	/* a watched file keeps the due time an event set while it was
 	 * fetched: that change is fetched next */
 	if (s->cfg->refresh > 0)
@@ -255,7 +372,9 @@ static void fetch_done(struct agent *a, struct job *jj)
 			 (r->outcome == BG_FETCH_FAILED ?
 				  bg_backoff(s->failed_in_row,
 					     s->cfg->kind == BG_SRC_FLEET ? FLEET_RETRY_BASE :
-									    RETRY_BASE,
+					     s->cfg->kind == BG_SRC_CROWDSEC ?
+						     fmin(RETRY_BASE, s->cfg->refresh) :
+						     RETRY_BASE,
 					     fmin(s->cfg->refresh, RETRY_MAX), agent_rnd()) :
 				  bg_jitter(s->cfg->refresh, agent_rnd()));
 	pthread_mutex_unlock(&a->lock);
@@ -297,6 +416,16 @@ static void start_fetch(struct agent *a, struct src *s)
 	j->kind = s->cfg->kind;
 	if (j->kind == BG_SRC_FLEET && a->cfg.fleet.db)
 		j->db = strdup(a->cfg.fleet.db);
+	if (j->kind == BG_SRC_CROWDSEC) {
+		if (!s->cs || cscfg_dup(&j->cscfg, s->cfg)) {
+			bg_list_desc_free(&j->f.list);
+			free(j);
+			agent_log("source %s: cannot pull: out of memory", s->cfg->list.name);
+			return;
+		}
+		j->cs = s->cs; /* the job's until it is done */
+		s->cs = NULL;
+	}
 	memcpy(j->copy, s->copy, sizeof(j->copy));
 	if (s->have_copy)
 		memcpy(j->kept_sha, s->sha256, sizeof(j->kept_sha));
@@ -494,6 +623,17 @@ int setup_sources(struct agent *a, const struct src *old, size_t nold)
 		}
 		if (j == nold)
 			src_restore(a, s);
+		/* a crowdsec: source's decisions: kept across a reload (in a
+		 * fetch job meanwhile: given back when it is done), none for
+		 * another kind */
+		if (s->cfg->kind != BG_SRC_CROWDSEC && s->cs) {
+			bg_cs_state_free(s->cs);
+			free(s->cs);
+			s->cs = NULL;
+		}
+		if (s->cfg->kind == BG_SRC_CROWDSEC && !s->cs &&
+		    s->phase != SRC_FETCHING && !(s->cs = calloc(1, sizeof(*s->cs))))
+			return -ENOMEM;
 		if (s->cfg->list.path && a->infd >= 0)
 			watch(a, s);
 	}
@@ -516,8 +656,14 @@ int reload_config(struct agent *a, char *err, size_t errlen)
 		for (k = 0; k < cfg.n_lists; k++)
 			if (!strcmp(cfg.lists[k].list.name, old[i].cfg->list.name))
 				break;
-		if (k == cfg.n_lists)
+		if (k == cfg.n_lists) {
 			forget_list(a, old[i].cfg->list.name, old[i].copy);
+			if (old[i].cs) {
+				bg_cs_state_free(old[i].cs);
+				free(old[i].cs);
+				old[i].cs = NULL;
+			}
+		}
 		if (old[i].wd >= 0)
 			inotify_rm_watch(a->infd, old[i].wd);
 	}

@@ -290,9 +290,14 @@ static void agent_free(struct agent *a)
 		close(a->ctlfd);
 		unlink(a->ctl_path);
 	}
-	for (i = 0; i < a->nsrc; i++)
+	for (i = 0; i < a->nsrc; i++) {
 		if (a->src[i].phase == SRC_CANDIDATE)
 			bg_fetch_discard(a->src[i].copy);
+		if (a->src[i].cs) {
+			bg_cs_state_free(a->src[i].cs);
+			free(a->src[i].cs);
+		}
+	}
 	if (a->infd >= 0)
 		close(a->infd);
 	if (a->sigfd >= 0)
@@ -329,7 +334,7 @@ static void verify_indexes(struct agent *a)
 		const struct src *s = src_find(a, bad[i].name);
 
 		/* an artifact's index is in it, not in the store */
-		if (s && s->cfg->kind != BG_SRC_LIST)
+		if (s && BG_SRC_BUILT(s->cfg->kind))
 			continue;
 		agent_log("source %s: provenance %s: indexing it again",
 			  bad[i].name, bad[i].why);

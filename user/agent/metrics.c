@@ -391,6 +391,37 @@ static void render_sources(FILE *out, const struct bg_metrics_source *s,
 		}
 	}
 
+	for (i = 0; i < n && !s[i].crowdsec; i++)
+		;
+	if (i < n) {
+		family(out, "bloomgate_crowdsec_decisions", "gauge",
+		       "Ban decisions of a crowdsec: source in the filter, by origin "
+		       "(the datapath counts drops per verdict, not per origin).");
+		for (i = 0; i < n; i++)
+			for (k = 0; s[i].crowdsec && k < s[i].n_origins; k++) {
+				struct label l[2] = { { "source", s[i].list.name },
+						      { "origin", s[i].origins[k].origin } };
+
+				sample_u64(out, "bloomgate_crowdsec_decisions", l, 2,
+					   s[i].origins[k].n);
+			}
+		family(out, "bloomgate_crowdsec_ignored_total", "counter",
+		       "Decisions of a crowdsec: source not enforced: another type "
+		       "than ban, or another scope than ip and range.");
+		for (i = 0; i < n; i++) {
+			struct label l[2] = { { "source", s[i].list.name },
+					      { "reason", "type" } };
+
+			if (!s[i].crowdsec)
+				continue;
+			sample_u64(out, "bloomgate_crowdsec_ignored_total", l, 2,
+				   s[i].cs_ignored_type);
+			l[1].val = "scope";
+			sample_u64(out, "bloomgate_crowdsec_ignored_total", l, 2,
+				   s[i].cs_ignored_scope);
+		}
+	}
+
 	/* Every known state for every source, one of them 1, so that a
 	 * query for state="failing" == 1 sees the source at 0 before it
 	 * fails; a state outside the list is shown too rather than lost. */

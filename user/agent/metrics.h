@@ -62,6 +62,7 @@
 #include <stdio.h>
 
 #include "bloomgate/abi.h"
+#include "agent/crowdsec.h"
 #include "core/sources.h"
 #include "core/version.h"
 
@@ -81,6 +82,12 @@ struct bg_metrics_source {
 	uint64_t fetch_failures; /* total */
 	uint64_t not_modified; /* total 304 answers */
 	uint64_t fetches; /* total attempts */
+	/* a crowdsec: source: its decisions by origin, and those ignored
+	 * (another type than ban, another scope than ip and range) */
+	int crowdsec;
+	size_t n_origins;
+	struct bg_cs_origin_count origins[BG_CS_ORIGINS_MAX];
+	uint64_t cs_ignored_type, cs_ignored_scope;
 };
 
 /* The live filter, as the agent built (or adopted) it. */

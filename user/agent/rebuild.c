@@ -323,6 +323,7 @@ struct rb_job {
 	size_t n;
 	double fpr;
 	int confirm;
+	int allow_empty; /* a crowdsec: source may hold no decision */
 	uint64_t max_list_bytes, max_entries;
 	char *state_dir;
 	char live_fp[65];
@@ -366,7 +367,9 @@ static int judge(void *ctx, size_t i, const struct bg_source_info *in)
 
 	s->entries = in->entries;
 	s->counted = 1;
-	if (!s->cand || s->verdict)
+	/* a crowdsec: copy is the agent's own writing: its decisions may well
+	 * be none, or far fewer than before */
+	if (!s->cand || s->verdict || s->kind == BG_SRC_CROWDSEC)
 		return 0;
 	f.list = s->list;
 	if (bg_fetch_judge(&f, in->entries, in->rejected, s->prev_entries,
@@ -647,6 +650,7 @@ static void rb_run(struct agent *a, struct job *jj)
 				  .confirm_off = !j->confirm,
 				  .max_list_bytes = j->max_list_bytes,
 				  .max_entries = j->max_entries,
+				  .allow_empty = j->allow_empty,
 				  .source_done = judge };
 	size_t *map = calloc(j->n ? j->n : 1, sizeof(*map)), i, k;
 	struct judge_ctx jc = { .j = j, .map = map };
@@ -658,7 +662,7 @@ static void rb_run(struct agent *a, struct job *jj)
 	int ret;
 
 	(void)a; /* nothing of the agent's: the job holds what it needs */
-	if (j->n == 1 && j->v[0].kind != BG_SRC_LIST) {
+	if (j->n == 1 && BG_SRC_BUILT(j->v[0].kind)) {
 		free(map);
 		rb_run_artifact(j);
 		return;
@@ -868,6 +872,10 @@ static void rb_done(struct agent *a, struct job *jj)
 				agent_log("source %s: new copy, %llu entries",
 					  s->cfg->list.name, (unsigned long long)r->entries);
 			} else if (r->verdict < 0) {
+				/* its decisions are written again at the next
+				 * pull (the refused copy is gone) */
+				if (s->cs)
+					s->cs->written = 0;
 				memcpy(s->refused_sha, r->cand_sha, sizeof(s->refused_sha));
 				snprintf(s->refused_why, sizeof(s->refused_why), "%s", r->why);
 				s->failures++;
@@ -994,6 +1002,7 @@ static void start_rebuild(struct agent *a, int foreign)
 			continue;
 		r->max_shrink = s->cfg->max_shrink;
 		r->kind = s->cfg->kind;
+		j->allow_empty |= r->kind == BG_SRC_CROWDSEC;
 		memcpy(r->copy, s->copy, sizeof(r->copy));
 		memcpy(r->sha, s->sha256, sizeof(r->sha));
 		r->have_copy = s->have_copy;
@@ -1174,7 +1183,7 @@ void sync_store_entries(struct agent *a, const struct rb_timing *timing,
 		/* a rebuild's writer knows its lists; else every copy is
 		 * re-indexed where its index is missing or of another copy
 		 * (an artifact has its own index, in it) */
-		if (pw || !s->have_copy || s->cfg->kind != BG_SRC_LIST)
+		if (pw || !s->have_copy || BG_SRC_BUILT(s->cfg->kind))
 			continue;
 		/* the job's own copies: a reload may free the config */
 		if (bg_list_desc_dup(&r->list, &s->cfg->list))

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -63,6 +64,11 @@ int render(void *ctx, FILE *out)
 		ms[i].fetch_failures = s->failures;
 		ms[i].not_modified = s->not_modified;
 		ms[i].fetches = s->fetches;
+		ms[i].crowdsec = s->cfg->kind == BG_SRC_CROWDSEC;
+		ms[i].n_origins = s->cs_n_origins;
+		memcpy(ms[i].origins, s->cs_origins, sizeof(ms[i].origins));
+		ms[i].cs_ignored_type = s->cs_ignored_type;
+		ms[i].cs_ignored_scope = s->cs_ignored_scope;
 	}
 	filter = a->filter;
 	v.filter = a->have_filter ? &filter : NULL;

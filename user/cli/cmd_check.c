@@ -10,6 +10,7 @@
 #include "core/artifact.h"
 #include "core/print.h"
 #include "core/view.h"
+#include "agent/crowdsec.h"
 #include "agent/provenance.h"
 #include "agent/store.h"
 #include "kern/swap.h"
@@ -95,6 +96,24 @@ static void prov_problems(const struct bg_prov_reader *prov, int *said,
 		*said = 1;
 }
 
+/* The agent's indexes, a crowdsec: source's entries named by their
+ * decision (its copy's line says which): "listed by crowdsec decision
+ * 1234 (origin cscli, scenario ...) in crowdsec (URL)". */
+static int prov_find(void *ctx, const char *arg, struct bg_explain_hit **hits,
+		     size_t *n)
+{
+	char text[sizeof((*hits)->entry)];
+	size_t i;
+	int ret = bg_prov_find(ctx, arg, hits, n);
+
+	for (i = 0; !ret && i < *n; i++)
+		if (!bg_cs_line_text((*hits)[i].text, text, sizeof(text))) {
+			memcpy((*hits)[i].entry, text, sizeof(text));
+			(*hits)[i].line = 0;
+		}
+	return ret;
+}
+
 int cli_cmd_check(int argc, char **argv)
 {
 	struct bg_prov_reader *prov = NULL;
@@ -156,7 +175,7 @@ int cli_cmd_check(int argc, char **argv)
 		if (have_art)
 			ret = bg_explain_found(mem, bg_art_find, &art, argv[i], &x);
 		else if (prov)
-			ret = bg_explain_found(mem, bg_prov_find, prov, argv[i], &x);
+			ret = bg_explain_found(mem, prov_find, prov, argv[i], &x);
 		else
 			ret = bg_explain(mem, have_rec && !rec.artifact ? &rec : NULL,
 					 argv[i], &x);

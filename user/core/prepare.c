@@ -363,7 +363,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	r->ms[BG_STAGE_PARSE] = t1 - t0;
 	if (ret)
 		return ret;
-	if (!r->entries)
+	if (!r->entries && !o->allow_empty)
 		return bg_load_fail(r, BG_STAGE_PLAN, -ENODATA,
 				    "no valid entries in the lists");
 	ret = bg_filter_plan_confirm(bl, r->fpr, !o->confirm_off, &r->plan);

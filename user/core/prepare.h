@@ -75,6 +75,10 @@ struct bg_load_opts {
 	 * fails at BG_STAGE_PARSE (-EFBIG, -E2BIG). */
 	uint64_t max_list_bytes;
 	uint64_t max_entries;
+	/* 1: lists with no entry at all make a filter that lists nothing
+	 * instead of failing (the agent's, when a source such as a CrowdSec
+	 * API's decisions may well be empty) */
+	int allow_empty;
 	/* Threads of the parse and the build (0: every online CPU, at most
 	 * BG_PARSE_WORKERS_MAX); the filter is the same with any number. */
 	unsigned int threads;
