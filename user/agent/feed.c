@@ -233,7 +233,9 @@ static void cs_fetch(struct agent *a, struct fetch_job *j)
 	ret = bg_cs_pull(&j->cscfg, st, &a->work.quit, &pr, why, sizeof(why));
 	if (ret)
 		snprintf(j->cs_err, sizeof(j->cs_err), "%s", why);
-	if (st->version != st->written || !j->kept_sha[0]) {
+	/* no copy yet and no answer yet: nothing to write (an empty copy would
+	 * say "no decision", which is not known) */
+	if (st->version != st->written || (!j->kept_sha[0] && st->synced)) {
 		int err = bg_cs_write(st, cand, j->f.list.url);
 
 		if (!err)

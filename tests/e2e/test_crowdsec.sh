@@ -1,0 +1,165 @@
+#!/bin/bash
+# End-to-end: the agent as a CrowdSec remediation component, against the
+# real engine (Debian's crowdsec 1.4.6, its local API alone in the
+# gateway's namespace: tests/crowdsec.sh; nothing reaches the network),
+# driven with cscli, with real UDP traffic through the gateway:
+#
+#   decisions_at_start        bans made before the agent starts (an IPv4
+#                             address, an IPv4 range, an IPv6 address)
+#                             are dropped; a captcha decision and a
+#                             filtered scenario are not enforced; check
+#                             names the decision; metrics count them
+#   add_delete_expire         a ban added is dropped, deleted passes
+#                             again; one of a few seconds passes once it
+#                             ran out
+#   combined_with_lists       a file list's entries are enforced beside the
+#                             decisions, and the allowlist beats a ban
+#   api_down_and_restart      the local API stopped: the bans stay
+#                             enforced, a decision that runs out meanwhile
+#                             leaves; the agent restarted meanwhile keeps
+#                             them (no gap); the API back: new bans flow
+set -u
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ATTACH_MODE=skb
+PORT=18090
+METRICS_PORT=9573
+EXPECT_COUNT=10
+A=198.51.100.10 B=198.51.100.11 R=203.0.113.0/28 RIN=203.0.113.5
+V6=2001:db8:100::10 C=198.51.100.12 F=198.51.100.13 Z=198.51.100.99
+L=198.51.100.40 OK=203.0.113.6 X=198.51.100.20 Y=198.51.100.21
+
+cs() { in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" cscli "$CSDIR" "$@" >/dev/null 2>&1; }
+matches() { [ "$(bg_check "$1")" = match ]; }
+no_match() { [ "$(bg_check "$1")" = "no match" ]; }
+log_has() { grep -qF -- "$1" "$E2E_TMP/agent.log"; }
+src_state() { bg status 2>/dev/null | sed -n "s/^  list $1 ([^)]*): \([a-z]*\),.*/\1/p"; }
+src_state_is() { [ "$(src_state "$1")" = "$2" ]; }
+metrics_get() {
+	in_ns "$NS_GW" bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$METRICS_PORT"' &&
+		printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' | sed '1,/^\r$/d'
+}
+agent_start() {
+	spawn_in "$NS_GW" "$BG_BIN" agent --config "$CFG" 2>>"$E2E_TMP/agent.log"
+	AGENT_PID=$E2E_LAST_PID
+}
+agent_stop() {
+	kill -TERM "$AGENT_PID" 2>/dev/null
+	wait_pid "$AGENT_PID" 10
+}
+
+for f in "$UDPSEND" "$UDPSINK"; do
+	[ -x "$f" ] || { echo "not ok setup"; echo "#   $f is missing: run make test"; exit 1; }
+done
+require_cmds crowdsec cscli curl
+e2e_init
+CSDIR=$E2E_TMP/cs
+in_ns "$NS_GW" ip link set lo up
+URL=$(in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" start "$CSDIR" "$PORT") ||
+	die "cannot start the CrowdSec local API"
+in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" bouncer "$CSDIR" bloomgate >"$E2E_TMP/cs.key" ||
+	die "cannot register the bouncer"
+chmod 0600 "$E2E_TMP/cs.key"
+printf '%s\n' "$L" >"$E2E_TMP/local.txt"
+printf '%s\n' "$OK" >"$E2E_TMP/allow.txt"
+CFG=$E2E_TMP/bloomgate.yaml
+cat >"$CFG" <<EOF
+interfaces:
+  - name: $IF_GWC
+    mode: $ATTACH_MODE
+state_dir: $E2E_TMP/state
+metrics: 127.0.0.1:$METRICS_PORT
+debounce: 0ms
+lists:
+  - name: crowdsec
+    crowdsec: $URL
+    api_key_file: $E2E_TMP/cs.key
+    update_frequency: 1s
+    scenarios_not_containing: [notme]
+  - name: local
+    path: $E2E_TMP/local.txt
+  - name: ok
+    path: $E2E_TMP/allow.txt
+    allow: true
+EOF
+
+E2E_NAME=decisions_at_start
+t_begin
+cs decisions add --ip "$A" --duration 1h || t_fail "cscli decisions add --ip"
+cs decisions add --range "$R" --duration 1h || t_fail "cscli decisions add --range"
+cs decisions add --ip "$V6" --duration 1h || t_fail "cscli decisions add --ip (IPv6)"
+cs decisions add --ip "$C" --duration 1h --type captcha || t_fail "cscli decisions add --type captcha"
+cs decisions add --ip "$F" --duration 1h --reason "notme at all" || t_fail "cscli decisions add --reason"
+bg_capture agent --check --config "$CFG"
+grep -q "^list crowdsec (.*): ok, 3 ban decisions" <<<"$BG_OUT" || t_fail "agent --check: $BG_OUT"
+grep -F "$(cat "$E2E_TMP/cs.key")" <<<"$BG_OUT$BG_ERR" && t_fail "agent --check printed the key"
+: >"$E2E_TMP/agent.log"
+agent_start
+wait_until 20 matches "$A" || t_fail "$A not matched: $(tail -n 3 "$E2E_TMP/agent.log")"
+expect_traffic s1 "$A $RIN $V6" "$B $C $F $Z"
+out=$(bg check "$A")
+grep -q "^$A: match (confirmed; listed by crowdsec decision [0-9]* (origin cscli, scenario manual 'ban' from 'bloomgate-test') in crowdsec (http://127.0.0.1:$PORT/))" <<<"$out" ||
+	t_fail "check $A: $out"
+m=$(metrics_get)
+grep -q '^bloomgate_crowdsec_decisions{source="crowdsec",origin="cscli"} 3$' <<<"$m" ||
+	t_fail "metrics: $(grep crowdsec_decisions <<<"$m")"
+grep -q '^bloomgate_crowdsec_ignored_total{source="crowdsec",reason="type"} 1$' <<<"$m" ||
+	t_fail "metrics: $(grep crowdsec_ignored <<<"$m")"
+grep -F "$(cat "$E2E_TMP/cs.key")" "$E2E_TMP/agent.log" "$E2E_TMP/state"/*.json 2>/dev/null &&
+	t_fail "the bouncer key is in the agent's log or state"
+t_end "$E2E_NAME"
+
+E2E_NAME=add_delete_expire
+t_begin
+cs decisions add --ip "$B" --duration 1h || t_fail "cscli decisions add"
+wait_until 10 matches "$B" || t_fail "$B added: not matched within 10 s"
+expect_traffic a1 "$B" "$Z"
+cs decisions delete --ip "$B" || t_fail "cscli decisions delete"
+wait_until 10 no_match "$B" || t_fail "$B deleted: still matched after 10 s"
+expect_traffic a2 "" "$B $Z"
+cs decisions add --ip "$X" --duration 4s || t_fail "cscli decisions add --duration 4s"
+wait_until 10 matches "$X" || t_fail "$X (4 s) not matched"
+wait_until 15 no_match "$X" || t_fail "$X still matched after its 4 s"
+expect_traffic a3 "$A" "$X"
+t_end "$E2E_NAME"
+
+E2E_NAME=combined_with_lists
+t_begin
+expect_traffic c1 "$L $A" "$Z"
+cs decisions add --ip "$OK" --duration 1h || t_fail "cscli decisions add"
+wait_until 10 log_has "new copy, 4 entries" || t_fail "the decision on $OK was not taken"
+out=$(bg check "$OK")
+grep -q "^$OK: no match (allowlisted by $OK" <<<"$out" || t_fail "check $OK: $out"
+expect_traffic c2 "$L $A" "$OK"
+t_end "$E2E_NAME"
+
+E2E_NAME=api_down_and_restart
+t_begin
+cs decisions add --ip "$Y" --duration 6s || t_fail "cscli decisions add --duration 6s"
+wait_until 10 matches "$Y" || t_fail "$Y not matched"
+in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" stop "$CSDIR"
+wait_until 10 src_state_is crowdsec failing || t_fail "the source is $(src_state crowdsec) with the API stopped"
+expect_traffic d1 "$A $RIN $V6" "$Z"
+# ran out while the API is away: leaves all the same
+wait_until 15 no_match "$Y" || t_fail "$Y still matched after its 6 s, the API away"
+# a restart without the API: the decisions stay, no gap
+id=$(current_filter_id)
+agent_stop || t_fail "the agent did not stop"
+expect_traffic d2 "$A $RIN $V6" "$Z"
+agent_start
+wait_until 10 src_state_is crowdsec failing || t_fail "the restarted agent's source is $(src_state crowdsec)"
+expect_traffic d3 "$A $RIN $V6" "$Y $Z"
+t_expect_eq "the live filter across the restart" "$id" "$(current_filter_id)"
+# the API back: a new ban flows
+URL2=$(in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" start "$CSDIR" "$PORT") || t_fail "the API did not start again"
+t_expect_eq "the API's URL" "$URL" "$URL2"
+cs decisions add --ip "$B" --duration 1h || t_fail "cscli decisions add"
+wait_until 20 matches "$B" || t_fail "$B not matched with the API back: $(tail -n 3 "$E2E_TMP/agent.log")"
+wait_until 10 src_state_is crowdsec ok || t_fail "the source is $(src_state crowdsec) with the API back"
+expect_traffic d4 "$A $B" "$Z"
+agent_stop
+t_end "$E2E_NAME"
+
+echo "# $E2E_PASSED passed, $E2E_FAILED failed"
+[ "$E2E_FAILED" -eq 0 ]
