@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bloomgate/bloom.h"
 #include "core/units.h"
@@ -757,5 +758,208 @@ out:
 	free(add.v);
 	free(st.other);
 	tables_free(t);
+	return err;
+}
+
+/* ---- A filter kept for small changes ------------------------------------- */
+
+struct bg_inc {
+	void *image;
+	size_t len;
+	struct bg_filter_params p;
+	uint64_t bloom_loaded;
+	struct stage st;
+	uint64_t *fixed; /* the fixed part's Bloom hashes, sorted, distinct */
+	size_t nfixed;
+	uint64_t keys; /* Bloom keys the filter holds now */
+};
+
+void bg_inc_free(struct bg_inc *inc)
+{
+	if (!inc)
+		return;
+	if (inc->image)
+		munmap(inc->image, inc->len);
+	free(inc->st.other);
+	free(inc->fixed);
+	free(inc);
+}
+
+const void *bg_inc_image(const struct bg_inc *inc, size_t *len)
+{
+	*len = inc->p.bytes;
+	return inc->image;
+}
+
+const struct bg_filter_params *bg_inc_plan(const struct bg_inc *inc)
+{
+	return &inc->p;
+}
+
+int bg_inc_new(void *image, size_t len, const struct bg_filter_params *p,
+	       uint64_t bloom_loaded, const struct bg_blocklist *all,
+	       const struct bg_blocklist *fixed, unsigned int threads,
+	       struct bg_inc **out, char *why, size_t whylen)
+{
+	struct bg_filter_header *hdr = image;
+	struct bg_inc *inc = calloc(1, sizeof(*inc));
+	uint64_t *v = NULL, bad;
+	size_t n = 0, nslots, i;
+	int err;
+
+	*out = NULL;
+	if (!inc) {
+		munmap(image, len);
+		return -ENOMEM;
+	}
+	inc->image = image;
+	inc->len = len;
+	inc->p = *p;
+	inc->bloom_loaded = bloom_loaded;
+	err = plan_matches(hdr, p, why, whylen);
+	if (!err && !hdr->fp_nbuckets) {
+		bg_whyf(why, whylen, "no exact stage: a removal could not be exact");
+		err = -EXDEV;
+	}
+	if (err)
+		goto fail;
+	inc->st.nb = hdr->fp_nbuckets;
+	inc->st.seed = hdr->seed;
+	inc->st.rng = (hdr->seed ^ BG_FP_SEED_XOR) | 1;
+	inc->st.bk = (struct bg_fp_bucket *)((struct bg_block *)image + hdr->fp_off);
+	nslots = (size_t)inc->st.nb * BG_FP_PER_BUCKET;
+	inc->st.other = malloc(nslots * sizeof(*inc->st.other));
+	err = bg_filter_key_hashes(p, hdr->seed, all, threads, &v, &n);
+	if (!err && !inc->st.other)
+		err = -ENOMEM;
+	if (err)
+		goto fail;
+	inc->keys = n;
+	memset(inc->st.other, 0xff, nslots * sizeof(*inc->st.other));
+	err = claim_old(&inc->st, v, n, threads, &bad);
+	free(v);
+	v = NULL;
+	if (err == -EXDEV)
+		bg_whyf(why, whylen, "the filter does not hold its lists' keys");
+	if (err)
+		goto fail;
+	/* a slot no key claimed (a key placed twice by a build of several
+	 * passes) belongs to no key */
+	for (i = 0; i < nslots; i++)
+		if (inc->st.other[i] == SLOT_FREE)
+			inc->st.bk[i / BG_FP_PER_BUCKET].fp[i % BG_FP_PER_BUCKET] = 0;
+	err = bg_filter_key_hashes(p, hdr->seed, fixed, threads, &inc->fixed,
+				   &inc->nfixed);
+	if (err)
+		goto fail;
+	*out = inc;
+	return 0;
+fail:
+	free(v);
+	bg_inc_free(inc);
+	return err;
+}
+
+static int in_sorted(const uint64_t *v, size_t n, uint64_t h)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == h;
+}
+
+/* The keys of v (n) that the fixed part has not, packed in place; how
+ * many stay. */
+static size_t not_fixed(const struct bg_inc *inc, uint64_t *v, size_t n)
+{
+	size_t i, w = 0;
+
+	for (i = 0; i < n; i++)
+		if (!in_sorted(inc->fixed, inc->nfixed, v[i]))
+			v[w++] = v[i];
+	return w;
+}
+
+int bg_inc_apply(struct bg_inc *inc, const struct bg_blocklist *old_part,
+		 const struct bg_blocklist *new_part, double bound,
+		 struct bg_inc_result *res, char *why, size_t whylen)
+{
+	struct bg_filter_header *hdr = inc->image;
+	struct bg_filter_params plan = inc->p, chk = inc->p;
+	struct vec rem = { 0 }, add = { 0 };
+	uint64_t *ov = NULL, *nv = NULL;
+	size_t on = 0, nn = 0, i;
+	struct bg_block *blocks;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	/* the new part in the plan's layout, or why it has no place there */
+	err = bg_filter_plan_counts(new_part, &chk, why, whylen);
+	if (!err && chk.short4_prefixes) {
+		bg_whyf(why, whylen, "an IPv4 prefix of /16 or shorter (the bitmap "
+			"is built whole)");
+		err = -EXDEV;
+	}
+	if (!err && chk.short6_prefixes) {
+		bg_whyf(why, whylen, "an IPv6 prefix too short to expand (the ranges "
+			"are built whole)");
+		err = -EXDEV;
+	}
+	if (err)
+		return err;
+	err = bg_filter_key_hashes(&inc->p, hdr->seed, old_part, 1, &ov, &on);
+	if (!err)
+		err = bg_filter_key_hashes(&inc->p, hdr->seed, new_part, 1, &nv, &nn);
+	if (!err)
+		err = diff(ov, on, nv, nn, &rem, &add);
+	if (err)
+		goto out;
+	rem.n = not_fixed(inc, rem.v, rem.n);
+	add.n = not_fixed(inc, add.v, add.n);
+	plan.n = inc->keys - rem.n + add.n;
+	bg_filter_plan_rates(&plan, inc->bloom_loaded + add.n);
+	if (bound > 0 && plan.predicted_addr > bound * inc->p.target) {
+		bg_whyf(why, whylen, "the Bloom part's rate would be %.3g (target %g)",
+			plan.predicted_addr, inc->p.target);
+		err = -EXDEV;
+		goto out;
+	}
+	if (plan.n > (uint64_t)inc->st.nb * BG_FP_PER_BUCKET) {
+		bg_whyf(why, whylen, "more keys than the exact stage has slots");
+		err = -EXDEV;
+		goto out;
+	}
+	for (i = 0; i < rem.n; i++)
+		release(&inc->st, fp_key(&inc->st, rem.v[i]));
+	blocks = (struct bg_block *)inc->image + bg_bloom_base(hdr);
+	for (i = 0; i < add.n; i++) {
+		uint64_t h = add.v[i];
+
+		bg_bloom_set(&blocks[bg_bloom_block(h, hdr->nblocks)], h, hdr->k);
+		if (insert(&inc->st, fp_key(&inc->st, h))) {
+			bg_whyf(why, whylen, "the exact stage has no room for a key");
+			err = -EXDEV;
+			goto out;
+		}
+	}
+	inc->keys = plan.n;
+	inc->bloom_loaded += add.n;
+	hdr->entries = (__u32)inc->keys;
+	res->added = add.n;
+	res->removed = rem.n;
+	res->bloom_loaded = inc->bloom_loaded;
+	res->predicted_addr = plan.predicted_addr;
+out:
+	free(ov);
+	free(nv);
+	free(rem.v);
+	free(add.v);
 	return err;
 }

@@ -61,4 +61,56 @@ int bg_filter_patch(void *mem, const struct bg_filter_params *p,
 		    const struct bg_blocklist *new, unsigned int threads,
 		    struct bg_patch_result *res, char *why, size_t whylen);
 
+/*
+ * A filter kept for small changes of one part of its lists (the agent's
+ * crowdsec: decisions, beside lists that change seldom): its image in
+ * memory, the owner of every slot of its exact stage (claimed as
+ * bg_filter_patch() claims them), and the Bloom keys of its fixed part
+ * (every list but the changing ones). A change of the changing part is
+ * then made in place at a cost of microseconds a key, whatever the
+ * filter's size: a key the new part has and neither the old part nor the
+ * fixed part has sets its Bloom bits and puts its fingerprint in the
+ * stage; a key the old part had and neither the new part nor the fixed
+ * part has loses its fingerprint (its bits stay). The fixed part's keys
+ * are never touched.
+ */
+struct bg_inc;
+
+struct bg_inc_result {
+	uint64_t added, removed; /* Bloom keys */
+	uint64_t bloom_loaded; /* keys whose bits the Bloom part holds */
+	double predicted_addr; /* the Bloom part's rate with them */
+};
+
+/*
+ * image (taken: munmap'd by bg_inc_free(), len bytes): the filter built
+ * from all (finished) with plan p and the seed in its header; fixed: the
+ * part of all that does not change (finished); bloom_loaded: the keys
+ * whose bits its Bloom part holds (p->n for a fresh build). 0, -EXDEV
+ * (why: the image does not hold all's keys, no exact stage), -ENOMEM;
+ * image is freed on failure too.
+ */
+int bg_inc_new(void *image, size_t len, const struct bg_filter_params *p,
+	       uint64_t bloom_loaded, const struct bg_blocklist *all,
+	       const struct bg_blocklist *fixed, unsigned int threads,
+	       struct bg_inc **out, char *why, size_t whylen);
+
+/*
+ * The changing part from old_part to new_part (both finished), in the
+ * image. -EXDEV with why, the image unchanged, when the new part does not
+ * fit the plan (a prefix length it does not probe, a /16 or shorter, an
+ * IPv6 range too wide to expand) or would raise the Bloom part's rate past
+ * bound times its target; -EXDEV with why and the image changed in part
+ * (the caller must drop inc and build the filter whole) when the exact
+ * stage has no room for a key. -ENOMEM.
+ */
+int bg_inc_apply(struct bg_inc *inc, const struct bg_blocklist *old_part,
+		 const struct bg_blocklist *new_part, double bound,
+		 struct bg_inc_result *res, char *why, size_t whylen);
+
+/* The image as it is now, and its plan. */
+const void *bg_inc_image(const struct bg_inc *inc, size_t *len);
+const struct bg_filter_params *bg_inc_plan(const struct bg_inc *inc);
+void bg_inc_free(struct bg_inc *inc);
+
 #endif
