@@ -187,6 +187,9 @@ int adopt(struct agent *a);
  * timing: the rebuild's, logged once they did. */
 struct rb_timing;
 struct bg_prov_writer;
+struct incr;
+/* The incremental state (main worker), freed. */
+void incr_free(struct incr *in);
 /* The store follows the live filter (store thread): pw, a rebuild's
  * provenance writer, committed; or, without one, every copy re-indexed
  * where its index is missing or of another copy (an adopted filter);
@@ -334,6 +337,10 @@ struct agent {
 	uint8_t art_digest[32];
 	double art_applied_at;
 	char last_error[600]; /* the last rebuild's failure; "" after a success */
+	/* the live filter kept for a crowdsec: source's small changes
+	 * (rebuild.c, core/patch.h's bg_inc): the main worker's alone, made
+	 * after a full rebuild, used and changed by the next ones */
+	struct incr *incr;
 	/* fleet: (agent/fleet.h) the link's thread, its wake-up eventfd, a
 	 * wake-up that came while the source was busy, the next report */
 	struct bg_fleet_link *fleet;

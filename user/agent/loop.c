@@ -311,6 +311,8 @@ static void agent_free(struct agent *a)
 	if (a->store_ro)
 		bg_store_close(a->store_ro);
 	desc_free(&a->live);
+	incr_free(a->incr); /* the workers are stopped */
+	a->incr = NULL;
 	free(a->src);
 	bg_config_free(&a->cfg);
 	free(a->config_path);

@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -31,7 +32,9 @@
 #include "core/print.h"
 #include "core/record.h"
 #include "core/url.h"
+#include "core/patch.h"
 #include "kern/artifact.h"
+#include "kern/attach.h"
 #include "kern/load.h"
 #include "kern/swap.h"
 
@@ -341,6 +344,11 @@ struct rb_job {
 	struct desc built;
 	struct bg_metrics_filter filter;
 	struct rb_timing timing;
+	/* the load's seed (the incremental state is built with it), and
+	 * whether the fast path of a crowdsec: source's change may be tried
+	 * (its source the one candidate) and was taken */
+	uint64_t seed;
+	int fast_ok, fast;
 	/* an artifact applied: its header (generation, digest); kept_live:
 	 * the live filter was this artifact's already (filter_id its id) */
 	int artifact, kept_live;
@@ -643,6 +651,357 @@ out:
 	bg_load_report_free(&r);
 }
 
+/* ---- small changes of a crowdsec: source ---------------------------------- */
+
+/* A filter of more keys is not kept in memory for small changes (its image,
+ * its exact stage's owners and its fixed keys: some 18 bytes a key). */
+#define INCR_MAX_KEYS 50000000ull
+/* A change that would raise the Bloom part's rate past this many times its
+ * target is built whole (which resets it). */
+#define INCR_RATE_BOUND 2.0
+
+struct incr {
+	struct bg_inc *inc;
+	char fp[65]; /* the description of the filter it is */
+	char cs[BG_CFG_NAME_MAX + 1]; /* the crowdsec: source, its changing part */
+};
+
+void incr_free(struct incr *in)
+{
+	if (!in)
+		return;
+	bg_inc_free(in->inc);
+	free(in);
+}
+
+/* The single crowdsec: source of the job's, or -1 (none, or several: their
+ * changes are then built whole). */
+static int crowdsec_of(const struct rb_src *v, size_t n)
+{
+	size_t i;
+	int at = -1;
+
+	for (i = 0; i < n; i++)
+		if (v[i].kind == BG_SRC_CROWDSEC) {
+			if (at >= 0)
+				return -1;
+			at = (int)i;
+		}
+	return at;
+}
+
+/* A finished blocklist of one copy (an empty one for none). */
+static int parse_one(const struct bg_list_desc *d, const char *path,
+		     struct bg_blocklist *bl)
+{
+	struct bg_source s = { .path = (char *)path, .list = *d };
+	struct bg_list_opts o = { .diag = on_diag, .allow_wide = d->allow_wide };
+	int used, ret = 0;
+
+	bg_blocklist_init(bl);
+	if (path)
+		ret = bg_source_parse(&s, bl, &o, &used);
+	if (!ret)
+		bg_blocklist_finish(bl);
+	return ret < 0 ? ret : 0;
+}
+
+/* The load's sources: every copy (after the keep), in the job's order,
+ * but skip (-1: none). */
+static int copies_of(const struct rb_job *j, struct bg_sources *srcs, long skip)
+{
+	size_t i;
+
+	bg_sources_init(srcs);
+	for (i = 0; i < j->n; i++)
+		if (j->v[i].have_copy && (long)i != skip &&
+		    bg_sources_add_list(srcs, j->v[i].copy, &j->v[i].list))
+			return -ENOMEM;
+	return 0;
+}
+
+/* A job that keeps the live filter for small changes: its lists parsed
+ * again (all, and all but the crowdsec: source's), the filter built again
+ * in memory with the live one's seed (the same bytes: the build is
+ * deterministic), its stage's owners claimed. Main worker. */
+struct incr_job {
+	struct job j;
+	/* the rebuild's sources (copies of their descriptions), options,
+	 * seed and description's fingerprint */
+	struct rb_job rb;
+};
+
+static void incr_run(struct agent *a, struct job *jj)
+{
+	struct incr_job *ij = (struct incr_job *)jj;
+	struct rb_job *j = &ij->rb;
+	struct bg_load_opts o = { .fpr = j->fpr, .diag = on_diag,
+				  .confirm_off = !j->confirm,
+				  .max_list_bytes = j->max_list_bytes,
+				  .max_entries = j->max_entries, .allow_empty = 1 };
+	struct bg_blocklist all, fixed;
+	struct bg_load_report r;
+	struct bg_sources srcs;
+	struct bg_state st;
+	struct incr *in = NULL;
+	uint32_t capacity = 0;
+	char why[256];
+	double t0 = bg_now_ms();
+	void *img;
+	int cs = crowdsec_of(j->v, j->n), ret;
+
+	incr_free(a->incr);
+	a->incr = NULL;
+	if (cs < 0 || __atomic_load_n(&a->work.quit, __ATOMIC_RELAXED))
+		return;
+	bg_load_report_init(&r);
+	bg_blocklist_init(&all);
+	bg_blocklist_init(&fixed);
+	bg_sources_init(&srcs);
+	ret = copies_of(j, &srcs, -1);
+	o.sources = &srcs;
+	if (!ret)
+		ret = bg_load_prepare(&o, &all, &r);
+	if (!ret && !bg_state_open(&st, 0)) {
+		ret = bg_attach_capacity(&st, &capacity);
+		bg_state_close(&st);
+		if (!ret && capacity)
+			ret = bg_load_fit(&r, capacity);
+	}
+	if (!ret && r.plan.n > INCR_MAX_KEYS)
+		ret = -E2BIG;
+	if (!ret) {
+		bg_sources_free(&srcs);
+		ret = copies_of(j, &srcs, cs);
+		if (!ret && srcs.n) {
+			struct bg_load_report rf;
+
+			bg_load_report_init(&rf);
+			o.sources = &srcs;
+			ret = bg_load_prepare(&o, &fixed, &rf);
+			bg_load_report_free(&rf);
+		} else if (!ret) {
+			bg_blocklist_finish(&fixed);
+		}
+	}
+	img = MAP_FAILED;
+	if (!ret) {
+		img = mmap(NULL, r.plan.bytes ? r.plan.bytes : 1, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ret = img == MAP_FAILED ? -ENOMEM :
+		      bg_filter_build_seeded(img, &r.plan, j->seed, &all, 0);
+		if (ret && img != MAP_FAILED)
+			munmap(img, r.plan.bytes ? r.plan.bytes : 1);
+	}
+	if (!ret)
+		in = calloc(1, sizeof(*in));
+	if (!ret && !in) {
+		munmap(img, r.plan.bytes);
+		ret = -ENOMEM;
+	}
+	if (!ret) {
+		ret = bg_inc_new(img, r.plan.bytes, &r.plan, r.plan.n, &all, &fixed, 0,
+				 &in->inc, why, sizeof(why));
+		if (ret) {
+			agent_log("source %s: its changes will be built whole: %s",
+				  j->v[cs].list.name, why);
+			free(in);
+			in = NULL;
+		}
+	}
+	if (in) {
+		memcpy(in->fp, j->built.fp, sizeof(in->fp));
+		snprintf(in->cs, sizeof(in->cs), "%s", j->v[cs].list.name);
+		a->incr = in;
+		agent_log("source %s: its changes go live in place (the filter of "
+			  "%llu keys kept in memory, %.0f ms)", in->cs,
+			  (unsigned long long)r.plan.n, bg_now_ms() - t0);
+	} else if (ret && ret != -E2BIG) {
+		agent_log("source %s: its changes will be built whole (%s)",
+			  j->v[cs].list.name, r.msg[0] ? r.msg : strerror(-ret));
+	}
+	bg_blocklist_free(&all);
+	bg_blocklist_free(&fixed);
+	bg_sources_free(&srcs);
+	bg_load_report_free(&r);
+}
+
+static void incr_done(struct agent *a, struct job *jj)
+{
+	struct incr_job *ij = (struct incr_job *)jj;
+	size_t i;
+
+	(void)a;
+	for (i = 0; i < ij->rb.n; i++)
+		bg_list_desc_free(&ij->rb.v[i].list);
+	free(ij->rb.v);
+}
+
+/* After a full rebuild of a filter with one crowdsec: source: a job that
+ * keeps it for that source's small changes (the loop's). */
+static void incr_later(struct agent *a, const struct rb_job *j)
+{
+	struct incr_job *ij;
+	size_t i;
+
+	if (crowdsec_of(j->v, j->n) < 0 || j->filter.keys > INCR_MAX_KEYS)
+		return;
+	ij = calloc(1, sizeof(*ij));
+	if (!ij || !(ij->rb.v = calloc(j->n ? j->n : 1, sizeof(*ij->rb.v)))) {
+		free(ij);
+		return;
+	}
+	ij->j.run = incr_run;
+	ij->j.done = incr_done;
+	ij->rb.fpr = j->fpr;
+	ij->rb.confirm = j->confirm;
+	ij->rb.max_list_bytes = j->max_list_bytes;
+	ij->rb.max_entries = j->max_entries;
+	ij->rb.seed = j->seed;
+	memcpy(ij->rb.built.fp, j->built.fp, sizeof(ij->rb.built.fp));
+	for (i = 0; i < j->n; i++) {
+		struct rb_src *d = &ij->rb.v[ij->rb.n];
+
+		*d = j->v[i];
+		if (bg_list_desc_dup(&d->list, &j->v[i].list))
+			continue;
+		/* the copy is the candidate kept when it was one */
+		if (d->verdict == 1)
+			d->have_copy = 1;
+		ij->rb.n++;
+	}
+	work_main(a, &ij->j);
+}
+
+/*
+ * The fast path of a rebuild whose one new copy is the crowdsec: source's
+ * (its decisions changed): the change made in the filter kept in memory
+ * (bg_inc_apply) and that image swapped in; no list parsed but the
+ * decisions' two copies. 0 when it went live (the job filled as a
+ * rebuild's); nonzero: build it whole (the state dropped when it may no
+ * longer be the live filter).
+ */
+static int rb_fast(struct agent *a, struct rb_job *j)
+{
+	struct incr *in = a->incr;
+	int cs = crowdsec_of(j->v, j->n);
+	struct rb_src *s;
+	struct bg_blocklist old, new;
+	struct bg_inc_result res;
+	struct bg_load_opts o = { .fpr = j->fpr };
+	struct bg_load_report r;
+	struct bg_sources srcs;
+	struct bg_state st;
+	char cand[PATH_MAX + 8], why[256];
+	double t0 = bg_now_ms(), t1;
+	size_t i, len;
+	int ret;
+
+	if (!in || cs < 0 || !j->fast_ok || strcmp(in->fp, j->live_fp) ||
+	    strcmp(in->cs, j->v[cs].list.name))
+		return -EXDEV;
+	s = &j->v[cs];
+	for (i = 0; i < j->n; i++)
+		if ((int)i != cs && j->v[i].cand)
+			return -EXDEV;
+	if (!s->cand || bg_fetch_candidate(s->copy, cand, sizeof(cand)))
+		return -EXDEV;
+	ret = parse_one(&s->list, s->have_copy ? s->copy : NULL, &old);
+	if (!ret)
+		ret = parse_one(&s->list, cand, &new);
+	else
+		bg_blocklist_init(&new);
+	t1 = bg_now_ms();
+	if (!ret)
+		ret = bg_inc_apply(in->inc, &old, &new, INCR_RATE_BOUND, &res, why,
+				   sizeof(why));
+	s->entries = new.block.accepted;
+	s->counted = 1;
+	bg_blocklist_free(&old);
+	bg_blocklist_free(&new);
+	if (ret) {
+		if (ret == -EXDEV)
+			agent_log("source %s: built whole: %s", s->list.name, why);
+		/* the image may be changed in part: no longer the live filter */
+		incr_free(in);
+		a->incr = NULL;
+		return ret;
+	}
+	/* the copy kept, then the filter swapped in, recorded with the
+	 * copies (check re-reads the decisions' from its index) */
+	if (bg_fetch_keep(s->copy)) {
+		incr_free(in);
+		a->incr = NULL;
+		return -EIO;
+	}
+	s->verdict = 1;
+	s->have_copy = 1;
+	memcpy(s->sha, s->cand_sha, sizeof(s->sha));
+	bg_load_report_init(&r);
+	ret = copies_of(j, &srcs, -1);
+	o.sources = &srcs;
+	if (!ret) {
+		clean_gone();
+		ret = bg_state_open(&st, 1);
+		if (!ret) {
+			const void *img = bg_inc_image(in->inc, &len);
+
+			ret = bg_load_commit_image(&st, &o, bg_inc_plan(in->inc), img, &r);
+			bg_state_close(&st);
+		}
+	}
+	bg_sources_free(&srcs);
+	if (ret) {
+		agent_log("source %s: the changed filter could not be swapped in "
+			  "(%s): built whole", s->list.name, r.msg[0] ? r.msg :
+			  strerror(-ret));
+		incr_free(in);
+		a->incr = NULL;
+		bg_load_report_free(&r);
+		return ret;
+	}
+	/* what the live filter is built from now */
+	desc_free(&j->built);
+	j->built.fpr = j->fpr;
+	j->built.confirm = j->confirm;
+	for (i = 0; !ret && i < j->n; i++) {
+		struct desc_list l = { .list = j->v[i].list };
+
+		if (!j->v[i].have_copy)
+			continue;
+		memcpy(l.sha256, j->v[i].sha, sizeof(l.sha256));
+		ret = desc_add(&j->built, &l);
+	}
+	if (!ret)
+		ret = desc_seal(&j->built);
+	if (ret) {
+		/* live, but not described: the next rebuild builds it whole */
+		incr_free(in);
+		a->incr = NULL;
+		bg_load_report_free(&r);
+		return 0;
+	}
+	memcpy(in->fp, j->built.fp, sizeof(in->fp));
+	r.ms[BG_STAGE_PARSE] = t1 - t0;
+	job_published(j, &r);
+	j->fast = 1;
+	agent_log("filter %llu live: %s's change in place (%llu keys added, %llu "
+		  "removed; %llu keys), parse %.1f ms, copy %.1f ms, swapped in "
+		  "%.1f ms", (unsigned long long)j->generation, s->list.name,
+		  (unsigned long long)res.added, (unsigned long long)res.removed,
+		  (unsigned long long)r.plan.n,
+		  t1 - t0, r.ms[BG_STAGE_BUILD], r.ms[BG_STAGE_PUBLISH]);
+	j->timing.live_at = agent_wall();
+	save_filter(j, r.filter_id);
+	j->timing.parse = r.ms[BG_STAGE_PARSE];
+	j->timing.build = r.ms[BG_STAGE_BUILD];
+	j->timing.swap = r.ms[BG_STAGE_PUBLISH];
+	j->timing.seen = j->change_seen;
+	j->timing.fetch = j->fetch_ms;
+	bg_load_report_free(&r);
+	return 0;
+}
+
 static void rb_run(struct agent *a, struct job *jj)
 {
 	struct rb_job *j = (struct rb_job *)jj;
@@ -667,6 +1026,13 @@ static void rb_run(struct agent *a, struct job *jj)
 		rb_run_artifact(j);
 		return;
 	}
+	if (!rb_fast(a, j)) {
+		free(map);
+		return;
+	}
+	/* the full rebuild: the state of small changes made anew after it */
+	incr_free(a->incr);
+	a->incr = NULL;
 	bg_load_report_init(&r);
 	bg_sources_init(&srcs);
 	if (!map) {
@@ -795,6 +1161,7 @@ static void rb_run(struct agent *a, struct job *jj)
 		} else {
 			ret = bg_load_commit(&st, &o, &bl, &r);
 			bg_state_close(&st);
+			j->seed = r.seed;
 		}
 	}
 	bg_blocklist_free(&bl);
@@ -933,6 +1300,9 @@ static void rb_done(struct agent *a, struct job *jj)
 	else if (j->published)
 		a->last_error[0] = 0;
 	pthread_mutex_unlock(&a->lock);
+	/* a full rebuild: kept for small changes (a fast one keeps its own) */
+	if (j->published && !j->fast && !j->artifact)
+		incr_later(a, j);
 	if (!j->ret && (j->published || !a->have_live)) {
 		desc_free(&a->live);
 		a->live = j->built;
@@ -990,6 +1360,7 @@ static void start_rebuild(struct agent *a, int foreign)
 	/* (a foreign live filter is never "the one these copies build") */
 	if (a->have_live && !foreign)
 		memcpy(j->live_fp, a->live.fp, sizeof(j->live_fp));
+	j->fast_ok = a->have_live && !foreign;
 	j->seq = ++a->rb_started;
 	j->generation = a->generation + 1;
 	for (i = 0; i < a->nsrc; i++) {

@@ -951,6 +951,7 @@ int bg_inc_apply(struct bg_inc *inc, const struct bg_blocklist *old_part,
 	}
 	inc->keys = plan.n;
 	inc->bloom_loaded += add.n;
+	inc->p = plan; /* its keys and rates now; the layout is the same */
 	hdr->entries = (__u32)inc->keys;
 	res->added = add.n;
 	res->removed = rem.n;

@@ -14,12 +14,15 @@
 #include "core/record.h"
 #include "kern/swap.h"
 
+static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
+		     struct bg_load_report *r);
+
 int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 		   const struct bg_blocklist *bl, struct bg_load_report *r)
 {
 	uint32_t capacity = 0;
 	double t0, t1;
-	int ret, fd, rec, keep;
+	int ret, fd;
 
 	/* The filter map must fit the slot: a fixed size when the
 	 * attachments have a capacity (attach --capacity). Read under the
@@ -53,6 +56,17 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 				    fd == -ENOMEM || fd == -E2BIG ? "not enough memory" :
 				    fd == -EPERM ? "not permitted (creating BPF maps needs CAP_BPF)" :
 						   strerror(-fd));
+	return commit_fd(st, o, fd, r);
+}
+
+/* A built filter map fd (taken) recorded and published (bg_load_commit()
+ * and bg_load_commit_image() share it). */
+static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
+		     struct bg_load_report *r)
+{
+	double t1;
+	int ret, rec, keep;
+
 	r->filter_id = bg_map_id(fd);
 	/* The record before the swap, under the new map's id: a load killed
 	 * at any moment leaves the live filter's record in place (see
@@ -88,6 +102,27 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 			     "but its load record could not be made current in %s "
 			     "(%s)", BG_RECORD_DIR, strerror(-keep));
 	return 0;
+}
+
+int bg_load_commit_image(struct bg_state *st, const struct bg_load_opts *o,
+			 const struct bg_filter_params *p, const void *image,
+			 struct bg_load_report *r)
+{
+	uint32_t capacity = 0;
+	double t0 = bg_now_ms();
+	int ret, fd;
+
+	r->plan = *p;
+	ret = bg_attach_capacity(st, &capacity);
+	if (ret || capacity != p->capacity)
+		return bg_load_fail(r, BG_STAGE_BUILD, ret ? ret : -ESTALE,
+				    "the attachments' capacity changed");
+	fd = bg_filter_create_image(p, image);
+	r->ms[BG_STAGE_BUILD] = bg_now_ms() - t0;
+	if (fd < 0)
+		return bg_load_fail(r, BG_STAGE_BUILD, fd, "cannot make the filter "
+				    "map (%zu bytes): %s", p->bytes, strerror(-fd));
+	return commit_fd(st, o, fd, r);
 }
 
 /* ---- The map made while the keys are sorted ------------------------------ */

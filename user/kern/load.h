@@ -38,6 +38,15 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 		   const struct bg_blocklist *bl, struct bg_load_report *r);
 
 /*
+ * The same for a filter built (or changed) in memory: image, of plan p,
+ * copied into a new map, frozen, recorded (o->sources) and published.
+ * The attachments' capacity must be p's. 0 when it is live.
+ */
+int bg_load_commit_image(struct bg_state *st, const struct bg_load_opts *o,
+			 const struct bg_filter_params *p, const void *image,
+			 struct bg_load_report *r);
+
+/*
  * A filter map made on a thread of its own while the keys are sorted and
  * planned. Creating a map is the kernel zeroing its memory (542 MiB at
  * 100M keys: from a tenth of a second to over one on the VM the bench

@@ -194,3 +194,29 @@ int bg_counters_read(int counters_fd, struct bg_counters *sum)
 	free(per);
 	return 0;
 }
+
+int bg_filter_create_image(const struct bg_filter_params *p, const void *image)
+{
+	size_t len = page_round(p->bytes);
+	void *mem;
+	int fd = bg_filter_map_new(p), err;
+
+	if (fd < 0)
+		return fd;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	memcpy(mem, image, p->bytes);
+	err = bg_header_ok(mem) ? 0 : -EINVAL;
+	munmap(mem, len);
+	if (!err && bpf_map_freeze(fd))
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}

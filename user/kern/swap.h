@@ -41,6 +41,9 @@ int bg_filter_create_in(int fd, const struct bg_filter_params *p,
  * packet can still be reading the old filter and its memory is released.
  */
 int bg_filter_publish(int filters_fd, int filter_fd);
+/* A new filter map of plan p holding image (p->bytes, built or patched in
+ * memory), its header checked, frozen: its fd, or -errno. */
+int bg_filter_create_image(const struct bg_filter_params *p, const void *image);
 
 /*
  * Maps the live filter read-only, whole: any thread may read any byte of
