@@ -8,7 +8,7 @@
 #   ./bench/run.sh --quick         any bench options (see build/bench --help);
 #                                  the doc is left alone unless BENCH_DOC=1
 #   ./bench/run.sh --only dns      one section (addr, cidr, dns, confirm, agent, scale,
-#                                  fleet, e2e; comma list)
+#                                  fleet, crowdsec, e2e; comma list)
 #   make bench BENCH_ARGS=--quick  the same through make
 #
 # The section "agent" is bench/agent.sh (the agent's way from a changed list
@@ -22,6 +22,9 @@
 # its size, load FILE against load LIST, publish to 20 gateway agents
 # through a PostgreSQL of its own, 100 gateways, load FILE at 100M); it
 # runs after "scale", and --quick gives it 100k keys and 5 gateways.
+# The section "crowdsec" is bench/crowdsec.sh (bloomgate's agent beside
+# crowdsec-firewall-bouncer on one CrowdSec local API: a decision's and a
+# bulk's way to enforcement); it runs after "fleet".
 # The section "e2e" is bench/e2e.sh (live frames into a veth pair: bloomgate
 # against the bare verdicts and the one-cache-line floor); it runs last,
 # with the same --quick.
@@ -90,7 +93,7 @@ machine() {
 
 # "agent", "scale" and "e2e" are this script's sections, not the binary's: take them
 # out of --only (or -S); when they were the only ones, the binary does not run.
-run_bench=1 run_agent=1 run_scale=1 run_fleet=1 run_e2e=1 agent_args=() bench_args=()
+run_bench=1 run_agent=1 run_scale=1 run_fleet=1 run_cs=1 run_e2e=1 agent_args=() bench_args=()
 i=0
 while [ $i -lt ${#args[@]} ]; do
 	a=${args[$i]}
@@ -111,8 +114,9 @@ while [ $i -lt ${#args[@]} ]; do
 		case ",$only," in *,agent,*) ;; *) run_agent=0 ;; esac
 		case ",$only," in *,scale,*) ;; *) run_scale=0 ;; esac
 		case ",$only," in *,fleet,*) ;; *) run_fleet=0 ;; esac
+		case ",$only," in *,crowdsec,*) ;; *) run_cs=0 ;; esac
 		case ",$only," in *,e2e,*) ;; *) run_e2e=0 ;; esac
-		rest=$(echo ",$only," | sed 's/,agent,/,/g; s/,scale,/,/g; s/,fleet,/,/g; s/,e2e,/,/g; s/^,*//; s/,*$//')
+		rest=$(echo ",$only," | sed 's/,agent,/,/g; s/,scale,/,/g; s/,fleet,/,/g; s/,crowdsec,/,/g; s/,e2e,/,/g; s/^,*//; s/,*$//')
 		if [ -n "$rest" ]; then bench_args+=(--only "$rest"); else run_bench=0; fi
 	fi
 	i=$((i + 1))
@@ -142,6 +146,9 @@ if [ "$run_fleet" = 1 ]; then
 		exit 1
 	fi
 	cmd="${cmd:+$cmd; }bench/fleet.sh${agent_args[*]:+ ${agent_args[*]}}"
+fi
+if [ "$run_cs" = 1 ]; then
+	cmd="${cmd:+$cmd; }bench/crowdsec.sh${agent_args[*]:+ ${agent_args[*]}}"
 fi
 if [ "$run_e2e" = 1 ]; then
 	if [ ! -x "$BUILD/livegen" ]; then
@@ -202,6 +209,14 @@ if [ "$run_fleet" = 1 ]; then
 	BUILD=$BUILD ./bench/fleet.sh "${agent_args[@]}" | tee -a "$out" || status=$?
 	if [ "$status" -ne 0 ]; then
 		echo "run.sh: bench/fleet.sh failed (exit $status); $DOC not updated" >&2
+		exit "$status"
+	fi
+fi
+if [ "$run_cs" = 1 ]; then
+	echo | tee -a "$out"
+	BUILD=$BUILD ./bench/crowdsec.sh "${agent_args[@]}" | tee -a "$out" || status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "run.sh: bench/crowdsec.sh failed (exit $status); $DOC not updated" >&2
 		exit "$status"
 	fi
 fi
