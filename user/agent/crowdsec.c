@@ -328,7 +328,8 @@ int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
 	CURLcode cc;
 	CURL *c;
 	size_t i;
-	int ret, startup = !st->synced;
+	int ret, startup = !st->synced || st->want_full ||
+			   now - st->last_full >= BG_CS_RESYNC;
 
 	memset(r, 0, sizeof(*r));
 	st->pulls++;
@@ -462,6 +463,17 @@ int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
 			}
 	}
 	st->synced = 1;
+	if (startup) {
+		st->last_full = now;
+		st->want_full = 0;
+		st->bulk = 0;
+	} else if (r->added >= BG_CS_BULK) {
+		st->bulk = 1;
+	} else if (st->bulk) {
+		/* the bulk ended: the whole set, for what the stream missed */
+		st->bulk = 0;
+		st->want_full = 1;
+	}
 	json_object_put(root);
 	free(b.p);
 	r->expired = bg_cs_expire(st, now);
