@@ -551,9 +551,17 @@ static int line_fields(const char *line, struct bg_cs_decision *d)
 	d->until = strtod(p, &end);
 	if (end == p || strncmp(end, " scenario=", 10))
 		return -1;
-	clean(d->scenario, sizeof(d->scenario), end + 10);
-	n = strcspn(d->scenario, "\n");
-	d->scenario[n] = 0;
+	p = end + 10;
+	n = strcspn(p, "\r\n");
+	if (n >= sizeof(d->scenario))
+		n = sizeof(d->scenario) - 1;
+	{
+		char tmp[sizeof(d->scenario)];
+
+		memcpy(tmp, p, n);
+		tmp[n] = 0;
+		clean(d->scenario, sizeof(d->scenario), tmp);
+	}
 	return 0;
 }
 
