@@ -31,7 +31,7 @@ require_cmds ip nsenter flock awk sed grep jq nft crowdsec cscli \
 BUILD=${BUILD:-build}
 BG=$BUILD/bloomgate
 GEN=$BUILD/genaddrs
-ROUNDS=${CS_ROUNDS:-5}
+ROUNDS=${CS_ROUNDS:-9}
 LIST_KEYS=${CS_LIST_KEYS:-10000000}
 BULKS=${CS_BULKS:-10000 100000}
 if [ "${1:-}" = --quick ]; then
@@ -158,6 +158,10 @@ for n in 0 "$LIST_KEYS"; do
 	for ((r = 1; r <= ROUNDS; r++)); do
 		ip=198.18.$((n > 0 ? 1 : 0)).$r
 		before=$(timings_now)
+		# a random moment of the bouncers' pull periods: each round
+		# otherwise starts just after bloomgate's pull that ended the
+		# round before
+		sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.3f", r / 32768 }')"
 		t0=$(now)
 		cs decisions add --ip "$ip" --duration 1h
 		poll_until 30 bg_match "$ip" >"$TMP/t_bg" &
