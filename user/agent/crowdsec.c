@@ -392,49 +392,16 @@ int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
 		ret = -EBADMSG;
 		goto fail;
 	}
-	if (startup) {
-		/* the whole set: what is not in it is gone. Built aside and
-		 * compared, so that a restart whose set is the copy's changes
-		 * nothing (a decision's end, computed from its remaining
-		 * duration at each pull, is kept when within a minute) */
-		struct bg_cs_state ns = { 0 };
+	/* the whole set at startup, built aside and compared, so that a
+	 * restart whose set is the copy's changes nothing (a decision's end,
+	 * computed from its remaining duration at each pull, is kept when
+	 * within a minute); else the changes, in place */
+	{
+		struct bg_cs_state ns = { 0 }, *to = startup ? &ns : st;
 		size_t k;
-		int same;
+		int same, found;
 
-		if (json_object_object_get_ex(root, "new", &arr) &&
-		    json_object_is_type(arr, json_type_array))
-			for (i = 0; i < json_object_array_length(arr); i++) {
-				struct bg_cs_decision d;
-				int found;
-
-				if (!decision_of(json_object_array_get_idx(arr, i), st, &d,
-						 now)) {
-					r->ignored++;
-					continue;
-				}
-				if (d.until <= now)
-					continue;
-				k = find(st, d.id, &found);
-				if (found && !strcmp(st->v[k].value, d.value) &&
-				    fabs(st->v[k].until - d.until) < 60)
-					d.until = st->v[k].until;
-				ret = put(&ns, &d);
-				if (ret) {
-					bg_cs_state_free(&ns);
-					goto fail;
-				}
-				r->added++;
-			}
-		same = ns.n == st->n &&
-		       (!ns.n || !memcmp(ns.v, st->v, ns.n * sizeof(ns.v[0])));
-		free(st->v);
-		st->v = ns.v;
-		st->n = ns.n;
-		st->cap = ns.cap;
-		if (!same)
-			st->version++;
-	} else {
-		if (json_object_object_get_ex(root, "deleted", &arr) &&
+		if (!startup && json_object_object_get_ex(root, "deleted", &arr) &&
 		    json_object_is_type(arr, json_type_array))
 			for (i = 0; i < json_object_array_length(arr); i++) {
 				struct json_object *id;
@@ -456,11 +423,27 @@ int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
 				}
 				if (d.until <= now)
 					continue;
-				ret = put(st, &d);
-				if (ret)
+				k = find(st, d.id, &found);
+				if (startup && found && !strcmp(st->v[k].value, d.value) &&
+				    fabs(st->v[k].until - d.until) < 60)
+					d.until = st->v[k].until;
+				ret = put(to, &d);
+				if (ret) {
+					bg_cs_state_free(&ns);
 					goto fail;
+				}
 				r->added++;
 			}
+		if (startup) {
+			same = ns.n == st->n &&
+			       (!ns.n || !memcmp(ns.v, st->v, ns.n * sizeof(ns.v[0])));
+			free(st->v);
+			st->v = ns.v;
+			st->n = ns.n;
+			st->cap = ns.cap;
+			if (!same)
+				st->version++;
+		}
 	}
 	st->synced = 1;
 	if (startup) {
