@@ -34,6 +34,7 @@ cs() { in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" cscli "$CSDIR" "$@" >/dev/nu
 matches() { [ "$(bg_check "$1")" = match ]; }
 no_match() { [ "$(bg_check "$1")" = "no match" ]; }
 log_has() { grep -qF -- "$1" "$E2E_TMP/agent.log"; }
+described() { [ "$(jq -r .filter_id "$E2E_TMP/state/filter.json" 2>/dev/null)" = "$(current_filter_id)" ]; }
 src_state() { bg status 2>/dev/null | sed -n "s/^  list $1 ([^)]*): \([a-z]*\),.*/\1/p"; }
 src_state_is() { [ "$(src_state "$1")" = "$2" ]; }
 metrics_get() {
@@ -145,6 +146,9 @@ wait_until 10 src_state_is crowdsec failing || t_fail "the source is $(src_state
 expect_traffic d1 "$A $RIN $V6" "$Z"
 # ran out while the API is away: leaves all the same
 wait_until 15 no_match "$Y" || t_fail "$Y still matched after its 6 s, the API away"
+# that change done (the live filter's description saved) before the
+# agent is stopped
+wait_until 10 described || t_fail "the live filter $(current_filter_id) is not the one state_dir/filter.json describes"
 # a restart without the API: the decisions stay, no gap
 id=$(current_filter_id)
 agent_stop || t_fail "the agent did not stop"
