@@ -188,46 +188,21 @@ if [ "$run_bench" = 1 ]; then
 		exit "$status"
 	fi
 fi
-if [ "$run_agent" = 1 ]; then
+# One of this script's sections (bench/NAME.sh), appended to the doc;
+# its failure stops the run, the doc untouched.
+section() { # NAME
 	echo | tee -a "$out"
-	BUILD=$BUILD ./bench/agent.sh "${agent_args[@]}" | tee -a "$out" || status=$?
+	BUILD=$BUILD "./bench/$1.sh" "${agent_args[@]}" | tee -a "$out" || status=$?
 	if [ "$status" -ne 0 ]; then
-		echo "run.sh: bench/agent.sh failed (exit $status); $DOC not updated" >&2
+		echo "run.sh: bench/$1.sh failed (exit $status); $DOC not updated" >&2
 		exit "$status"
 	fi
-fi
-if [ "$run_scale" = 1 ]; then
-	echo | tee -a "$out"
-	BUILD=$BUILD ./bench/scale.sh "${agent_args[@]}" | tee -a "$out" || status=$?
-	if [ "$status" -ne 0 ]; then
-		echo "run.sh: bench/scale.sh failed (exit $status); $DOC not updated" >&2
-		exit "$status"
-	fi
-fi
-if [ "$run_fleet" = 1 ]; then
-	echo | tee -a "$out"
-	BUILD=$BUILD ./bench/fleet.sh "${agent_args[@]}" | tee -a "$out" || status=$?
-	if [ "$status" -ne 0 ]; then
-		echo "run.sh: bench/fleet.sh failed (exit $status); $DOC not updated" >&2
-		exit "$status"
-	fi
-fi
-if [ "$run_cs" = 1 ]; then
-	echo | tee -a "$out"
-	BUILD=$BUILD ./bench/crowdsec.sh "${agent_args[@]}" | tee -a "$out" || status=$?
-	if [ "$status" -ne 0 ]; then
-		echo "run.sh: bench/crowdsec.sh failed (exit $status); $DOC not updated" >&2
-		exit "$status"
-	fi
-fi
-if [ "$run_e2e" = 1 ]; then
-	echo | tee -a "$out"
-	BUILD=$BUILD ./bench/e2e.sh "${agent_args[@]}" | tee -a "$out" || status=$?
-	if [ "$status" -ne 0 ]; then
-		echo "run.sh: bench/e2e.sh failed (exit $status); $DOC not updated" >&2
-		exit "$status"
-	fi
-fi
+}
+[ "$run_agent" = 1 ] && section agent
+[ "$run_scale" = 1 ] && section scale
+[ "$run_fleet" = 1 ] && section fleet
+[ "$run_cs" = 1 ] && section crowdsec
+[ "$run_e2e" = 1 ] && section e2e
 
 if [ "$write_doc" != 1 ]; then
 	echo "run.sh: $DOC not updated (custom arguments or BENCH_DOC=0;" \

@@ -786,32 +786,10 @@ static void gen_row(const PGresult *res, int row, struct bg_fleet_gen *g)
 	col_str(res, row, 10, g->publisher, sizeof(g->publisher));
 }
 
-int bg_fleetdb_latest(struct bg_fleetdb *db, struct bg_fleet_gen *g,
-		      char *why, size_t whylen)
-{
-	PGresult *res;
-	int ret;
-
-	if (!g)
-		return -EINVAL;
-	memset(g, 0, sizeof(*g));
-	ret = usable(db, why, whylen);
-	if (ret)
-		return ret;
-	res = run(db, "newest generation",
-		  "SELECT " GEN_COLS " FROM bloomgate_generations"
-		  " ORDER BY generation DESC LIMIT 1",
-		  0, NULL, &ret, why, whylen);
-	if (!res)
-		return ret;
-	if (PQntuples(res))
-		gen_row(res, 0, g);
-	PQclear(res);
-	return 0;
-}
-
-int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
-		   char *why, size_t whylen)
+/* A generation's row: the newest (gen 0) or gen's. 1 found, 0 not,
+ * -errno. */
+static int gen_query(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
+		     char *why, size_t whylen)
 {
 	const char *params[1];
 	char b[24];
@@ -825,21 +803,43 @@ int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
 	if (ret)
 		return ret;
 	params[0] = u64s(b, gen);
-	res = run(db, "generation",
-		  "SELECT " GEN_COLS " FROM bloomgate_generations"
-		  " WHERE generation = $1",
-		  1, params, &ret, why, whylen);
+	res = run(db, gen ? "generation" : "newest generation",
+		  gen ? "SELECT " GEN_COLS " FROM bloomgate_generations"
+			" WHERE generation = $1" :
+			"SELECT " GEN_COLS " FROM bloomgate_generations"
+			" ORDER BY generation DESC LIMIT 1",
+		  gen ? 1 : 0, gen ? params : NULL, &ret, why, whylen);
 	if (!res)
 		return ret;
-	if (PQntuples(res)) {
+	ret = PQntuples(res) > 0;
+	if (ret)
 		gen_row(res, 0, g);
-	} else {
-		say(why, whylen, "generation %" PRIu64 " is not in the fleet database",
-		    gen);
-		ret = -ENOENT;
-	}
 	PQclear(res);
 	return ret;
+}
+
+int bg_fleetdb_latest(struct bg_fleetdb *db, struct bg_fleet_gen *g,
+		      char *why, size_t whylen)
+{
+	int ret = gen_query(db, 0, g, why, whylen);
+
+	return ret < 0 ? ret : 0;
+}
+
+int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
+		   char *why, size_t whylen)
+{
+	int ret = gen ? gen_query(db, gen, g, why, whylen) : 0;
+
+	if (!gen && g)
+		memset(g, 0, sizeof(*g));
+
+	if (ret == 0) {
+		say(why, whylen, "generation %" PRIu64 " is not in the fleet database",
+		    gen);
+		return -ENOENT;
+	}
+	return ret < 0 ? ret : 0;
 }
 
 /* 1 when s is a SHA-256 as the artifacts write it: 64 lowercase hex. */
