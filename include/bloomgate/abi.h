@@ -345,6 +345,9 @@ _Static_assert(sizeof(struct bg_attach_rec) == 32, "attach record size");
  */
 #define BG_ATTACH_MODE_MASK 0x0f
 #define BG_ATTACH_F_UNPARSED_DROP 0x80 /* attach --unparsed drop; 0: pass */
+/* attach --grow: a filter that outgrows the capacity gets a larger map and
+ * program, replacing the attached ones (user/kern/attach.h); 0: refused */
+#define BG_ATTACH_F_GROW 0x40
 #define BG_ATTACH_MAX 64
 
 /* Parser bounds (named constants, one definition). */

@@ -275,7 +275,7 @@ int events_fd(const struct agent *a);
 
 /* Attaches to the configured interfaces: now (start), or as a main-worker
  * job (reload). */
-void attach_ifaces_now(const struct bg_config *cfg);
+void attach_ifaces_now(struct agent *a);
 void attach_ifaces_later(struct agent *a);
 void detach_ifaces(const struct agent *a);
 /* Removes the attachments whose interface was deleted (worker). */
@@ -353,6 +353,11 @@ struct agent {
 	int started; /* the first fetches done, the filter adopted or due */
 	double start_until; /* monotonic: the first fetches waited for */
 	int rebuilding; /* a rebuild job runs */
+	/* the interfaces' config asks for another filter map shape than the
+	 * attached one (capacity:, grow:): the next rebuild changes it
+	 * (ifaces.c) */
+	int reshape, reshape_grow;
+	uint32_t reshape_cap;
 	uint64_t rb_started, rb_done; /* rebuild jobs started, the last done */
 	double reload_seen; /* unix time of the last reload: a config
 			       change's "change seen" */

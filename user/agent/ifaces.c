@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/agent_priv.h"
+#include "core/filter.h"
 #include "kern/attach.h"
 #include "kern/pins.h"
 
@@ -31,7 +32,39 @@ void clean_gone(void)
 	bg_detach_gone(log_gone, NULL, err, sizeof(err));
 }
 
-static void attach_all(const struct bg_cfg_iface *ifs, size_t n)
+/* The filter map's shape that interface f's config asks for: a capacity
+ * of *cap elements (0: any size) or, with *grow, one that follows the
+ * filter. */
+static void cfg_shape(const struct bg_cfg_iface *f, uint32_t *cap, int *grow)
+{
+	*grow = f->attach.grow;
+	*cap = f->attach.capacity ? bg_filter_capacity_elems(f->attach.capacity) : 0;
+}
+
+/* 1 when attachment r has another shape than f asks for (a growing one's
+ * size is the filter's, not the config's). */
+static int shape_differs(const struct bg_attach_rec *r, const struct bg_cfg_iface *f)
+{
+	uint32_t cap;
+	int grow;
+
+	cfg_shape(f, &cap, &grow);
+	if (!grow != !(r->mode & BG_ATTACH_F_GROW))
+		return 1;
+	return !grow && cap != r->capacity;
+}
+
+struct shape_want {
+	int reshape, grow;
+	uint32_t cap;
+};
+
+/* Attaches the interfaces not attached yet; an attached one is left as it
+ * is, and when its filter map's shape is not the one its config asks for,
+ * *w says which (the next rebuild changes it, with new programs swapped
+ * in: bg_load_opts.reshape). */
+static void attach_all(const struct bg_cfg_iface *ifs, size_t n,
+		       struct shape_want *w)
 {
 	struct bg_attach_rec recs[BG_ATTACH_MAX];
 	struct bg_state st;
@@ -39,6 +72,7 @@ static void attach_all(const struct bg_cfg_iface *ifs, size_t n)
 	char err[256];
 	size_t i;
 
+	memset(w, 0, sizeof(*w));
 	/* first, so an interface deleted and created again is attached anew */
 	clean_gone();
 	if (!bg_state_open(&st, 0)) {
@@ -52,8 +86,17 @@ static void attach_all(const struct bg_cfg_iface *ifs, size_t n)
 		for (k = 0; k < nrec; k++)
 			if (recs[k].ifindex == idx && recs[k].netns_ino == bg_netns_ino())
 				break;
-		if (idx && k < nrec)
-			continue; /* attached already: fail-static, no gap */
+		if (idx && k < nrec) {
+			/* attached already: fail-static, no gap */
+			if (!w->reshape && shape_differs(&recs[k], f)) {
+				w->reshape = 1;
+				cfg_shape(f, &w->cap, &w->grow);
+				agent_log("interface %s: its capacity setting changed: "
+					  "the next build swaps in programs for it",
+					  f->name);
+			}
+			continue;
+		}
 		if (bg_attach(f->name, &f->attach, err, sizeof(err)))
 			agent_log("interface %s: %s", f->name, err);
 		else
@@ -61,15 +104,26 @@ static void attach_all(const struct bg_cfg_iface *ifs, size_t n)
 	}
 }
 
-void attach_ifaces_now(const struct bg_config *cfg)
+static void want_shape(struct agent *a, const struct shape_want *w)
 {
-	attach_all(cfg->ifaces, cfg->n_ifaces);
+	a->reshape = w->reshape;
+	a->reshape_cap = w->cap;
+	a->reshape_grow = w->grow;
+}
+
+void attach_ifaces_now(struct agent *a)
+{
+	struct shape_want w;
+
+	attach_all(a->cfg.ifaces, a->cfg.n_ifaces, &w);
+	want_shape(a, &w);
 }
 
 struct ifaces_job {
 	struct job j;
 	struct bg_cfg_iface *v;
 	size_t n;
+	struct shape_want w;
 };
 
 static void ifaces_run(struct agent *a, struct job *jj)
@@ -77,7 +131,7 @@ static void ifaces_run(struct agent *a, struct job *jj)
 	struct ifaces_job *j = (struct ifaces_job *)jj;
 
 	(void)a;
-	attach_all(j->v, j->n);
+	attach_all(j->v, j->n, &j->w);
 }
 
 static void ifaces_done(struct agent *a, struct job *jj)
@@ -85,7 +139,9 @@ static void ifaces_done(struct agent *a, struct job *jj)
 	struct ifaces_job *j = (struct ifaces_job *)jj;
 	size_t i;
 
-	(void)a;
+	want_shape(a, &j->w);
+	if (j->w.reshape)
+		want_rebuild(a, 1);
 	for (i = 0; i < j->n; i++)
 		free(j->v[i].name);
 	free(j->v);

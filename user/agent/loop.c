@@ -418,7 +418,9 @@ int bg_agent_run(const char *config_path)
 	}
 	/* before the workers: nothing else runs yet */
 	verify_indexes(&a);
-	attach_ifaces_now(&a.cfg);
+	attach_ifaces_now(&a);
+	if (a.reshape)
+		want_rebuild(&a, 1);
 	open_events(&a);
 	ret = work_start(&a);
 	if (ret) {

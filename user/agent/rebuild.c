@@ -349,6 +349,10 @@ struct rb_job {
 	 * (its source the one candidate) and was taken */
 	uint64_t seed;
 	int fast_ok, fast;
+	/* the filter map's shape the config asks for (a changed capacity:
+	 * or grow:), to change to with this build (bg_load_opts.reshape) */
+	int reshape, reshape_grow;
+	uint32_t reshape_cap;
 	/* an artifact applied: its header (generation, digest); kept_live:
 	 * the live filter was this artifact's already (filter_id its id) */
 	int artifact, kept_live;
@@ -1010,7 +1014,9 @@ static void rb_run(struct agent *a, struct job *jj)
 				  .max_list_bytes = j->max_list_bytes,
 				  .max_entries = j->max_entries,
 				  .allow_empty = j->allow_empty,
-				  .source_done = judge };
+				  .source_done = judge, .reshape = j->reshape,
+				  .reshape_cap = j->reshape_cap,
+				  .reshape_grow = j->reshape_grow };
 	size_t *map = calloc(j->n ? j->n : 1, sizeof(*map)), i, k;
 	struct judge_ctx jc = { .j = j, .map = map };
 	struct bg_load_report r;
@@ -1026,7 +1032,7 @@ static void rb_run(struct agent *a, struct job *jj)
 		rb_run_artifact(j);
 		return;
 	}
-	if (!rb_fast(a, j)) {
+	if (!j->reshape && !rb_fast(a, j)) {
 		free(map);
 		return;
 	}
@@ -1178,6 +1184,12 @@ static void rb_run(struct agent *a, struct job *jj)
 		  (unsigned long long)j->generation, (unsigned long long)r.plan.n,
 		  r.plan.bytes, r.plan.bits_per_entry, j->filter.build_seconds * 1e3,
 		  r.ms[BG_STAGE_PUBLISH]);
+	if (r.reshaped && r.grown)
+		agent_log("the %scapacity is now %u elements (%llu keys): new "
+			  "programs swapped in", r.reshaped == 2 ? "growing " : "",
+			  r.grown, (unsigned long long)bg_filter_capacity_keys(r.grown));
+	else if (r.reshaped)
+		agent_log("the capacity is now any size: new programs swapped in");
 	/* live, but `check` cannot name its entries: say so */
 	if (r.failed == BG_STAGE_RECORD)
 		agent_log("the load record was not written: %s", r.msg);
@@ -1216,6 +1228,10 @@ static void rb_done(struct agent *a, struct job *jj)
 
 	a->rebuilding = 0;
 	a->rb_done = j->seq;
+	/* the shape asked for is live (a later change asks again) */
+	if (j->reshape && j->published && a->reshape_cap == j->reshape_cap &&
+	    a->reshape_grow == j->reshape_grow)
+		a->reshape = 0;
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < j->n; i++) {
 		struct rb_src *r = &j->v[i];
@@ -1361,6 +1377,9 @@ static void start_rebuild(struct agent *a, int foreign)
 	if (a->have_live && !foreign)
 		memcpy(j->live_fp, a->live.fp, sizeof(j->live_fp));
 	j->fast_ok = a->have_live && !foreign;
+	j->reshape = a->reshape;
+	j->reshape_cap = a->reshape_cap;
+	j->reshape_grow = a->reshape_grow;
 	j->seq = ++a->rb_started;
 	j->generation = a->generation + 1;
 	for (i = 0; i < a->nsrc; i++) {
@@ -1439,6 +1458,8 @@ void maybe_rebuild(struct agent *a)
 	if (foreign)
 		agent_log("the live filter is not the one this agent built (a "
 			  "forced load?): building its own again");
+	/* a new shape of the filter map is built, not adopted */
+	foreign |= a->reshape;
 	if (!foreign && a->have_live && !strcmp(want.fp, a->live.fp)) {
 		/* what the live filter is built from: nothing to do */
 		desc_free(&want);

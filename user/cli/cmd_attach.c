@@ -18,6 +18,7 @@ struct attach_args {
 	__u16 ports[BG_DNS_PORTS_MAX];
 	int nports;
 	unsigned long long capacity;
+	int grow;
 };
 
 static const struct attach_args attach_defaults = {
@@ -72,6 +73,13 @@ static const struct bg_opt attach_opts[] = {
 		  "refused; without it, any size",
 	  .min = 1, .max = (double)BG_CAPACITY_MAX,
 	  .off = offsetof(struct attach_args, capacity) },
+	{ .name = "grow", .type = BG_OPT_FLAG,
+	  .help = "a fixed-size filter map whose capacity follows the filter: "
+		  "one that outgrows it (or would fit it 4 times over) gets a map "
+		  "for 1.5 times its keys and a new program, swapped in with no "
+		  "gap; without --capacity it starts at "
+		  BG_TEXTIFY(BG_CAPACITY_GROW_MIN) " keys",
+	  .off = offsetof(struct attach_args, grow) },
 	{ NULL },
 };
 
@@ -109,17 +117,21 @@ int cli_cmd_attach(int argc, char **argv)
 	if (!a.nports)
 		o.dns_ports[0] = BG_DNS_PORT;
 	o.capacity = a.capacity;
+	o.grow = a.grow;
 	if (bg_attach(a.ifname, &o, err, sizeof(err)))
 		return cli_fail(1, "%s", err);
 	cli_fmt_ports(ports, sizeof(ports), o.dns_ports);
 	cli_fmt_capacity(cap, sizeof(cap),
-		     o.capacity ? bg_filter_capacity_elems(o.capacity) : 0);
+		     o.capacity || o.grow ?
+			     bg_filter_capacity_elems(o.capacity ? o.capacity :
+								   BG_CAPACITY_GROW_MIN) : 0);
 	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s, "
-	       "unparsed %s, capacity %s)\n",
+	       "unparsed %s, capacity %s%s)\n",
 	       a.ifname, o.mode == BG_MODE_SKB ? "skb" : "native",
 	       cli_match_name(o.match), cli_action_name(o.action),
 	       cli_dns_action_name(o.dns_action), ports,
-	       bg_enum_name(bg_unparsed_values, o.unparsed), cap);
+	       bg_enum_name(bg_unparsed_values, o.unparsed), cap,
+	       o.grow ? ", growing" : "");
 	return 0;
 }
 

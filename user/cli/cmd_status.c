@@ -244,12 +244,13 @@ int cli_cmd_status(int argc, char **argv)
 			cli_fmt_capacity(cap, sizeof(cap), cap_elems);
 		}
 		printf("attached: %s (ifindex %u, %s mode, match %s, action %s, "
-		       "dns-action %s, dns-ports %s, unparsed %s, capacity %s, "
+		       "dns-action %s, dns-ports %s, unparsed %s, capacity %s%s, "
 		       "prog id %u, dns prog id %u)\n",
 		       name, recs[i].ifindex, cli_rec_mode_name(&recs[i]),
 		       cli_match_name(recs[i].match), cli_action_name(recs[i].action),
 		       cli_dns_action_name(recs[i].dns_action), ports,
-		       cli_rec_unparsed_name(&recs[i]), cap, recs[i].prog_id,
+		       cli_rec_unparsed_name(&recs[i]), cap,
+		       recs[i].mode & BG_ATTACH_F_GROW ? ", growing" : "", recs[i].prog_id,
 		       recs[i].dns_prog_id);
 	}
 	ret = bg_filter_view_current(st.filters_fd, &mem, &len);

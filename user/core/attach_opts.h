@@ -29,7 +29,23 @@ struct bg_attach_opts {
 	 * then of that fixed size (bg_filter_capacity_elems()), so the
 	 * verifier inlines the lookups in it. 0: any size (the default). */
 	uint64_t capacity;
+	/* The capacity grows: a filter that outgrows it gets a larger map
+	 * and program in place of the attached ones (bg_attach_grow()).
+	 * Without a capacity it starts at BG_CAPACITY_GROW_MIN keys. */
+	int grow;
 };
+
+/* The first capacity (Bloom keys) of a growing attachment without one,
+ * and the least it shrinks to: small, as a load grows it at once to what
+ * its keys need (about 24 KiB). */
+#define BG_CAPACITY_GROW_MIN 4096
+/* A growing capacity is made for this many times the keys that outgrew it
+ * (numerator over 2: 1.5x). */
+#define BG_CAPACITY_GROW_HEADROOM2 3
+/* It shrinks back to that when a filter would fit this many times over
+ * (memory returned; the factor keeps lists that come and go near a size
+ * from changing programs at every load). */
+#define BG_CAPACITY_SHRINK_FACTOR 4
 
 /* Largest capacity (Bloom keys) accepted: a map of about 1.8 GB. */
 #define BG_CAPACITY_MAX 1000000000ULL

@@ -68,6 +68,13 @@ struct bg_load_opts {
 	 * --capacity), 0: any size. With one, a plan that needs more fails
 	 * at BG_STAGE_PLAN and one that fits fills it (bg_filter_fit). */
 	uint32_t capacity;
+	/* A shape for the filter map (the agent's config changed): a
+	 * capacity of reshape_cap elements (0: any size), or with
+	 * reshape_grow one that follows the filter. The commit changes the
+	 * attachments' programs to it when theirs differs. */
+	int reshape;
+	uint32_t reshape_cap;
+	int reshape_grow;
 	/* Bounds, so that no list can hold the loader (and, after it, the
 	 * lock) for ever or take all memory: each file's size
 	 * (bg_read_list(); 0: BG_LIST_BYTES_MAX) and the entries of all
@@ -127,6 +134,12 @@ struct bg_load_report {
 	struct bg_filter_params plan;
 	uint64_t seed;
 	uint32_t filter_id; /* map id of the filter published */
+	/* reshaped: the filter map's shape changed for it, with new programs
+	 * (bg_attach_reshape()): a growing capacity that grew or shrank, or
+	 * the one bg_load_opts.reshape asked for (2 when it grows, else 1);
+	 * grown: its capacity then (elements; 0: any size) */
+	int reshaped;
+	uint32_t grown;
 	double ms[BG_STAGE__COUNT]; /* time per stage, milliseconds */
 	/* diagnostics: counts, and the first BG_LOAD_DIAGS_MAX (copies) */
 	size_t n_errors, n_warnings, n_diags;

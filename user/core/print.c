@@ -174,7 +174,13 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 	fprintf(out, "memory:           %s", mem);
 	if (fp->n)
 		fprintf(out, " (%.2f bytes/key)", (double)fp->bytes / (double)fp->n);
-	if (fp->capacity)
+	if (r->reshaped && r->grown)
+		fprintf(out, " (the %scapacity is now %u elements, new programs "
+			"swapped in: the Bloom part fills it)",
+			r->reshaped == 2 ? "growing " : "", r->grown);
+	else if (r->reshaped)
+		fprintf(out, " (the capacity is now any size, new programs swapped in)");
+	else if (fp->capacity)
 		fprintf(out, " (the attachment's fixed capacity, %u elements: the "
 			"Bloom part fills it)", fp->capacity);
 	fputc('\n', out);

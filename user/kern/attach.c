@@ -88,6 +88,25 @@ static int recs_capacity(int attach_fd, __u32 *cap)
 	return found;
 }
 
+/* 1 when the records grow their capacity (attach --grow; they agree). */
+static int recs_grow(int attach_fd)
+{
+	__u32 i;
+
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		struct bg_attach_rec r;
+
+		if (!bpf_map_lookup_elem(attach_fd, &i, &r) && r.ifindex)
+			return !!(r.mode & BG_ATTACH_F_GROW);
+	}
+	return 0;
+}
+
+int bg_attach_grows(struct bg_state *st)
+{
+	return recs_grow(st->attach_fd);
+}
+
 int bg_attach_capacity(struct bg_state *st, __u32 *capacity)
 {
 	int ret = recs_capacity(st->attach_fd, capacity);
@@ -150,6 +169,68 @@ static int ifindex_of(const char *ifname, char *err, size_t errlen)
 	return (int)idx;
 }
 
+/*
+ * The load-time configuration of one attachment's program: the verifier
+ * prunes the modes not used. With cap, a fixed-size filter: bg_filters'
+ * inner-map template without BPF_F_INNER_MAP and of exactly cap elements,
+ * so the verifier can inline the lookups in the filter
+ * (array_map_gen_lookup) and every filter map must have that size
+ * (user/kern/swap.c). Not through
+ * bpf_map__set_max_entries(bpf_map__inner_map()): libbpf 1.1 crashes on
+ * it. The template's fd into *tmpl_fd (to close once loaded; -1 without
+ * one). 0, or -errno with err set.
+ */
+static int skel_configure(struct bloomgate *skel, const struct bg_attach_opts *o,
+			  __u32 cap, int *tmpl_fd, char *err, size_t errlen)
+{
+	__u32 any_port = 0;
+	size_t i;
+
+	*tmpl_fd = -1;
+	skel->rodata->cfg_match = (__u8)o->match;
+	skel->rodata->cfg_action = (__u8)o->action;
+	skel->rodata->cfg_unparsed = o->unparsed == BG_UNPARSED_DROP ?
+					     BG_UNPARSED_DROP : BG_UNPARSED_PASS;
+	skel->rodata->cfg_dns_action =
+		(__u8)(o->dns_action ? o->dns_action : BG_DNS_ACTION_NXDOMAIN);
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++) {
+		skel->rodata->cfg_dns_ports[i] = o->dns_ports[i];
+		any_port |= o->dns_ports[i];
+	}
+	if (!any_port) {
+		skel->rodata->cfg_dns_ports[0] = BG_DNS_PORT;
+		for (i = 1; i < BG_DNS_PORTS_MAX; i++)
+			skel->rodata->cfg_dns_ports[i] = 0;
+	}
+	if (cap) {
+		LIBBPF_OPTS(bpf_map_create_opts, topts, .map_flags = BPF_F_MMAPABLE);
+		int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter_tmpl",
+					sizeof(__u32), BG_FILTER_VALUE_SIZE, cap,
+					&topts);
+
+		if (fd < 0) {
+			int e = -errno;
+
+			errf(err, errlen, "cannot create a filter map of %u elements: %s",
+			     cap, strerror(-e));
+			return e;
+		}
+		*tmpl_fd = fd;
+		if (bpf_map__set_inner_map_fd(skel->maps.BG_MAP_FILTERS, fd)) {
+			errf(err, errlen, "cannot set the filter map template");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The mode's XDP flag of a record or options. */
+static __u32 xdp_mode_flag(int mode)
+{
+	return (mode & BG_ATTACH_MODE_MASK) == BG_MODE_SKB ? XDP_FLAGS_SKB_MODE :
+							      XDP_FLAGS_DRV_MODE;
+}
+
 int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	      size_t errlen)
 {
@@ -160,14 +241,15 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	struct bg_state st = { .lock_fd = -1 };
 	char path[PATH_MAX], ebuf[128], c1[64], c2[64];
 	int ifindex, ret, fresh, progs_fd, dns_fd, pinned = 0, tmpl_fd = -1;
-	__u32 slot, key = BG_PROG_DNS, any_port = 0, cap = 0, have;
+	__u32 slot, key = BG_PROG_DNS, cap = 0, have, grows = 0;
 	size_t i;
 
 	ifindex = ifindex_of(ifname, err, errlen);
 	if (ifindex < 0)
 		return ifindex;
-	if (o->capacity) {
-		cap = bg_filter_capacity_elems(o->capacity);
+	if (o->capacity || o->grow) {
+		cap = bg_filter_capacity_elems(o->capacity ? o->capacity :
+							      BG_CAPACITY_GROW_MIN);
 		if (!cap) {
 			errf(err, errlen, "--capacity %llu: too large",
 			     (unsigned long long)o->capacity);
@@ -199,47 +281,9 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		errf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
 		goto out;
 	}
-	/* Load-time configuration: the verifier prunes the modes not used. */
-	skel->rodata->cfg_match = (__u8)o->match;
-	skel->rodata->cfg_action = (__u8)o->action;
-	skel->rodata->cfg_unparsed = o->unparsed == BG_UNPARSED_DROP ?
-					     BG_UNPARSED_DROP : BG_UNPARSED_PASS;
-	skel->rodata->cfg_dns_action =
-		(__u8)(o->dns_action ? o->dns_action : BG_DNS_ACTION_NXDOMAIN);
-	for (i = 0; i < BG_DNS_PORTS_MAX; i++) {
-		skel->rodata->cfg_dns_ports[i] = o->dns_ports[i];
-		any_port |= o->dns_ports[i];
-	}
-	if (!any_port) {
-		skel->rodata->cfg_dns_ports[0] = BG_DNS_PORT;
-		for (i = 1; i < BG_DNS_PORTS_MAX; i++)
-			skel->rodata->cfg_dns_ports[i] = 0;
-	}
-
-	/* A fixed-size filter: bg_filters' inner-map template without
-	 * BPF_F_INNER_MAP and of exactly cap elements, so the verifier can
-	 * inline the lookups in the filter (array_map_gen_lookup) and every
-	 * filter map must have that size (user/kern/swap.c). Not through
-	 * bpf_map__set_max_entries(bpf_map__inner_map()): libbpf 1.1 crashes
-	 * on it. */
-	if (cap) {
-		LIBBPF_OPTS(bpf_map_create_opts, topts, .map_flags = BPF_F_MMAPABLE);
-
-		tmpl_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bg_filter_tmpl",
-					 sizeof(__u32), BG_FILTER_VALUE_SIZE, cap,
-					 &topts);
-		if (tmpl_fd < 0) {
-			ret = -errno;
-			errf(err, errlen, "cannot create a filter map of %u elements: %s",
-			     cap, strerror(errno));
-			goto out;
-		}
-		if (bpf_map__set_inner_map_fd(skel->maps.BG_MAP_FILTERS, tmpl_fd)) {
-			ret = -EINVAL;
-			errf(err, errlen, "cannot set the filter map template");
-			goto out;
-		}
-	}
+	ret = skel_configure(skel, o, cap, &tmpl_fd, err, errlen);
+	if (ret)
+		goto out;
 
 	/* Reuse the pinned maps when another interface is attached already,
 	 * so every interface shares one filter; otherwise pin new ones. */
@@ -280,7 +324,12 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 				int r = recs_capacity(st.attach_fd, &have);
 
 				ret = r < 0 ? r : ret;
-				if (r == 1 && have != cap)
+				grows = r == 1 ? (__u32)recs_grow(st.attach_fd) : 0;
+				/* a growing one joins growing ones at the
+				 * size they grew to */
+				if (r == 1 && o->grow && grows && have >= cap)
+					cap = have;
+				if (r == 1 && (have != cap || !o->grow != !grows))
 					ret = -EXDEV;
 			}
 			close(st.attach_fd);
@@ -298,11 +347,13 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 				goto out;
 			}
 			if (ret == -EXDEV) {
-				errf(err, errlen, "bloomgate is attached with %s in %s; "
-				     "this attachment would have %s: all share one "
+				errf(err, errlen, "bloomgate is attached with %s%s in %s; "
+				     "this attachment would have %s%s: all share one "
 				     "filter map (detach them first to change it)",
-				     fmt_capacity(c1, sizeof(c1), have, 0), st.dir,
-				     fmt_capacity(c2, sizeof(c2), cap, o->capacity));
+				     fmt_capacity(c1, sizeof(c1), have, 0),
+				     grows ? ", growing" : "", st.dir,
+				     fmt_capacity(c2, sizeof(c2), cap, o->capacity),
+				     o->grow ? ", growing" : "");
 				goto out;
 			}
 			if (ret == -EPROTO) {
@@ -332,6 +383,8 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	rec.mode = (__u8)((__u8)o->mode & BG_ATTACH_MODE_MASK);
 	if (skel->rodata->cfg_unparsed == BG_UNPARSED_DROP)
 		rec.mode |= BG_ATTACH_F_UNPARSED_DROP;
+	if (o->grow)
+		rec.mode |= BG_ATTACH_F_GROW;
 	rec.match = (__u8)o->match;
 	rec.action = (__u8)o->action;
 	rec.prog_id = xdp_program__id(prog);
@@ -406,6 +459,211 @@ out:
 		close(tmpl_fd);
 	if (st.lock_fd >= 0)
 		close(st.lock_fd);
+	return ret;
+}
+
+/* ---- growing the capacity ------------------------------------------------ */
+
+/* The options an attachment was made with, from its record. */
+static void opts_of_rec(const struct bg_attach_rec *r, struct bg_attach_opts *o)
+{
+	*o = bg_attach_defaults;
+	o->mode = (enum bg_mode)(r->mode & BG_ATTACH_MODE_MASK);
+	o->match = (enum bg_match)r->match;
+	o->action = (enum bg_action)r->action;
+	o->dns_action = (enum bg_dns_action)r->dns_action;
+	o->unparsed = r->mode & BG_ATTACH_F_UNPARSED_DROP ? BG_UNPARSED_DROP :
+							  BG_UNPARSED_PASS;
+	memcpy(o->dns_ports, r->dns_ports, sizeof(o->dns_ports));
+	o->grow = !!(r->mode & BG_ATTACH_F_GROW);
+}
+
+struct grow_one {
+	__u32 slot;
+	struct bg_attach_rec rec;
+	struct bloomgate *skel;
+	int old_fd; /* the attached program */
+	int replaced;
+};
+
+/* Puts prog_fd on the interface of g in place of expect_fd (its mode's
+ * hook; the kernel swaps the pointer: each packet runs one or the other). */
+static int replace_prog(const struct grow_one *g, int prog_fd, int expect_fd)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = expect_fd);
+
+	return bpf_xdp_attach((int)g->rec.ifindex, prog_fd,
+			      xdp_mode_flag(g->rec.mode) | XDP_FLAGS_REPLACE, &xo);
+}
+
+int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
+		      char *err, size_t errlen)
+{
+	struct grow_one *g = calloc(BG_ATTACH_MAX, sizeof(*g));
+	char path[PATH_MAX];
+	int n = 0, k, ret = 0, tmpl_fd = -1, outer = -1;
+	__u32 i, zero = 0, key = BG_PROG_DNS;
+
+	if (!g) {
+		errf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		struct bg_attach_rec r;
+
+		if (bpf_map_lookup_elem(st->attach_fd, &i, &r) || !r.ifindex)
+			continue;
+		if (r.netns_ino != bg_netns_ino()) {
+			ret = -EXDEV;
+			errf(err, errlen, "an attachment is in another network "
+			     "namespace: its program cannot be replaced from here");
+			goto out;
+		}
+		g[n].slot = i;
+		g[n].rec = r;
+		/* the attached program, the expected one of the swap (opening
+		 * it by id needs CAP_SYS_ADMIN) */
+		g[n].old_fd = bpf_prog_get_fd_by_id(r.prog_id);
+		if (g[n].old_fd < 0) {
+			ret = -errno;
+			errf(err, errlen, "cannot open the attached program %u: %s",
+			     r.prog_id, strerror(errno));
+			goto out;
+		}
+		n++;
+	}
+	if (!n) {
+		ret = -ENOENT;
+		errf(err, errlen, "bloomgate is not attached to any interface");
+		goto out;
+	}
+	/* One program a attachment, configured as its record says, all with
+	 * a new bg_filters of the new capacity holding filter_fd; the
+	 * counters, events and records stay the pinned ones. */
+	for (k = 0; k < n; k++) {
+		struct bg_attach_opts o;
+		enum bg_pin_map pm[] = { BG_PIN_COUNTERS, BG_PIN_EVENTS, BG_PIN_ATTACH };
+		size_t m;
+		int dns_fd;
+
+		opts_of_rec(&g[k].rec, &o);
+		o.grow = grow;
+		g[k].skel = bloomgate__open();
+		if (!g[k].skel) {
+			ret = -errno;
+			errf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+			goto undo;
+		}
+		if (tmpl_fd >= 0)
+			close(tmpl_fd);
+		ret = skel_configure(g[k].skel, &o, cap, &tmpl_fd, err, errlen);
+		if (ret)
+			goto undo;
+		for (m = 0; m < sizeof(pm) / sizeof(pm[0]); m++) {
+			struct bpf_map *map = pm[m] == BG_PIN_COUNTERS ? g[k].skel->maps.BG_MAP_COUNTERS :
+					      pm[m] == BG_PIN_EVENTS ? g[k].skel->maps.BG_MAP_EVENTS :
+								    g[k].skel->maps.BG_MAP_ATTACH;
+
+			bg_map_pin_path(path, sizeof(path), st->dir, pm[m]);
+			if (bpf_map__set_pin_path(map, path)) {
+				ret = -errno;
+				errf(err, errlen, "cannot set pin path %s", path);
+				goto undo;
+			}
+		}
+		if (outer >= 0 && bpf_map__reuse_fd(g[k].skel->maps.BG_MAP_FILTERS, outer)) {
+			ret = -errno;
+			errf(err, errlen, "cannot share the new filter slot: %s",
+			     strerror(errno));
+			goto undo;
+		}
+		ret = bloomgate__load(g[k].skel);
+		if (ret) {
+			errf(err, errlen, "cannot load the XDP program of %u elements: %s",
+			     cap, strerror(-ret));
+			goto undo;
+		}
+		if (outer < 0) {
+			outer = bpf_map__fd(g[k].skel->maps.BG_MAP_FILTERS);
+			/* the new slot holds the new filter before any
+			 * program that reads it runs */
+			if (bpf_map_update_elem(outer, &zero, &filter_fd, BPF_ANY)) {
+				ret = -errno;
+				errf(err, errlen, "cannot put the filter in the new slot: %s",
+				     strerror(errno));
+				goto undo;
+			}
+		}
+		dns_fd = bpf_program__fd(g[k].skel->progs.bloomgate_dns);
+		if (bpf_map_update_elem(bpf_map__fd(g[k].skel->maps.BG_MAP_PROGS),
+					&key, &dns_fd, BPF_ANY)) {
+			ret = -errno;
+			errf(err, errlen, "cannot set up the DNS program: %s",
+			     strerror(errno));
+			goto undo;
+		}
+	}
+	/* The swaps, each atomic on its interface: a packet runs the old
+	 * program with the old filter or the new one with the new. */
+	for (k = 0; k < n; k++) {
+		ret = replace_prog(&g[k], bpf_program__fd(g[k].skel->progs.bloomgate_xdp),
+				   g[k].old_fd);
+		if (ret) {
+			errf(err, errlen, "cannot replace the program on ifindex %u: %s",
+			     g[k].rec.ifindex, strerror(-ret));
+			goto undo;
+		}
+		g[k].replaced = 1;
+	}
+	/* Past the swaps nothing is undone: the records, then the pins,
+	 * name the new programs and maps. */
+	for (k = 0; k < n; k++) {
+		struct bg_attach_rec r = g[k].rec;
+		int progs_fd = bpf_map__fd(g[k].skel->maps.BG_MAP_PROGS);
+
+		r.prog_id = prog_id_of(bpf_program__fd(g[k].skel->progs.bloomgate_xdp));
+		r.dns_prog_id = prog_id_of(bpf_program__fd(g[k].skel->progs.bloomgate_dns));
+		r.capacity = cap;
+		r.mode = (__u8)((r.mode & ~BG_ATTACH_F_GROW) | (grow ? BG_ATTACH_F_GROW : 0));
+		bpf_map_update_elem(st->attach_fd, &g[k].slot, &r, BPF_ANY);
+		bg_progs_pin_path(path, sizeof(path), st->dir, r.ifindex, r.netns_ino);
+		unlink(path);
+		if (bpf_obj_pin(progs_fd, path) && !ret) {
+			ret = -errno;
+			errf(err, errlen, "the capacity changed, but %s cannot be pinned: "
+			     "DNS queries pass there once this program exits (%s)",
+			     path, strerror(errno));
+		}
+	}
+	/* bpffs cannot rename: the pin goes and comes back, under the lock,
+	 * which a reader that finds it missing waits for (bg_state_open()) */
+	bg_map_pin_path(path, sizeof(path), st->dir, BG_PIN_FILTERS);
+	unlink(path);
+	if (bpf_obj_pin(outer, path) && !ret) {
+		ret = -errno;
+		errf(err, errlen, "the capacity changed, but its slot cannot be "
+		     "pinned at %s: %s", path, strerror(errno));
+	}
+	k = dup(outer);
+	if (k >= 0) {
+		close(st->filters_fd);
+		st->filters_fd = k;
+	}
+	goto out;
+undo:
+	for (k = n - 1; k >= 0; k--)
+		if (g[k].replaced)
+			replace_prog(&g[k], g[k].old_fd,
+				     bpf_program__fd(g[k].skel->progs.bloomgate_xdp));
+out:
+	for (k = 0; k < n; k++) {
+		if (g[k].old_fd >= 0)
+			close(g[k].old_fd);
+		bloomgate__destroy(g[k].skel);
+	}
+	if (tmpl_fd >= 0)
+		close(tmpl_fd);
+	free(g);
 	return ret;
 }
 

@@ -47,4 +47,23 @@ int bg_attach_list(struct bg_state *st, struct bg_attach_rec *recs, int max);
  * records disagree (attach refuses that), else -errno. */
 int bg_attach_capacity(struct bg_state *st, __u32 *capacity);
 
+/* 1 when the attachments' capacity grows (attach --grow), else 0. */
+int bg_attach_grows(struct bg_state *st);
+
+/*
+ * Changes the filter map's shape, under the lock: its capacity cap
+ * (elements; 0: any size) and whether it grows. For every attachment a new
+ * program, configured as its record says, with a new bg_filters of that
+ * shape whose slot holds filter_fd (a map of that shape:
+ * bg_filter_map_new() with capacity cap), replaces the attached one with
+ * the kernel's atomic XDP replace (each packet runs the old program with
+ * the old filter or the new with the new: no gap); then the records, the
+ * prog array pins and the bg_filters pin name the new ones, and
+ * st->filters_fd is the new slot. A failure before the last swap puts the
+ * old programs back. Needs CAP_SYS_ADMIN (the attached programs are opened
+ * by id, the expected side of each swap). 0 or -errno with err set.
+ */
+int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
+		      char *err, size_t errlen);
+
 #endif

@@ -14,15 +14,33 @@
 #include "core/record.h"
 #include "kern/swap.h"
 
+/* A new shape of the filter map (bg_attach_reshape()). */
+struct shape {
+	uint32_t cap; /* elements; 0: any size */
+	int grow;
+};
+
 static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
-		     struct bg_load_report *r);
+		     struct bg_load_report *r, const struct shape *to);
+
+/* The capacity a growing attachment gets when plan p outgrows it: room for
+ * BG_CAPACITY_GROW_HEADROOM2 / 2 times its keys, at least p's elements. */
+static uint32_t grown_capacity(const struct bg_filter_params *p)
+{
+	uint64_t keys = p->n * BG_CAPACITY_GROW_HEADROOM2 / 2 + 1;
+	uint32_t c = bg_filter_capacity_elems(keys < BG_CAPACITY_GROW_MIN ?
+						      BG_CAPACITY_GROW_MIN : keys);
+
+	return c > p->nelems ? c : p->nelems;
+}
 
 int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 		   const struct bg_blocklist *bl, struct bg_load_report *r)
 {
 	uint32_t capacity = 0;
+	struct shape to = { 0, 0 }, *reshape = NULL;
 	double t0, t1;
-	int ret, fd;
+	int ret, fd, grows;
 
 	/* The filter map must fit the slot: a fixed size when the
 	 * attachments have a capacity (attach --capacity). Read under the
@@ -35,6 +53,26 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 				    "cannot read the attachments' filter capacity: %s",
 				    ret == -EPROTO ? "the records disagree" :
 						     strerror(-ret));
+	grows = capacity && bg_attach_grows(st);
+	/* a shape asked for (the agent's config changed): a capacity that
+	 * grows from now on, or one of a fixed size (or any size) */
+	if (o->reshape && o->reshape_grow && !grows)
+		to = (struct shape){ grown_capacity(&r->plan), 1 }, reshape = &to;
+	else if (o->reshape && !o->reshape_grow && (o->reshape_cap != capacity || grows))
+		to = (struct shape){ o->reshape_cap, 0 }, reshape = &to;
+	/* A growing capacity that the plan outgrows, or would fit
+	 * BG_CAPACITY_SHRINK_FACTOR times over: a map of the size its keys
+	 * need with headroom, and programs for it, replace the attached ones
+	 * (bg_attach_reshape()). */
+	if (!reshape && grows) {
+		uint32_t want = grown_capacity(&r->plan);
+
+		if (r->plan.nelems > capacity ||
+		    (uint64_t)want * BG_CAPACITY_SHRINK_FACTOR < capacity)
+			to = (struct shape){ want, 1 }, reshape = &to;
+	}
+	if (reshape)
+		capacity = reshape->cap;
 	if (capacity) {
 		ret = bg_load_fit(r, capacity);
 		if (ret)
@@ -56,14 +94,17 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 				    fd == -ENOMEM || fd == -E2BIG ? "not enough memory" :
 				    fd == -EPERM ? "not permitted (creating BPF maps needs CAP_BPF)" :
 						   strerror(-fd));
-	return commit_fd(st, o, fd, r);
+	return commit_fd(st, o, fd, r, reshape);
 }
 
 /* A built filter map fd (taken) recorded and published (bg_load_commit()
- * and bg_load_commit_image() share it). */
+ * and bg_load_commit_image() share it); with a shape to, in a new slot of
+ * that shape, with new programs (bg_attach_reshape()). */
 static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
-		     struct bg_load_report *r)
+		     struct bg_load_report *r, const struct shape *to)
 {
+	char err[256] = "";
+
 	double t1;
 	int ret, rec, keep;
 
@@ -78,15 +119,24 @@ static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
 					     o->sources->n) : -ENOENT;
 	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
 	t1 = bg_now_ms();
-	ret = bg_filter_publish(st->filters_fd, fd);
+	ret = to ? bg_attach_reshape(st, to->cap, to->grow, fd, err, sizeof(err)) :
+		   bg_filter_publish(st->filters_fd, fd);
 	close(fd); /* the slot holds the map now, or nothing does */
 	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
-	if (ret) {
+	r->reshaped = to && bg_filter_current_id(st->filters_fd) == r->filter_id ?
+			      1 + !!to->grow : 0;
+	r->grown = r->reshaped ? to->cap : 0;
+	if (ret && !r->reshaped) {
 		/* the new record explains nothing that runs */
 		bg_record_keep(bg_filter_current_id(st->filters_fd));
-		return bg_load_fail(r, BG_STAGE_PUBLISH, ret,
-				    "cannot swap the filter in: %s", strerror(-ret));
+		return to ? bg_load_fail(r, BG_STAGE_PUBLISH, ret,
+					 "cannot change the capacity to %u elements: %s",
+					 to->cap, err) :
+			    bg_load_fail(r, BG_STAGE_PUBLISH, ret,
+					 "cannot swap the filter in: %s", strerror(-ret));
 	}
+	if (ret)
+		bg_load_fail(r, BG_STAGE_RECORD, ret, "%s", err);
 	/* Made current; the old filter's record goes. */
 	t1 = bg_now_ms();
 	keep = bg_record_keep(r->filter_id);
@@ -122,7 +172,7 @@ int bg_load_commit_image(struct bg_state *st, const struct bg_load_opts *o,
 	if (fd < 0)
 		return bg_load_fail(r, BG_STAGE_BUILD, fd, "cannot make the filter "
 				    "map (%zu bytes): %s", p->bytes, strerror(-fd));
-	return commit_fd(st, o, fd, r);
+	return commit_fd(st, o, fd, r, NULL);
 }
 
 /* ---- The map made while the keys are sorted ------------------------------ */

@@ -77,7 +77,7 @@ int bg_state_open(struct bg_state *st, int lock)
 		[BG_PIN_ATTACH] = &st->attach_fd,
 	};
 	char path[PATH_MAX];
-	int err, i;
+	int err, i, retried = 0;
 
 	memset(st, 0, sizeof(*st));
 	st->lock_fd = st->filters_fd = st->counters_fd = -1;
@@ -96,11 +96,29 @@ int bg_state_open(struct bg_state *st, int lock)
 	for (i = 0; i < BG_PIN__COUNT; i++) {
 		bg_map_pin_path(path, sizeof(path), st->dir, (enum bg_pin_map)i);
 		*fds[i] = bpf_obj_get(path);
+		/* bg_filters is pinned anew when the capacity changes
+		 * (bg_attach_grow(), under the lock; bpffs cannot rename):
+		 * missing for a moment. The lock waits that moment out. */
+		if (*fds[i] < 0 && errno == ENOENT && i == BG_PIN_FILTERS &&
+		    !lock && !retried) {
+			retried = 1;
+			err = bg_state_lock(st);
+			if (err) {
+				bg_state_close(st);
+				return err;
+			}
+			i--;
+			continue;
+		}
 		if (*fds[i] < 0) {
 			err = -errno;
 			bg_state_close(st);
 			return err;
 		}
+	}
+	if (retried) {
+		close(st->lock_fd);
+		st->lock_fd = -1;
 	}
 	return 0;
 }
