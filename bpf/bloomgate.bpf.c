@@ -28,6 +28,9 @@ const volatile __u8 cfg_unparsed = BG_UNPARSED_PASS;
 /* Benchmarks only: rewrite the destination after each run so that repeated
  * BPF_PROG_TEST_RUN iterations probe different keys (see bench/). */
 const volatile __u8 cfg_bench_vary = 0;
+/* attach --chain: a passed packet goes on to the program in BG_PROG_NEXT
+ * (`bloomgate chain`); without it the verifier prunes the tail call. */
+const volatile __u8 cfg_chain = 0;
 /* DNS (issue 4): what to do with a listed query, and the UDP destination
  * ports judged as DNS (host order, 0 = unused). */
 const volatile __u8 cfg_dns_action = BG_DNS_ACTION_NXDOMAIN;
@@ -71,11 +74,12 @@ struct {
 	__type(value, struct bg_attach_rec);
 } BG_MAP_ATTACH SEC(".maps");
 
-/* bloomgate_dns at BG_PROG_DNS, tail-called for UDP to a DNS port. One
- * array per attachment, pinned with it (bloomgate/abi.h says why). */
+/* bloomgate_dns at BG_PROG_DNS, tail-called for UDP to a DNS port, and the
+ * next program at BG_PROG_NEXT. One array per attachment, pinned with it
+ * (bloomgate/abi.h says why). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, BG_PROGS_MAX);
 	__type(key, __u32);
 	__type(value, __u32);
 } BG_MAP_PROGS SEC(".maps");
@@ -359,6 +363,10 @@ no_filter:
 		bg_bench_step(&pkt);
 pass:
 	bg_count(c, BG_CNT_PASSED);
+	/* the next program judges what bloomgate passed (an empty slot:
+	 * the tail call falls through) */
+	if (cfg_chain)
+		bpf_tail_call(ctx, &BG_MAP_PROGS, BG_PROG_NEXT);
 	return XDP_PASS;
 }
 
@@ -552,6 +560,8 @@ drop:
 	return XDP_DROP;
 pass:
 	bg_count(c, BG_CNT_PASSED);
+	if (cfg_chain)
+		bpf_tail_call(ctx, &BG_MAP_PROGS, BG_PROG_NEXT);
 	return XDP_PASS;
 }
 

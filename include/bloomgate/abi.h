@@ -348,6 +348,9 @@ _Static_assert(sizeof(struct bg_attach_rec) == 32, "attach record size");
 /* attach --grow: a filter that outgrows the capacity gets a larger map and
  * program, replacing the attached ones (user/kern/attach.h); 0: refused */
 #define BG_ATTACH_F_GROW 0x40
+/* attach --chain: every packet passed goes on to the program in the
+ * attachment's BG_PROG_NEXT slot, when there is one (`bloomgate chain`) */
+#define BG_ATTACH_F_CHAIN 0x20
 #define BG_ATTACH_MAX 64
 
 /* Parser bounds (named constants, one definition). */
@@ -360,11 +363,15 @@ _Static_assert(sizeof(struct bg_attach_rec) == 32, "attach record size");
 #define BG_MAP_COUNTERS bg_stats
 #define BG_MAP_EVENTS bg_events
 #define BG_MAP_ATTACH bg_attach
-/* PROG_ARRAY of one program (bloomgate_dns at BG_PROG_DNS), private to one
+/* PROG_ARRAY of bloomgate_dns (at BG_PROG_DNS) and the operator's next
+ * program (at BG_PROG_NEXT: `bloomgate chain`, tail-called for every packet
+ * bloomgate passes, on an attachment made with --chain), private to one
  * attachment and pinned with it: the kernel empties a prog array when its
- * last user reference closes, which would silently stop the tail call. */
+ * last user reference closes, which would silently stop the tail calls. */
 #define BG_MAP_PROGS bg_progs
 #define BG_PROG_DNS 0
+#define BG_PROG_NEXT 1
+#define BG_PROGS_MAX 2
 #define BG__STR(x) #x
 #define BG_TEXTIFY(x) BG__STR(x)
 

@@ -438,7 +438,7 @@ static const struct field root_fields[R__COUNT + 1] = {
 };
 
 enum { I_NAME, I_MODE, I_MATCH, I_ACTION, I_DNS_ACTION, I_DNS_PORTS,
-       I_CAPACITY, I_GROW, I_UNPARSED, I__COUNT };
+       I_CAPACITY, I_GROW, I_CHAIN, I_UNPARSED, I__COUNT };
 
 #define I_OFF(m) offsetof(struct bg_cfg_iface, m)
 static const struct field iface_fields[I__COUNT + 1] = {
@@ -459,6 +459,7 @@ static const struct field iface_fields[I__COUNT + 1] = {
 			 .off = I_OFF(attach.capacity), .min = 1,
 			 .max = BG_CAPACITY_MAX },
 	[I_GROW] = { .key = "grow", .type = F_BOOL, .off = I_OFF(attach.grow) },
+	[I_CHAIN] = { .key = "chain", .type = F_BOOL, .off = I_OFF(attach.chain) },
 	[I_UNPARSED] = { .key = "unparsed", .type = F_ENUM,
 			 .off = I_OFF(attach.unparsed),
 			 .values = bg_unparsed_values },

@@ -45,6 +45,7 @@ void cli_fmt_capacity(char *buf, size_t len, __u32 elems);
 	extern const struct bg_cmd cli_##name##_cmd; \
 	int cli_cmd_##name(int argc, char **argv)
 CLI_COMMAND(attach);
+CLI_COMMAND(chain);
 CLI_COMMAND(load);
 CLI_COMMAND(build);
 CLI_COMMAND(inspect);

@@ -18,7 +18,7 @@ struct attach_args {
 	__u16 ports[BG_DNS_PORTS_MAX];
 	int nports;
 	unsigned long long capacity;
-	int grow;
+	int grow, chain;
 };
 
 static const struct attach_args attach_defaults = {
@@ -73,6 +73,10 @@ static const struct bg_opt attach_opts[] = {
 		  "refused; without it, any size",
 	  .min = 1, .max = (double)BG_CAPACITY_MAX,
 	  .off = offsetof(struct attach_args, capacity) },
+	{ .name = "chain", .type = BG_OPT_FLAG,
+	  .help = "every packet passed goes on to a next XDP program, set with "
+		  "`bloomgate chain` (a tail call: what it returns is the verdict)",
+	  .off = offsetof(struct attach_args, chain) },
 	{ .name = "grow", .type = BG_OPT_FLAG,
 	  .help = "a fixed-size filter map whose capacity follows the filter: "
 		  "one that outgrows it (or would fit it 4 times over) gets a map "
@@ -118,6 +122,7 @@ int cli_cmd_attach(int argc, char **argv)
 		o.dns_ports[0] = BG_DNS_PORT;
 	o.capacity = a.capacity;
 	o.grow = a.grow;
+	o.chain = a.chain;
 	if (bg_attach(a.ifname, &o, err, sizeof(err)))
 		return cli_fail(1, "%s", err);
 	cli_fmt_ports(ports, sizeof(ports), o.dns_ports);
@@ -126,12 +131,82 @@ int cli_cmd_attach(int argc, char **argv)
 			     bg_filter_capacity_elems(o.capacity ? o.capacity :
 								   BG_CAPACITY_GROW_MIN) : 0);
 	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s, "
-	       "unparsed %s, capacity %s%s)\n",
+	       "unparsed %s, capacity %s%s%s)\n",
 	       a.ifname, o.mode == BG_MODE_SKB ? "skb" : "native",
 	       cli_match_name(o.match), cli_action_name(o.action),
 	       cli_dns_action_name(o.dns_action), ports,
 	       bg_enum_name(bg_unparsed_values, o.unparsed), cap,
-	       o.grow ? ", growing" : "");
+	       o.grow ? ", growing" : "", o.chain ? ", chain" : "");
+	return 0;
+}
+
+/* ---- chain ------------------------------------------------------------------ */
+
+struct chain_args {
+	const char *ifname, *prog;
+	int none;
+};
+
+static int chain_done(void *ctx, unsigned int npos, char *err, size_t errlen)
+{
+	const struct chain_args *a = ctx;
+
+	(void)npos;
+	if (!a->prog == !a->none) {
+		snprintf(err, errlen, "chain: %s", a->none ? "--prog or --none, not both" :
+			 "missing --prog PROG (or --none)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct bg_opt chain_opts[] = {
+	{ .name = "prog", .type = BG_OPT_STRING, .metavar = "PROG",
+	  .help = "the XDP program: its pinned path on bpffs (bpftool prog load "
+		  "OBJ PATH) or id:N",
+	  .off = offsetof(struct chain_args, prog) },
+	{ .name = "none", .type = BG_OPT_FLAG,
+	  .help = "empty the next slot: bloomgate's verdicts alone again",
+	  .off = offsetof(struct chain_args, none) },
+	{ NULL },
+};
+
+static const struct bg_opt chain_pos = {
+	.type = BG_OPT_STRING, .metavar = "IFACE", .help = "the interface",
+	.off = offsetof(struct chain_args, ifname),
+};
+
+const struct bg_cmd cli_chain_cmd = {
+	.name = "chain",
+	.summary = "Runs XDP program PROG after bloomgate on IFACE: every packet\n"
+		   "bloomgate passes there goes on to PROG (a tail call), whose\n"
+		   "verdict stands; the way to share an interface with another\n"
+		   "XDP program. The attachment must be made with --chain; --none\n"
+		   "empties the slot. status shows the chained program's id.",
+	.opts = chain_opts, .pos = &chain_pos, .min_pos = 1, .max_pos = 1,
+	.pos_first = 1, .done = chain_done,
+};
+
+int cli_cmd_chain(int argc, char **argv)
+{
+	struct chain_args a = { 0 };
+	char err[512] = "";
+	int ret;
+
+	if ((ret = cli_parse_args(&cli_chain_cmd, &argc, argv, &a)))
+		return ret < 0 ? 0 : ret;
+	if ((ret = cli_need_root()))
+		return ret;
+	ret = bg_attach_chain(a.ifname, a.none ? NULL : a.prog, err, sizeof(err));
+	if (ret == -ENODEV)
+		return cli_fail(EXIT_USAGE, "chain: %s", err);
+	if (ret)
+		return cli_fail(ret == -ENOENT && !strstr(err, ": ") ? EXIT_NOT_ATTACHED : 1,
+				"%s", err);
+	if (a.none)
+		printf("%s: nothing chained after bloomgate\n", a.ifname);
+	else
+		printf("%s: %s runs after bloomgate\n", a.ifname, a.prog);
 	return 0;
 }
 

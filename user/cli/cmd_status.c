@@ -252,6 +252,16 @@ int cli_cmd_status(int argc, char **argv)
 		       cli_rec_unparsed_name(&recs[i]), cap,
 		       recs[i].mode & BG_ATTACH_F_GROW ? ", growing" : "", recs[i].prog_id,
 		       recs[i].dns_prog_id);
+		if (recs[i].mode & BG_ATTACH_F_CHAIN) {
+			__u32 next = 0;
+
+			if (bg_attach_next_id(st.dir, &recs[i], &next))
+				printf("  chain: the next slot cannot be read\n");
+			else if (next)
+				printf("  chain: prog id %u runs after bloomgate\n", next);
+			else
+				printf("  chain: nothing runs after bloomgate (bloomgate chain)\n");
+		}
 	}
 	ret = bg_filter_view_current(st.filters_fd, &mem, &len);
 	if (ret == 0) {

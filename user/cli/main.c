@@ -54,6 +54,7 @@ static const struct {
 	{ &cli_status_cmd, cli_cmd_status },
 	{ &cli_events_cmd, cli_cmd_events },
 	{ &cli_detach_cmd, cli_cmd_detach },
+	{ &cli_chain_cmd, cli_cmd_chain },
 	{ &cli_agent_cmd, cli_cmd_agent },
 	{ &cli_reload_cmd, cli_cmd_reload },
 };

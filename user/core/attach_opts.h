@@ -33,6 +33,11 @@ struct bg_attach_opts {
 	 * and program in place of the attached ones (bg_attach_grow()).
 	 * Without a capacity it starts at BG_CAPACITY_GROW_MIN keys. */
 	int grow;
+	/* Every packet passed goes on to the attachment's next program
+	 * (`bloomgate chain`: a tail call into its BG_PROG_NEXT slot), when
+	 * one is set; the way to run another XDP program behind bloomgate on
+	 * the interface. */
+	int chain;
 };
 
 /* The first capacity (Bloom keys) of a growing attachment without one,

@@ -189,6 +189,7 @@ static int skel_configure(struct bloomgate *skel, const struct bg_attach_opts *o
 	*tmpl_fd = -1;
 	skel->rodata->cfg_match = (__u8)o->match;
 	skel->rodata->cfg_action = (__u8)o->action;
+	skel->rodata->cfg_chain = !!o->chain;
 	skel->rodata->cfg_unparsed = o->unparsed == BG_UNPARSED_DROP ?
 					     BG_UNPARSED_DROP : BG_UNPARSED_PASS;
 	skel->rodata->cfg_dns_action =
@@ -385,6 +386,8 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		rec.mode |= BG_ATTACH_F_UNPARSED_DROP;
 	if (o->grow)
 		rec.mode |= BG_ATTACH_F_GROW;
+	if (o->chain)
+		rec.mode |= BG_ATTACH_F_CHAIN;
 	rec.match = (__u8)o->match;
 	rec.action = (__u8)o->action;
 	rec.prog_id = xdp_program__id(prog);
@@ -476,6 +479,7 @@ static void opts_of_rec(const struct bg_attach_rec *r, struct bg_attach_opts *o)
 							  BG_UNPARSED_PASS;
 	memcpy(o->dns_ports, r->dns_ports, sizeof(o->dns_ports));
 	o->grow = !!(r->mode & BG_ATTACH_F_GROW);
+	o->chain = !!(r->mode & BG_ATTACH_F_CHAIN);
 }
 
 struct grow_one {
@@ -494,6 +498,32 @@ static int replace_prog(const struct grow_one *g, int prog_fd, int expect_fd)
 
 	return bpf_xdp_attach((int)g->rec.ifindex, prog_fd,
 			      xdp_mode_flag(g->rec.mode) | XDP_FLAGS_REPLACE, &xo);
+}
+
+/* The program in an attachment's BG_PROG_NEXT slot into the same slot of
+ * prog array to_fd; 0 when there is none. */
+static int next_copy(const char *dir, const struct bg_attach_rec *r, int to_fd)
+{
+	char path[PATH_MAX];
+	__u32 key = BG_PROG_NEXT, id = 0;
+	int from, fd, ret = 0;
+
+	bg_progs_pin_path(path, sizeof(path), dir, r->ifindex, r->netns_ino);
+	from = bpf_obj_get(path);
+	if (from < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (bpf_map_lookup_elem(from, &key, &id) || !id) {
+		close(from);
+		return 0;
+	}
+	close(from);
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (bpf_map_update_elem(to_fd, &key, &fd, BPF_ANY))
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
@@ -602,6 +632,14 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 			     strerror(errno));
 			goto undo;
 		}
+		/* the operator's next program goes on with the new ones */
+		ret = next_copy(st->dir, &g[k].rec,
+				bpf_map__fd(g[k].skel->maps.BG_MAP_PROGS));
+		if (ret) {
+			errf(err, errlen, "cannot keep the chained program: %s",
+			     strerror(-ret));
+			goto undo;
+		}
 	}
 	/* The swaps, each atomic on its interface: a packet runs the old
 	 * program with the old filter or the new one with the new. */
@@ -664,6 +702,136 @@ out:
 	if (tmpl_fd >= 0)
 		close(tmpl_fd);
 	free(g);
+	return ret;
+}
+
+/* ---- the next program ------------------------------------------------------ */
+
+int bg_attach_next_id(const char *dir, const struct bg_attach_rec *r, __u32 *id)
+{
+	char path[PATH_MAX];
+	__u32 key = BG_PROG_NEXT;
+	int fd, ret = 0;
+
+	*id = 0;
+	bg_progs_pin_path(path, sizeof(path), dir, r->ifindex, r->netns_ino);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, &key, id))
+		ret = errno == ENOENT ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/* A program named as a pinned path or "id:N": its fd, or -errno with err. */
+static int prog_fd_of(const char *name, char *err, size_t errlen)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	char *end, link[64], kind[64];
+	ssize_t n;
+	int fd;
+
+	if (!strncmp(name, "id:", 3)) {
+		unsigned long id = strtoul(name + 3, &end, 10);
+
+		if (!name[3] || *end || !id || id > UINT32_MAX) {
+			errf(err, errlen, "%s: not a program id (id:N)", name);
+			return -EINVAL;
+		}
+		fd = bpf_prog_get_fd_by_id((__u32)id);
+	} else {
+		fd = bpf_obj_get(name);
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		errf(err, errlen, "%s: %s", name, e == ENOENT ? "no such program "
+		     "(a pinned program's path on bpffs, or id:N)" : strerror(e));
+		return -e;
+	}
+	/* a pin may be a map: the fd's inode tells (the info of a map
+	 * would be read as a program's) */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, kind, sizeof(kind) - 1);
+	kind[n > 0 ? n : 0] = 0;
+	memset(&info, 0, sizeof(info));
+	if (strcmp(kind, "anon_inode:bpf-prog") ||
+	    bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_PROG_TYPE_XDP) {
+		close(fd);
+		errf(err, errlen, "%s: not an XDP program", name);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+int bg_attach_chain(const char *ifname, const char *prog, char *err, size_t errlen)
+{
+	struct bg_attach_rec rec;
+	struct bg_state st;
+	char path[PATH_MAX];
+	__u32 slot, key = BG_PROG_NEXT;
+	int ifindex, ret, arr = -1, fd = -1;
+
+	ifindex = ifindex_of(ifname, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	ret = bg_state_open(&st, 1);
+	if (ret) {
+		if (ret == -ENOENT)
+			errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		else
+			errf(err, errlen, "cannot open the pinned state in %s: %s",
+			     bg_pin_dir(), strerror(-ret));
+		return ret;
+	}
+	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
+	if (ret != 1 || bpf_map_lookup_elem(st.attach_fd, &slot, &rec)) {
+		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = 0;
+	if (!(rec.mode & BG_ATTACH_F_CHAIN)) {
+		errf(err, errlen, "bloomgate is attached to %s without --chain: "
+		     "its program has no next slot (detach, then attach with --chain)",
+		     ifname);
+		ret = -EINVAL;
+		goto out;
+	}
+	bg_progs_pin_path(path, sizeof(path), st.dir, rec.ifindex, rec.netns_ino);
+	arr = bpf_obj_get(path);
+	if (arr < 0) {
+		ret = -errno;
+		errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!prog) {
+		ret = bpf_map_delete_elem(arr, &key) && errno != ENOENT ? -errno : 0;
+		if (ret)
+			errf(err, errlen, "cannot empty the next slot: %s", strerror(-ret));
+		goto out;
+	}
+	fd = prog_fd_of(prog, err, errlen);
+	if (fd < 0) {
+		ret = fd;
+		goto out;
+	}
+	/* the kernel refuses a program bloomgate cannot tail-call (another
+	 * kind of XDP program: frags, offloaded, ...) */
+	if (bpf_map_update_elem(arr, &key, &fd, BPF_ANY)) {
+		ret = -errno;
+		errf(err, errlen, "%s cannot run after bloomgate: %s%s", prog,
+		     strerror(errno), errno == EINVAL ? " (the kernel tail-calls "
+		     "only an XDP program of the same kind: no frags, not offloaded)" : "");
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (arr >= 0)
+		close(arr);
+	bg_state_close(&st);
 	return ret;
 }
 

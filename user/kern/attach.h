@@ -66,4 +66,15 @@ int bg_attach_grows(struct bg_state *st);
 int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		      char *err, size_t errlen);
 
+/*
+ * `bloomgate chain`: puts program prog (a pinned path on bpffs, or "id:N")
+ * in the BG_PROG_NEXT slot of ifname's attachment, which must have been
+ * made with --chain: every packet bloomgate passes there goes on to it
+ * (a tail call; what it returns is the verdict). prog NULL empties the
+ * slot. 0, or -errno with err set.
+ */
+int bg_attach_chain(const char *ifname, const char *prog, char *err, size_t errlen);
+/* The id of the program in r's next slot into *id (0: none). */
+int bg_attach_next_id(const char *dir, const struct bg_attach_rec *r, __u32 *id);
+
 #endif
