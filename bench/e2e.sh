@@ -277,6 +277,10 @@ XF_N=$(bpftool map show pinned "$XF/filter_ipv4" | sed -n 's/.*max_entries \([0-
 bpftool batch file "$TMP/xf.batch" >/dev/null || die "cannot fill xdp-filter's map"
 LOADMS[xf]=$((($(date +%s%N) - t) / 1000000))
 C_XF=$(count "$XF_N")
+# bloomgate with exactly the addresses xdp-filter holds, a fixed capacity
+# for them: the cache-resident case, where the work per packet is all
+"$GEN" list 0 "$XF_N" >"$TMP/listxf.txt" || die "livegen list failed"
+bg_conf bgxf xfc "$TMP/listxf.txt" --capacity "$XF_N"
 
 # an nftables set of the N1 addresses on the netdev ingress hook; the veth
 # needs an XDP program to take redirected frames at all: bare XDP_PASS.
@@ -321,6 +325,7 @@ row "$T_CLEAN" "$R_CLEAN" bg2n floor2_pass "bloomgate, $C2, \`--confirm off\` ($
 [ "$HAVE_FH" = 1 ] && row "$T_CLEAN" "$R_CLEAN" bgfh "" "bloomgate, FireHOL level 1 ($(mib "${FBYTES[fh]}") MiB)" any
 row "$T_CLEAN" "$R_CLEAN" bgmix "" "bloomgate, mixed: $C1 IPv4, IPv6 addresses and prefixes, IPv4 prefixes, names ($(mib "${FBYTES[mix]}") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" xf "" "xdp-filter (xdp-tools), $C_XF addresses (its maximum)" none
+row "$T_CLEAN" "$R_CLEAN" bgxf "" "bloomgate, the same $C_XF addresses, \`--capacity $XF_N\` ($(mib "${FBYTES[xfc]}") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" nft "" "nftables netdev-ingress set, $C1 addresses (XDP_PASS in front)" none
 T_XF="flood, the first $C_XF of the list (xdp-filter's maximum)"
 R_XF="0 $XF_N dst"
@@ -329,6 +334,7 @@ row "$T_XF" "$R_XF" floor1_drop floor1_drop "floor: one random line, drop ($(mib
 row "$T_XF" "$R_XF" bg1 floor1_drop "bloomgate $C1" all
 row "$T_XF" "$R_XF" bg1c floor1_drop "bloomgate $C1, \`--capacity\`" all
 row "$T_XF" "$R_XF" xf "" "xdp-filter, $C_XF addresses" all
+row "$T_XF" "$R_XF" bgxf "" "bloomgate, the same $C_XF addresses, \`--capacity $XF_N\`" all
 # the probe floor's flood rows of size I (1 or 2): its steps, the whole
 # lookup, and the lookup on the --confirm off filter
 probe_floor_rows() { # TRAFFIC RANGE I COUNT
@@ -633,6 +639,8 @@ clean, ceiling: floor ($(mib "$F1") MiB) / xdp-filter $C_XF|$T_CLEAN|floor1_pass
 clean, ceiling: Bloom floor ($(mib "$F1") MiB) / xdp-filter $C_XF|$T_CLEAN|bfloor1_pass|xf|
 clean, ceiling: probe floor ($C1) / xdp-filter $C_XF|$T_CLEAN|pfloor1_pass|xf|
 flood $C_XF: bloomgate $C1 \`--capacity\` / xdp-filter|$T_XF|bg1c|xf|
+flood $C_XF (cache-resident): bloomgate $C_XF \`--capacity\` / xdp-filter|$T_XF|bgxf|xf|>= 1.0|bare_drop|xf|bare \`XDP_DROP\`
+clean (cache-resident): bloomgate $C_XF \`--capacity\` / xdp-filter $C_XF|$T_CLEAN|bgxf|xf|>= 1.1|bare_pass|xf|bare \`XDP_PASS\`
 flood $C1: bloomgate / nftables|$T_F1|bg1|nft|>= 4|twofloor1_drop|nft|two-line floor
 flood $C1: bloomgate \`--capacity\` / nftables|$T_F1|bg1c|nft|>= 4|twofloor1_drop|nft|two-line floor
 flood $C1, \`--confirm off\`: bloomgate / nftables|$T_F1|bg1n|nft|>= 4|bfloor1n_drop|nft|its Bloom floor

@@ -445,7 +445,7 @@ out:
 		struct bg_attach_rec recs[1];
 		struct bg_state tmp;
 
-		if (bg_state_open(&tmp, 0) == 0) {
+		if (bg_state_open(&tmp, BG_STATE_HELD) == 0) {
 			int n = bg_attach_list(&tmp, recs, 1);
 
 			bg_state_close(&tmp);

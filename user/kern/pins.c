@@ -68,6 +68,15 @@ int bg_state_lock(struct bg_state *st)
 	return 0;
 }
 
+/* 1 when dir holds the attachment records' pin. */
+static int attach_pinned(const char *dir)
+{
+	char path[PATH_MAX];
+
+	bg_map_pin_path(path, sizeof(path), dir, BG_PIN_ATTACH);
+	return access(path, F_OK) == 0;
+}
+
 int bg_state_open(struct bg_state *st, int lock)
 {
 	int *fds[BG_PIN__COUNT] = {
@@ -88,7 +97,7 @@ int bg_state_open(struct bg_state *st, int lock)
 		return err;
 	if (access(st->dir, F_OK))
 		return -ENOENT;
-	if (lock) {
+	if (lock == 1) {
 		err = bg_state_lock(st);
 		if (err)
 			return err;
@@ -100,7 +109,7 @@ int bg_state_open(struct bg_state *st, int lock)
 		 * (bg_attach_grow(), under the lock; bpffs cannot rename):
 		 * missing for a moment. The lock waits that moment out. */
 		if (*fds[i] < 0 && errno == ENOENT && i == BG_PIN_FILTERS &&
-		    !lock && !retried) {
+		    !lock && !retried && attach_pinned(st->dir)) {
 			retried = 1;
 			err = bg_state_lock(st);
 			if (err) {

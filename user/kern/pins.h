@@ -45,8 +45,13 @@ void bg_map_pin_path(char *buf, size_t len, const char *dir,
  * detach and load. */
 int bg_state_lock(struct bg_state *st);
 
-/* Opens the pinned maps, taking the directory lock when lock != 0.
+/* Opens the pinned maps, taking the directory lock when lock is 1.
+ * Without it (0), a reader that finds bg_filters missing while the
+ * records are pinned waits for the lock once: a capacity change pins a
+ * new bg_filters under it (bg_attach_reshape()). BG_STATE_HELD: the
+ * caller holds the lock already (no lock, no wait).
  * -ENOENT: nothing pinned (bloomgate is not attached anywhere). */
+#define BG_STATE_HELD 2
 int bg_state_open(struct bg_state *st, int lock);
 void bg_state_close(struct bg_state *st);
 
