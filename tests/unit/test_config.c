@@ -204,7 +204,7 @@ static void test_all_keys(void **state)
 		"interfaces:\n"
 		"  - {name: veth-gw, mode: skb, match: both, action: flag,\n"
 		"     dns_action: refused, dns_ports: [53, 5353, 853, 1053],\n"
-		"     capacity: 2000000, unparsed: drop}\n"
+		"     capacity: 2000000, grow: true, chain: true, unparsed: drop}\n"
 		"  - name: lan0\n"
 		"    match: src\n"
 		"    dns_action: flag\n"
@@ -262,6 +262,10 @@ static void test_all_keys(void **state)
 	assert_int_equal(c.ifaces[1].attach.dns_ports[1], 0);
 	assert_int_equal(c.ifaces[0].attach.capacity, 2000000);
 	assert_int_equal(c.ifaces[1].attach.capacity, 0); /* any size */
+	assert_int_equal(c.ifaces[0].attach.grow, 1);
+	assert_int_equal(c.ifaces[0].attach.chain, 1);
+	assert_int_equal(c.ifaces[1].attach.grow, 0);
+	assert_int_equal(c.ifaces[1].attach.chain, 0);
 	assert_int_equal(c.ifaces[0].attach.unparsed, BG_UNPARSED_DROP);
 	assert_int_equal(c.ifaces[1].attach.unparsed, BG_UNPARSED_PASS);
 	assert_true(c.fpr == 1e-4);
@@ -374,7 +378,7 @@ static const struct err_case err_cases[] = {
 	{ "lists:\n  - name: a\n    path: /a\n    path: /b\n",
 	  "t.yaml:4: lists[0].path: given twice (first on line 3)" },
 	{ "interfaces:\n  - name: eth0\n    mtu: 1500\n" L1,
-	  "t.yaml:3: interfaces[0]: unknown key 'mtu' (name, mode, match, action, dns_action, dns_ports, capacity, unparsed)" },
+	  "t.yaml:3: interfaces[0]: unknown key 'mtu' (name, mode, match, action, dns_action, dns_ports, capacity, grow, chain, unparsed)" },
 	{ "interfaces:\n  - name: eth0\n    capacity: 0\n" L1,
 	  "t.yaml:3: interfaces[0].capacity: '0' is not a whole number from 1 to 1e+09" },
 	{ "interfaces:\n  - name: eth0\n    capacity: 1M\n" L1,
@@ -397,7 +401,7 @@ static const struct err_case err_cases[] = {
 	{ "interfaces: eth0\n" L1,
 	  "t.yaml:1: interfaces: expected a list of maps ('- name: ...'), not a single value" },
 	{ "interfaces:\n  - eth0\n" L1,
-	  "t.yaml:2: interfaces[0]: expected a map of keys (name, mode, match, action, dns_action, dns_ports, capacity, unparsed), not a single value" },
+	  "t.yaml:2: interfaces[0]: expected a map of keys (name, mode, match, action, dns_action, dns_ports, capacity, grow, chain, unparsed), not a single value" },
 	{ "fpr:\n  - 0.1\n" L1, "t.yaml:2: fpr: expected a single value, not a list" },
 	{ "lists:\n  - name: {a: 1}\n    path: /a\n",
 	  "t.yaml:2: lists[0].name: expected a single value, not a map" },
