@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.." || exit 1
 BIN=$PWD/build/tsan/bloomgate
 [ -x "$BIN" ] || { echo "no $BIN: make build/tsan/bloomgate (make tsan builds it)"; exit 1; }
 suites=("$@")
-((${#suites[@]})) || suites=(tests/e2e/test_agent.sh tests/e2e/test_agent_busy.sh tests/e2e/test_agent_ops.sh tests/e2e/test_caps.sh)
+((${#suites[@]})) || suites=(tests/e2e/test_agent.sh tests/e2e/test_agent_busy.sh tests/e2e/test_agent_ops.sh tests/e2e/test_caps.sh tests/e2e/test_crowdsec.sh tests/e2e/test_fleet.sh)
 dir=$(mktemp -d /tmp/bloomgate-tsan.XXXXXX)
 log=$(mktemp)
 trap 'rm -rf "$dir" "$log"' EXIT

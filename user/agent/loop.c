@@ -278,14 +278,17 @@ static void agent_free(struct agent *a)
 {
 	size_t i;
 
+	/* the metrics thread first: its render reads the agent (the fleet
+	 * link's state included) until it is stopped */
+	if (a->metrics)
+		bg_metrics_stop(a->metrics);
+	a->metrics = NULL;
 	clients_close(a);
 	close_events(a);
 	bg_fleet_link_stop(a->fleet);
 	a->fleet = NULL;
 	if (a->fleet_fd >= 0)
 		close(a->fleet_fd);
-	if (a->metrics)
-		bg_metrics_stop(a->metrics);
 	if (a->ctlfd >= 0) {
 		close(a->ctlfd);
 		unlink(a->ctl_path);

@@ -808,7 +808,7 @@ static int find_addr(const void *img, struct hits *hs,
 		     const struct bg_key4 *k4, const struct bg_key6 *k6)
 {
 	const struct bg_art_index_hdr *hd = img;
-	char a[INET6_ADDRSTRLEN], entry[INET6_ADDRSTRLEN + 8];
+	char a[INET6_ADDRSTRLEN], entry[INET6_ADDRSTRLEN + 16];
 	unsigned int bits = k6 ? 128 : 32, l, allow;
 	int ret;
 
