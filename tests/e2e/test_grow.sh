@@ -142,6 +142,31 @@ x=$(traffic_anomalies t1)
 info "$LOADS loads, $changes capacity changes (new programs) under $PPS pps: $(sent_total t1) sent, $(recv_total t1) delivered"
 t_end "$E2E_NAME"
 
+# ---- an artifact (built for its own size) into a growing capacity ---------------------
+
+E2E_NAME=artifact_takes_its_shape
+t_begin
+bg build --output "$T/small.bgf" "$T/small" >/dev/null || t_fail "build failed"
+p0=$(xdp_prog_id "$IF_GWC")
+bg_capture load "$T/small.bgf"
+[ "$BG_RC" -eq 0 ] || t_fail "load of the artifact: $BG_ERR"
+grep -q "growing capacity is now [0-9]* elements" <<<"$BG_OUT" || t_fail "load said: $BG_OUT"
+[ "$(xdp_prog_id "$IF_GWC")" != "$p0" ] || t_fail "the program was not replaced"
+bg status | grep -q "^attached: $IF_GWC .*, growing, " || t_fail "status: $(bg status | grep '^attached')"
+[ "$(bg_check 198.51.100.20)" = match ] || t_fail "X not matched under the artifact"
+[ "$(bg_check 2001:db8:100:a::1f4)" = match ] || t_fail "the small list's last entry not matched"
+# the same artifact again: its shape is the attached one, no new programs
+p1=$(xdp_prog_id "$IF_GWC")
+bg_capture load "$T/small.bgf"
+[ "$BG_RC" -eq 0 ] || t_fail "second load of the artifact: $BG_ERR"
+grep -q "growing capacity is now" <<<"$BG_OUT" && t_fail "the same shape changed the programs: $BG_OUT"
+t_expect_eq "program after the same artifact again" "$p1" "$(xdp_prog_id "$IF_GWC")"
+# and a list after it grows from there
+bg_capture load "$T/big"
+[ "$BG_RC" -eq 0 ] || t_fail "load of the big list after the artifact: $BG_ERR"
+[ "$(bg_check 2001:db8:100:b::4e20)" = match ] || t_fail "the big list is not live"
+t_end "$E2E_NAME"
+
 # ---- without --grow a list that does not fit is refused -----------------------------
 
 E2E_NAME=fixed_capacity_refuses

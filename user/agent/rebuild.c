@@ -637,6 +637,9 @@ static void rb_run_artifact(struct rb_job *j)
 		  (unsigned long long)j->art.generation,
 		  (unsigned long long)r.plan.n, r.plan.bytes, r.ms[BG_STAGE_BUILD],
 		  r.ms[BG_STAGE_PUBLISH]);
+	if (r.reshaped)
+		agent_log("the growing capacity is now %u elements (the artifact's "
+			  "shape): new programs swapped in", r.grown);
 	if (r.failed == BG_STAGE_RECORD)
 		agent_log("the load record was not written: %s", r.msg);
 	j->timing.live_at = agent_wall();

@@ -42,7 +42,7 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		  unsigned int threads, struct bg_load_report *r)
 {
 	const struct bg_art_plan *ap = &a->h->plan;
-	uint32_t capacity = 0;
+	uint32_t capacity = 0, reshape = 0;
 	void *dst[BG_ART_SEC__COUNT] = { 0 };
 	char why[256] = "";
 	unsigned int mask;
@@ -66,7 +66,16 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 				    "cannot read the attachments' filter capacity: %s",
 				    ret == -EPROTO ? "the records disagree" :
 						     strerror(-ret));
-	if (capacity != ap->capacity) {
+	/* A growing capacity takes the artifact's shape: a map of exactly
+	 * its elements, new programs for it (bg_attach_reshape()). */
+	if (capacity && capacity != ap->capacity && bg_attach_grows(st)) {
+		uint32_t want = ap->capacity ? ap->capacity : ap->nelems;
+
+		/* the map fixed at the artifact's size, the shape changed
+		 * only when that is not the attached one already */
+		r->plan.capacity = want;
+		reshape = want != capacity ? want : 0;
+	} else if (capacity != ap->capacity) {
 		if (capacity)
 			return bg_load_fail(r, BG_STAGE_PLAN, -ENOSPC,
 					    "the interfaces are attached with a fixed "
@@ -141,14 +150,24 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		      -ENOENT;
 	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
 	t1 = bg_now_ms();
-	ret = bg_filter_publish(st->filters_fd, fd);
+	ret = reshape ? bg_attach_reshape(st, reshape, 1, fd, why, sizeof(why)) :
+			bg_filter_publish(st->filters_fd, fd);
 	close(fd);
 	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
-	if (ret) {
+	r->reshaped = reshape && bg_filter_current_id(st->filters_fd) == r->filter_id ?
+			      2 : 0;
+	r->grown = r->reshaped ? reshape : 0;
+	if (ret && !r->reshaped) {
 		bg_record_keep(bg_filter_current_id(st->filters_fd));
+		if (reshape)
+			return bg_load_fail(r, BG_STAGE_PUBLISH, ret, "cannot change "
+					    "the capacity to %u elements: %s",
+					    reshape, why);
 		return bg_load_fail(r, BG_STAGE_PUBLISH, ret,
 				    "cannot swap the filter in: %s", strerror(-ret));
 	}
+	if (ret) /* live; a pin could not follow */
+		bg_load_fail(r, BG_STAGE_RECORD, ret, "%s", why);
 	keep = bg_record_keep(r->filter_id);
 	if (record_path && rec)
 		bg_load_fail(r, BG_STAGE_RECORD, rec,
