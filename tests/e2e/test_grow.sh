@@ -45,8 +45,9 @@ X=(198.51.100.20 198.51.100.21 2001:db8:100::20)
 	printf '%s\n' "${X[@]}"
 	for i in $(seq 1 500); do printf '2001:db8:100:a::%x\n' "$i"; done
 } >"$T/small"
+BIGONLY=198.51.100.25 # in the big list only
 {
-	printf '%s\n' "${X[@]}"
+	printf '%s\n' "${X[@]}" "$BIGONLY"
 	for i in $(seq 1 20000); do printf '2001:db8:100:b::%x\n' "$i"; done
 } >"$T/big"
 
@@ -165,6 +166,47 @@ t_expect_eq "program after the same artifact again" "$p1" "$(xdp_prog_id "$IF_GW
 bg_capture load "$T/big"
 [ "$BG_RC" -eq 0 ] || t_fail "load of the big list after the artifact: $BG_ERR"
 [ "$(bg_check 2001:db8:100:b::4e20)" = match ] || t_fail "the big list is not live"
+t_end "$E2E_NAME"
+
+# ---- a shape change killed half way is made anew by the next load --------------------
+
+rec_prog() { bg status | sed -n "s/^attached: $1 .*, prog id \([0-9]*\),.*/\1/p"; } # IFACE
+E2E_NAME=killed_shape_change_repaired
+t_begin
+attach "$IF_GWS" --grow || t_fail "attach --grow $IF_GWS: $BG_ERR"
+bg load "$T/big" >/dev/null || t_fail "load of the big list failed"
+for i in "$IF_GWC" "$IF_GWS"; do
+	t_expect_eq "$i: the attached program is the record's" "$(rec_prog "$i")" "$(xdp_prog_id "$i")"
+done
+# the small list shrinks the capacity; the process stops after the first
+# interface's swap, before the records and pins (as a kill there would)
+BLOOMGATE_FAULT=reshape-swapped bg load "$T/small" >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 9 ] || t_fail "the faulted load exited $rc, expected 9"
+stale=0
+for i in "$IF_GWC" "$IF_GWS"; do
+	[ "$(rec_prog "$i")" != "$(xdp_prog_id "$i")" ] && stale=$((stale + 1))
+done
+[ "$stale" -eq 1 ] || t_fail "$stale interfaces run another program than their record, expected 1"
+# the next load, of a list that fits: every attachment on new programs of
+# the pinned slot again, and the filter it loads is the one enforced
+bg_capture load "$T/big"
+[ "$BG_RC" -eq 0 ] || t_fail "the load after the killed one: $BG_ERR"
+grep -q "capacity is now" <<<"$BG_OUT" || t_fail "no new programs: $BG_OUT"
+for i in "$IF_GWC" "$IF_GWS"; do
+	t_expect_eq "$i: the attached program is the record's after the repair" "$(rec_prog "$i")" "$(xdp_prog_id "$i")"
+done
+mapfile -t Z2 < <(pick_unmatched 2 198.51.100.{70..99})
+((${#Z2[@]} == 2)) || t_fail "found only ${#Z2[@]} unmatched addresses"
+traffic t9 50 2000 "$BIGONLY" "${Z2[@]}" || t_fail "traffic run failed"
+# the big list's own address: dropped by the program the repair put on
+# $IF_GWC, which the killed load had left on a slot of the small list
+[ "$(sent t9 "$BIGONLY")" -gt 0 ] && [ "$(recv t9 "$BIGONLY")" -eq 0 ] ||
+	t_fail "$BIGONLY (big list only): $(recv t9 "$BIGONLY") of $(sent t9 "$BIGONLY") delivered"
+for a in "${Z2[@]}"; do
+	[ "$(recv t9 "$a")" -eq "$(sent t9 "$a")" ] || t_fail "Z $a: $(recv t9 "$a") of $(sent t9 "$a") delivered"
+done
+bg detach "$IF_GWS" >/dev/null || t_fail "detach $IF_GWS failed"
 t_end "$E2E_NAME"
 
 # ---- without --grow a list that does not fit is refused -----------------------------

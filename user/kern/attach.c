@@ -526,13 +526,50 @@ static int next_copy(const char *dir, const struct bg_attach_rec *r, int to_fd)
 	return ret;
 }
 
+/* The id of the XDP program of r's mode on r's interface (0: none). */
+static __u32 attached_id(const struct bg_attach_rec *r)
+{
+	__u32 id = 0;
+
+	if (bpf_xdp_query_id((int)r->ifindex, (int)xdp_mode_flag(r->mode), &id))
+		return 0;
+	return id;
+}
+
+/* BLOOMGATE_FAULT=NAME: a test stops the process at that point, as a
+ * kill there would (the only way to hit a window of microseconds). */
+static int fault_at(const char *name)
+{
+	const char *f = getenv("BLOOMGATE_FAULT");
+
+	return f && !strcmp(f, name);
+}
+
+int bg_attach_stale(struct bg_state *st)
+{
+	__u32 i;
+
+	for (i = 0; i < BG_ATTACH_MAX; i++) {
+		struct bg_attach_rec r;
+		__u32 cur;
+
+		if (bpf_map_lookup_elem(st->attach_fd, &i, &r) || !r.ifindex ||
+		    r.netns_ino != bg_netns_ino())
+			continue;
+		cur = attached_id(&r);
+		if (cur && cur != r.prog_id)
+			return 1;
+	}
+	return 0;
+}
+
 int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		      char *err, size_t errlen)
 {
 	struct grow_one *g = calloc(BG_ATTACH_MAX, sizeof(*g));
 	char path[PATH_MAX];
 	int n = 0, k, ret = 0, tmpl_fd = -1, outer = -1;
-	__u32 i, zero = 0, key = BG_PROG_DNS;
+	__u32 i, zero = 0, key = BG_PROG_DNS, cur;
 
 	if (!g) {
 		errf(err, errlen, "out of memory");
@@ -551,13 +588,15 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		}
 		g[n].slot = i;
 		g[n].rec = r;
-		/* the attached program, the expected one of the swap (opening
-		 * it by id needs CAP_SYS_ADMIN) */
-		g[n].old_fd = bpf_prog_get_fd_by_id(r.prog_id);
+		/* the attached program, the expected one of the swap: the one
+		 * the interface runs (after a change that was killed half way,
+		 * not the record's), opened by id (CAP_SYS_ADMIN) */
+		cur = attached_id(&r);
+		g[n].old_fd = bpf_prog_get_fd_by_id(cur ? cur : r.prog_id);
 		if (g[n].old_fd < 0) {
 			ret = -errno;
 			errf(err, errlen, "cannot open the attached program %u: %s",
-			     r.prog_id, strerror(errno));
+			     cur ? cur : r.prog_id, strerror(errno));
 			goto out;
 		}
 		n++;
@@ -652,6 +691,9 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 			goto undo;
 		}
 		g[k].replaced = 1;
+		/* a test's stand-in for a kill here (tests/e2e/test_grow.sh) */
+		if (fault_at("reshape-swapped"))
+			_exit(9);
 	}
 	/* Past the swaps nothing is undone: the records, then the pins,
 	 * name the new programs and maps. */

@@ -74,6 +74,11 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
  * slot. 0, or -errno with err set.
  */
 int bg_attach_chain(const char *ifname, const char *prog, char *err, size_t errlen);
+/* 1 when an interface of this network namespace runs another program
+ * than its record names: a shape change killed between its swaps and its
+ * records (bg_load_commit() then makes the shape anew, every attachment
+ * on a program of the pinned slot). */
+int bg_attach_stale(struct bg_state *st);
 /* The id of the program in r's next slot into *id (0: none). */
 int bg_attach_next_id(const char *dir, const struct bg_attach_rec *r, __u32 *id);
 

@@ -71,6 +71,10 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 		    (uint64_t)want * BG_CAPACITY_SHRINK_FACTOR < capacity)
 			to = (struct shape){ want, 1 }, reshape = &to;
 	}
+	/* a shape change killed half way: some interfaces run programs of
+	 * a slot nothing pinned; made anew, every one on the new slot */
+	if (!reshape && bg_attach_stale(st))
+		to = (struct shape){ capacity, grows }, reshape = &to;
 	if (reshape)
 		capacity = reshape->cap;
 	if (capacity) {
