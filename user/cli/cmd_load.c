@@ -99,8 +99,8 @@ static void print_art_report(const char *path, const struct bg_art *a,
 		printf("; %.1e after the exact stage", fp->predicted_confirmed);
 	printf("\nmemory:           %s", mem);
 	if (r->reshaped)
-		printf(" (the growing capacity is now %u elements, new programs "
-		       "swapped in)", r->grown);
+		printf(" (the %scapacity is now %u elements, new programs "
+		       "swapped in)", r->reshaped == 2 ? "growing " : "", r->grown);
 	printf("\ntime:             %.1f ms (verify and copy %.1f, swap %.2f); "
 	       "nothing parsed or built\n", total, r->ms[BG_STAGE_BUILD],
 	       r->ms[BG_STAGE_PUBLISH]);

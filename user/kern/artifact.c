@@ -43,6 +43,7 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 {
 	const struct bg_art_plan *ap = &a->h->plan;
 	uint32_t capacity = 0, reshape = 0;
+	int reshape_grow = 1, repair = 0;
 	void *dst[BG_ART_SEC__COUNT] = { 0 };
 	char why[256] = "";
 	unsigned int mask;
@@ -87,6 +88,13 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 				    "this artifact was built for a fixed capacity of "
 				    "%u elements; the interfaces are attached without "
 				    "one: build it without --capacity", ap->capacity);
+	}
+	/* a shape change killed half way (bg_attach_stale()): made anew at
+	 * the shape the records hold, as bg_load_commit() does */
+	if (!reshape && bg_attach_stale(st)) {
+		repair = 1;
+		reshape = r->plan.capacity;
+		reshape_grow = capacity && bg_attach_grows(st);
 	}
 	t0 = bg_now_ms();
 	/* The map is made (the kernel zeroing it, on one core: most of a
@@ -150,16 +158,18 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		      -ENOENT;
 	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
 	t1 = bg_now_ms();
-	ret = reshape ? bg_attach_reshape(st, reshape, 1, fd, why, sizeof(why)) :
+	ret = reshape || repair ?
+		      bg_attach_reshape(st, reshape, reshape_grow, fd, why, sizeof(why)) :
 			bg_filter_publish(st->filters_fd, fd);
 	close(fd);
 	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
-	r->reshaped = reshape && bg_filter_current_id(st->filters_fd) == r->filter_id ?
-			      2 : 0;
+	r->reshaped = (reshape || repair) &&
+			      bg_filter_current_id(st->filters_fd) == r->filter_id ?
+			      1 + reshape_grow : 0;
 	r->grown = r->reshaped ? reshape : 0;
 	if (ret && !r->reshaped) {
 		bg_record_keep(bg_filter_current_id(st->filters_fd));
-		if (reshape)
+		if (reshape || repair)
 			return bg_load_fail(r, BG_STAGE_PUBLISH, ret, "cannot change "
 					    "the capacity to %u elements: %s",
 					    reshape, why);
