@@ -6,6 +6,7 @@
 # Both must act: bloomgate's listed address dropped, xdp-filter's denied
 # address dropped, everything else delivered; the chain survives a change
 # of bloomgate's programs (a growing capacity); --none takes it away.
+# Then `stats --watch`'s rates while traffic flows.
 # Prints "ok NAME" / "not ok NAME" per check and "# ..." notes; exits
 # non-zero when a check failed. Needs root, `make` and tests/tools/.
 #   bash tests/e2e/test_chain.sh
@@ -22,6 +23,8 @@ T_START=$SECONDS
 XF_OBJ=${XF_OBJ:-/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o}
 
 [ -r "$XF_OBJ" ] || { echo "not ok setup"; echo "#   $XF_OBJ is missing (Debian's xdp-tools)"; exit 1; }
+stat_above() { [ "$(bg_stat "$1")" -gt "$2" ]; } # COUNTER N
+
 e2e_init
 T=$E2E_TMP
 
@@ -140,6 +143,34 @@ bg detach "$IF_GWC" >/dev/null || t_fail "detach failed"
 attach "$IF_GWC" || t_fail "attach: $BG_ERR"
 bg_capture chain "$IF_GWC" --prog "id:$id"
 [ "$BG_RC" -ne 0 ] && grep -q "without --chain" <<<"$BG_ERR" || t_fail "no --chain: rc $BG_RC, '$BG_ERR'"
+t_end "$E2E_NAME"
+
+# ---- stats --watch: rates while traffic flows ----------------------------------------
+
+E2E_NAME=stats_watch_rates
+t_begin
+bg load "$T/list" >/dev/null || t_fail "load failed"
+bg_capture stats --watch --json
+[ "$BG_RC" -eq 2 ] || t_fail "--watch --json: rc $BG_RC, '$BG_ERR'"
+bg_capture stats --count 2
+[ "$BG_RC" -eq 2 ] || t_fail "--count without --watch: rc $BG_RC, '$BG_ERR'"
+# X listed, the two Z not: a third of the packets dropped, round-robin
+sink_start w || t_fail "sink did not start"
+send_start w --pps 3000 "$X" "${Z[@]}"
+p0=$(bg_stat packets)
+wait_until 5 stat_above packets "$((p0 + 300))" || t_fail "no traffic seen"
+bg stats --watch --interval 0.5 --count 4 >"$T/watch.out" 2>"$T/watch.err" ||
+	t_fail "stats --watch failed: $(cat "$T/watch.err")"
+send_stop w || t_fail "sender did not stop"
+sink_finish w || t_fail "sink did not finish"
+head -n 1 "$T/watch.out" | grep -q "packets/s .*dropped/s .*flagged/s .*answered/s .*bloom_fp/s .*dns_queries/s" ||
+	t_fail "header: $(head -n 1 "$T/watch.out")"
+t_expect_eq "lines after the header (one an interval, not a terminal)" 4 "$(($(wc -l <"$T/watch.out") - 1))"
+# the rates of the last three intervals (the first may start before the
+# sender's pace): packets near 3000/s, a third of them dropped
+tail -n 3 "$T/watch.out" | awk '{ if ($1 < 1500 || $1 > 4500 || $2 < 0.2 * $1 || $2 > 0.5 * $1 || $3 || $4) bad = bad " [" $0 "]" }
+	END { if (bad) { print bad; exit 1 } }' >"$T/watch.bad" || t_fail "rates out of range:$(cat "$T/watch.bad")"
+info "stats --watch: $(tail -n 1 "$T/watch.out" | tr -s ' ')"
 t_end "$E2E_NAME"
 
 info "mode $ATTACH_MODE; total $((SECONDS - T_START)) s"

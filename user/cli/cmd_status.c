@@ -9,6 +9,7 @@
 #include <net/if.h>
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 #include <bpf/libbpf.h>
@@ -25,25 +26,107 @@
 /* ---- stats / status / events ------------------------------------------- */
 
 struct stats_args {
-	int json;
+	int json, watch;
+	double interval;
+	unsigned long long count;
 };
+
+static const struct stats_args stats_defaults = { .interval = 1.0 };
 
 static const struct bg_opt stats_opts[] = {
 	{ .name = "json", .type = BG_OPT_FLAG, .help = "one JSON object",
 	  .off = offsetof(struct stats_args, json) },
+	{ .name = "watch", .type = BG_OPT_FLAG,
+	  .help = "rates per second, every interval, until interrupted: in place "
+		  "on a terminal, a line each otherwise",
+	  .off = offsetof(struct stats_args, watch) },
+	{ .name = "interval", .type = BG_OPT_DOUBLE, .metavar = "S",
+	  .help = "seconds between two --watch lines", .min = 0.1, .max = 3600,
+	  .off = offsetof(struct stats_args, interval) },
+	{ .name = "count", .type = BG_OPT_UINT, .metavar = "N",
+	  .help = "with --watch: stop after N lines", .min = 1, .max = 1e9,
+	  .off = offsetof(struct stats_args, count) },
 	{ NULL },
 };
 
 const struct bg_cmd cli_stats_cmd = {
 	.name = "stats",
 	.summary = "Prints the datapath counters, summed over CPUs;\n"
-		   "malformed_* count packets by malformation reason.",
+		   "malformed_* count packets by malformation reason. --watch\n"
+		   "prints rates per second instead: packets, dropped, flagged,\n"
+		   "answered, Bloom false positives, DNS queries.",
 	.opts = stats_opts,
+	.defaults = &stats_defaults,
 };
+
+static volatile sig_atomic_t watch_stop;
+
+static void on_watch_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+/* stats --watch: the counters read every interval, their growth per
+ * second printed; on a terminal one line rewritten in place (as xdp-bench
+ * does), else one line an interval. */
+static int stats_watch(const struct stats_args *a, int counters_fd)
+{
+	static const struct { int cnt; const char *name; } cols[] = {
+		{ BG_CNT_PACKETS, "packets/s" }, { BG_CNT_DROPPED, "dropped/s" },
+		{ BG_CNT_FLAGGED, "flagged/s" }, { BG_CNT_ANSWERED, "answered/s" },
+		{ BG_CNT_BLOOM_FP, "bloom_fp/s" }, { BG_CNT_DNS_QUERIES, "dns_queries/s" },
+	};
+	struct bg_counters prev, cur;
+	struct timespec t0, t1, nap;
+	int tty = isatty(STDOUT_FILENO), ret;
+	unsigned long long n = 0;
+	size_t i;
+
+	signal(SIGINT, on_watch_signal);
+	signal(SIGTERM, on_watch_signal);
+	ret = bg_counters_read(counters_fd, &prev);
+	if (ret)
+		return cli_fail(1, "cannot read counters: %s", strerror(-ret));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		printf("%s%14s", i ? " " : "", cols[i].name);
+	printf("\n");
+	fflush(stdout);
+	while (!watch_stop && (!a->count || n < a->count)) {
+		double dt;
+
+		nap.tv_sec = (time_t)a->interval;
+		nap.tv_nsec = (long)((a->interval - (double)nap.tv_sec) * 1e9);
+		while (nanosleep(&nap, &nap) && errno == EINTR && !watch_stop)
+			;
+		if (watch_stop)
+			break;
+		ret = bg_counters_read(counters_fd, &cur);
+		if (ret)
+			return cli_fail(1, "cannot read counters: %s", strerror(-ret));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (tty)
+			printf("\r\033[K");
+		for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+			printf("%s%14.0f", i ? " " : "",
+			       dt > 0 ? (double)(cur.cnt[cols[i].cnt] - prev.cnt[cols[i].cnt]) / dt : 0.0);
+		if (!tty)
+			printf("\n");
+		fflush(stdout);
+		prev = cur;
+		t0 = t1;
+		n++;
+	}
+	if (tty)
+		printf("\n");
+	return 0;
+}
 
 int cli_cmd_stats(int argc, char **argv)
 {
-	struct stats_args a = { 0 };
+	struct stats_args a = stats_defaults;
 	struct bg_counters c;
 	struct bg_state st;
 	int json, ret, i;
@@ -51,10 +134,19 @@ int cli_cmd_stats(int argc, char **argv)
 	if ((ret = cli_parse_args(&cli_stats_cmd, &argc, argv, &a)))
 		return ret < 0 ? 0 : ret;
 	json = a.json;
+	if (a.watch && json)
+		return cli_fail(EXIT_USAGE, "stats: --watch or --json, not both");
+	if (a.count && !a.watch)
+		return cli_fail(EXIT_USAGE, "stats: --count goes with --watch");
 	if ((ret = cli_need_root()))
 		return ret;
 	if ((ret = cli_open_state(&st, 0)))
 		return ret;
+	if (a.watch) {
+		ret = stats_watch(&a, st.counters_fd);
+		bg_state_close(&st);
+		return ret;
+	}
 	ret = bg_counters_read(st.counters_fd, &c);
 	bg_state_close(&st);
 	if (ret)
