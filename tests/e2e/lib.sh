@@ -133,6 +133,23 @@ bg_stat() {
 	bg stats --json | jq -r --arg k "$1" '.[$k] // error("no counter \($k)")'
 }
 
+# The counter is above N (for wait_until).
+stat_above() { [ "$(bg_stat "$1")" -gt "$2" ]; } # COUNTER N
+
+# The first N candidates the live filter does not match (a Bloom filter has
+# false positives: unlisted addresses are picked, not assumed).
+pick_unmatched() { # N CANDIDATE...
+	local n=$1 a
+	shift
+	for a in "$@"; do
+		((n > 0)) || break
+		if [ "$(bg_check "$a")" = "no match" ]; then
+			echo "$a"
+			n=$((n - 1))
+		fi
+	done
+}
+
 # Prints "match" or "no match" for one address.
 bg_check() {
 	bg check "$1" 2>/dev/null | sed -n "s#^$1: \(no match\\|match\).*#\1#p"

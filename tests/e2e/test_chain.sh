@@ -23,7 +23,6 @@ T_START=$SECONDS
 XF_OBJ=${XF_OBJ:-/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o}
 
 [ -r "$XF_OBJ" ] || { echo "not ok setup"; echo "#   $XF_OBJ is missing (Debian's xdp-tools)"; exit 1; }
-stat_above() { [ "$(bg_stat "$1")" -gt "$2" ]; } # COUNTER N
 
 e2e_init
 T=$E2E_TMP

@@ -53,22 +53,6 @@ swap_summary() { # FILE
 			s / NR, v[int((NR + 1) / 2)], v[NR] }'
 }
 
-# Predicates for wait_until (evaluated on every poll).
-stat_above() { [ "$(bg_stat "$1")" -gt "$2" ]; } # COUNTER N
-
-# Prints the first N candidates that the live filter does not match.
-pick_unmatched() { # N CANDIDATE...
-	local n=$1 a
-	shift
-	for a in "$@"; do
-		((n > 0)) || break
-		if [ "$(bg_check "$a")" = "no match" ]; then
-			echo "$a"
-			n=$((n - 1))
-		fi
-	done
-}
-
 # Checks a traffic run: listed got nothing, unlisted got everything.
 # Uses the arrays LISTED and UNLISTED.
 expect_delivery() { # TAG

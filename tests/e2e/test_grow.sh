@@ -20,18 +20,6 @@ LOADS=${BG_E2E_GROWS:-120}
 ATTACH_MODE=native
 T_START=$SECONDS
 
-stat_above() { [ "$(bg_stat "$1")" -gt "$2" ]; } # COUNTER N
-pick_unmatched() { # N CANDIDATE...
-	local n=$1 a
-	shift
-	for a in "$@"; do
-		((n > 0)) || break
-		if [ "$(bg_check "$a")" = "no match" ]; then
-			echo "$a"
-			n=$((n - 1))
-		fi
-	done
-}
 
 e2e_init
 T=$E2E_TMP
