@@ -791,24 +791,26 @@ static void print_code(struct set *s, int lpm_fd, const char *lpm_list)
 	printf("Calls remaining in the translated (post-verifier) code of the "
 	       "n=%s programs%s%s%s, static count, resolved through "
 	       "/proc/kallsyms; a map lookup the verifier inlined shows no "
-	       "call.\n\n",
+	       "call. \"Verifier walked\": the instructions the verifier "
+	       "processed to accept the program (bpf_prog_info.verified_insns, "
+	       "every path it explored; the limit is 1M).\n\n",
 	       human_n(s->n), lpm_fd >= 0 ? " and of (i) for the " : "",
 	       lpm_fd >= 0 ? lpm_list : "", lpm_fd >= 0 ? " list" : "");
-	printf("| variant | xlated insns | JIT bytes | calls |\n");
-	printf("|---|---:|---:|---|\n");
+	printf("| variant | xlated insns | JIT bytes | verifier walked (insns) | calls |\n");
+	printf("|---|---:|---:|---:|---|\n");
 	for (v = 0; v < V__COUNT; v++) {
 		char calls[512];
 
 		prog_calls_str(&pi[v], calls, sizeof(calls));
-		printf("| %s | %u | %u | %s |\n", V[v].name, pi[v].xlated_insns,
-		       pi[v].jited_bytes, calls);
+		printf("| %s | %u | %u | %u | %s |\n", V[v].name, pi[v].xlated_insns,
+		       pi[v].jited_bytes, pi[v].verified_insns, calls);
 	}
 	if (lpm_fd >= 0) {
 		char calls[512];
 
 		prog_calls_str(&lpi, calls, sizeof(calls));
-		printf("| (i) LPM trie | %u | %u | %s |\n", lpi.xlated_insns,
-		       lpi.jited_bytes, calls);
+		printf("| (i) LPM trie | %u | %u | %u | %s |\n", lpi.xlated_insns,
+		       lpi.jited_bytes, lpi.verified_insns, calls);
 	}
 	printf("\n");
 }

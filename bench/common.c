@@ -291,6 +291,7 @@ void prog_inspect(int fd, struct proginfo *pi)
 		return;
 	n = info.xlated_prog_len;
 	pi->xlated_insns = n / sizeof(struct bpf_insn);
+	pi->verified_insns = info.verified_insns;
 	pi->jited_bytes = info.jited_prog_len;
 	insns = calloc(1, n ? n : 1);
 	if (!insns)

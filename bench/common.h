@@ -182,7 +182,9 @@ void variant_medians(struct run *const *timed, int nv, double *ns,
 
 #define PI_CALLS_MAX 512 /* call sites kept per program */
 struct proginfo {
-	uint32_t xlated_insns, jited_bytes;
+	/* verified: the instructions the verifier walked to accept it
+	 * (bpf_prog_info.verified_insns), over all its paths */
+	uint32_t xlated_insns, jited_bytes, verified_insns;
 	int ncalls;
 	uint64_t call_addr[PI_CALLS_MAX];
 };

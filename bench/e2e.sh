@@ -197,6 +197,11 @@ bg_conf bg1c 1mc "$TMP/list1.txt" --capacity "$N1"
 bg_conf bg1csrc 1mc "" --match src --capacity "$N1"
 bg_conf bg2c 10mc "$TMP/list2.txt" --capacity "$N2"
 bg_conf bg2csrc 10mc "" --match src --capacity "$N2"
+# the same with a map of any size (attach --any-size: every lookup a
+# helper call), against which the default (a growing capacity: a
+# fixed-size map, the lookups inlined) is measured
+bg_conf bg1a 1ma "$TMP/list1.txt" --any-size
+bg_conf bg2a 10ma "$TMP/list2.txt" --any-size
 # the same lists without the exact stage: the Bloom part alone,
 # at its own default target
 bg_conf bg1n 1mn "--confirm off $TMP/list1.txt"
@@ -251,6 +256,18 @@ for p in bloom line bucket1; do
 	livegen_conf "pfloor1${p}_drop" probefloor --filter "$PIN/1m/bg_filters" --part "$p" --verdict drop
 	livegen_conf "pfloor2${p}_drop" probefloor --filter "$PIN/10m/bg_filters" --part "$p" --verdict drop
 done
+# the stage's second line, other layouts (bench/livegen.bpf.c two_layout,
+# LG_PART_EARLY): the bucket's line in its Bloom line's page, or read
+# before the Bloom test
+for i in 1 2; do
+	fb=F$i sb=S$i
+	livegen_conf "twofloor${i}page_drop" twofloor --bytes "${!fb}" --bytes2 "${!sb}" --second page --verdict drop
+	livegen_conf "twofloor${i}early_drop" twofloor --bytes "${!fb}" --bytes2 "${!sb}" --second early --verdict drop
+done
+livegen_conf pfloor1early_drop probefloor --filter "$PIN/1m/bg_filters" --part early --verdict drop
+livegen_conf pfloor1early_pass probefloor --filter "$PIN/1m/bg_filters" --part early --verdict pass
+livegen_conf pfloor2early_drop probefloor --filter "$PIN/10m/bg_filters" --part early --verdict drop
+livegen_conf pfloor2early_pass probefloor --filter "$PIN/10m/bg_filters" --part early --verdict pass
 livegen_conf pfloor1n_drop probefloor --filter "$PIN/1mn/bg_filters" --verdict drop
 livegen_conf pfloor2n_drop probefloor --filter "$PIN/10mn/bg_filters" --verdict drop
 HAVE_FH=0
@@ -316,7 +333,11 @@ row "$T_CLEAN" "$R_CLEAN" bfloor1_pass floor1_pass "Bloom floor: bloomgate's has
 row "$T_CLEAN" "$R_CLEAN" bfloor2_pass floor2_pass "Bloom floor, $(mib "$F2") MiB, $K2 bits" none
 row "$T_CLEAN" "$R_CLEAN" pfloor1_pass floor1_pass "probe floor: bloomgate's lookup on a copy of its $C1 filter (the row below's, the stage included) in a plain array, pass" none
 row "$T_CLEAN" "$R_CLEAN" pfloor2_pass floor2_pass "probe floor, $C2" none
+row "$T_CLEAN" "$R_CLEAN" pfloor1early_pass floor1_pass "probe floor, $C1, the first bucket read before the Bloom test, pass" none
+row "$T_CLEAN" "$R_CLEAN" pfloor2early_pass floor2_pass "probe floor, $C2, the first bucket read before the Bloom test, pass" none
 row "$T_CLEAN" "$R_CLEAN" bg1 floor1_pass "bloomgate, $C1 /32 keys ($(mib "$F1") MiB)" none
+row "$T_CLEAN" "$R_CLEAN" bg1a floor1_pass "bloomgate, $C1, \`--any-size\`" none
+row "$T_CLEAN" "$R_CLEAN" bg2a floor2_pass "bloomgate, $C2, \`--any-size\`" none
 row "$T_CLEAN" "$R_CLEAN" bg1c floor1_pass "bloomgate, $C1, \`--capacity $N1\` ($(mib "${FBYTES[1mc]}") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" bg2 floor2_pass "bloomgate, $C2 /32 keys ($(mib "$F2") MiB)" none
 row "$T_CLEAN" "$R_CLEAN" bg2c floor2_pass "bloomgate, $C2, \`--capacity $N2\` ($(mib "${FBYTES[10mc]}") MiB)" none
@@ -343,6 +364,9 @@ probe_floor_rows() { # TRAFFIC RANGE I COUNT
 	row "$1" "$2" "pfloor${3}bucket1_drop" "floor${3}_drop" "probe floor, the Bloom probe, then the first bucket's 16 fingerprints compared (never the second bucket), drop" all
 	row "$1" "$2" "pfloor${3}_drop" "floor${3}_drop" "probe floor: bloomgate's lookup on a copy of its $4 filter, drop" all
 	row "$1" "$2" "pfloor${3}n_drop" "floor${3}_drop" "probe floor on the \`--confirm off\` filter, drop" all
+	row "$1" "$2" "pfloor${3}early_drop" "floor${3}_drop" "probe floor, the first bucket read before the Bloom test, drop" all
+	row "$1" "$2" "twofloor${3}page_drop" "floor${3}_drop" "two-line floor, the second line in the first's 4 KiB page (one table of both sizes, interleaved), drop" all
+	row "$1" "$2" "twofloor${3}early_drop" "floor${3}_drop" "two-line floor, the second line read before the first is tested, drop" all
 }
 T_F1="flood, $C1 (every destination listed, dropped)"
 R_F1="0 $N1 dst"
@@ -356,6 +380,7 @@ row "$T_F1" "$R_F1" bfloor1n_drop floor1n_drop "Bloom floor of the \`--confirm o
 row "$T_F1" "$R_F1" floormin1_drop floor1_drop "floor: one random line of $(mib "$FM1") MiB (the least memory of any filter with a 1e-9 false-positive rate), drop" all
 row "$T_F1" "$R_F1" bg1 floor1_drop "bloomgate $C1" all
 row "$T_F1" "$R_F1" bg1c floor1_drop "bloomgate $C1, \`--capacity\`" all
+row "$T_F1" "$R_F1" bg1a floor1_drop "bloomgate $C1, \`--any-size\`" all
 row "$T_F1" "$R_F1" bg1n floor1_drop "bloomgate $C1, \`--confirm off\`" all
 row "$T_F1" "$R_F1" nft "" "nftables set $C1, drop (XDP_PASS in front)" all
 T_F2="flood, $C2"
@@ -370,6 +395,7 @@ row "$T_F2" "$R_F2" bfloor2n_drop floor2n_drop "Bloom floor of the \`--confirm o
 row "$T_F2" "$R_F2" floormin2_drop floor2_drop "floor: one random line of $(mib "$FM2") MiB (the least memory of any filter with a 1e-9 false-positive rate), drop" all
 row "$T_F2" "$R_F2" bg2 floor2_drop "bloomgate $C2" all
 row "$T_F2" "$R_F2" bg2c floor2_drop "bloomgate $C2, \`--capacity\`" all
+row "$T_F2" "$R_F2" bg2a floor2_drop "bloomgate $C2, \`--any-size\`" all
 row "$T_F2" "$R_F2" bg2n floor2_drop "bloomgate $C2, \`--confirm off\`" all
 T_P="1 % listed ($C1 list)"
 R_P="0 $((N1 * 100)) dst"
@@ -563,7 +589,7 @@ row_of() { # TRAFFIC CONF
 
 echo "### End to end: live frames into a veth pair"
 echo
-echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic (this ratio and every one in the tables below: the median over the rounds of the two rows' ratio within a round, measured seconds apart, so that drift from one round to the next cancels), the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"probe floor\" is bloomgate's own lookup (bloomgate/lookup.h: the Bloom probe and, after a positive, the exact stage's buckets) run on a copy of one of the rows' live filters, header included, held in a plain array of its size, so that every lookup is inlined, with nothing else: its ratio to the floor is what the lookup's design costs, bloomgate's ratio to it what bloomgate's own work around the lookup costs (map-in-map, header check, parse, counters). The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses. Two more floors in the flood rows give the exact stage's flood bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods; \`--capacity N\` where the row says so: a fixed-size filter map, so the verifier inlines the filter lookups; one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage, the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
+echo "Produced by \`bench/e2e.sh\` (run by \`make bench\` after the sections above; \`bench/run.sh --only e2e\` runs it alone). The generator is the project's own (\`build/livegen\`: \`BPF_PROG_TEST_RUN\` with \`BPF_F_TEST_XDP_LIVE_FRAMES\`, bench/livegen.bpf.c), pinned to CPU $CPU: each 60-byte IPv4/UDP frame gets a new destination (or source) from a full-period LCG over the row's address numbers, a bijection onto 16.0.0.0/4 (bench/livegen.h), and is redirected into one end of a veth pair whose peer runs the program named, in native mode. The kernel runs the peer's program on the same CPU when each batch of 64 is flushed, so that CPU carries the generator and the receiver alike: the rates are relative, for comparing rows, not a NIC's line rate. Mpps is the growth of the peer's \`rx_queue_0_xdp_packets\` (\`ethtool -S\`) over the generator's run time, ${SECS} s per row and round; $ROUNDS rounds, every row once a round in a rotated order; medians. \"dropped\" is the share of \`rx_queue_0_xdp_drops\`, checked on every run: all of a flood, at most 1 % of clean traffic, 0.5-3 % of the 1 % row. Frames carry another host's destination MAC, so a passed frame goes to the stack and is dropped at its first check (PACKET_OTHERHOST); routing them to a blackhole instead cost about 1 us a frame here, which hid the programs' differences in the clean rows. \"vs the floor\": the row's rate over the floor's in the same traffic (this ratio and every one in the tables below: the median over the rounds of the two rows' ratio within a round, measured seconds apart, so that drift from one round to the next cancels), the floor being one random 64-byte line of an array of the filter's size read (a hash of the address picks it), then the same verdict: the least a filter that touches one cache line can cost. The \"Bloom floor\" is the least a Bloom probe of bloomgate's layout can cost: the address's key hashed as bloomgate hashes it, one line picked as bloomgate picks a block, its k bits tested as bloomgate tests them (k as bloomgate's filter of that size has it), on a plain array and with nothing else (no map-in-map, header, counters or full parse); its ratio to the floor is the probe's own cost, bloomgate's ratio to it bloomgate's own. The \"probe floor\" is bloomgate's own lookup (bloomgate/lookup.h: the Bloom probe and, after a positive, the exact stage's buckets) run on a copy of one of the rows' live filters, header included, held in a plain array of its size, so that every lookup is inlined, with nothing else: its ratio to the floor is what the lookup's design costs, bloomgate's ratio to it what bloomgate's own work around the lookup costs (map-in-map, header check, parse, counters). The \"two-line floor\" (flood rows) reads one random line of an array of the Bloom part's size and then, after a test of it, one of an array of the exact stage's size: the least any filter that confirms a positive in a second table of that size can cost on a flood of listed addresses. Two more floors in the flood rows give the exact stage's flood bound (under the stage's table below): one line of an array of the \`--confirm off\` filter's size, and one of an array of the least memory any filter with a false-positive rate of 1e-9 can have (log2(10^9) = 29.9 bits, 3.737 bytes a key), of which a flood of listed addresses must read at least one random line a packet. bloomgate is attached with \`bloomgate attach IFACE --mode native\` (\`--match src\` for the source floods): by default with a growing capacity, a fixed-size filter map (so the verifier inlines the filter lookups) of 1.25 times the keys; \`--capacity N\` where the row says so, a fixed size of exactly N keys (the same program); \`--any-size\` where the row says so, a map of any size (every filter lookup a helper call); one filter per size and capacity setting, pinned under $PIN) and loaded with \`bloomgate load LIST\`: with the exact stage, the default; the rows marked \`--confirm off\` with \`bloomgate load --confirm off LIST\`, the Bloom part alone at its own default target. The MiB in the labels and the floors' array sizes are the Bloom part's (load's \`filter:\` line); with the stage the filter map is larger by the stage's buckets (the table \"The exact stage\" below), which a Bloom positive only reads."
 echo
 echo "| traffic | program on the receiving veth | Mpps | dropped | vs the floor |"
 echo "|---|---|---:|---:|---:|"
@@ -672,6 +698,31 @@ bloomgate / floor (about the column's product)|bg@|floor@_drop
 reference: two-line floor / floor|twofloor@_drop|floor@_drop
 EOT
 echo
+# the default's fixed-size map against a map of any size
+echo "What the default's fixed-size map (a growing capacity: the lookups inlined) gains over a map of any size (\`attach --any-size\`: the header and each Bloom block a helper call), per-round ratios, their median:"
+echo
+echo "| traffic | $C1 | $C2 |"
+echo "|---|---:|---:|"
+printf '| flood | %s | %s |\n' "$(tratio %.2f "$T_F1" bg1 bg1a)" "$(tratio %.2f "$T_F2" bg2 bg2a)"
+printf '| clean | %s | %s |\n' "$(tratio %.2f "$T_CLEAN" bg1 bg1a)" "$(tratio %.2f "$T_CLEAN" bg2 bg2a)"
+echo
+# the stage's second line: layouts tried against the one it has
+echo "The exact stage's second line, other layouts tried (per-round ratios, their median; above 1.00 the layout is faster). A bucket beside its Bloom block: the two-line floor with the second line in the first line's 4 KiB page (one TLB entry for both) against the same with the stage's table apart. The bucket index computed and its line read before the Bloom test, so that the two loads overlap: the two-line floor so, and the whole probe floor so, on the flood and on clean traffic (which then reads a bucket line a packet too). A layout is worth making the default when it raises the flood by 15 % or more at both sizes and costs clean traffic 3 % at most."
+echo
+echo "| layout | $C1 | $C2 |"
+echo "|---|---:|---:|"
+while IFS='|' read -r label tr a b; do
+	if [ "$tr" = clean ]; then t1=$T_CLEAN t2=$T_CLEAN; else t1=$T_F1 t2=$T_F2; fi
+	printf '| %s | %s | %s |\n' "$label" \
+		"$(tratio %.2f "$t1" "${a//@/1}" "${b//@/1}")" \
+		"$(tratio %.2f "$t2" "${a//@/2}" "${b//@/2}")"
+done <<EOT
+flood: two-line floor, second line in the first's page / apart|flood|twofloor@page_drop|twofloor@_drop
+flood: two-line floor, second line read early / after the test|flood|twofloor@early_drop|twofloor@_drop
+flood: probe floor, first bucket read before the Bloom test / after it|flood|pfloor@early_drop|pfloor@_drop
+clean: probe floor, first bucket read before the Bloom test / after it|clean|pfloor@early_pass|pfloor@_pass
+EOT
+echo
 # the exact stage: with vs without, 1M and 10M
 echo "#### The exact stage"
 echo
@@ -753,15 +804,40 @@ for k in 1m 10m; do
 		printf "| memory, %s keys, defaults (the stage on): memlock bytes/key | %.2f | <= 8 | %s |\n", kn, b, (b <= 8 ? "met" : "**not met**") }'
 done
 echo
+# the programs' size and the verifier's work, read from the attached ones
+echo "What the verifier walked to accept bloomgate's programs as attached above (\`bpf_prog_info.verified_insns\`: every path it explored, of the 1M it allows; read by \`livegen prog ID\`, as bpftool 7.1 does not print it), with their translated and JIT sizes:"
+echo
+echo "| attachment | program | verifier walked (insns) | xlated insns | JIT bytes |"
+echo "|---|---|---:|---:|---:|"
+for c in bg1:1m bg1a:1ma bg1c:1mc bg1src:1m; do
+	conf=${c%%:*} sub=${c#*:}
+	case $conf in
+	bg1) l="default (a growing capacity)" ;; bg1a) l="\`--any-size\`" ;;
+	bg1c) l="\`--capacity $N1\`" ;; bg1src) l="\`--match src\`" ;;
+	esac
+	st=$(BLOOMGATE_PIN_DIR=$PIN/$sub in_ns "$BG" status | grep "^attached: ${IFB[$conf]} ")
+	for p in xdp dns; do
+		if [ "$p" = xdp ]; then
+			id=$(sed -n 's/.*, prog id \([0-9]*\),.*/\1/p' <<<"$st")
+		else
+			id=$(sed -n 's/.*, dns prog id \([0-9]*\).*/\1/p' <<<"$st")
+		fi
+		[ -n "$id" ] || continue
+		read -r xl ji ve <<<"$(in_ns "$GEN" prog "$id")"
+		printf '| %s | bloomgate_%s | %s | %s | %s |\n' "$l" "$p" "$ve" "$xl" "$ji"
+	done
+done
+echo
 mind=$(awk 'NR == 1 || $3 < m { m = $3 } END { printf "%.1f", m * 100 }' "$TMP/med")
 echo "Delivered: at least $mind % of the frames sent reached the peer's XDP program in every run (the rest overflowed the veth's ring and count as the sender's \`xdp_xmit_errors\`)."
 echo
 echo "Load times (\`bloomgate load\`, wall clock, the process included):"
-for k in 1m 1mc 1mn 10m 10mc 10mn fh mix xf nft; do
+for k in 1m 1ma 1mc 1mn 10m 10ma 10mc 10mn fh mix xf nft; do
 	[ -n "${LOADMS[$k]:-}" ] || continue
 	case $k in
 	1m) n="$C1 addresses" ;; 10m) n="$C2 addresses" ;; fh) n="FireHOL level 1" ;; mix) n="mixed" ;;
 	1mc) n="$C1 addresses, \`--capacity $N1\`" ;; 10mc) n="$C2 addresses, \`--capacity $N2\`" ;;
+	1ma) n="$C1 addresses, \`--any-size\`" ;; 10ma) n="$C2 addresses, \`--any-size\`" ;;
 	1mn) n="$C1 addresses, \`--confirm off\`" ;; 10mn) n="$C2 addresses, \`--confirm off\`" ;;
 	xf)
 		echo "- xdp-filter, $C_XF addresses: ${LOADMS[$k]} ms (\`xdp-filter load\` and one \`bpftool batch\` of map updates)"

@@ -138,6 +138,16 @@ int lg_floor(struct xdp_md *ctx)
  * bloomgate reads the stage's bucket after a Bloom positive.
  */
 const volatile __u32 floor_lines2 = 0;
+/*
+ * Where the second line is (LG_TWO_*), the layouts an exact stage could
+ * have: APART, a table of its own after the first's (bloomgate's layout);
+ * PAGE, in the first line's 4 KiB page (a bucket beside its Bloom block:
+ * one page, one TLB entry, for both; the first line then picked among
+ * all floor_lines + floor_lines2, the whole filter interleaved); EARLY,
+ * apart but read before the first line is tested, so that the two loads
+ * overlap (a bucket index computed before the Bloom test).
+ */
+const volatile __u32 two_layout = LG_TWO_APART;
 
 SEC("xdp")
 int lg_twofloor(struct xdp_md *ctx)
@@ -146,26 +156,44 @@ int lg_twofloor(struct xdp_md *ctx)
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *iph = data + sizeof(*eth);
-	struct lg_line *line;
-	__u32 addr, idx;
-	__u64 h;
+	struct lg_line *line, *line2;
+	__u32 addr, idx, idx2;
+	__u64 h, h2, w2 = 0;
 
 	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
 		return floor_verdict;
 	addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
 	h = (__u64)addr * 0x9e3779b97f4a7c15ULL;
-	idx = (__u32)(((h >> 32) * floor_lines) >> 32);
+	h2 = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
+	if (two_layout == LG_TWO_PAGE) {
+		idx = (__u32)(((h >> 32) * (floor_lines + floor_lines2)) >> 32);
+		idx2 = (idx & ~63u) | (__u32)(h2 >> 58);
+		if (idx2 >= floor_lines + floor_lines2)
+			idx2 = idx;
+	} else {
+		idx = (__u32)(((h >> 32) * floor_lines) >> 32);
+		idx2 = floor_lines + (__u32)(((h2 >> 32) * floor_lines2) >> 32);
+	}
 	line = bpf_map_lookup_elem(&lg_floor_map, &idx);
 	if (!line)
 		return XDP_ABORTED;
+	if (two_layout == LG_TWO_EARLY) {
+		line2 = bpf_map_lookup_elem(&lg_floor_map, &idx2);
+		if (!line2)
+			return XDP_ABORTED;
+		w2 = line2->w[1];
+		/* the load stays before the test below */
+		asm volatile("" : "+r"(w2));
+	}
 	if (line->w[0] == 1) /* the array is zeroed: never */
 		return XDP_ABORTED;
-	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
-	idx = floor_lines + (__u32)(((h >> 32) * floor_lines2) >> 32);
-	line = bpf_map_lookup_elem(&lg_floor_map, &idx);
-	if (!line)
-		return XDP_ABORTED;
-	if (line->w[1] == 1)
+	if (two_layout != LG_TWO_EARLY) {
+		line2 = bpf_map_lookup_elem(&lg_floor_map, &idx2);
+		if (!line2)
+			return XDP_ABORTED;
+		w2 = line2->w[1];
+	}
+	if (w2 == 1)
 		return XDP_ABORTED;
 	return floor_verdict;
 }
@@ -261,6 +289,34 @@ static __always_inline __u32 lg_probe_part(const struct bg_filter_header *hdr,
 	return bg_fp_bucket_has(b, bg_fp_of(h2));
 }
 
+/* LG_PART_EARLY: the whole lookup of one /32 key, the first bucket's line
+ * read and compared before the Bloom test (whose positive still decides
+ * whether the stage's answer counts), the second bucket's after it. */
+static __always_inline __u32 lg_probe_early(const struct bg_filter_header *hdr,
+					    __u32 addr)
+{
+	const struct bg_fp_bucket *b;
+	struct bg_key4 key;
+	__u64 h, h2;
+	__u32 f, hit;
+
+	bg_key4_init(&key, addr, hdr->len4[0]);
+	h = bg_key4_hash(&key, hdr->seed);
+	h2 = bg_fp_hash(h, hdr->seed);
+	f = bg_fp_of(h2);
+	b = bg_elem(0, hdr->fp_off + bg_fp_bucket1(h2, hdr->fp_nbuckets));
+	if (!b)
+		return 0;
+	hit = (__u32)bg_fp_bucket_has(b, f);
+	asm volatile("" : "+r"(hit)); /* not sunk below the test */
+	if (!bg_probe_hash(0, hdr, h))
+		return 0;
+	if (hit)
+		return 1;
+	b = bg_elem(0, hdr->fp_off + bg_fp_bucket2(h2, hdr->fp_nbuckets));
+	return b && bg_fp_bucket_has(b, f);
+}
+
 SEC("xdp")
 int lg_probefloor(struct xdp_md *ctx)
 {
@@ -279,6 +335,8 @@ int lg_probefloor(struct xdp_md *ctx)
 	addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
 	if (probe_part == LG_PART_ALL)
 		r = (__u32)bg_listed4(0, hdr, addr, &probes, &rejected);
+	else if (probe_part == LG_PART_EARLY)
+		r = lg_probe_early(hdr, addr);
 	else
 		r = lg_probe_part(hdr, addr);
 	if (r == bloom_never)

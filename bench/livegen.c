@@ -7,14 +7,19 @@
  *	the addresses numbered [LO, LO + N) (livegen.h), one a line
  *   livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor
  *		[--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src]
- *		[--k K] [--filter PIN [--part all|bloom|line|bucket1]]
+ *		[--k K] [--filter PIN [--part all|bloom|line|bucket1|early]]
+ *		[--second apart|page|early]
  *	attaches a receiving program in native mode (netlink, no link: it
  *	stays after exit; `ip link set dev IFACE xdp off` removes it); the
  *	floor's array holds B bytes rounded up to 64-byte lines; the Bloom
  *	floor tests K bits (default 9) of a line; the probe floor runs
  *	bloomgate's lookup on a copy of the live filter of PIN (a pinned
  *	bg_filters: the map in its slot 0), in an array of the same size;
- *	--part runs only the lookup's first steps (bench/livegen.bpf.c)
+ *	--part runs only the lookup's first steps, or reads the first
+ *	bucket early; --second places the two-line floor's second line
+ *	(bench/livegen.bpf.c)
+ *   livegen prog ID
+ *	prints "XLATED_INSNS JITED_BYTES VERIFIED_INSNS" of loaded program ID
  *   livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S]
  *		[--cpu C] [--batch N]
  *	sends live frames into IFACE (one end of a veth pair) for S seconds
@@ -46,7 +51,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: livegen list LO N\n"
-		"       livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor [--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src] [--k K] [--filter PIN [--part all|bloom|line|bucket1]]\n"
+		"       livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor [--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src] [--k K] [--filter PIN [--part all|bloom|line|bucket1|early]] [--second apart|page|early]\n"
+		"       livegen prog ID\n"
 		"       livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S] [--cpu C] [--batch N]\n");
 	exit(2);
 }
@@ -117,6 +123,20 @@ static int part_of(const char *s)
 		return LG_PART_LINE;
 	if (!strcmp(s, "bucket1"))
 		return LG_PART_BUCKET1;
+	if (!strcmp(s, "early"))
+		return LG_PART_EARLY;
+	usage();
+	return -1;
+}
+
+static int two_of(const char *s)
+{
+	if (!strcmp(s, "apart"))
+		return LG_TWO_APART;
+	if (!strcmp(s, "page"))
+		return LG_TWO_PAGE;
+	if (!strcmp(s, "early"))
+		return LG_TWO_EARLY;
 	usage();
 	return -1;
 }
@@ -185,7 +205,7 @@ static int cmd_attach(int argc, char **argv)
 {
 	unsigned long bytes = 64, bytes2 = 0, lines, lines2, k = 9;
 	int verdict = XDP_PASS, match = LG_MATCH_DST, err, i, filter = -1;
-	int part = LG_PART_ALL;
+	int part = LG_PART_ALL, two = LG_TWO_APART;
 	const char *pin = NULL;
 	struct livegen *skel;
 	struct bpf_program *prog;
@@ -211,6 +231,8 @@ static int cmd_attach(int argc, char **argv)
 			pin = argv[++i];
 		else if (!strcmp(argv[i], "--part"))
 			part = part_of(argv[++i]);
+		else if (!strcmp(argv[i], "--second"))
+			two = two_of(argv[++i]);
 		else
 			usage();
 	}
@@ -249,6 +271,7 @@ static int cmd_attach(int argc, char **argv)
 	skel->rodata->floor_match = match;
 	skel->rodata->bloom_k = (__u32)k;
 	skel->rodata->probe_part = (__u32)part;
+	skel->rodata->two_layout = (__u32)two;
 	err = bpf_map__set_max_entries(skel->maps.lg_floor_map, lines + lines2);
 	if (!err)
 		err = livegen__load(skel);
@@ -386,6 +409,28 @@ static int cmd_gen(int argc, char **argv)
 	return 0;
 }
 
+/* livegen prog ID: "XLATED_INSNS JITED_BYTES VERIFIED_INSNS" of a loaded
+ * program (bpftool 7.1 does not print what the verifier walked) */
+static int cmd_prog(int argc, char **argv)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int fd;
+
+	if (argc != 1)
+		usage();
+	fd = bpf_prog_get_fd_by_id((__u32)num(argv[0]));
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		fprintf(stderr, "livegen: prog %s: %s\n", argv[0], strerror(errno));
+		return 1;
+	}
+	close(fd);
+	printf("%u %u %u\n", info.xlated_prog_len / 8, info.jited_prog_len,
+	       info.verified_insns);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -394,6 +439,8 @@ int main(int argc, char **argv)
 		return cmd_list(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "attach"))
 		return cmd_attach(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "prog"))
+		return cmd_prog(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "gen"))
 		return cmd_gen(argc - 2, argv + 2);
 	usage();

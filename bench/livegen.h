@@ -42,5 +42,12 @@ static inline unsigned int lg_perm(unsigned int x)
 #define LG_PART_BLOOM 1
 #define LG_PART_LINE 2
 #define LG_PART_BUCKET1 3
+/* the whole lookup, the first bucket's line read before the Bloom test */
+#define LG_PART_EARLY 4
+
+/* The two-line floor's second line (bench/livegen.bpf.c, two_layout). */
+#define LG_TWO_APART 0 /* in a table of its own after the first's */
+#define LG_TWO_PAGE 1 /* in the first line's 4 KiB page */
+#define LG_TWO_EARLY 2 /* apart, read before the first line's test */
 
 #endif

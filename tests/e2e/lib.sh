@@ -611,10 +611,10 @@ current_filter_id() {
 # Attaches to IFACE in native mode, or in skb mode when the driver refuses
 # (ATTACH_MODE stays skb for the rest of the script); fails the case when
 # neither works.
-attach_native_or_skb() { # IFACE
-	if ! attach "$1"; then
+attach_native_or_skb() { # IFACE [ATTACH OPTIONS...]
+	if ! attach "$@"; then
 		info "native XDP attach failed ($BG_ERR); trying --mode skb"
 		ATTACH_MODE=skb
-		attach "$1" || t_fail "attach failed in native and skb mode: $BG_ERR"
+		attach "$@" || t_fail "attach failed in native and skb mode: $BG_ERR"
 	fi
 }

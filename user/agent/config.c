@@ -1016,6 +1016,10 @@ static int walk_ifaces(struct pctx *p, const struct ynode *y,
 			return err;
 		if (!f->name)
 			return bad(p, f->line, "%s: needs a name", where);
+		/* as attach: without a capacity the capacity grows, unless
+		 * `grow: false` asks for a map of any size */
+		if (!lines[I_CAPACITY] && !lines[I_GROW])
+			f->attach.grow = 1;
 		for (j = 0; j < i; j++)
 			if (!strcmp(c->ifaces[j].name, f->name))
 				return bad(p, lines[I_NAME], "%s.name: '%s' is already interfaces[%zu] (line %zu)",

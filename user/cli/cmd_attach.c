@@ -18,7 +18,7 @@ struct attach_args {
 	__u16 ports[BG_DNS_PORTS_MAX];
 	int nports;
 	unsigned long long capacity;
-	int grow, chain;
+	int grow, chain, any_size;
 };
 
 static const struct attach_args attach_defaults = {
@@ -67,10 +67,10 @@ static const struct bg_opt attach_opts[] = {
 		  " VLAN tags (ARP and other non-IP frames always pass)",
 	  .off = offsetof(struct attach_args, unparsed) },
 	{ .name = "capacity", .type = BG_OPT_UINT, .metavar = "KEYS",
-	  .help = "a filter map of fixed size, for KEYS Bloom keys at fpr "
-		  BG_TEXTIFY(BG_FPR_DEFAULT_CONFIRM) " with the exact stage: lookups "
-		  "inlined, a larger list "
-		  "refused; without it, any size",
+	  .help = "a filter map of one fixed size, for KEYS Bloom keys at fpr "
+		  BG_TEXTIFY(BG_FPR_DEFAULT_CONFIRM) " with the exact stage: a larger "
+		  "list refused (with --grow: the size it starts at); without it "
+		  "the capacity grows",
 	  .min = 1, .max = (double)BG_CAPACITY_MAX,
 	  .off = offsetof(struct attach_args, capacity) },
 	{ .name = "chain", .type = BG_OPT_FLAG,
@@ -78,12 +78,16 @@ static const struct bg_opt attach_opts[] = {
 		  "`bloomgate chain` (a tail call: what it returns is the verdict)",
 	  .off = offsetof(struct attach_args, chain) },
 	{ .name = "grow", .type = BG_OPT_FLAG,
-	  .help = "a fixed-size filter map whose capacity follows the filter: "
-		  "one that outgrows it (or would fit it 4 times over) gets a map "
-		  "for 1.5 times its keys and a new program, swapped in with no "
-		  "gap; without --capacity it starts at "
-		  BG_TEXTIFY(BG_CAPACITY_GROW_MIN) " keys",
+	  .help = "the default: a fixed-size filter map (lookups inlined) whose "
+		  "capacity follows the filter: one that outgrows it (or would fit "
+		  "it 4 times over) gets a map for 1.25 times its keys and a new "
+		  "program, swapped in with no gap; it starts at --capacity, or "
+		  "at " BG_TEXTIFY(BG_CAPACITY_GROW_MIN) " keys",
 	  .off = offsetof(struct attach_args, grow) },
+	{ .name = "any-size", .type = BG_OPT_FLAG,
+	  .help = "a filter map of any size instead: never a new program, "
+		  "but every lookup a helper call (not inlined)",
+	  .off = offsetof(struct attach_args, any_size) },
 	{ NULL },
 };
 
@@ -92,13 +96,29 @@ static const struct bg_opt attach_pos = {
 	.off = offsetof(struct attach_args, ifname),
 };
 
+/* --any-size excludes a capacity; without either the capacity grows. */
+static int attach_done(void *ctx, unsigned int npos, char *err, size_t errlen)
+{
+	struct attach_args *a = ctx;
+
+	(void)npos;
+	if (a->any_size && (a->capacity || a->grow)) {
+		snprintf(err, errlen, "--any-size: not with --%s (a map of any size "
+			 "has no capacity)", a->capacity ? "capacity" : "grow");
+		return -EINVAL;
+	}
+	if (!a->any_size && !a->capacity)
+		a->grow = 1;
+	return 0;
+}
+
 const struct bg_cmd cli_attach_cmd = {
 	.name = "attach",
 	.summary = "Attaches the XDP filter to IFACE (through libxdp, so other XDP\n"
 		   "programs can share the interface). Every attached interface\n"
 		   "shares one filter, pinned under /sys/fs/bpf/bloomgate.",
 	.opts = attach_opts, .pos = &attach_pos, .min_pos = 1, .max_pos = 1,
-	.pos_first = 1, .defaults = &attach_defaults,
+	.pos_first = 1, .defaults = &attach_defaults, .done = attach_done,
 };
 
 int cli_cmd_attach(int argc, char **argv)

@@ -45,8 +45,9 @@ struct bg_attach_opts {
  * its keys need (about 24 KiB). */
 #define BG_CAPACITY_GROW_MIN 4096
 /* A growing capacity is made for this many times the keys that outgrew it
- * (numerator over 2: 1.5x). */
-#define BG_CAPACITY_GROW_HEADROOM2 3
+ * (numerator over 4: 1.25x; the memory a default filter takes is at
+ * most that much more than it needs, until it grows again). */
+#define BG_CAPACITY_GROW_HEADROOM4 5
 /* It shrinks back to that when a filter would fit this many times over
  * (memory returned; the factor keeps lists that come and go near a size
  * from changing programs at every load). */

@@ -67,14 +67,20 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 				    "cannot read the attachments' filter capacity: %s",
 				    ret == -EPROTO ? "the records disagree" :
 						     strerror(-ret));
-	/* A growing capacity takes the artifact's shape: a map of exactly
-	 * its elements, new programs for it (bg_attach_reshape()). */
+	/* A growing capacity: an artifact of a fixed capacity takes its
+	 * shape; one of any size goes into a map of the attached capacity,
+	 * its elements first and zeros after them (nothing reads past the
+	 * header's tables), while it fits as a list's filter would
+	 * (bg_capacity_regrow()); else new programs for a capacity grown
+	 * from its keys (bg_attach_reshape()). A fleet's next generations
+	 * then swap in without new programs, as lists do. */
 	if (capacity && capacity != ap->capacity && bg_attach_grows(st)) {
-		uint32_t want = ap->capacity ? ap->capacity : ap->nelems;
+		uint32_t want = ap->capacity ? ap->capacity :
+			!bg_capacity_regrow(&r->plan, capacity) ? capacity :
+			bg_capacity_grown(&r->plan);
 
-		/* the map fixed at the artifact's size, the shape changed
-		 * only when that is not the attached one already */
-		r->plan.capacity = want;
+		r->plan.capacity = r->plan.nelems = want;
+		r->plan.bytes = (size_t)want * BG_FILTER_VALUE_SIZE;
 		reshape = want != capacity ? want : 0;
 	} else if (capacity != ap->capacity) {
 		if (capacity)

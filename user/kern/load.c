@@ -23,17 +23,6 @@ struct shape {
 static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
 		     struct bg_load_report *r, const struct shape *to);
 
-/* The capacity a growing attachment gets when plan p outgrows it: room for
- * BG_CAPACITY_GROW_HEADROOM2 / 2 times its keys, at least p's elements. */
-static uint32_t grown_capacity(const struct bg_filter_params *p)
-{
-	uint64_t keys = p->n * BG_CAPACITY_GROW_HEADROOM2 / 2 + 1;
-	uint32_t c = bg_filter_capacity_elems(keys < BG_CAPACITY_GROW_MIN ?
-						      BG_CAPACITY_GROW_MIN : keys);
-
-	return c > p->nelems ? c : p->nelems;
-}
-
 int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 		   const struct bg_blocklist *bl, struct bg_load_report *r)
 {
@@ -57,20 +46,15 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 	/* a shape asked for (the agent's config changed): a capacity that
 	 * grows from now on, or one of a fixed size (or any size) */
 	if (o->reshape && o->reshape_grow && !grows)
-		to = (struct shape){ grown_capacity(&r->plan), 1 }, reshape = &to;
+		to = (struct shape){ bg_capacity_grown(&r->plan), 1 }, reshape = &to;
 	else if (o->reshape && !o->reshape_grow && (o->reshape_cap != capacity || grows))
 		to = (struct shape){ o->reshape_cap, 0 }, reshape = &to;
 	/* A growing capacity that the plan outgrows, or would fit
 	 * BG_CAPACITY_SHRINK_FACTOR times over: a map of the size its keys
 	 * need with headroom, and programs for it, replace the attached ones
 	 * (bg_attach_reshape()). */
-	if (!reshape && grows) {
-		uint32_t want = grown_capacity(&r->plan);
-
-		if (r->plan.nelems > capacity ||
-		    (uint64_t)want * BG_CAPACITY_SHRINK_FACTOR < capacity)
-			to = (struct shape){ want, 1 }, reshape = &to;
-	}
+	if (!reshape && grows && bg_capacity_regrow(&r->plan, capacity))
+		to = (struct shape){ bg_capacity_grown(&r->plan), 1 }, reshape = &to;
 	/* a shape change killed half way: some interfaces run programs of
 	 * a slot nothing pinned; made anew, every one on the new slot */
 	if (!reshape && bg_attach_stale(st))
