@@ -437,7 +437,7 @@ static const struct err_case err_cases[] = {
 	{ "lists:\n  - name: a\n    path: /a\n    refresh: 1x\n",
 	  "t.yaml:4: lists[0].refresh: '1x' is not a duration (a number with ms, s, m, h or d)" },
 	{ "lists:\n  - name: a\n    path: /a\n    refresh: 31d\n",
-	  "t.yaml:4: lists[0].refresh: 31d is out of range (0..2.592e+06 s)" },
+	  "t.yaml:4: lists[0].refresh: 31d is out of range (0..2592000 s)" },
 	{ "lists:\n  - name: a\n    url: http://h/a\n    refresh: 0s\n",
 	  "t.yaml:4: lists[0].refresh: a URL needs an interval above 0" },
 	{ "lists:\n  - name: a\n    url: http://h/a\n    timeout: 0\n",
