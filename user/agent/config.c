@@ -1637,7 +1637,7 @@ static void fmt_value(const struct field *f, const void *base, char *buf,
 	case F_PORTS:
 		ports = (const __u16 *)at;
 		if (!ports[0])
-			snprintf(buf, len, "%d", BG_DNS_PORT);
+			snprintf(buf, len, "[%d]", BG_DNS_PORT);
 		break;
 	case F_STR:
 	case F_WORDS:
