@@ -81,8 +81,27 @@ LIVEGEN := $(BUILD)/livegen
 # the scale section's (bench/scale.sh) list generator and control-socket probe
 SCALE_TOOLS := $(BUILD)/genaddrs $(BUILD)/ctlprobe
 
-.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean fuzz tsan
-all: $(BUILD)/bloomgate
+.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean fuzz tsan man
+all: $(BUILD)/bloomgate man
+
+# The manual pages and the bash completion, written by the binary from the
+# tables it parses with (user/cli/docs.c): they cannot disagree with it
+# (tests/e2e/test_docs.sh checks).
+MAN_PAGES  := $(BUILD)/man/bloomgate.8 $(BUILD)/man/bloomgate.yaml.5
+COMPLETION := $(BUILD)/completion/bloomgate
+man: $(MAN_PAGES) $(COMPLETION)
+$(BUILD)/man/bloomgate.8: $(BUILD)/bloomgate
+	$(call msg,MAN,$@)
+	@mkdir -p $(@D)
+	$(Q)$< help --man 8 >$@
+$(BUILD)/man/bloomgate.yaml.5: $(BUILD)/bloomgate
+	$(call msg,MAN,$@)
+	@mkdir -p $(@D)
+	$(Q)$< help --man 5 >$@
+$(COMPLETION): $(BUILD)/bloomgate
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$< help --completion bash >$@
 
 deps:
 	$(Q)./scripts/install-deps.sh
@@ -246,13 +265,17 @@ bench: deps
 	$(Q)./bench/run.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's
-# systemd unit, an example config (kept when one is there), the README.
+# systemd unit, an example config (kept when one is there), the README,
+# the manual pages and the bash completion.
 PREFIX  ?= /usr/local
 UNITDIR ?= /etc/systemd/system
 install: all
 	install -D -m 0755 $(BUILD)/bloomgate $(DESTDIR)$(PREFIX)/sbin/bloomgate
 	install -D -m 0644 etc/bloomgate-agent.service $(DESTDIR)$(UNITDIR)/bloomgate-agent.service
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/bloomgate/README.md
+	install -D -m 0644 $(BUILD)/man/bloomgate.8 $(DESTDIR)$(PREFIX)/share/man/man8/bloomgate.8
+	install -D -m 0644 $(BUILD)/man/bloomgate.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/bloomgate.yaml.5
+	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bloomgate
 	install -d -m 0755 $(DESTDIR)/etc/bloomgate
 	[ -e $(DESTDIR)/etc/bloomgate/bloomgate.yaml ] || \
 		install -m 0644 etc/bloomgate.yaml $(DESTDIR)/etc/bloomgate/bloomgate.yaml

@@ -90,6 +90,9 @@ paste:coreutils
 uniq:coreutils
 chown:coreutils
 cmp:diffutils
+diff:diffutils
+man:man-db
+groff:groff-base
 /usr/bin/time:time
 '
 

@@ -33,7 +33,7 @@ source "$E2E_ROOT/scripts/lib-require.sh"
 # call; e2e_init checks them before it creates anything (require_cmds).
 E2E_CMDS=(ip nsenter sysctl bpftool flock timeout "${CLANG:-clang}" dig dnsmasq ethtool jq
 	awk sed grep find mktemp date seq sort tee wc cut tr head uname id promtool
-	systemd-analyze getconf)
+	systemd-analyze getconf man groff)
 # the binary under test; make tsan runs the agent's suites with its
 # ThreadSanitizer build (tests/tsan.sh)
 BG_BIN=${BG_BIN:-$E2E_ROOT/build/bloomgate}

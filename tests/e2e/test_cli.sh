@@ -114,14 +114,19 @@ usage_error format_after_last_list "--format, --subdomains and --no-subdomains" 
 	load list.txt --format plain
 usage_error help_unknown_command "help: unknown command 'nope'" help nope
 
-# make install: the binary, the unit and the example config where the README
-# says, and an operator's edited config never overwritten.
+# make install: the binary, the unit, the example config, the manual pages
+# and the bash completion where the README says, and an operator's edited
+# config never overwritten.
 E2E_NAME=make_install
 t_begin
 dest=$(mktemp -d /tmp/bloomgate-install.XXXXXX)
 if make -s -C "$E2E_ROOT" install DESTDIR="$dest" >"$dest.log" 2>&1; then
 	[ -x "$dest/usr/local/sbin/bloomgate" ] || t_fail "no executable /usr/local/sbin/bloomgate"
 	[ -f "$dest/etc/systemd/system/bloomgate-agent.service" ] || t_fail "no unit in /etc/systemd/system"
+	for f in share/man/man8/bloomgate.8 share/man/man5/bloomgate.yaml.5 \
+		share/bash-completion/completions/bloomgate; do
+		[ -s "$dest/usr/local/$f" ] || t_fail "no /usr/local/$f"
+	done
 	cmp -s "$dest/etc/bloomgate/bloomgate.yaml" "$E2E_ROOT/etc/bloomgate.yaml" ||
 		t_fail "the example config was not installed as /etc/bloomgate/bloomgate.yaml"
 	echo "# edited" >>"$dest/etc/bloomgate/bloomgate.yaml"

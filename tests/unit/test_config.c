@@ -3,8 +3,9 @@
  * Unit tests for the agent's config (user/agent/config.c): the example shipped
  * in etc/ parses to what it says (so it cannot rot), the defaults of what
  * a config leaves out, every error with its exact one-line message and
- * line number, durations, sizes, and the file-level errors of
- * bg_config_load() (missing file, too large).
+ * line number, durations, sizes, the file-level errors of
+ * bg_config_load() (missing file, too large), and the keys as
+ * bg_config_keys() describes them (bloomgate.yaml(5)).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -437,7 +438,7 @@ static const struct err_case err_cases[] = {
 	{ "lists:\n  - name: a\n    path: /a\n    refresh: 1x\n",
 	  "t.yaml:4: lists[0].refresh: '1x' is not a duration (a number with ms, s, m, h or d)" },
 	{ "lists:\n  - name: a\n    path: /a\n    refresh: 31d\n",
-	  "t.yaml:4: lists[0].refresh: 31d is out of range (0..2.592e+06 s)" },
+	  "t.yaml:4: lists[0].refresh: 31d is out of range (0..2592000 s)" },
 	{ "lists:\n  - name: a\n    url: http://h/a\n    refresh: 0s\n",
 	  "t.yaml:4: lists[0].refresh: a URL needs an interval above 0" },
 	{ "lists:\n  - name: a\n    url: http://h/a\n    timeout: 0\n",
@@ -661,6 +662,120 @@ static void test_error_truncation(void **state)
 	}
 }
 
+/* ---- bg_config_keys(): what bloomgate.yaml(5) is generated from ---- */
+
+struct keys_seen {
+	size_t n, in_section[5];
+	char sections[5][16];
+	size_t n_sections;
+};
+
+/* A config with KEY: VALUE in section sec, the rest minimal, in buf: the
+ * variant-th way to write that section (a path list, a URL list, a
+ * crowdsec list...); 0 when there is no such variant. */
+static int with_key(char *buf, size_t len, const struct bg_config_key *k,
+		    int variant)
+{
+	if (!*k->section && !variant)
+		return snprintf(buf, len, "%s: %s\n" L1, k->key, k->def) > 0;
+	if (!strcmp(k->section, "interfaces") && !variant)
+		return snprintf(buf, len, "interfaces:\n  - name: eth0\n    %s: %s\n" L1,
+				k->key, k->def) > 0;
+	if (!strcmp(k->section, "lists") && variant < 3)
+		return snprintf(buf, len, "lists:\n  - name: a\n    %s\n    %s: %s\n",
+				variant == 0 ? "path: /a" :
+				variant == 1 ? "url: http://example.com/a" :
+				"crowdsec: http://127.0.0.1:8080\n    api_key_file: /k",
+				k->key, k->def) > 0;
+	if (!strcmp(k->section, "artifact") && variant < 2)
+		return snprintf(buf, len, "artifact:\n  %s\n  %s: %s\n",
+				variant ? "url: http://example.com/a" : "path: /a",
+				k->key, k->def) > 0;
+	if (!strcmp(k->section, "fleet") && !variant)
+		return snprintf(buf, len, "fleet:\n  db: postgresql://h/db\n  %s: %s\n",
+				k->key, k->def) > 0;
+	return 0;
+}
+
+static void key_seen(void *ctx, const struct bg_config_key *k)
+{
+	struct keys_seen *s = ctx;
+	struct bg_config c;
+	char text[512], err[512], probe[256];
+	size_t i;
+	int v, ok = 0;
+
+	s->n++;
+	/* every key says what it is */
+	assert_non_null(k->help);
+	assert_true(strlen(k->help) > 8);
+	assert_string_not_equal(k->type, "?");
+	assert_true(!strcmp(k->type, "one of") == !!k->names[0]);
+	/* the sections in order, each once */
+	for (i = 0; i < s->n_sections && strcmp(s->sections[i], k->section); i++)
+		;
+	if (i == s->n_sections) {
+		assert_true(i < 5);
+		snprintf(s->sections[s->n_sections++], sizeof(s->sections[0]), "%s",
+			 k->section);
+	} else {
+		assert_int_equal(i, s->n_sections - 1);
+	}
+	s->in_section[i]++;
+	/* the parser knows the key in that section: its error for an unknown
+	 * key lists the section's keys */
+	snprintf(probe, sizeof(probe), "%s",
+		 !*k->section ? "bogus_key: 1\n" L1 :
+		 !strcmp(k->section, "interfaces") ? "interfaces: [{name: x, bogus_key: 1}]\n" L1 :
+		 !strcmp(k->section, "lists") ? "lists: [{name: x, bogus_key: 1}]\n" :
+		 !strcmp(k->section, "artifact") ? "artifact: {bogus_key: 1}\n" :
+		 "fleet: {bogus_key: 1}\n");
+	assert_int_equal(parse(probe, &c, err, sizeof(err)), -EINVAL);
+	{
+		char list[512];
+		const char *open = strchr(err, '(');
+
+		assert_non_null(open);
+		snprintf(list, sizeof(list), " %s", open + 1);
+		list[strlen(list) - 1] = ','; /* the closing ')' */
+		snprintf(text, sizeof(text), " %s,", k->key);
+		if (!strstr(list, text))
+			fail_msg("%s.%s: not among the parser's keys: %s", k->section,
+				 k->key, err);
+	}
+	/* a default, written as the page gives it, is a valid value: it is
+	 * what the config would say (durations, sizes, [53]) */
+	if (!k->def[0] || strchr(k->def, ' '))
+		return;
+	for (v = 0; !ok && with_key(text, sizeof(text), k, v); v++) {
+		ok = !parse(text, &c, err, sizeof(err));
+		bg_config_free(&c);
+	}
+	if (!ok)
+		fail_msg("%s.%s: default '%s' does not parse: %s", k->section, k->key,
+			 k->def, err);
+}
+
+static void test_keys(void **state)
+{
+	struct keys_seen s = { 0 };
+	(void)state;
+
+	assert_int_equal(bg_config_keys(key_seen, &s), 0);
+	assert_int_equal(s.n_sections, 5);
+	assert_string_equal(s.sections[0], "");
+	assert_string_equal(s.sections[1], "interfaces");
+	assert_string_equal(s.sections[2], "lists");
+	assert_string_equal(s.sections[3], "artifact");
+	assert_string_equal(s.sections[4], "fleet");
+	/* as many as the parser names in its errors (test_errors) */
+	assert_int_equal(s.in_section[0], 13);
+	assert_int_equal(s.in_section[1], 10);
+	assert_int_equal(s.in_section[2], 18);
+	assert_int_equal(s.in_section[3], 5);
+	assert_int_equal(s.in_section[4], 4);
+}
+
 static void test_duration(void **state)
 {
 	static const struct {
@@ -795,6 +910,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_artifact_fleet),
 		cmocka_unit_test(test_error_truncation),
+		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_load_errors),

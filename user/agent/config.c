@@ -28,6 +28,7 @@
 
 #include "agent/config.h"
 #include "agent/fleetdb.h"
+#include "bloomgate/dns.h" /* BG_DNS_PORT */
 #include "core/filter.h"
 #include "core/format.h"
 #include "core/io.h"
@@ -397,7 +398,42 @@ struct field {
 	enum fcheck check; /* F_STR */
 	double min, max;
 	unsigned int flags;
+	/* One line for bloomgate.yaml(5) (bg_config_keys()). */
+	const char *help;
+	/*
+	 * A default that depends on other keys (refresh: a URL's or a
+	 * path's), written from the constants the parser uses. NULL: the
+	 * default is read at off from the section's defaults (the same
+	 * *_defaults() function the parser starts each item from).
+	 */
+	void (*def)(char *buf, size_t len);
 };
+
+/* The defaults that depend on other keys, for bg_config_keys(). */
+static void fmt_duration(char *buf, size_t len, double s);
+static void def_fpr(char *buf, size_t len)
+{
+	snprintf(buf, len, "%g, or %g with confirm: false", bg_fpr_default(1),
+		 bg_fpr_default(0));
+}
+
+static void def_refresh(char *buf, size_t len)
+{
+	char d[32];
+
+	fmt_duration(d, sizeof(d), BG_CFG_URL_REFRESH);
+	snprintf(buf, len, "%s for a url; none for a path (watched)", d);
+}
+
+static void def_cs_every(char *buf, size_t len)
+{
+	fmt_duration(buf, len, BG_CFG_CROWDSEC_EVERY);
+}
+
+static void def_gateway(char *buf, size_t len)
+{
+	snprintf(buf, len, "the host name (what a name cannot hold as _)");
+}
 
 /* The line of each key of a map, by its index in the table; 0: absent. */
 #define FIELDS_MAX 24
@@ -412,29 +448,42 @@ enum { R_INTERFACES, R_FPR, R_CONFIRM, R_STATE_DIR, R_METRICS, R_EVENTS, R_DETAC
 
 #define R_OFF(m) offsetof(struct bg_config, m)
 static const struct field root_fields[R__COUNT + 1] = {
-	[R_INTERFACES] = { .key = "interfaces", .type = F_SECTION },
-	[R_FPR] = { .key = "fpr", .type = F_NUMBER, .off = R_OFF(fpr),
+	[R_INTERFACES] = { .key = "interfaces",
+		.help = "the interfaces to attach to, each a map (interfaces[] below); none: the agent only feeds a bloomgate attached by other means", .type = F_SECTION },
+	[R_FPR] = { .key = "fpr", .def = def_fpr,
+		.help = "the Bloom part's target false-positive rate, per address or query (as load --fpr)", .type = F_NUMBER, .off = R_OFF(fpr),
 		    .min = BG_FPR_MIN, .max = BG_FPR_MAX },
-	[R_CONFIRM] = { .key = "confirm", .type = F_BOOL, .off = R_OFF(confirm) },
-	[R_STATE_DIR] = { .key = "state_dir", .type = F_STR,
+	[R_CONFIRM] = { .key = "confirm",
+		.help = "the exact stage, which confirms every Bloom positive (as load --confirm); false: off", .type = F_BOOL, .off = R_OFF(confirm) },
+	[R_STATE_DIR] = { .key = "state_dir",
+		.help = "where the agent keeps the last good copy of every list, their provenance indexes and its store (an absolute path)", .type = F_STR,
 			  .off = R_OFF(state_dir), .check = C_ABSPATH },
-	[R_METRICS] = { .key = "metrics", .type = F_STR, .off = R_OFF(metrics),
+	[R_METRICS] = { .key = "metrics",
+		.help = "HOST:PORT of the Prometheus endpoint (GET /metrics): an IPv4 address, [IPv6] or localhost, port 1..65535; null or absent: none", .type = F_STR, .off = R_OFF(metrics),
 			.check = C_HOSTPORT, .flags = FF_NULLABLE },
-	[R_EVENTS] = { .key = "events", .type = F_STR, .off = R_OFF(events),
+	[R_EVENTS] = { .key = "events",
+		.help = "flag events as JSON lines: - for stdout, or an absolute file path; null or absent: none", .type = F_STR, .off = R_OFF(events),
 		       .check = C_EVENTS, .flags = FF_NULLABLE },
-	[R_DETACH] = { .key = "detach_on_stop", .type = F_BOOL,
+	[R_DETACH] = { .key = "detach_on_stop",
+		.help = "detach from the interfaces when the agent stops; false: the filter stays live (fail-static)", .type = F_BOOL,
 		       .off = R_OFF(detach_on_stop) },
 	/* An hour: longer is a typo for a refresh, not a debounce. */
-	[R_DEBOUNCE] = { .key = "debounce", .type = F_DURATION,
+	[R_DEBOUNCE] = { .key = "debounce",
+		.help = "changes that arrive within this time are one rebuild", .type = F_DURATION,
 			 .off = R_OFF(debounce), .min = 0, .max = 3600 },
 	/* load's --max-list-bytes and --max-entries, for every rebuild */
-	[R_MAX_LIST_BYTES] = { .key = "max_list_bytes", .type = F_SIZE,
+	[R_MAX_LIST_BYTES] = { .key = "max_list_bytes",
+		.help = "as load --max-list-bytes, for every rebuild: the largest list file read (the copies of URLs included)", .type = F_SIZE,
 			       .off = R_OFF(max_list_bytes) },
-	[R_MAX_ENTRIES] = { .key = "max_entries", .type = F_COUNT,
+	[R_MAX_ENTRIES] = { .key = "max_entries",
+		.help = "as load --max-entries, for every rebuild", .type = F_COUNT,
 			    .off = R_OFF(max_entries), .min = 1, .max = 1e15 },
-	[R_LISTS] = { .key = "lists", .type = F_SECTION },
-	[R_ARTIFACT] = { .key = "artifact", .type = F_SECTION },
-	[R_FLEET] = { .key = "fleet", .type = F_SECTION },
+	[R_LISTS] = { .key = "lists",
+		.help = "the lists the filter is built from, each a map (lists[] below); excludes artifact and fleet", .type = F_SECTION },
+	[R_ARTIFACT] = { .key = "artifact",
+		.help = "a filter built elsewhere (bloomgate build), verified and swapped in as it is (artifact below); excludes lists and fleet", .type = F_SECTION },
+	[R_FLEET] = { .key = "fleet",
+		.help = "this gateway is one of a fleet: it loads the generations bloomgate publish stores (fleet below); excludes lists and artifact", .type = F_SECTION },
 };
 
 enum { I_NAME, I_MODE, I_MATCH, I_ACTION, I_DNS_ACTION, I_DNS_PORTS,
@@ -442,25 +491,35 @@ enum { I_NAME, I_MODE, I_MATCH, I_ACTION, I_DNS_ACTION, I_DNS_PORTS,
 
 #define I_OFF(m) offsetof(struct bg_cfg_iface, m)
 static const struct field iface_fields[I__COUNT + 1] = {
-	[I_NAME] = { .key = "name", .type = F_STR, .off = I_OFF(name),
+	[I_NAME] = { .key = "name",
+		.help = "the interface's name (required)", .type = F_STR, .off = I_OFF(name),
 		     .check = C_IFNAME },
-	[I_MODE] = { .key = "mode", .type = F_ENUM, .off = I_OFF(attach.mode),
+	[I_MODE] = { .key = "mode",
+		.help = "as attach --mode", .type = F_ENUM, .off = I_OFF(attach.mode),
 		     .values = bg_mode_values },
-	[I_MATCH] = { .key = "match", .type = F_ENUM,
+	[I_MATCH] = { .key = "match",
+		.help = "as attach --match: the address probed", .type = F_ENUM,
 		      .off = I_OFF(attach.match), .values = bg_match_values },
-	[I_ACTION] = { .key = "action", .type = F_ENUM,
+	[I_ACTION] = { .key = "action",
+		.help = "as attach --action: what a listed address gets", .type = F_ENUM,
 		       .off = I_OFF(attach.action), .values = bg_action_values },
-	[I_DNS_ACTION] = { .key = "dns_action", .type = F_ENUM,
+	[I_DNS_ACTION] = { .key = "dns_action",
+		.help = "as attach --dns-action: what a DNS query for a listed name gets", .type = F_ENUM,
 			   .off = I_OFF(attach.dns_action),
 			   .values = bg_dns_action_values },
-	[I_DNS_PORTS] = { .key = "dns_ports", .type = F_PORTS,
+	[I_DNS_PORTS] = { .key = "dns_ports",
+		.help = "the UDP ports judged as DNS, a list of up to " BG_TEXTIFY(BG_DNS_PORTS_MAX) " (as attach --dns-port)", .type = F_PORTS,
 			  .off = I_OFF(attach.dns_ports) },
-	[I_CAPACITY] = { .key = "capacity", .type = F_COUNT,
+	[I_CAPACITY] = { .key = "capacity",
+		.help = "as attach --capacity: the Bloom keys the filter map holds, one fixed size; absent: any size", .type = F_COUNT,
 			 .off = I_OFF(attach.capacity), .min = 1,
 			 .max = BG_CAPACITY_MAX },
-	[I_GROW] = { .key = "grow", .type = F_BOOL, .off = I_OFF(attach.grow) },
-	[I_CHAIN] = { .key = "chain", .type = F_BOOL, .off = I_OFF(attach.chain) },
-	[I_UNPARSED] = { .key = "unparsed", .type = F_ENUM,
+	[I_GROW] = { .key = "grow",
+		.help = "as attach --grow: the capacity follows the filter", .type = F_BOOL, .off = I_OFF(attach.grow) },
+	[I_CHAIN] = { .key = "chain",
+		.help = "as attach --chain: bloomgate chain can run another XDP program after bloomgate", .type = F_BOOL, .off = I_OFF(attach.chain) },
+	[I_UNPARSED] = { .key = "unparsed",
+		.help = "as attach --unparsed: what a frame with no address to judge gets", .type = F_ENUM,
 			 .off = I_OFF(attach.unparsed),
 			 .values = bg_unparsed_values },
 };
@@ -472,59 +531,82 @@ enum { L_NAME, L_URL, L_PATH, L_FORMAT, L_SUBDOMAINS, L_ALLOW, L_REFRESH,
 
 #define L_OFF(m) offsetof(struct bg_cfg_list, m)
 static const struct field list_fields[L__COUNT + 1] = {
-	[L_NAME] = { .key = "name", .type = F_STR, .off = L_OFF(list.name),
+	[L_NAME] = { .key = "name",
+		.help = "the list's name, also its copy's file name in state_dir (required): 1 to " BG_TEXTIFY(BG_CFG_NAME_MAX) " of A-Z a-z 0-9 . _ -, not starting with .", .type = F_STR, .off = L_OFF(list.name),
 		     .check = C_LISTNAME },
-	[L_URL] = { .key = "url", .type = F_STR, .off = L_OFF(list.url),
+	[L_URL] = { .key = "url",
+		.help = "an http:// or https:// URL, fetched every refresh with a conditional GET; a url or a path, not both", .type = F_STR, .off = L_OFF(list.url),
 		    .check = C_URL },
-	[L_PATH] = { .key = "path", .type = F_STR, .off = L_OFF(list.path),
+	[L_PATH] = { .key = "path",
+		.help = "an absolute path, watched and re-read when it changes; a url or a path, not both", .type = F_STR, .off = L_OFF(list.path),
 		     .check = C_ABSPATH },
-	[L_FORMAT] = { .key = "format", .type = F_FORMAT, .off = L_OFF(list.format) },
-	[L_SUBDOMAINS] = { .key = "subdomains", .type = F_FLAG,
+	[L_FORMAT] = { .key = "format",
+		.help = "as load --format; detected when absent (auto)", .type = F_FORMAT, .off = L_OFF(list.format) },
+	[L_SUBDOMAINS] = { .key = "subdomains",
+		.help = "the names listed block their subdomains too (as load --subdomains)", .type = F_FLAG,
 			   .off = L_OFF(list.subdomains) },
-	[L_ALLOW] = { .key = "allow", .type = F_FLAG, .off = L_OFF(list.allow) },
+	[L_ALLOW] = { .key = "allow",
+		.help = "an allowlist: what it lists always passes (as load --allow)", .type = F_FLAG, .off = L_OFF(list.allow) },
 	/* Bounds that catch a unit mistaken (1d meant, 1000d written). */
-	[L_REFRESH] = { .key = "refresh", .type = F_DURATION,
+	[L_REFRESH] = { .key = "refresh", .def = def_refresh,
+		.help = "how often a URL is fetched (jittered); a path is watched and needs none", .type = F_DURATION,
 			.off = L_OFF(refresh), .min = 0, .max = 30 * 86400 },
-	[L_TIMEOUT] = { .key = "timeout", .type = F_DURATION,
+	[L_TIMEOUT] = { .key = "timeout",
+		.help = "the time limit of a fetch (a URL only)", .type = F_DURATION,
 			.off = L_OFF(timeout), .min = 0, .max = 86400,
 			.flags = FF_MIN_OPEN },
-	[L_MAX_BYTES] = { .key = "max_bytes", .type = F_SIZE,
+	[L_MAX_BYTES] = { .key = "max_bytes",
+		.help = "the largest copy fetched", .type = F_SIZE,
 			  .off = L_OFF(max_bytes) },
-	[L_MAX_SHRINK] = { .key = "max_shrink", .type = F_SHARE,
+	[L_MAX_SHRINK] = { .key = "max_shrink",
+		.help = "a share from 0 to 1 (or a percentage): a fetched copy with fewer than (1 - max_shrink) times the last good copy's entries is refused and the last good copy kept; 1: no guard", .type = F_SHARE,
 			   .off = L_OFF(max_shrink) },
 	/* per list, not global: the opt-in is trust in one list's
 	 * content, and a fetched list stays guarded beside a local one */
-	[L_ALLOW_WIDE] = { .key = "allow_wide", .type = F_FLAG,
+	[L_ALLOW_WIDE] = { .key = "allow_wide",
+		.help = "as load --allow-wide, for this list only (an address list)", .type = F_FLAG,
 			   .off = L_OFF(list.allow_wide) },
 	/* a CrowdSec local API's decisions (agent/crowdsec.h) */
-	[L_CROWDSEC] = { .key = "crowdsec", .type = F_STR, .off = L_OFF(list.url),
+	[L_CROWDSEC] = { .key = "crowdsec",
+		.help = "the URL of a CrowdSec local API: its ban decisions are this list's addresses (then url, path, format, subdomains, allow, refresh, max_shrink and allow_wide do not apply)", .type = F_STR, .off = L_OFF(list.url),
 			 .check = C_URL },
-	[L_API_KEY_FILE] = { .key = "api_key_file", .type = F_STR,
+	[L_API_KEY_FILE] = { .key = "api_key_file",
+		.help = "crowdsec: the absolute path of the file holding the bouncer's key (cscli bouncers add NAME), read at each pull (required with crowdsec)", .type = F_STR,
 			     .off = L_OFF(api_key_file), .check = C_ABSPATH },
-	[L_UPDATE_FREQ] = { .key = "update_frequency", .type = F_DURATION,
+	[L_UPDATE_FREQ] = { .key = "update_frequency", .def = def_cs_every,
+		.help = "crowdsec: how often the decisions are pulled", .type = F_DURATION,
 			    .off = L_OFF(refresh), .min = 0, .max = 86400,
 			    .flags = FF_MIN_OPEN },
-	[L_ORIGINS] = { .key = "origins", .type = F_WORDS, .off = L_OFF(cs_origins) },
-	[L_SCOPES] = { .key = "scopes", .type = F_WORDS, .off = L_OFF(cs_scopes) },
-	[L_SCEN_IN] = { .key = "scenarios_containing", .type = F_WORDS,
+	[L_ORIGINS] = { .key = "origins",
+		.help = "crowdsec: only the decisions of these origins (a name or a list of names), as the firewall bouncer's filter", .type = F_WORDS, .off = L_OFF(cs_origins) },
+	[L_SCOPES] = { .key = "scopes",
+		.help = "crowdsec: the scopes pulled, ip and range (absent: both)", .type = F_WORDS, .off = L_OFF(cs_scopes) },
+	[L_SCEN_IN] = { .key = "scenarios_containing",
+		.help = "crowdsec: only the decisions whose scenario contains one of these", .type = F_WORDS,
 			.off = L_OFF(cs_scen_in) },
-	[L_SCEN_OUT] = { .key = "scenarios_not_containing", .type = F_WORDS,
+	[L_SCEN_OUT] = { .key = "scenarios_not_containing",
+		.help = "crowdsec: only the decisions whose scenario contains none of these", .type = F_WORDS,
 			 .off = L_OFF(cs_scen_out) },
 };
 
 /* artifact: one built filter, fetched as a list is (url or path) */
 enum { A_URL, A_PATH, A_REFRESH, A_TIMEOUT, A_MAX_BYTES, A__COUNT };
 static const struct field artifact_fields[A__COUNT + 1] = {
-	[A_URL] = { .key = "url", .type = F_STR, .off = L_OFF(list.url),
+	[A_URL] = { .key = "url",
+		.help = "the artifact's http:// or https:// URL; a url or a path, not both", .type = F_STR, .off = L_OFF(list.url),
 		    .check = C_URL },
-	[A_PATH] = { .key = "path", .type = F_STR, .off = L_OFF(list.path),
+	[A_PATH] = { .key = "path",
+		.help = "the artifact's absolute path, watched; a url or a path, not both", .type = F_STR, .off = L_OFF(list.path),
 		     .check = C_ABSPATH },
-	[A_REFRESH] = { .key = "refresh", .type = F_DURATION,
+	[A_REFRESH] = { .key = "refresh", .def = def_refresh,
+		.help = "how often the URL is fetched", .type = F_DURATION,
 			.off = L_OFF(refresh), .min = 0, .max = 86400 * 366 },
-	[A_TIMEOUT] = { .key = "timeout", .type = F_DURATION,
+	[A_TIMEOUT] = { .key = "timeout",
+		.help = "the time limit of a fetch (a URL only)", .type = F_DURATION,
 			.off = L_OFF(timeout), .min = 0, .max = 86400,
 			.flags = FF_MIN_OPEN },
-	[A_MAX_BYTES] = { .key = "max_bytes", .type = F_SIZE,
+	[A_MAX_BYTES] = { .key = "max_bytes",
+		.help = "the largest artifact fetched", .type = F_SIZE,
 			  .off = L_OFF(max_bytes) },
 	{ NULL },
 };
@@ -533,12 +615,16 @@ static const struct field artifact_fields[A__COUNT + 1] = {
 enum { FL_DB, FL_GATEWAY, FL_POLL, FL_REPORT, FL__COUNT };
 #define FL_OFF(m) offsetof(struct bg_cfg_fleet, m)
 static const struct field fleet_fields[FL__COUNT + 1] = {
-	[FL_DB] = { .key = "db", .type = F_STR, .off = FL_OFF(db), .check = C_DB },
-	[FL_GATEWAY] = { .key = "gateway", .type = F_STR, .off = FL_OFF(gateway),
+	[FL_DB] = { .key = "db",
+		.help = "the fleet store: a postgresql:// URL or a libpq key=value connection string (required)", .type = F_STR, .off = FL_OFF(db), .check = C_DB },
+	[FL_GATEWAY] = { .key = "gateway", .def = def_gateway,
+		.help = "this gateway's name in the store: 1 to " BG_TEXTIFY(BG_CFG_NAME_MAX) " of A-Z a-z 0-9 . _ -", .type = F_STR, .off = FL_OFF(gateway),
 			 .check = C_LISTNAME },
-	[FL_POLL] = { .key = "poll", .type = F_DURATION, .off = FL_OFF(poll),
+	[FL_POLL] = { .key = "poll",
+		.help = "how often the store is polled for a new generation, besides its NOTIFY", .type = F_DURATION, .off = FL_OFF(poll),
 		      .min = 0, .max = 86400, .flags = FF_MIN_OPEN },
-	[FL_REPORT] = { .key = "report", .type = F_DURATION, .off = FL_OFF(report),
+	[FL_REPORT] = { .key = "report",
+		.help = "how often this gateway reports its state to the store", .type = F_DURATION, .off = FL_OFF(report),
 			.min = 0, .max = 86400, .flags = FF_MIN_OPEN },
 	{ NULL },
 };
@@ -547,6 +633,15 @@ _Static_assert(R__COUNT <= FIELDS_MAX && I__COUNT <= FIELDS_MAX &&
 		       L__COUNT <= FIELDS_MAX && A__COUNT <= FIELDS_MAX &&
 		       FL__COUNT <= FIELDS_MAX,
 	       "lines[] holds every key of a table");
+
+/* A number's or a duration's range, as its errors and the man page say
+ * it: "1e-09..0.5", "above 0..86400 s". */
+static const char *num_range(const struct field *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%.15g..%.15g%s", f->flags & FF_MIN_OPEN ? "above " : "",
+		 f->min, f->max, f->type == F_DURATION ? " s" : "");
+	return buf;
+}
 
 static void key_names(const struct field *f, char *buf, size_t len)
 {
@@ -832,10 +927,9 @@ static int set_field(struct pctx *p, const struct field *f,
 range:
 		if (d < f->min || d > f->max ||
 		    (f->flags & FF_MIN_OPEN && d <= f->min))
-			return bad(p, y->line, "%s: %s is out of range (%s%g..%g%s)",
+			return bad(p, y->line, "%s: %s is out of range (%s)",
 				   p->where, q(p, s),
-				   f->flags & FF_MIN_OPEN ? "above " : "", f->min,
-				   f->max, f->type == F_DURATION ? " s" : "");
+				   num_range(f, names, sizeof(names)));
 		*(double *)at = d;
 		return 0;
 	case F_SHARE: {
@@ -927,6 +1021,52 @@ range:
 	return 0;
 }
 
+/* ---- defaults ---- */
+
+/*
+ * What each section's keys are when absent: the parser starts every item
+ * from these, and bg_config_keys() reads the defaults it describes from
+ * them (one place for both). Defaults that depend on other keys are set
+ * after the walk (refresh, fpr) and described by the field's def().
+ */
+static int root_defaults(struct bg_config *c)
+{
+	c->fpr = 0; /* absent: bg_fpr_default(confirm), at the end */
+	c->confirm = 1;
+	c->debounce = BG_CFG_DEBOUNCE;
+	c->max_list_bytes = BG_LIST_BYTES_MAX;
+	c->max_entries = BG_LOAD_ENTRIES_MAX;
+	c->state_dir = strdup(BG_CFG_STATE_DIR);
+	return c->state_dir ? 0 : -ENOMEM;
+}
+
+static void iface_defaults(struct bg_cfg_iface *f)
+{
+	f->attach = bg_attach_defaults;
+}
+
+static void list_defaults(struct bg_cfg_list *l)
+{
+	l->list.format = BG_FMT_AUTO;
+	l->timeout = BG_CFG_TIMEOUT;
+	l->max_bytes = BG_CFG_MAX_BYTES;
+	l->max_shrink = BG_CFG_MAX_SHRINK;
+}
+
+static void artifact_defaults(struct bg_cfg_list *l)
+{
+	l->kind = BG_SRC_ARTIFACT;
+	l->timeout = BG_CFG_TIMEOUT;
+	l->max_bytes = BG_CFG_ARTIFACT_MAX_BYTES;
+	l->max_shrink = 1; /* an artifact is judged by its checksums */
+}
+
+static void fleet_defaults(struct bg_cfg_fleet *f)
+{
+	f->poll = BG_CFG_FLEET_POLL;
+	f->report = BG_CFG_FLEET_REPORT;
+}
+
 /*
  * Walks map y against fields, storing into base; where: the map's own path
  * ("lists[2]", "" for the root). The line of each key found goes to
@@ -1008,7 +1148,7 @@ static int walk_ifaces(struct pctx *p, const struct ynode *y,
 		const struct ynode *sec[FIELDS_MAX] = { 0 };
 		char where[40];
 
-		f->attach = bg_attach_defaults;
+		iface_defaults(f);
 		f->line = y->kids[i]->line;
 		snprintf(where, sizeof(where), "interfaces[%zu]", i);
 		err = walk_map(p, y->kids[i], iface_fields, where, f, lines, sec);
@@ -1088,10 +1228,7 @@ static int walk_lists(struct pctx *p, const struct ynode *y, size_t key_line,
 		char where[40];
 		struct bg_list_desc *d = &l->list;
 
-		d->format = BG_FMT_AUTO;
-		l->timeout = BG_CFG_TIMEOUT;
-		l->max_bytes = BG_CFG_MAX_BYTES;
-		l->max_shrink = BG_CFG_MAX_SHRINK;
+		list_defaults(l);
 		l->line = y->kids[i]->line;
 		snprintf(where, sizeof(where), "lists[%zu]", i);
 		err = walk_map(p, y->kids[i], list_fields, where, l, lines, sec);
@@ -1161,10 +1298,7 @@ static int walk_artifact(struct pctx *p, const struct ynode *y, size_t key_line,
 	if (!c->lists)
 		return fail(p, -ENOMEM, 0, "out of memory");
 	l = &c->lists[c->n_lists++];
-	l->kind = BG_SRC_ARTIFACT;
-	l->timeout = BG_CFG_TIMEOUT;
-	l->max_bytes = BG_CFG_ARTIFACT_MAX_BYTES;
-	l->max_shrink = 1; /* an artifact is judged by its checksums */
+	artifact_defaults(l);
 	l->line = key_line;
 	err = walk_map(p, y, artifact_fields, "artifact", l, lines, sec);
 	if (err)
@@ -1197,8 +1331,7 @@ static int walk_fleet(struct pctx *p, const struct ynode *y, size_t key_line,
 	char host[256];
 	int err;
 
-	f->poll = BG_CFG_FLEET_POLL;
-	f->report = BG_CFG_FLEET_REPORT;
+	fleet_defaults(f);
 	f->line = key_line;
 	err = walk_map(p, y, fleet_fields, "fleet", f, lines, sec);
 	if (err)
@@ -1288,14 +1421,8 @@ int bg_config_parse_buf(const char *name, const char *buf, size_t len,
 	ret = y_load(&p, buf, len, &root);
 	if (ret)
 		return ret;
-	c->fpr = 0; /* absent: bg_fpr_default(confirm), below */
-	c->confirm = 1;
-	c->debounce = BG_CFG_DEBOUNCE;
-	c->max_list_bytes = BG_LIST_BYTES_MAX;
-	c->max_entries = BG_LOAD_ENTRIES_MAX;
 	c->file = strdup(name);
-	c->state_dir = strdup(BG_CFG_STATE_DIR);
-	if (!c->file || !c->state_dir) {
+	if (!c->file || root_defaults(c)) {
 		ret = fail(&p, -ENOMEM, 0, "out of memory");
 		goto out;
 	}
@@ -1374,4 +1501,226 @@ int bg_config_load(const char *path, struct bg_config *c, char *err,
 		ret = bg_config_parse_buf(path, buf, len, c, err, errlen);
 	free(buf);
 	return ret;
+}
+
+/* ---- the keys, described (bloomgate.yaml(5)) ---- */
+
+/* "1h", "30s", "500ms": what the config would say, bg_config_duration()
+ * reads it back. */
+static void fmt_duration(char *buf, size_t len, double s)
+{
+	static const struct {
+		const char *unit;
+		double secs;
+	} units[] = { { "d", 86400 }, { "h", 3600 }, { "m", 60 } };
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (s >= units[i].secs && fmod(s, units[i].secs) == 0) {
+			snprintf(buf, len, "%g%s", s / units[i].secs, units[i].unit);
+			return;
+		}
+	if (s > 0 && s < 1)
+		snprintf(buf, len, "%gms", s * 1000);
+	else
+		snprintf(buf, len, "%gs", s);
+}
+
+/* "512M", "4G": as a size is written (bg_opt_size() reads it back). */
+static void fmt_size(char *buf, size_t len, uint64_t v)
+{
+	static const char units[] = "GMK";
+	int i;
+
+	for (i = 0; units[i]; i++) {
+		unsigned int shift = 30 - 10 * (unsigned int)i;
+
+		if (v && !(v & ((1ull << shift) - 1))) {
+			snprintf(buf, len, "%llu%c", (unsigned long long)(v >> shift),
+				 units[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+static const char *type_name(const struct field *f)
+{
+	switch (f->type) {
+	case F_SECTION:
+		return "section";
+	case F_BOOL:
+	case F_FLAG:
+		return "boolean";
+	case F_NUMBER:
+		return "number";
+	case F_DURATION:
+		return "duration";
+	case F_SHARE:
+		return "share";
+	case F_SIZE:
+		return "size";
+	case F_COUNT:
+		return "count";
+	case F_ENUM:
+	case F_FORMAT:
+		return "one of";
+	case F_PORTS:
+		return "ports";
+	case F_WORDS:
+		return "names";
+	case F_STR:
+		switch (f->check) {
+		case C_ABSPATH:
+			return "path";
+		case C_URL:
+			return "URL";
+		case C_LISTNAME:
+			return "name";
+		case C_IFNAME:
+			return "interface";
+		case C_HOSTPORT:
+			return "HOST:PORT";
+		case C_EVENTS:
+			return "path or -";
+		case C_DB:
+			return "connection string";
+		}
+	}
+	return "?";
+}
+
+/* The value at f->off of base, as the config writes it; "" for none. */
+static void fmt_value(const struct field *f, const void *base, char *buf,
+		      size_t len)
+{
+	const char *at = (const char *)base + f->off;
+	const __u16 *ports;
+	double d;
+	uint64_t u;
+
+	buf[0] = '\0';
+	switch (f->type) {
+	case F_SECTION:
+		break;
+	case F_BOOL:
+		snprintf(buf, len, "%s", *(const int *)at ? "true" : "false");
+		break;
+	case F_FLAG:
+		snprintf(buf, len, "%s", *(const uint8_t *)at ? "true" : "false");
+		break;
+	case F_NUMBER:
+	case F_SHARE:
+	case F_DURATION:
+		d = *(const double *)at;
+		/* out of range: "not given", as the help of the options has it */
+		if (f->type != F_SHARE && (d < f->min || d > f->max ||
+					   (f->flags & FF_MIN_OPEN && d <= f->min)))
+			break;
+		if (f->type == F_DURATION)
+			fmt_duration(buf, len, d);
+		else
+			snprintf(buf, len, "%g", d);
+		break;
+	case F_SIZE:
+		u = *(const uint64_t *)at;
+		if (u)
+			fmt_size(buf, len, u);
+		break;
+	case F_COUNT:
+		u = *(const uint64_t *)at;
+		if ((double)u >= f->min && (double)u <= f->max)
+			snprintf(buf, len, "%llu", (unsigned long long)u);
+		break;
+	case F_ENUM:
+		snprintf(buf, len, "%s", bg_enum_name(f->values, *(const int *)at));
+		break;
+	case F_FORMAT:
+		snprintf(buf, len, "%s", bg_format_name(*(const uint8_t *)at));
+		break;
+	case F_PORTS:
+		ports = (const __u16 *)at;
+		if (!ports[0])
+			snprintf(buf, len, "[%d]", BG_DNS_PORT);
+		break;
+	case F_STR:
+	case F_WORDS:
+		if (*(char *const *)at)
+			snprintf(buf, len, "%s", *(char *const *)at);
+		break;
+	}
+}
+
+static void describe(const struct field *f, const char *section, int seq,
+		     const void *defaults,
+		     void (*fn)(void *ctx, const struct bg_config_key *k), void *ctx)
+{
+	struct bg_config_key k;
+	size_t n;
+	int i;
+
+	for (; f->key; f++) {
+		memset(&k, 0, sizeof(k));
+		k.section = section;
+		k.seq = seq;
+		k.key = f->key;
+		k.type = type_name(f);
+		k.help = f->help;
+		k.values = f->type == F_ENUM ? f->values : NULL;
+		if (f->type == F_ENUM)
+			enum_names(f->values, k.names, sizeof(k.names));
+		if (f->type == F_FORMAT)
+			for (i = 0, n = 0; i < BG_FMT__COUNT && n < sizeof(k.names); i++)
+				n += snprintf(k.names + n, sizeof(k.names) - n, "%s%s",
+					      i ? ", " : "", bg_format_name(i));
+		switch (f->type) {
+		case F_NUMBER:
+		case F_DURATION:
+			num_range(f, k.range, sizeof(k.range));
+			break;
+		case F_COUNT:
+			snprintf(k.range, sizeof(k.range), "%g..%g", f->min, f->max);
+			break;
+		case F_SHARE:
+			snprintf(k.range, sizeof(k.range), "0..1, or 0%%..100%%");
+			break;
+		case F_SIZE:
+			snprintf(k.range, sizeof(k.range), "above 0");
+			break;
+		case F_PORTS:
+			snprintf(k.range, sizeof(k.range), "1..65535, up to %d",
+				 BG_DNS_PORTS_MAX);
+			break;
+		default:
+			break;
+		}
+		if (f->def)
+			f->def(k.def, sizeof(k.def));
+		else
+			fmt_value(f, defaults, k.def, sizeof(k.def));
+		fn(ctx, &k);
+	}
+}
+
+int bg_config_keys(void (*fn)(void *ctx, const struct bg_config_key *k),
+		   void *ctx)
+{
+	struct bg_config c = { 0 };
+	struct bg_cfg_iface iface = { 0 };
+	struct bg_cfg_list list = { 0 }, art = { 0 };
+	struct bg_cfg_fleet fleet = { 0 };
+
+	if (root_defaults(&c))
+		return -ENOMEM;
+	iface_defaults(&iface);
+	list_defaults(&list);
+	artifact_defaults(&art);
+	fleet_defaults(&fleet);
+	describe(root_fields, "", 0, &c, fn, ctx);
+	describe(iface_fields, "interfaces", 1, &iface, fn, ctx);
+	describe(list_fields, "lists", 1, &list, fn, ctx);
+	describe(artifact_fields, "artifact", 0, &art, fn, ctx);
+	describe(fleet_fields, "fleet", 0, &fleet, fn, ctx);
+	bg_config_free(&c);
+	return 0;
 }

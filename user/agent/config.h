@@ -148,6 +148,32 @@ int bg_config_parse_buf(const char *name, const char *buf, size_t len,
 void bg_config_free(struct bg_config *c);
 
 /*
+ * One key the config accepts, described from the very tables the parser
+ * walks (bloomgate.yaml(5) is generated from them: `bloomgate help --man
+ * 5`). Defaults are read from the values the parser starts each item from.
+ */
+struct bg_config_key {
+	const char *section; /* "" (the top level), "interfaces", "lists",
+				"artifact", "fleet" */
+	int seq; /* the section is a list of maps (interfaces:, lists:) */
+	const char *key;
+	/* "boolean", "number", "duration", "share", "size", "count",
+	 * "one of", "ports", "names", "path", "URL", "name", "interface",
+	 * "HOST:PORT", "path or -", "connection string", "section" */
+	const char *type;
+	const char *help; /* one line */
+	const struct bg_opt_enum *values; /* "one of" with a line each; or NULL */
+	char names[256]; /* "one of": the values, "native, skb"; "" otherwise */
+	char range[64]; /* "1e-09..0.5", "above 0..86400 s"; "" none */
+	char def[128]; /* the default, as the config writes it; "" none */
+};
+
+/* Calls fn for every key, the top level's first, then each section's, in
+ * the order of the tables. 0, or -ENOMEM. */
+int bg_config_keys(void (*fn)(void *ctx, const struct bg_config_key *k),
+		   void *ctx);
+
+/*
  * Durations: a decimal number ("90", "1.5") with an optional unit ms, s,
  * m, h or d, no blanks: "1h" -> 3600, "500ms" -> 0.5. -1 if invalid
  * (negative numbers, exponents, hex and overflow included).

@@ -40,6 +40,10 @@ void cli_fmt_ports(char *buf, size_t len, const __u16 *ports);
 /* "any size", or "16000 keys, 1.86 MiB" */
 void cli_fmt_capacity(char *buf, size_t len, __u32 elems);
 
+/* bloomgate help --man 8|5, --completion bash (cli/docs.c): argv[1] the
+ * flag, argv[2] its argument; the commands in help's order. An exit code. */
+int cli_docs(int argc, char **argv, const struct bg_cmd *const *cmds, size_t n);
+
 /* The commands (user/cli/cmd_*.c), in the order help lists them. */
 #define CLI_COMMAND(name) \
 	extern const struct bg_cmd cli_##name##_cmd; \

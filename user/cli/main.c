@@ -14,6 +14,8 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "core/version.h"
+
 #include "cli/cli.h"
 
 int bg_cli_verbose;
@@ -83,17 +85,26 @@ static int usage(FILE *f)
 		fprintf(f, "  bloomgate %s\n", syn);
 	}
 	fputs("\n-v shows libbpf's and libxdp's own messages. A command's options:\n"
-	      "bloomgate help COMMAND, or bloomgate COMMAND --help.\n", f);
+	      "bloomgate help COMMAND, or bloomgate COMMAND --help. bloomgate --version:\n"
+	      "the version.\n", f);
 	return f == stdout ? 0 : EXIT_USAGE;
 }
 
-/* bloomgate help [COMMAND] */
+/* bloomgate help [COMMAND]; bloomgate help --man 8|5, --completion bash
+ * (cli/docs.c: what make man writes, not listed) */
 static int cmd_help(int argc, char **argv)
 {
+	const struct bg_cmd *list[N_CMDS];
+	size_t i;
 	int c;
 
 	if (argc < 2)
 		return usage(stdout);
+	if (!strcmp(argv[1], "--man") || !strcmp(argv[1], "--completion")) {
+		for (i = 0; i < N_CMDS; i++)
+			list[i] = cmds[i].cmd;
+		return cli_docs(argc, argv, list, N_CMDS);
+	}
 	if (argc > 2)
 		return cli_fail(EXIT_USAGE, "help: one COMMAND at most");
 	c = find_cmd(argv[1]);
@@ -119,6 +130,10 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return usage(stdout);
+	if (!strcmp(argv[1], "--version")) {
+		printf("bloomgate %s\n", BG_VERSION);
+		return 0;
+	}
 	if (!strcmp(argv[1], "help"))
 		return cmd_help(argc - 1, argv + 1);
 	c = find_cmd(argv[1]);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/opts.h"
+#include "core/roff.h"
 
 /* Options per command: the repeat counters live on the stack. */
 #define BG_OPTS_MAX 32
@@ -535,15 +536,16 @@ static void help_line(FILE *f, const char *left, const char *help)
 }
 
 /* The help text of o with its range, default and repeat count after it,
- * in one parenthesis: "(1e-09..0.5; default 0.001)". */
-static void opt_help(FILE *f, const struct bg_cmd *cmd, const struct bg_opt *o,
-		     const char *left, int is_pos)
+ * in one parenthesis: "the target (1e-09..0.5; default 0.001)". The help
+ * and the man page print the same text. */
+static void opt_text(const struct bg_cmd *cmd, const struct bg_opt *o,
+		     int is_pos, char *help, size_t len)
 {
-	char range[64], def[128], help[512], notes[256];
-	const struct bg_opt_enum *e;
-	struct out h = { help, sizeof(help), 0 }, nt = { notes, sizeof(notes), 0 };
+	char range[64], def[128], notes[256];
+	struct out h = { help, len, 0 }, nt = { notes, sizeof(notes), 0 };
 
 	notes[0] = 0;
+	help[0] = 0;
 	if (fmt_range(o, range, sizeof(range))[0] &&
 	    (o->type == BG_OPT_UINT || o->type == BG_OPT_DOUBLE))
 		add(&nt, "%s", range);
@@ -557,18 +559,36 @@ static void opt_help(FILE *f, const struct bg_cmd *cmd, const struct bg_opt *o,
 	add(&h, "%s", o->help ? o->help : "");
 	if (nt.n)
 		add(&h, "%s(%s)", h.n ? " " : "", notes);
+}
+
+/* The line of enum value e under its option: "driver XDP (default)". */
+static void enum_text(const struct bg_cmd *cmd, const struct bg_opt *o,
+		      const struct bg_opt_enum *e, char *buf, size_t len)
+{
+	char def[128];
+
+	fmt_default(cmd, o, def, sizeof(def));
+	snprintf(buf, len, "%s%s", e->help,
+		 def[0] && !strcmp(def, e->name) ? " (default)" : "");
+}
+
+static void opt_help(FILE *f, const struct bg_cmd *cmd, const struct bg_opt *o,
+		     const char *left, int is_pos)
+{
+	const struct bg_opt_enum *e;
+	char help[512];
+
+	opt_text(cmd, o, is_pos, help, sizeof(help));
 	help_line(f, left, help);
 	if (o->type != BG_OPT_ENUM)
 		return;
-	fmt_default(cmd, o, def, sizeof(def));
 	for (e = o->values; e && e->name; e++) {
 		char l[64], t[256];
 
 		if (!e->help)
 			continue;
 		snprintf(l, sizeof(l), "  %s", e->name);
-		snprintf(t, sizeof(t), "%s%s", e->help,
-			 def[0] && !strcmp(def, e->name) ? " (default)" : "");
+		enum_text(cmd, o, e, t, sizeof(t));
 		help_line(f, l, t);
 	}
 }
@@ -620,6 +640,96 @@ void bg_cmd_help(FILE *f, const char *prog, const struct bg_cmd *cmd)
 	if (cmd->details) {
 		fputc('\n', f);
 		indent(f, cmd->details);
+	}
+}
+
+/* The option's usage in roff: "\fB\-\-mode\fR \fInative\fR|\fIskb\fR". */
+static void opt_usage_roff(FILE *f, const struct bg_opt *o)
+{
+	const struct bg_opt_enum *e;
+
+	if (o->short_name)
+		fprintf(f, "\\fB\\-%c\\fR, ", o->short_name);
+	fputs("\\fB\\-\\-", f);
+	bg_roff_str(f, o->name, 0);
+	fputs("\\fR", f);
+	if (o->type == BG_OPT_FLAG)
+		return;
+	fputc(' ', f);
+	if (o->type == BG_OPT_ENUM && !o->metavar) {
+		for (e = o->values; e && e->name; e++) {
+			fputs(e == o->values ? "\\fI" : "\\fR|\\fI", f);
+			bg_roff_str(f, e->name, 0);
+		}
+	} else {
+		fputs("\\fI", f);
+		bg_roff_str(f, o->metavar ? o->metavar : "VALUE", 0);
+	}
+	fputs("\\fR", f);
+}
+
+/* An option's paragraph: its usage as the tag, its text, its values. */
+static void opt_man(FILE *f, const struct bg_cmd *cmd, const struct bg_opt *o,
+		    int is_pos)
+{
+	const struct bg_opt_enum *e;
+	char help[512], t[256];
+
+	fputs(".TP\n", f);
+	if (is_pos) {
+		fputs("\\fI", f);
+		bg_roff_str(f, o->metavar ? o->metavar : "ARG", 0);
+		fputs("\\fR", f);
+	} else {
+		opt_usage_roff(f, o);
+	}
+	fputc('\n', f);
+	opt_text(cmd, o, is_pos, help, sizeof(help));
+	bg_roff_str(f, help, 1);
+	fputc('\n', f);
+	if (o->type != BG_OPT_ENUM)
+		return;
+	fputs(".RS\n.PD 0\n", f);
+	for (e = o->values; e && e->name; e++) {
+		if (!e->help)
+			continue;
+		fputs(".TP\n\\fB", f);
+		bg_roff_str(f, e->name, 0);
+		fputs("\\fR\n", f);
+		enum_text(cmd, o, e, t, sizeof(t));
+		bg_roff_str(f, t, 1);
+		fputc('\n', f);
+	}
+	fputs(".PD\n.RE\n", f);
+}
+
+void bg_cmd_man(FILE *f, const char *prog, const struct bg_cmd *cmd)
+{
+	size_t n = bg_cmd_synopsis(cmd, NULL, 0) + 1;
+	char *syn = malloc(n);
+	const struct bg_opt *o;
+
+	if (syn)
+		bg_cmd_synopsis(cmd, syn, n);
+	fputs(".SS ", f);
+	bg_roff_str(f, cmd->name, 0);
+	fputs("\n.PP\n\\fB", f);
+	bg_roff_str(f, prog, 0);
+	fputs("\\fR ", f);
+	bg_roff_str(f, syn ? syn : cmd->name, 0);
+	fputc('\n', f);
+	free(syn);
+	if (cmd->summary) {
+		fputs(".PP\n", f);
+		bg_roff_block(f, cmd->summary);
+	}
+	if (cmd->pos && cmd->max_pos && cmd->pos->help)
+		opt_man(f, cmd, cmd->pos, 1);
+	for (o = cmd->opts; o && o->name; o++)
+		opt_man(f, cmd, o, 0);
+	if (cmd->details) {
+		fputs(".PP\n", f);
+		bg_roff_block(f, cmd->details);
 	}
 }
 

@@ -128,6 +128,14 @@ size_t bg_cmd_synopsis(const struct bg_cmd *cmd, char *buf, size_t len);
  */
 void bg_cmd_help(FILE *f, const char *prog, const struct bg_cmd *cmd);
 
+/*
+ * The same content as bg_cmd_help() in man(7) roff, for the COMMANDS
+ * section of bloomgate(8): ".SS NAME", the synopsis, the summary, a .TP
+ * paragraph per argument and option (with its values, range and default),
+ * the details. -h, --help is left to the page's own text.
+ */
+void bg_cmd_man(FILE *f, const char *prog, const struct bg_cmd *cmd);
+
 /* Sizes: decimal digits with an optional unit K, M, G (powers of 1024):
  * "64M" -> 67108864. 0 with the value in *out, or -1 if invalid or out of
  * uint64_t (*out untouched). The agent's config reads sizes with it too. */
