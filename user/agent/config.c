@@ -430,6 +430,11 @@ static void def_cs_every(char *buf, size_t len)
 	fmt_duration(buf, len, BG_CFG_CROWDSEC_EVERY);
 }
 
+static void def_grow(char *buf, size_t len)
+{
+	snprintf(buf, len, "true without capacity, false with it");
+}
+
 static void def_gateway(char *buf, size_t len)
 {
 	snprintf(buf, len, "the host name (what a name cannot hold as _)");
@@ -511,11 +516,11 @@ static const struct field iface_fields[I__COUNT + 1] = {
 		.help = "the UDP ports judged as DNS, a list of up to " BG_TEXTIFY(BG_DNS_PORTS_MAX) " (as attach --dns-port)", .type = F_PORTS,
 			  .off = I_OFF(attach.dns_ports) },
 	[I_CAPACITY] = { .key = "capacity",
-		.help = "as attach --capacity: the Bloom keys the filter map holds, one fixed size; absent: any size", .type = F_COUNT,
+		.help = "as attach --capacity: the Bloom keys the filter map holds, one fixed size (with grow: true, the size it starts at); absent: the capacity grows", .type = F_COUNT,
 			 .off = I_OFF(attach.capacity), .min = 1,
 			 .max = BG_CAPACITY_MAX },
-	[I_GROW] = { .key = "grow",
-		.help = "as attach --grow: the capacity follows the filter", .type = F_BOOL, .off = I_OFF(attach.grow) },
+	[I_GROW] = { .key = "grow", .def = def_grow,
+		.help = "a fixed-size filter map (lookups inlined) whose capacity follows the filter, as attach's default; false without capacity: a map of any size, as attach --any-size", .type = F_BOOL, .off = I_OFF(attach.grow) },
 	[I_CHAIN] = { .key = "chain",
 		.help = "as attach --chain: bloomgate chain can run another XDP program after bloomgate", .type = F_BOOL, .off = I_OFF(attach.chain) },
 	[I_UNPARSED] = { .key = "unparsed",
