@@ -50,6 +50,13 @@
  * may give its own file to its group. Who may write is judged per
  * request from the peer's credentials (client_line()), not from this.
  */
+/* path, never NULL to the compiler's eyes (-O1 with the sanitizers
+ * thinks a path chown(2) was given might be) */
+static const char *a_path(const char *path)
+{
+	return path ? path : "?";
+}
+
 static int control_perms(const char *path)
 {
 	struct group *gr;
@@ -65,10 +72,13 @@ static int control_perms(const char *path)
 		return chmod(path, 0600) ? -errno : 0;
 	}
 	if (chown(path, (uid_t)-1, gr->gr_gid)) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "%s", strerror(errno));
 		agent_log("control socket %s: root only (0600): cannot give it to group "
 			  BG_READ_GROUP " (gid %u): %s (the agent needs to be a member, "
-			  "SupplementaryGroups=" BG_READ_GROUP ", or CAP_CHOWN)", path,
-			  (unsigned)gr->gr_gid, strerror(errno));
+			  "SupplementaryGroups=" BG_READ_GROUP ", or CAP_CHOWN)", a_path(path),
+			  (unsigned)gr->gr_gid, why);
 		return chmod(path, 0600) ? -errno : 0;
 	}
 	if (chmod(path, 0660))
