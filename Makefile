@@ -246,12 +246,16 @@ bench: deps
 	$(Q)./bench/run.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's
-# systemd unit, an example config (kept when one is there), the README.
+# systemd unit, the group bloomgate (sysusers.d; made at once without
+# DESTDIR), an example config (kept when one is there), the README.
 PREFIX  ?= /usr/local
 UNITDIR ?= /etc/systemd/system
+SYSUSERSDIR ?= /etc/sysusers.d
 install: all
 	install -D -m 0755 $(BUILD)/bloomgate $(DESTDIR)$(PREFIX)/sbin/bloomgate
 	install -D -m 0644 etc/bloomgate-agent.service $(DESTDIR)$(UNITDIR)/bloomgate-agent.service
+	install -D -m 0644 etc/bloomgate.sysusers $(DESTDIR)$(SYSUSERSDIR)/bloomgate.conf
+	[ -n "$(DESTDIR)" ] || systemd-sysusers $(SYSUSERSDIR)/bloomgate.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/bloomgate/README.md
 	install -d -m 0755 $(DESTDIR)/etc/bloomgate
 	[ -e $(DESTDIR)/etc/bloomgate/bloomgate.yaml ] || \

@@ -46,9 +46,17 @@ int cli_use_agent(void)
 	return geteuid() != 0;
 }
 
+/* What opening the pins said before the agent was asked instead (root
+ * without the capabilities): said too when the agent cannot be reached. */
+static int direct_err;
+
 int cli_denied(int err)
 {
-	return err == -EPERM || err == -EACCES;
+	if (err == -EPERM || err == -EACCES) {
+		direct_err = geteuid() == 0 ? err : 0;
+		return 1;
+	}
+	return 0;
 }
 
 int cli_agent_error(const char *cmd, int err)
@@ -56,6 +64,10 @@ int cli_agent_error(const char *cmd, int err)
 	char path[PATH_MAX];
 
 	bg_run_path(path, sizeof(path), ".sock");
+	if (direct_err && err != -ETIMEDOUT)
+		return cli_fail(1, "%s: cannot open the pinned state in %s: %s; nor ask "
+				"the agent on %s: %s", cmd, bg_pin_dir(),
+				strerror(-direct_err), path, strerror(-err));
 	if (err == -EACCES || err == -EPERM)
 		return cli_fail(1, "%s: needs root, or the agent: its socket %s refuses "
 				"this user: not in group " BG_READ_GROUP, cmd, path);
