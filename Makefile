@@ -265,13 +265,17 @@ bench: deps
 	$(Q)./bench/run.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's
-# systemd unit, an example config (kept when one is there), the README,
-# the manual pages and the bash completion.
+# systemd unit, the group bloomgate (sysusers.d; made at once without
+# DESTDIR), an example config (kept when one is there), the README, the
+# manual pages and the bash completion.
 PREFIX  ?= /usr/local
 UNITDIR ?= /etc/systemd/system
+SYSUSERSDIR ?= /etc/sysusers.d
 install: all
 	install -D -m 0755 $(BUILD)/bloomgate $(DESTDIR)$(PREFIX)/sbin/bloomgate
 	install -D -m 0644 etc/bloomgate-agent.service $(DESTDIR)$(UNITDIR)/bloomgate-agent.service
+	install -D -m 0644 etc/bloomgate.sysusers $(DESTDIR)$(SYSUSERSDIR)/bloomgate.conf
+	[ -n "$(DESTDIR)" ] || systemd-sysusers $(SYSUSERSDIR)/bloomgate.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/bloomgate/README.md
 	install -D -m 0644 $(BUILD)/man/bloomgate.8 $(DESTDIR)$(PREFIX)/share/man/man8/bloomgate.8
 	install -D -m 0644 $(BUILD)/man/bloomgate.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/bloomgate.yaml.5

@@ -88,9 +88,20 @@ reset_gw() {
 	_cleanup_pins
 }
 
-agent_start() { # CAPLIST
-	spawn_in "$NS_GW" prlimit --memlock=0:0 -- setpriv --inh-caps="$1" \
-		--ambient-caps="$1" --bounding-set="$1" -- \
+# The unit's SupplementaryGroups= (group bloomgate: the control socket
+# is given to it), as systemd sets them: root's groups, then these.
+unit_groups() {
+	local g out=() gid
+	for g in $(sed -n 's/^SupplementaryGroups=//p' "$UNIT_FILE"); do
+		gid=$(getent group "$g" | cut -d: -f3) && out+=("$gid")
+	done
+	local IFS=,
+	echo "${out[*]}"
+}
+agent_start() { # CAPLIST [GROUPS: setpriv --groups, "" for none]
+	local groups=${2-$(unit_groups)}
+	spawn_in "$NS_GW" prlimit --memlock=0:0 -- setpriv ${groups:+--groups="$groups"} \
+		--inh-caps="$1" --ambient-caps="$1" --bounding-set="$1" -- \
 		"$BG_BIN" agent --config "$CFG" 2>>"$E2E_TMP/agent.log"
 	AGENT_PID=$E2E_LAST_PID
 }
@@ -109,16 +120,20 @@ metrics_get() {
 		printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' | sed '1,/^\r$/d'
 }
 
+MADE_GROUP=0
 caps_cleanup() {
 	# The record of our loads and the agent's socket, named after the pin
 	# dir (lib.sh removes the pins themselves).
 	local r=/run/bloomgate/${BG_PIN//\//_}
 	rm -rf "$r.lists" "$r.records" "$r.sock"
+	# the group, when this test made it
+	((MADE_GROUP)) && groupdel bloomgate 2>/dev/null
+	MADE_GROUP=0
 }
 
 # ---- setup ---------------------------------------------------------------------
 
-require_cmds setpriv prlimit unshare
+require_cmds setpriv prlimit unshare groupadd groupdel getent
 e2e_init
 trap 'caps_cleanup; e2e_cleanup' EXIT
 trap 'caps_cleanup; e2e_cleanup; exit 130' INT
@@ -290,6 +305,35 @@ t_expect_eq "restarted agent exit on SIGTERM" 0 "$AGENT_RC"
 grep -Ei "cannot|failed|denied|not permitted|error" "$E2E_TMP/agent.log" \
 	>"$E2E_TMP/agent.errs"
 [ -s "$E2E_TMP/agent.errs" ] && t_fail "the agent logged errors: $(head -3 "$E2E_TMP/agent.errs")"
+t_end "$E2E_NAME"
+
+# ---- 6. the control socket's group under the unit's set ---------------------------
+
+# chown(2) of the socket to group bloomgate without CAP_CHOWN works only
+# for a member: the unit's SupplementaryGroups=bloomgate. Without it the
+# agent keeps the socket root's (0600) and says why.
+E2E_NAME=unit_set_socket_group
+t_begin
+SOCK=/run/bloomgate/${BG_PIN//\//_}.sock
+grep -qx "SupplementaryGroups=bloomgate" "$UNIT_FILE" ||
+	t_fail "the unit has no SupplementaryGroups=bloomgate"
+if ! getent group bloomgate >/dev/null; then
+	groupadd -r bloomgate || t_fail "cannot create group bloomgate"
+	MADE_GROUP=1
+fi
+: >"$E2E_TMP/agent.log"
+agent_start "$UNIT"
+wait_until 10 matches "$X" || t_fail "$X not matched: $(tail -3 "$E2E_TMP/agent.log")"
+t_expect_eq "socket mode and group, as the unit runs it" "660 bloomgate" \
+	"$(stat -c '%a %G' "$SOCK" 2>/dev/null)"
+agent_stop
+: >"$E2E_TMP/agent.log"
+agent_start "$UNIT" ""
+wait_until 10 matches "$X" || t_fail "$X not matched: $(tail -3 "$E2E_TMP/agent.log")"
+t_expect_eq "socket mode and group, not a member" "600 root" "$(stat -c '%a %G' "$SOCK" 2>/dev/null)"
+agent_log_has "cannot give it to group bloomgate" ||
+	t_fail "the agent does not say why the socket stays root's: $(tail -3 "$E2E_TMP/agent.log")"
+agent_stop
 t_end "$E2E_NAME"
 
 info "$E2E_PASSED passed, $E2E_FAILED failed"

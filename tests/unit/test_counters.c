@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -82,11 +83,42 @@ static void test_json(void **state)
 	json_object_put(o);
 }
 
+/* The agent's `stats` answer read back: the same counters, the
+ * UINT64_MAX one included; a key missing or not a number is refused. */
+static void test_json_round_trip(void **state)
+{
+	struct bg_counters c, back;
+	struct json_object *o;
+	int i;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	for (i = 0; i < BG_CNT__COUNT; i++)
+		c.cnt[i] = 7 * (__u64)i + 1;
+	for (i = 0; i < BG_MAL__COUNT; i++)
+		c.malformed[i] = 11 * (__u64)i + 3;
+	c.cnt[BG_CNT_DROPPED] = UINT64_MAX;
+	o = bg_counters_json(&c);
+	assert_non_null(o);
+	assert_int_equal(bg_counters_from_json(o, &back), 0);
+	for (i = 0; i < BG_CNT__COUNT; i++)
+		assert_true(back.cnt[i] == c.cnt[i]);
+	for (i = 0; i < BG_MAL__COUNT; i++)
+		assert_true(back.malformed[i] == c.malformed[i]);
+	json_object_object_add(o, "packets", json_object_new_string("1"));
+	assert_int_equal(bg_counters_from_json(o, &back), -EINVAL);
+	json_object_object_del(o, "packets");
+	assert_int_equal(bg_counters_from_json(o, &back), -EINVAL);
+	json_object_put(o);
+	assert_int_equal(bg_counters_from_json(NULL, &back), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #ifndef BLOOMGATE_AGENT_H
 #define BLOOMGATE_AGENT_H
 
+#include <signal.h>
 #include <stdio.h>
 
 /* Runs the agent until SIGTERM or SIGINT; the exit code. Logs to stderr
@@ -31,6 +32,12 @@ int bg_agent_check(const char *config_path, FILE *out);
  * systemctl reload). 0, or -errno (-ENOENT, -ECONNREFUSED: no agent
  * running; -ETIMEDOUT: no whole answer in time). */
 int bg_agent_ask(const char *cmd, double timeout, FILE *out);
+/* Asks the agent for cmd ("events") and hands each line of its answer,
+ * without the newline, to line() as it comes, until line() returns
+ * non-zero, the agent closes, *stop is set (a signal) or timeout seconds
+ * went by (0: none). 0, or -errno as bg_agent_ask(). */
+int bg_agent_follow(const char *cmd, double timeout, volatile sig_atomic_t *stop,
+		    int (*line)(void *ctx, const char *l), void *ctx);
 /* How long `bloomgate status` and `bloomgate reload` wait for the agent:
  * a reload answers once its fetches (BG_AGENT_FETCH_WAIT at most) and the
  * rebuild they cause are done, which at 100M keys takes tens of seconds. */

@@ -35,6 +35,7 @@
 #include "agent/fleet.h"
 #include "agent/instance.h"
 #include "agent/metrics.h"
+#include "agent/request.h"
 #include "agent/store.h"
 #include "kern/pins.h"
 
@@ -272,6 +273,15 @@ void open_events(struct agent *a);
 void close_events(struct agent *a);
 void consume_events(struct agent *a);
 int events_fd(const struct agent *a);
+struct client;
+/* A control client follows the events from now on (the ring buffer is
+ * opened for it when it was not): 0, or -errno with why. */
+int events_follow(struct agent *a, struct client *c, char *why, size_t len);
+/* One follower less (its client freed). */
+void events_unfollow(struct agent *a);
+/* control.c: a line to every follower; a client made a follower. */
+void events_push(struct agent *a, const char *line, size_t n);
+void stream_start(struct agent *a, struct client *c);
 
 /* Attaches to the configured interfaces: now (start), or as a main-worker
  * job (reload). */
@@ -293,7 +303,11 @@ struct json_object *status_json(struct agent *a);
 struct client {
 	struct client *next;
 	int fd;
-	char in[256];
+	uid_t uid; /* the peer's, at accept (SO_PEERCRED) */
+	pid_t pid;
+	int stream; /* events: followed until the peer goes */
+	size_t dropped; /* events not sent: the peer read too slowly */
+	char in[BG_REQ_LINE_MAX];
 	size_t len;
 	double deadline; /* monotonic: the request line by then */
 	char *out; /* the answer, written as the socket takes it */
@@ -369,6 +383,10 @@ struct agent {
 	struct ring_buffer *events;
 	struct bg_state events_st;
 	int events_open;
+	/* control socket peers following the events (`events`), the ring
+	 * buffer being consumed (its close then waits), a close due */
+	size_t followers;
+	int events_busy, events_close;
 };
 
 #endif

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The agent's control socket (`bloomgate status`, `bloomgate reload`) and
- * its client (bg_agent_ask()). The server is part of the loop: every
+ * The agent's control socket (`bloomgate status`, `stats`, `check`,
+ * `events`, `reload`) and its client (bg_agent_ask()). Reads are answered
+ * to any peer that could connect (root, and the group bloomgate when the
+ * socket is theirs: control_perms()); a write (reload) only to a peer
+ * whose credentials (SO_PEERCRED, read at accept) say uid 0. The server is part of the loop: every
  * client socket is non-blocking and in the epoll set, so a client that
  * sends nothing, or reads its answer slowly, holds up nobody (a second
  * for its request line, five for reading the answer). `status` is
@@ -12,6 +15,7 @@
  * SIGHUP is the same reload without a client (systemd hears READY=1).
  */
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +32,83 @@
 
 #include "agent/agent.h"
 #include "agent/agent_priv.h"
+#include "agent/report.h"
+#include "agent/request.h"
+#include "core/counters.h"
 #include "core/record.h"
+#include "kern/swap.h"
 
 #define CLIENT_READ_S 1.0
 #define CLIENT_WRITE_S 5.0
+
+/*
+ * The socket's group and mode: 0660, group bloomgate, when that group
+ * exists and the socket can be given to it; else 0600, root only, and
+ * said once in the log. chown() to a group the process is not in needs
+ * CAP_CHOWN, which the systemd unit does not grant: the unit makes the
+ * agent a member instead (SupplementaryGroups=bloomgate), and a member
+ * may give its own file to its group. Who may write is judged per
+ * request from the peer's credentials (client_line()), not from this.
+ */
+/* path, never NULL to the compiler's eyes (-O1 with the sanitizers
+ * thinks a path chown(2) was given might be) */
+static const char *a_path(const char *path)
+{
+	return path ? path : "?";
+}
+
+static int control_perms(const char *path)
+{
+	struct group *gr;
+	struct stat st;
+	char dir[PATH_MAX], *p;
+
+	errno = 0;
+	gr = getgrnam(BG_READ_GROUP);
+	if (!gr) {
+		agent_log("control socket %s: root only (0600): %s", path,
+			  errno ? strerror(errno) : "no group " BG_READ_GROUP
+			  " on this system (create it to let its members read)");
+		return chmod(path, 0600) ? -errno : 0;
+	}
+	if (chown(path, (uid_t)-1, gr->gr_gid)) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+		agent_log("control socket %s: root only (0600): cannot give it to group "
+			  BG_READ_GROUP " (gid %u): %s (the agent needs to be a member, "
+			  "SupplementaryGroups=" BG_READ_GROUP ", or CAP_CHOWN)", a_path(path),
+			  (unsigned)gr->gr_gid, why);
+		return chmod(path, 0600) ? -errno : 0;
+	}
+	if (chmod(path, 0660))
+		return -errno;
+	/* its directory must let the group through */
+	snprintf(dir, sizeof(dir), "%s", path);
+	p = strrchr(dir, '/');
+	if (p && p != dir)
+		*p = 0;
+	/* its directory must let the group through: 0755, as the unit's
+	 * RuntimeDirectoryMode (a `bloomgate load` before any agent made
+	 * it 0700 once) */
+	if (!stat(dir, &st) && !(st.st_mode & S_IXOTH) &&
+	    !(st.st_gid == gr->gr_gid && (st.st_mode & S_IXGRP))) {
+		if (chmod(dir, (st.st_mode & 07777) | 0755))
+			agent_log("control socket %s: group " BG_READ_GROUP " cannot reach "
+				  "it: %s is mode %04o: %s", path, dir,
+				  (unsigned)(st.st_mode & 07777), strerror(errno));
+		else
+			agent_log("control socket %s: %s made 0755 (was %04o) for group "
+				  BG_READ_GROUP, path, dir, (unsigned)(st.st_mode & 07777));
+	}
+	return 0;
+}
 
 int open_control(struct agent *a)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	mode_t um;
-	int fd;
+	int fd, err;
 
 	bg_run_path(a->ctl_path, sizeof(a->ctl_path), ".sock");
 	if (agent_mkdir_p(BG_RECORD_DIR, 0755))
@@ -51,7 +122,7 @@ int open_control(struct agent *a)
 	/* a socket a killed agent left (no other agent runs: the instance
 	 * lock is ours) */
 	unlink(a->ctl_path);
-	um = umask(0077); /* 0600: only root asks the agent */
+	um = umask(0077); /* root only until its group and mode are set */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
 		int err = -errno;
 
@@ -60,11 +131,10 @@ int open_control(struct agent *a)
 		return err;
 	}
 	umask(um);
-	/* a socket's mode is 0777 less the umask: 0700 so far; 0600 as the
-	 * README says (no one executes a socket) */
-	if (chmod(a->ctl_path, 0600)) {
-		int err = -errno;
-
+	/* a socket's mode is 0777 less the umask: 0700 so far; 0660 for
+	 * the group or 0600 (no one executes a socket) */
+	err = control_perms(a->ctl_path);
+	if (err) {
 		close(fd);
 		return err;
 	}
@@ -93,6 +163,8 @@ static void client_free(struct agent *a, struct client *c)
 		}
 	if (c->fd >= 0)
 		close(c->fd); /* leaves the epoll set with it */
+	if (c->stream)
+		events_unfollow(a);
 	free(c->out);
 	desc_free(&c->before);
 	free(c);
@@ -147,6 +219,8 @@ static void client_answer(struct agent *a, struct client *c, const char *text)
 
 void on_control(struct agent *a)
 {
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
 	struct client *c;
 	int fd;
 
@@ -158,34 +232,224 @@ void on_control(struct agent *a)
 			continue;
 		}
 		c->fd = fd;
+		/* who asks, from the kernel: what it may ask (client_line()) */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+			cred.uid = (uid_t)-1;
+			cred.pid = 0;
+		}
+		c->uid = cred.uid;
+		c->pid = cred.pid;
 		c->deadline = agent_mono() + CLIENT_READ_S;
 		c->next = a->clients;
 		a->clients = c;
 	}
 }
 
+/* A report (agent/report.h) for a peer: the state opened here. */
+struct report_req {
+	struct agent *a;
+	int status; /* 1: the datapath's status, 0: check */
+	char *args;
+};
+
+static int run_report(void *ctx, FILE *out, FILE *errf)
+{
+	struct report_req *r = ctx;
+	char *argv[BG_REQ_LINE_MAX / 2], *p, *save = NULL;
+	struct bg_state st;
+	int n = 0, ret = bg_state_open(&st, 0);
+
+	if (ret)
+		return bg_report_open_failed(ret, r->status, out, errf);
+	if (r->status) {
+		ret = bg_report_datapath(&st, out, errf);
+	} else {
+		for (p = strtok_r(r->args, " ", &save); p && n < (int)(sizeof(argv) / sizeof(argv[0]));
+		     p = strtok_r(NULL, " ", &save))
+			argv[n++] = p;
+		ret = bg_report_check(&st, n, argv, out, errf);
+	}
+	bg_state_close(&st);
+	return ret;
+}
+
+static void answer_json(struct agent *a, struct client *c, struct json_object *o)
+{
+	client_answer(a, c, o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) :
+				"error: out of memory");
+	json_object_put(o);
+}
+
 static void client_line(struct agent *a, struct client *c)
 {
+	struct report_req rr = { .a = a };
 	struct json_object *o;
+	const char *args;
+	enum bg_req req;
 
 	c->in[c->len] = 0;
 	c->in[strcspn(c->in, "\r\n")] = 0;
-	if (!strcmp(c->in, "status")) {
+	req = bg_req_parse(c->in, &args);
+	/* writes: root only, by the peer's credentials (whatever the
+	 * socket's mode let connect) */
+	if (bg_req_writes(req) && c->uid != 0) {
+		char msg[128];
+
+		agent_log("%s refused on the control socket: needs root (peer uid %d, "
+			  "pid %d)", bg_req_name(req), (int)c->uid, (int)c->pid);
+		snprintf(msg, sizeof(msg), "error: %s needs root (peer uid %d)",
+			 bg_req_name(req), (int)c->uid);
+		client_answer(a, c, msg);
+		return;
+	}
+	switch (req) {
+	case BG_REQ_STATUS:
 		o = status_json(a);
-		client_answer(a, c, o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "{}");
-		json_object_put(o);
-	} else if (!strcmp(c->in, "reload")) {
+		if (o && !strcmp(args, "full")) {
+			/* the datapath's part too, for a peer that cannot
+			 * open the pins (`bloomgate status` not as root) */
+			rr.status = 1;
+			json_object_object_add(o, "datapath", bg_report_capture(run_report, &rr));
+		} else if (*args) {
+			json_object_put(o);
+			client_answer(a, c, "error: status takes nothing, or full");
+			return;
+		}
+		answer_json(a, c, o);
+		break;
+	case BG_REQ_STATS: {
+		struct bg_counters cnt;
+		struct bg_state st;
+		int ret = bg_state_open(&st, 0);
+
+		if (!ret) {
+			ret = bg_counters_read(st.counters_fd, &cnt);
+			bg_state_close(&st);
+		}
+		if (ret == -ENOENT)
+			client_answer(a, c, "error: bloomgate is not attached to any interface");
+		else if (ret) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "error: cannot read counters: %s",
+				 strerror(-ret));
+			client_answer(a, c, msg);
+		} else {
+			answer_json(a, c, bg_counters_json(&cnt));
+		}
+		break;
+	}
+	case BG_REQ_CHECK:
+		rr.args = (char *)args; /* in c->in, ours to cut */
+		answer_json(a, c, bg_report_capture(run_report, &rr));
+		break;
+	case BG_REQ_EVENTS: {
+		char why[256];
+
+		if (events_follow(a, c, why, sizeof(why))) {
+			char msg[300];
+
+			snprintf(msg, sizeof(msg), "error: %s", why);
+			client_answer(a, c, msg);
+		} else {
+			agent_log("events: followed on the control socket (peer uid %d, "
+				  "pid %d)", (int)c->uid, (int)c->pid);
+		}
+		break;
+	}
+	case BG_REQ_RELOAD:
 		agent_log("reload asked on the control socket");
 		/* no more input: the client only waits for the answer (and a
 		 * hung-up socket must not wake the loop again and again) */
 		epoll_ctl(a->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 		start_reload(a, c->fd);
-	} else {
+		break;
+	default: {
 		char msg[sizeof(c->in) + 64];
 
-		snprintf(msg, sizeof(msg), "error: unknown command '%s' (reload, status)", c->in);
+		snprintf(msg, sizeof(msg), "error: unknown command '%.*s' (%s)", 200, c->in,
+			 bg_req_list());
 		client_answer(a, c, msg);
 	}
+	}
+}
+
+/* ---- events followed ------------------------------------------------------ */
+
+/* A followed peer's backlog at most: past it, events are dropped for it
+ * (counted and said) rather than the agent's memory growing for a peer
+ * that does not read. */
+#define STREAM_BACKLOG (1U << 20)
+
+static void stream_want(struct agent *a, struct client *c, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = c->fd };
+
+	epoll_ctl(a->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void stream_flush(struct agent *a, struct client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			stream_want(a, c, EPOLLOUT);
+			return;
+		}
+		if (n <= 0) {
+			client_free(a, c); /* the peer went */
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out_off = c->out_len = 0;
+	/* nothing to send: only its hang-up (EPOLLHUP is always reported) */
+	stream_want(a, c, 0);
+}
+
+/* One line (with its newline) to every follower. */
+void events_push(struct agent *a, const char *line, size_t n)
+{
+	struct client *c, *next;
+
+	for (c = a->clients; c; c = next) {
+		next = c->next;
+		if (!c->stream)
+			continue;
+		if (c->out_len - c->out_off + n > STREAM_BACKLOG) {
+			c->dropped++;
+			continue;
+		}
+		if (c->out_off) {
+			memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+			c->out_len -= c->out_off;
+			c->out_off = 0;
+		}
+		{
+			char *nb = realloc(c->out, c->out_len + n + 1);
+
+			if (!nb) {
+				c->dropped++;
+				continue;
+			}
+			c->out = nb;
+		}
+		memcpy(c->out + c->out_len, line, n);
+		c->out_len += n;
+		stream_flush(a, c);
+	}
+}
+
+/* A follower: its epoll interest is its hang-up only, and no deadline. */
+void stream_start(struct agent *a, struct client *c)
+{
+	c->stream = 1;
+	c->deadline = 0;
+	stream_want(a, c, 0);
 }
 
 int on_client(struct agent *a, int fd, uint32_t events)
@@ -195,6 +459,17 @@ int on_client(struct agent *a, int fd, uint32_t events)
 
 	if (!c)
 		return 0;
+	if (c->stream) {
+		if (events & (EPOLLHUP | EPOLLERR)) {
+			if (c->dropped)
+				agent_log("events: %zu not sent to a follower (pid %d) that "
+					  "read too slowly", c->dropped, (int)c->pid);
+			client_free(a, c);
+		} else {
+			stream_flush(a, c);
+		}
+		return 1;
+	}
 	if (c->out) {
 		client_flush(a, c);
 		return 1;
@@ -403,6 +678,80 @@ int bg_agent_ask(const char *cmd, double timeout, FILE *out)
 			break;
 		}
 		fwrite(buf, 1, (size_t)n, out);
+	}
+	close(fd);
+	return ret;
+}
+
+int bg_agent_follow(const char *cmd, double timeout, volatile sig_atomic_t *stop,
+		    int (*line)(void *ctx, const char *l), void *ctx)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timespec t0, t;
+	char path[PATH_MAX], buf[8192];
+	size_t have = 0;
+	ssize_t n;
+	int fd, ret = 0;
+
+	bg_run_path(path, sizeof(path), ".sock");
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	snprintf(buf, sizeof(buf), "%s\n", cmd);
+	if (send(fd, buf, strlen(buf), MSG_NOSIGNAL) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	shutdown(fd, SHUT_WR);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!*stop) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char *nl;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (timeout > 0 && (double)(t.tv_sec - t0.tv_sec) +
+					   (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >= timeout)
+			break;
+		/* in slices: a signal's *stop and the timeout are seen */
+		n = poll(&p, 1, 100);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (!n)
+			continue;
+		n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : 0;
+			break;
+		}
+		have += (size_t)n;
+		buf[have] = 0;
+		while ((nl = memchr(buf, '\n', have))) {
+			*nl = 0;
+			if (line(ctx, buf)) {
+				close(fd);
+				return 0;
+			}
+			have -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, have);
+			buf[have] = 0;
+		}
+		if (have == sizeof(buf) - 1)
+			have = 0; /* no line is this long: not ours to read */
 	}
 	close(fd);
 	return ret;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "agent/request.h"
 #include "core/opts.h"
 #include "kern/attach.h"
 #include "kern/pins.h"
@@ -25,20 +26,27 @@ int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 int cli_need_root(void);
 /* The pinned state, or an exit code with its one line printed. */
 int cli_open_state(struct bg_state *st, int lock);
+/* Whether the read-only commands (status, stats, check, events) ask the
+ * agent over its control socket instead of opening the pins: not root.
+ * cli_denied(err): an error opening them that asking the agent may get
+ * around (EPERM, EACCES: root without the capabilities). */
+int cli_use_agent(void);
+int cli_denied(int err);
+/* The length of a request to the agent at most (agent/request.h). */
+#define CLI_AGENT_REQ_MAX BG_REQ_LINE_MAX
+/* Asks the agent (req) for what command cmd prints: its answer in *ans
+ * (free()), 0; or an exit code with its one line printed (no agent, a
+ * socket that refuses this user, "error: ..." from the agent). */
+int cli_agent_ask(const char *cmd, const char *req, char **ans);
+/* The one line for a failure (-errno) to reach the agent; the exit code. */
+int cli_agent_error(const char *cmd, int err);
+/* cli_agent_ask() of a report (agent/report.h), printed: its exit code. */
+int cli_agent_report(const char *cmd, const char *req);
+
 /* Parses a command's arguments into ctx (core/opts.h). 0: go on, with the
  * positional arguments now in argv[1..*argc); else what to exit with, -1
  * when the help was asked for and printed (exit 0). */
 int cli_parse_args(const struct bg_cmd *cmd, int *argc, char **argv, void *ctx);
-
-const char *cli_match_name(int m);
-const char *cli_action_name(int a);
-const char *cli_dns_action_name(int a);
-const char *cli_rec_mode_name(const struct bg_attach_rec *r);
-const char *cli_rec_unparsed_name(const struct bg_attach_rec *r);
-/* "53" or "53,5353" */
-void cli_fmt_ports(char *buf, size_t len, const __u16 *ports);
-/* "any size", or "16000 keys, 1.86 MiB" */
-void cli_fmt_capacity(char *buf, size_t len, __u32 elems);
 
 /* bloomgate help --man 8|5, --completion bash (cli/docs.c): argv[1] the
  * flag, argv[2] its argument; the commands in help's order. An exit code. */

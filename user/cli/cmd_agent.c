@@ -75,8 +75,8 @@ int cli_cmd_reload(int argc, char **argv)
 
 	if ((ret = cli_parse_args(&cli_reload_cmd, &argc, argv, NULL)))
 		return ret < 0 ? 0 : ret;
-	if ((ret = cli_need_root()))
-		return ret;
+	/* not refused here: the agent judges who asks (SO_PEERCRED) and
+	 * says why it refuses */
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return cli_fail(1, "out of memory");
@@ -86,6 +86,11 @@ int cli_cmd_reload(int argc, char **argv)
 		free(buf);
 		return cli_fail(1, "the agent did not answer the reload within %.0f s "
 				"(stopped or stuck?)", BG_AGENT_RELOAD_WAIT);
+	}
+	if (ret == -EACCES || ret == -EPERM) {
+		free(buf);
+		return cli_fail(1, "reload needs root (the agent's socket refuses this "
+				"user: %s)", strerror(-ret));
 	}
 	if (ret) {
 		free(buf);

@@ -145,16 +145,16 @@ int cli_cmd_attach(int argc, char **argv)
 	o.chain = a.chain;
 	if (bg_attach(a.ifname, &o, err, sizeof(err)))
 		return cli_fail(1, "%s", err);
-	cli_fmt_ports(ports, sizeof(ports), o.dns_ports);
-	cli_fmt_capacity(cap, sizeof(cap),
+	bg_fmt_ports(ports, sizeof(ports), o.dns_ports);
+	bg_fmt_capacity(cap, sizeof(cap),
 		     o.capacity || o.grow ?
 			     bg_filter_capacity_elems(o.capacity ? o.capacity :
 								   BG_CAPACITY_GROW_MIN) : 0);
 	printf("attached to %s (%s mode, match %s, action %s, dns-action %s, dns-ports %s, "
 	       "unparsed %s, capacity %s%s%s)\n",
 	       a.ifname, o.mode == BG_MODE_SKB ? "skb" : "native",
-	       cli_match_name(o.match), cli_action_name(o.action),
-	       cli_dns_action_name(o.dns_action), ports,
+	       bg_match_name(o.match), bg_action_name(o.action),
+	       bg_dns_action_name(o.dns_action), ports,
 	       bg_enum_name(bg_unparsed_values, o.unparsed), cap,
 	       o.grow ? ", growing" : "", o.chain ? ", chain" : "");
 	return 0;

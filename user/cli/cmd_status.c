@@ -18,6 +18,7 @@
 #include "core/wire.h"
 #include "core/print.h"
 #include "agent/agent.h"
+#include "agent/report.h"
 #include "core/counters.h"
 #include "kern/swap.h"
 
@@ -67,6 +68,28 @@ static void on_watch_signal(int sig)
 	watch_stop = 1;
 }
 
+/* The summed counters: from the pins (fd >= 0), or else (-1) from the
+ * agent, which reads them the same way (bg_counters_read()) for a member
+ * of the bloomgate group. 0, or an exit code with its line printed. */
+static int read_counters(int fd, struct bg_counters *c)
+{
+	struct json_object *o;
+	char *ans;
+	int ret;
+
+	if (fd >= 0) {
+		ret = bg_counters_read(fd, c);
+		return ret ? cli_fail(1, "cannot read counters: %s", strerror(-ret)) : 0;
+	}
+	if ((ret = cli_agent_ask("stats", "stats", &ans)))
+		return ret;
+	o = json_tokener_parse(ans);
+	free(ans);
+	ret = bg_counters_from_json(o, c);
+	json_object_put(o);
+	return ret ? cli_fail(1, "stats: the agent's answer cannot be read") : 0;
+}
+
 /* stats --watch: the counters read every interval, their growth per
  * second printed; on a terminal one line rewritten in place (as xdp-bench
  * does), else one line an interval. */
@@ -85,9 +108,8 @@ static int stats_watch(const struct stats_args *a, int counters_fd)
 
 	signal(SIGINT, on_watch_signal);
 	signal(SIGTERM, on_watch_signal);
-	ret = bg_counters_read(counters_fd, &prev);
-	if (ret)
-		return cli_fail(1, "cannot read counters: %s", strerror(-ret));
+	if ((ret = read_counters(counters_fd, &prev)))
+		return ret;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		printf("%s%14s", i ? " " : "", cols[i].name);
@@ -102,9 +124,8 @@ static int stats_watch(const struct stats_args *a, int counters_fd)
 			;
 		if (watch_stop)
 			break;
-		ret = bg_counters_read(counters_fd, &cur);
-		if (ret)
-			return cli_fail(1, "cannot read counters: %s", strerror(-ret));
+		if ((ret = read_counters(counters_fd, &cur)))
+			return ret;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (tty)
@@ -129,7 +150,7 @@ int cli_cmd_stats(int argc, char **argv)
 	struct stats_args a = stats_defaults;
 	struct bg_counters c;
 	struct bg_state st;
-	int json, ret, i;
+	int json, ret, fd;
 
 	if ((ret = cli_parse_args(&cli_stats_cmd, &argc, argv, &a)))
 		return ret < 0 ? 0 : ret;
@@ -138,19 +159,22 @@ int cli_cmd_stats(int argc, char **argv)
 		return cli_fail(EXIT_USAGE, "stats: --watch or --json, not both");
 	if (a.count && !a.watch)
 		return cli_fail(EXIT_USAGE, "stats: --count goes with --watch");
-	if ((ret = cli_need_root()))
-		return ret;
-	if ((ret = cli_open_state(&st, 0)))
-		return ret;
+	/* not root, or root without the capabilities: the agent's */
+	ret = cli_use_agent() ? -EPERM : bg_state_open(&st, 0);
+	if (ret && !cli_denied(ret))
+		return bg_report_open_failed(ret, 0, stdout, stderr);
+	fd = ret ? -1 : st.counters_fd;
 	if (a.watch) {
-		ret = stats_watch(&a, st.counters_fd);
-		bg_state_close(&st);
+		ret = stats_watch(&a, fd);
+		if (fd >= 0)
+			bg_state_close(&st);
 		return ret;
 	}
-	ret = bg_counters_read(st.counters_fd, &c);
-	bg_state_close(&st);
+	ret = read_counters(fd, &c);
+	if (fd >= 0)
+		bg_state_close(&st);
 	if (ret)
-		return cli_fail(1, "cannot read counters: %s", strerror(-ret));
+		return ret;
 	if (json) {
 		struct json_object *o = bg_counters_json(&c);
 
@@ -160,12 +184,7 @@ int cli_cmd_stats(int argc, char **argv)
 		json_object_put(o);
 		return 0;
 	}
-	for (i = 0; i < BG_CNT__COUNT; i++)
-		printf("%-28s %llu\n", bg_counter_names[i],
-		       (unsigned long long)c.cnt[i]);
-	for (i = 0; i < BG_MAL__COUNT; i++)
-		printf(BG_MALFORMED_PREFIX "%-18s %llu\n", bg_malformed_names[i],
-		       (unsigned long long)c.malformed[i]);
+	bg_counters_print(stdout, &c);
 	return 0;
 }
 
@@ -178,17 +197,17 @@ const struct bg_cmd cli_status_cmd = {
 /* status: the agent's part, when one runs ("agent: none running" else). */
 static void print_agent_status(void)
 {
-	struct json_object *o, *v, *srcs;
+	struct json_object *o;
 	char *buf = NULL;
-	size_t len = 0, i;
+	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	int ret;
 
 	if (!f)
 		return;
 	ret = bg_agent_ask("status", BG_AGENT_STATUS_WAIT, f);
+	fclose(f);
 	if (ret) {
-		fclose(f);
 		free(buf);
 		if (ret == -ETIMEDOUT)
 			printf("agent: running, but it did not answer within %.0f s "
@@ -197,216 +216,58 @@ static void print_agent_status(void)
 			puts("agent: none running");
 		return;
 	}
-	fclose(f);
 	o = json_tokener_parse(buf);
 	free(buf);
 	if (!o) {
 		puts("agent: running, but its status cannot be read");
 		return;
 	}
-	printf("agent: pid %d, up %.0f s, config %s, filter generation %lld\n",
-	       json_object_object_get_ex(o, "pid", &v) ? json_object_get_int(v) : 0,
-	       json_object_object_get_ex(o, "uptime", &v) ? json_object_get_double(v) : 0,
-	       json_object_object_get_ex(o, "config", &v) ? json_object_get_string(v) : "?",
-	       json_object_object_get_ex(o, "generation", &v) ? (long long)json_object_get_int64(v) : 0);
-	if (json_object_object_get_ex(o, "artifact", &v)) {
-		struct json_object *g = NULL, *h = NULL;
-
-		json_object_object_get_ex(v, "generation", &g);
-		json_object_object_get_ex(v, "sha256", &h);
-		printf("agent: the live filter is an artifact's: generation %lld, sha256 %s\n",
-		       g ? (long long)json_object_get_int64(g) : 0,
-		       h ? json_object_get_string(h) : "?");
-	}
-	if (json_object_object_get_ex(o, "fleet", &v)) {
-		struct json_object *g = NULL, *c = NULL;
-
-		json_object_object_get_ex(v, "gateway", &g);
-		json_object_object_get_ex(v, "connected", &c);
-		printf("agent: fleet gateway %s, the store %s\n",
-		       g ? json_object_get_string(g) : "?",
-		       c && json_object_get_boolean(c) ? "connected" :
-							 "not connected (enforcing the last good generation)");
-	}
-	if (json_object_object_get_ex(o, "filter_foreign", &v) && json_object_get_boolean(v)) {
-		struct json_object *mine = NULL, *live = NULL;
-
-		json_object_object_get_ex(o, "filter_id", &mine);
-		json_object_object_get_ex(o, "live_filter_id", &live);
-		printf("agent: the live filter (id %lld) is not the one it built (id %lld), "
-		       "replaced by a forced load: its lists are not enforced until its "
-		       "next rebuild (bloomgate reload)\n",
-		       live ? (long long)json_object_get_int64(live) : 0,
-		       mine ? (long long)json_object_get_int64(mine) : 0);
-	}
-	if (json_object_object_get_ex(o, "sources", &srcs))
-		for (i = 0; i < json_object_array_length(srcs); i++) {
-			struct json_object *s = json_object_array_get_idx(srcs, i), *n;
-			const char *err = json_object_object_get_ex(s, "last_error", &v) ?
-						  json_object_get_string(v) : "";
-
-			printf("  list %s (%s): %s, %lld entries",
-			       json_object_object_get_ex(s, "name", &v) ? json_object_get_string(v) : "?",
-			       json_object_object_get_ex(s, "origin", &v) ? json_object_get_string(v) : "?",
-			       json_object_object_get_ex(s, "state", &v) ? json_object_get_string(v) : "?",
-			       json_object_object_get_ex(s, "entries", &v) ? (long long)json_object_get_int64(v) : 0);
-			if (json_object_object_get_ex(s, "last_success", &v) && json_object_get_double(v) > 0)
-				printf(", last success %.0f s ago",
-				       fmax(0, (double)time(NULL) - json_object_get_double(v)));
-			if (json_object_object_get_ex(s, "next_fetch_in", &n) && n)
-				printf(", next fetch in %.0f s", json_object_get_double(n));
-			if (err && *err)
-				printf(", last error: %s", err);
-			putchar('\n');
-		}
+	bg_report_agent_status(stdout, o);
 	json_object_put(o);
 }
 
-/* status: the lists behind the live filter, from its load record. */
-static void print_record_lists(__u32 id)
+/* status from the agent ("status full"): the datapath's part as it made
+ * it (the same report), then its own. */
+static int status_via_agent(void)
 {
-	struct bg_record rec;
-	int i;
+	struct json_object *o, *dp;
+	char *ans;
+	int ret;
 
-	if (!id || bg_record_read(id, &rec)) {
-		puts("lists: not recorded (check cannot name entries)");
-		return;
+	if ((ret = cli_agent_ask("status", "status full", &ans)))
+		return ret;
+	o = json_tokener_parse(ans);
+	free(ans);
+	if (!o || !json_object_object_get_ex(o, "datapath", &dp)) {
+		json_object_put(o);
+		return cli_fail(1, "status: the agent's answer cannot be read");
 	}
-	printf("lists:");
-	for (i = 0; i < rec.n; i++)
-		printf("%s %s %s (%s%s)", i ? "," : "",
-		       rec.src[i].list.allow ? "allow" : "block", rec.src[i].path,
-		       bg_format_name(rec.src[i].list.format),
-		       rec.src[i].list.subdomains ? ", subdomains" : "");
-	puts(rec.n ? "" : " none");
-	bg_record_free(&rec);
+	ret = bg_report_emit(dp, stdout, stderr);
+	if (!ret)
+		bg_report_agent_status(stdout, o);
+	json_object_put(o);
+	return ret;
 }
 
 int cli_cmd_status(int argc, char **argv)
 {
-	struct bg_attach_rec recs[BG_ATTACH_MAX];
 	struct bg_state st;
-	const void *mem;
-	char cap[96] = "";
-	__u32 cap_elems = UINT32_MAX; /* none formatted yet */
-	size_t len;
-	int n, i, ret;
+	int ret;
 
 	if ((ret = cli_parse_args(&cli_status_cmd, &argc, argv, NULL)))
 		return ret < 0 ? 0 : ret;
-	if ((ret = cli_need_root()))
-		return ret;
 	/* Opened once. Not attached is an answer here (on stdout), with
-	 * the exit code every command gives it. */
-	ret = bg_state_open(&st, 0);
-	if (ret == -ENOENT) {
-		puts("bloomgate is not attached to any interface");
-		return EXIT_NOT_ATTACHED;
-	}
+	 * the exit code every command gives it. Not root, or root without
+	 * the capabilities: the agent's answer. */
+	ret = cli_use_agent() ? -EPERM : bg_state_open(&st, 0);
+	if (ret && cli_denied(ret))
+		return status_via_agent();
 	if (ret)
-		return cli_fail(1, "cannot open the pinned state in %s: %s",
-			    bg_pin_dir(), strerror(-ret));
-	n = bg_attach_list(&st, recs, BG_ATTACH_MAX);
-	printf("pinned state: %s\n", st.dir);
-	for (i = 0; i < n; i++) {
-		char name[IF_NAMESIZE] = "?", ports[64];
-
-		/* Its name cannot be had any more, nor kept in the record. */
-		if (bg_attach_rec_gone(&recs[i]) == 1) {
-			printf("attached: gone (ifindex %u)", recs[i].ifindex);
-			if (recs[i].netns_ino != bg_netns_ino())
-				printf(" in another network namespace (netns inode %u)",
-				       recs[i].netns_ino);
-			printf(", prog id %u (bloomgate detach --gone removes it)\n",
-			       recs[i].prog_id);
-			continue;
-		}
-		if (recs[i].netns_ino != bg_netns_ino()) {
-			printf("attached: ifindex %u in another network namespace "
-			       "(netns inode %u, prog id %u)\n", recs[i].ifindex,
-			       recs[i].netns_ino, recs[i].prog_id);
-			continue;
-		}
-		if_indextoname(recs[i].ifindex, name);
-		cli_fmt_ports(ports, sizeof(ports), recs[i].dns_ports);
-		/* the records agree (attach refuses another capacity): the
-		 * keys are worked out once */
-		if (recs[i].capacity != cap_elems) {
-			cap_elems = recs[i].capacity;
-			cli_fmt_capacity(cap, sizeof(cap), cap_elems);
-		}
-		printf("attached: %s (ifindex %u, %s mode, match %s, action %s, "
-		       "dns-action %s, dns-ports %s, unparsed %s, capacity %s%s, "
-		       "prog id %u, dns prog id %u)\n",
-		       name, recs[i].ifindex, cli_rec_mode_name(&recs[i]),
-		       cli_match_name(recs[i].match), cli_action_name(recs[i].action),
-		       cli_dns_action_name(recs[i].dns_action), ports,
-		       cli_rec_unparsed_name(&recs[i]), cap,
-		       recs[i].mode & BG_ATTACH_F_GROW ? ", growing" : "", recs[i].prog_id,
-		       recs[i].dns_prog_id);
-		if (recs[i].mode & BG_ATTACH_F_CHAIN) {
-			__u32 next = 0;
-
-			if (bg_attach_next_id(st.dir, &recs[i], &next))
-				printf("  chain: the next slot cannot be read\n");
-			else if (next)
-				printf("  chain: prog id %u runs after bloomgate\n", next);
-			else
-				printf("  chain: nothing runs after bloomgate (bloomgate chain)\n");
-		}
-	}
-	ret = bg_filter_view_current(st.filters_fd, &mem, &len);
-	if (ret == 0) {
-		const struct bg_filter_header *h = mem;
-		char b[32];
-
-		double pp = bg_filter_model_fpr(h->entries, h->nblocks, h->k);
-		int probes = h->n4 > h->n6 ? h->n4 : h->n6, i;
-
-		bg_fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
-		printf("filter: %llu Bloom keys, %u blocks, k=%u, %.2f bits/key, "
-		       "predicted false-positive rate %.6f per address",
-		       (unsigned long long)h->entries, h->nblocks, h->k,
-		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,
-		       1.0 - pow(1.0 - pp, probes ? probes : 1));
-		if (h->flags & BG_FILTER_F_NAMES)
-			printf(", %.6f per query",
-			       1.0 - pow(1.0 - pp, 1 + __builtin_popcount(h->subs_depths)));
-		printf(", memory %s\n", b);
-		if (h->fp_nbuckets)
-			printf("exact stage: %u buckets of %d fingerprints, every Bloom "
-			       "positive confirmed\n", h->fp_nbuckets, BG_FP_PER_BUCKET);
-		else
-			printf("exact stage: off (loaded with --confirm off)\n");
-		printf("probes: IPv4 %s", h->flags & BG_FILTER_F_SHORT4 ? "bitmap /0-/16" : "");
-		for (i = 0; i < h->n4; i++)
-			printf(" /%u", h->len4[i]);
-		printf("; IPv6 %s", h->short6_n ? "exact ranges" : "");
-		for (i = 0; i < h->n6; i++)
-			printf(" /%u", h->len6[i]);
-		printf("; allowlist %u IPv4 + %u IPv6 ranges\n", h->allow4_n, h->allow6_n);
-		if (h->flags & BG_FILTER_F_NAMES) {
-			char db[32];
-
-			printf("names: up to %d probes per query (the name, then its parent "
-			       "names of at most %d labels with a subdomain rule: depths "
-			       "%s); %u allowed name keys\n",
-			       1 + __builtin_popcount(h->subs_depths), BG_DNS_SUFFIX_MAX,
-			       bg_fmt_depths(db, sizeof(db), h->subs_depths), h->allown_n);
-		}
-		else
-			puts("names: none loaded (DNS queries pass)");
-		bg_filter_unmap(mem, len);
-		print_record_lists(bg_filter_current_id(st.filters_fd));
-	} else if (ret == -ENOENT) {
-		puts("filter: none loaded (every packet with an address passes)");
-	} else {
-		/* e.g. EPERM: the live map is found by id (CAP_SYS_ADMIN) */
-		printf("filter: cannot be read: %s\n", strerror(-ret));
-	}
+		return bg_report_open_failed(ret, 1, stdout, stderr);
+	ret = bg_report_datapath(&st, stdout, stderr);
 	bg_state_close(&st);
 	print_agent_status();
-	return 0;
+	return ret;
 }
 
 static volatile sig_atomic_t stop_events;
@@ -418,55 +279,28 @@ static void on_signal(int sig)
 	stop_events = 1;
 }
 
-/* Wall-clock time of a bpf_ktime_get_ns() stamp (CLOCK_MONOTONIC). */
-static void fmt_event_time(char *buf, size_t len, __u64 ts_ns)
-{
-	struct timespec mono, real;
-	long long ns;
-	time_t sec;
-	struct tm tm;
-	char t[32];
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	ns = (long long)real.tv_sec * 1000000000LL + real.tv_nsec -
-	     ((long long)mono.tv_sec * 1000000000LL + mono.tv_nsec - (long long)ts_ns);
-	sec = (time_t)(ns / 1000000000LL);
-	localtime_r(&sec, &tm);
-	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03lld", t, (ns % 1000000000LL) / 1000000LL);
-}
-
 static int print_event(void *ctx, void *data, size_t size)
 {
-	const struct bg_event *e = data;
-	char addr[INET6_ADDRSTRLEN] = "?", ifn[IF_NAMESIZE] = "?";
-
 	(void)ctx;
-	if (size < sizeof(*e))
+	if (bg_print_event_text(stdout, data, size))
 		return 0;
-	inet_ntop(e->family == BG_KEY_IPV4 ? AF_INET : AF_INET6, e->addr, addr,
-		  sizeof(addr));
-	if_indextoname(e->ifindex, ifn);
-	if (e->which == BG_EVENT_NAME) {
-		const struct bg_name_event *ne = data;
-		char name[BG_NAME_TEXT_MAX], when[48];
-
-		if (size < sizeof(*ne) ||
-		    bg_name_from_wire(ne->name, sizeof(ne->name), name, sizeof(name)) < 0)
-			snprintf(name, sizeof(name), "(malformed name)");
-		fmt_event_time(when, sizeof(when), e->ts_ns);
-		printf("%s name %s from %s on %s at %s\n",
-		       e->verdict == BG_VERDICT_FLAG ? "flag" : "drop", name, addr,
-		       ifn, when);
-	} else {
-		printf("%s %s %s on %s\n", e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
-		       e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifn);
-	}
 	fflush(stdout);
 	if (events_left > 0 && --events_left == 0)
 		stop_events = 1;
 	return 0;
+}
+
+/* A line of the agent's `events` answer: an event as print_event()
+ * prints it, or the agent's error. */
+static int follow_line(void *ctx, const char *l)
+{
+	if (!strncmp(l, "error: ", 7)) {
+		*(int *)ctx = cli_fail(1, "events: %s", l + 7);
+		return 1;
+	}
+	puts(l);
+	fflush(stdout);
+	return events_left > 0 && --events_left == 0;
 }
 
 struct events_args {
@@ -508,10 +342,18 @@ int cli_cmd_events(int argc, char **argv)
 		events_left = a.count > LONG_MAX ? LONG_MAX : (long)a.count;
 	if (a.timeout > 0)
 		deadline = bg_now_ms() + 1000.0 * a.timeout;
-	if ((ret = cli_need_root()))
-		return ret;
-	if ((ret = cli_open_state(&st, 0)))
-		return ret;
+	ret = cli_use_agent() ? -EPERM : bg_state_open(&st, 0);
+	if (ret && cli_denied(ret)) {
+		/* followed through the agent, which reads the ring buffer */
+		int code = 0;
+
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		ret = bg_agent_follow("events", a.timeout, &stop_events, follow_line, &code);
+		return ret ? cli_agent_error("events", ret) : code;
+	}
+	if (ret)
+		return bg_report_open_failed(ret, 0, stdout, stderr);
 	rb = ring_buffer__new(st.events_fd, print_event, NULL, NULL);
 	if (!rb) {
 		bg_state_close(&st);

@@ -4,11 +4,19 @@
  * argument parsing, the names and text of attachment options.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "agent/agent.h"
+#include "agent/report.h"
 #include "core/print.h"
+#include "core/record.h"
 
 #include "cli/cli.h"
 
@@ -33,6 +41,89 @@ int cli_need_root(void)
 	return 0;
 }
 
+int cli_use_agent(void)
+{
+	return geteuid() != 0;
+}
+
+/* What opening the pins said before the agent was asked instead (root
+ * without the capabilities): said too when the agent cannot be reached. */
+static int direct_err;
+
+int cli_denied(int err)
+{
+	if (err == -EPERM || err == -EACCES) {
+		direct_err = geteuid() == 0 ? err : 0;
+		return 1;
+	}
+	return 0;
+}
+
+int cli_agent_error(const char *cmd, int err)
+{
+	char path[PATH_MAX];
+
+	bg_run_path(path, sizeof(path), ".sock");
+	if (direct_err && err != -ETIMEDOUT)
+		return cli_fail(1, "%s: cannot open the pinned state in %s: %s; nor ask "
+				"the agent on %s: %s", cmd, bg_pin_dir(),
+				strerror(-direct_err), path, strerror(-err));
+	if (err == -EACCES || err == -EPERM)
+		return cli_fail(1, "%s: needs root, or the agent: its socket %s refuses "
+				"this user: not in group " BG_READ_GROUP, cmd, path);
+	if (err == -ETIMEDOUT)
+		return cli_fail(1, "%s: the agent did not answer within %.0f s "
+				"(stopped or stuck?)", cmd, BG_AGENT_STATUS_WAIT);
+	return cli_fail(EXIT_NOT_ATTACHED, "%s: needs root, or the agent: none answers "
+			"on %s (%s): bloomgate is not attached, or its agent is not "
+			"running", cmd, path, strerror(-err));
+}
+
+int cli_agent_ask(const char *cmd, const char *req, char **ans)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret;
+
+	*ans = NULL;
+	if (!f)
+		return cli_fail(1, "out of memory");
+	ret = bg_agent_ask(req, BG_AGENT_STATUS_WAIT, f);
+	fclose(f);
+	if (ret) {
+		free(buf);
+		return cli_agent_error(cmd, ret);
+	}
+	if (!buf || !buf[0] || !strncmp(buf, "error: ", 7)) {
+		if (buf)
+			buf[strcspn(buf, "\n")] = 0;
+		ret = cli_fail(1, "%s: %s", cmd, buf && buf[0] ? buf + 7 :
+			       "the agent closed without an answer");
+		free(buf);
+		return ret;
+	}
+	*ans = buf;
+	return 0;
+}
+
+int cli_agent_report(const char *cmd, const char *req)
+{
+	struct json_object *r;
+	char *ans;
+	int ret = cli_agent_ask(cmd, req, &ans);
+
+	if (ret)
+		return ret;
+	r = json_tokener_parse(ans);
+	free(ans);
+	if (!r)
+		return cli_fail(1, "%s: the agent's answer cannot be read", cmd);
+	ret = bg_report_emit(r, stdout, stderr);
+	json_object_put(r);
+	return ret;
+}
+
 int cli_open_state(struct bg_state *st, int lock)
 {
 	int err = bg_state_open(st, lock);
@@ -45,67 +136,6 @@ int cli_open_state(struct bg_state *st, int lock)
 		return cli_fail(1, "cannot open the pinned state in %s: %s",
 			    bg_pin_dir(), strerror(-err));
 	return 0;
-}
-
-const char *cli_match_name(int m)
-{
-	return bg_enum_name(bg_match_values, m);
-}
-
-const char *cli_action_name(int a)
-{
-	return bg_enum_name(bg_action_values, a);
-}
-
-const char *cli_dns_action_name(int a)
-{
-	return bg_enum_name(bg_dns_action_values, a);
-}
-
-/* "native" or "skb": the mode of a record, less its flags (abi.h). */
-const char *cli_rec_mode_name(const struct bg_attach_rec *r)
-{
-	return bg_enum_name(bg_mode_values, r->mode & BG_ATTACH_MODE_MASK);
-}
-
-/* "pass" or "drop": a record's policy for unparsed frames; 0 in records
- * written before the flag existed, which is pass. */
-const char *cli_rec_unparsed_name(const struct bg_attach_rec *r)
-{
-	return bg_enum_name(bg_unparsed_values,
-			    r->mode & BG_ATTACH_F_UNPARSED_DROP ? BG_UNPARSED_DROP :
-								  BG_UNPARSED_PASS);
-}
-
-/* "53" or "53,5353": the ports in use (0 = unused), into buf. */
-void cli_fmt_ports(char *buf, size_t len, const __u16 *ports)
-{
-	size_t o = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < BG_DNS_PORTS_MAX; i++)
-		if (ports[i] && o < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s%u", o ? "," : "",
-					      ports[i]);
-	if (!o)
-		snprintf(buf, len, "none");
-}
-
-/* "any size", or "16000 keys, 1.86 MiB": a filter map capacity of elems
- * elements (bg_attach_rec.capacity), in the keys it holds at the default
- * false-positive rate. */
-void cli_fmt_capacity(char *buf, size_t len, __u32 elems)
-{
-	char b[32];
-
-	if (!elems) {
-		snprintf(buf, len, "any size");
-		return;
-	}
-	bg_fmt_bytes(b, sizeof(b), (double)elems * BG_FILTER_VALUE_SIZE);
-	snprintf(buf, len, "%llu keys, %s",
-		 (unsigned long long)bg_filter_capacity_keys(elems), b);
 }
 
 /*

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Attachment settings and their names (user/core/attach_opts.h). */
+#include <stdio.h>
+
 #include "core/attach_opts.h"
+#include "core/filter.h"
+#include "core/units.h"
 
 const struct bg_attach_opts bg_attach_defaults = {
 	.mode = BG_MODE_NATIVE, .match = BG_MATCH_DST, .action = BG_ACTION_DROP,
@@ -47,4 +51,67 @@ const char *bg_enum_name(const struct bg_opt_enum *values, int value)
 		if (values->value == value)
 			return values->name;
 	return "?";
+}
+
+/* ---- as status and attach print them ---------------------------------- */
+
+const char *bg_match_name(int m)
+{
+	return bg_enum_name(bg_match_values, m);
+}
+
+const char *bg_action_name(int a)
+{
+	return bg_enum_name(bg_action_values, a);
+}
+
+const char *bg_dns_action_name(int a)
+{
+	return bg_enum_name(bg_dns_action_values, a);
+}
+
+/* "native" or "skb": the mode of a record, less its flags (abi.h). */
+const char *bg_rec_mode_name(const struct bg_attach_rec *r)
+{
+	return bg_enum_name(bg_mode_values, r->mode & BG_ATTACH_MODE_MASK);
+}
+
+/* "pass" or "drop": a record's policy for unparsed frames; 0 in records
+ * written before the flag existed, which is pass. */
+const char *bg_rec_unparsed_name(const struct bg_attach_rec *r)
+{
+	return bg_enum_name(bg_unparsed_values,
+			    r->mode & BG_ATTACH_F_UNPARSED_DROP ? BG_UNPARSED_DROP :
+								  BG_UNPARSED_PASS);
+}
+
+/* "53" or "53,5353": the ports in use (0 = unused), into buf. */
+void bg_fmt_ports(char *buf, size_t len, const __u16 *ports)
+{
+	size_t o = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++)
+		if (ports[i] && o < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%u", o ? "," : "",
+					      ports[i]);
+	if (!o)
+		snprintf(buf, len, "none");
+}
+
+/* "any size", or "16000 keys, 1.86 MiB": a filter map capacity of elems
+ * elements (bg_attach_rec.capacity), in the keys it holds at the default
+ * false-positive rate. */
+void bg_fmt_capacity(char *buf, size_t len, __u32 elems)
+{
+	char b[32];
+
+	if (!elems) {
+		snprintf(buf, len, "any size");
+		return;
+	}
+	bg_fmt_bytes(b, sizeof(b), (double)elems * BG_FILTER_VALUE_SIZE);
+	snprintf(buf, len, "%llu keys, %s",
+		 (unsigned long long)bg_filter_capacity_keys(elems), b);
 }

@@ -70,4 +70,16 @@ extern const struct bg_opt_enum bg_unparsed_values[];
 /* The name of value in a table above; "?" when it has none. */
 const char *bg_enum_name(const struct bg_opt_enum *values, int value);
 
+/* As `status` and `attach` print an attachment: the names of a setting,
+ * of a record's mode and unparsed policy (abi.h's flags). */
+const char *bg_match_name(int m);
+const char *bg_action_name(int a);
+const char *bg_dns_action_name(int a);
+const char *bg_rec_mode_name(const struct bg_attach_rec *r);
+const char *bg_rec_unparsed_name(const struct bg_attach_rec *r);
+/* "53" or "53,5353" */
+void bg_fmt_ports(char *buf, size_t len, const __u16 *ports);
+/* "any size", or "16000 keys, 1.86 MiB" */
+void bg_fmt_capacity(char *buf, size_t len, __u32 elems);
+
 #endif

@@ -8,6 +8,8 @@
 #ifndef BLOOMGATE_COUNTERS_H
 #define BLOOMGATE_COUNTERS_H
 
+#include <stdio.h>
+
 #include "bloomgate/abi.h"
 
 struct json_object;
@@ -28,5 +30,11 @@ extern const char *const bg_malformed_names[BG_MAL__COUNT];
  * (json_object_put()); NULL when out of memory.
  */
 struct json_object *bg_counters_json(const struct bg_counters *sum);
+/* Its inverse (the agent's `stats` answer read back): every key must be
+ * there, an integer. 0, or -EINVAL. */
+int bg_counters_from_json(struct json_object *o, struct bg_counters *sum);
+/* `stats` as text: one "NAME VALUE" line per counter, then per malformed
+ * reason. */
+void bg_counters_print(FILE *out, const struct bg_counters *sum);
 
 #endif

@@ -371,3 +371,50 @@ int bg_print_event_json(FILE *out, const void *data, size_t size)
 	json_object_put(o);
 	return ret;
 }
+
+/* Wall-clock time of a bpf_ktime_get_ns() stamp (CLOCK_MONOTONIC). */
+static void fmt_event_time(char *buf, size_t len, __u64 ts_ns)
+{
+	struct timespec mono, real;
+	long long ns;
+	time_t sec;
+	struct tm tm;
+	char t[32];
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	ns = (long long)real.tv_sec * 1000000000LL + real.tv_nsec -
+	     ((long long)mono.tv_sec * 1000000000LL + mono.tv_nsec - (long long)ts_ns);
+	sec = (time_t)(ns / 1000000000LL);
+	localtime_r(&sec, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03lld", t, (ns % 1000000000LL) / 1000000LL);
+}
+
+int bg_print_event_text(FILE *out, const void *data, size_t size)
+{
+	const struct bg_event *e = data;
+	char addr[INET6_ADDRSTRLEN] = "?", ifn[IF_NAMESIZE] = "?";
+
+	if (size < sizeof(*e))
+		return -EINVAL;
+	inet_ntop(e->family == BG_KEY_IPV4 ? AF_INET : AF_INET6, e->addr, addr,
+		  sizeof(addr));
+	if_indextoname(e->ifindex, ifn);
+	if (e->which == BG_EVENT_NAME) {
+		const struct bg_name_event *ne = data;
+		char name[BG_NAME_TEXT_MAX], when[48];
+
+		if (size < sizeof(*ne) ||
+		    bg_name_from_wire(ne->name, sizeof(ne->name), name, sizeof(name)) < 0)
+			snprintf(name, sizeof(name), "(malformed name)");
+		fmt_event_time(when, sizeof(when), e->ts_ns);
+		fprintf(out, "%s name %s from %s on %s at %s\n",
+			e->verdict == BG_VERDICT_FLAG ? "flag" : "drop", name, addr,
+			ifn, when);
+	} else {
+		fprintf(out, "%s %s %s on %s\n", e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
+			e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifn);
+	}
+	return ferror(out) ? -EIO : 0;
+}

@@ -38,5 +38,9 @@ double bg_event_unix_time(__u64 ts_ns);
  * line: time, verdict, ifindex, interface, and match and addr, or name and
  * client. 0, -EINVAL for a short record, -EIO, -ENOMEM. */
 int bg_print_event_json(FILE *out, const void *data, size_t size);
+/* The same event as `bloomgate events` prints it, one line: "flag dst
+ * ADDR on IFACE", "flag name NAME from CLIENT on IFACE at TIME" (local
+ * time). 0, -EINVAL for a short record, -EIO. */
+int bg_print_event_text(FILE *out, const void *data, size_t size);
 
 #endif

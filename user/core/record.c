@@ -161,7 +161,9 @@ static int record_write(__u32 filter_id, const struct bg_source *src, size_t n,
 	int fd, err;
 
 	bg_record_dir(dir, sizeof(dir));
-	if ((mkdir(BG_RECORD_DIR, 0700) && errno != EEXIST) ||
+	/* 0755 as the agent and the unit's RuntimeDirectoryMode make it (its
+	 * control socket is reached through it); the records' own 0700 */
+	if ((mkdir(BG_RECORD_DIR, 0755) && errno != EEXIST) ||
 	    (mkdir(dir, 0700) && errno != EEXIST))
 		return -errno;
 	root = record_json(filter_id, src, n, art, art_sha);
