@@ -23,6 +23,9 @@ KERN_LDLIBS := -lxdp -lbpf -lelf -lz -lsystemd -lpthread
 LDLIBS   := $(KERN_LDLIBS) $(CORE_LDLIBS)
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 $(WARN) -Iinclude -Ibpf -I$(ARCH_INC) \
 	      -Wno-unused-function
+# BPF_EXTRA_CFLAGS: added by a caller (the package build: the source
+# path mapped out of the BTF the binary embeds, for a reproducible build)
+BPF_CFLAGS += $(BPF_EXTRA_CFLAGS)
 
 ifeq ($(V),1)
 Q :=
@@ -81,7 +84,8 @@ LIVEGEN := $(BUILD)/livegen
 # the scale section's (bench/scale.sh) list generator and control-socket probe
 SCALE_TOOLS := $(BUILD)/genaddrs $(BUILD)/ctlprobe
 
-.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean fuzz tsan man
+.PHONY: all deps test unit bpftest e2e demo demo-agent bench install clean fuzz tsan man \
+	deb test-package
 all: $(BUILD)/bloomgate man
 
 # The manual pages and the bash completion, written by the binary from the
@@ -130,7 +134,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/user/%.o: user/%.c | $(SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(CORE_LIB): $(call objs,$(BUILD),$(CORE_SRCS))
 $(KERN_LIB): $(call objs,$(BUILD),$(KERN_SRCS))
@@ -141,7 +145,7 @@ $(BUILD)/%.a:
 
 $(BUILD)/bloomgate: $(call objs,$(BUILD),$(CLI_SRCS)) $(LIBS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Tests are built with the sanitizers: the libraries once more, into
 # $(ASAN) (each source compiled once, not once per test), and each test
@@ -267,13 +271,18 @@ bench: deps
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's
 # systemd unit, the group bloomgate (sysusers.d; made at once without
 # DESTDIR), an example config (kept when one is there), the README, the
-# manual pages and the bash completion.
+# manual pages and the bash completion. The unit names the binary and the
+# README under PREFIX: etc/ says /usr/local (the default), rewritten for
+# another PREFIX (the package: /usr).
 PREFIX  ?= /usr/local
 UNITDIR ?= /etc/systemd/system
 SYSUSERSDIR ?= /etc/sysusers.d
 install: all
 	install -D -m 0755 $(BUILD)/bloomgate $(DESTDIR)$(PREFIX)/sbin/bloomgate
-	install -D -m 0644 etc/bloomgate-agent.service $(DESTDIR)$(UNITDIR)/bloomgate-agent.service
+	install -d -m 0755 $(DESTDIR)$(UNITDIR)
+	sed 's#/usr/local/#$(PREFIX)/#g' etc/bloomgate-agent.service \
+		>$(DESTDIR)$(UNITDIR)/bloomgate-agent.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/bloomgate-agent.service
 	install -D -m 0644 etc/bloomgate.sysusers $(DESTDIR)$(SYSUSERSDIR)/bloomgate.conf
 	[ -n "$(DESTDIR)" ] || systemd-sysusers $(SYSUSERSDIR)/bloomgate.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/bloomgate/README.md
@@ -283,6 +292,33 @@ install: all
 	install -d -m 0755 $(DESTDIR)/etc/bloomgate
 	[ -e $(DESTDIR)/etc/bloomgate/bloomgate.yaml ] || \
 		install -m 0644 etc/bloomgate.yaml $(DESTDIR)/etc/bloomgate/bloomgate.yaml
+
+# make deb: build/bloomgate_VERSION_amd64.deb (debian/; VERSION is
+# BG_VERSION, which debian/changelog must match: debian/rules checks).
+# dpkg-buildpackage runs in a copy of the tree, build/deb/bloomgate-VERSION
+# (the files git tracks or would, committed or not): it writes its results
+# to the parent directory, which for this tree is shared with others, and
+# its clean step removes build/. Its own build/ inside the copy is built
+# from scratch with dpkg-buildflags' hardening flags.
+DEB_VERSION := $(shell sed -n 's/^.define BG_VERSION "\(.*\)"$$/\1/p' user/core/version.h)
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_FILE    := $(BUILD)/bloomgate_$(DEB_VERSION)_$(DEB_ARCH).deb
+deb: deps
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/bloomgate-$(DEB_VERSION)
+	$(Q)git ls-files -z --cached --others --exclude-standard | \
+		tar --null -T - --ignore-failed-read -cf - 2>/dev/null | \
+		tar -C $(BUILD)/deb/bloomgate-$(DEB_VERSION) -xf -
+	$(Q)cd $(BUILD)/deb/bloomgate-$(DEB_VERSION) && \
+		dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; echo "make deb: dpkg-buildpackage failed (log: $(BUILD)/deb/build.log)" >&2; exit 1; }
+	$(Q)cp $(BUILD)/deb/bloomgate_$(DEB_VERSION)_$(DEB_ARCH).deb $(DEB_FILE)
+	@echo "  DEB      $(DEB_FILE)"
+
+# make test-package: the package installed, checked and purged in an
+# overlay of a minimal Debian 12 (tests/package/test_package.sh; as root,
+# with Debian's mirror reachable). Not part of `make test`: see the script.
+test-package: deps deb
+	$(Q)./tests/package/test_package.sh $(DEB_FILE)
 
 clean:
 	rm -rf $(BUILD)

@@ -7,7 +7,10 @@ set -eu
 . "$(dirname "$0")/lib-require.sh"
 
 # Build-time packages (libraries and headers); the packages of the commands
-# the scripts call come from the table in lib-require.sh. libjson-c-dev:
+# the scripts call come from the table in lib-require.sh (`make deb` and
+# `make test-package` among them: dpkg-dev and debhelper build the .deb,
+# lintian checks it, debootstrap makes the minimal Debian 12 it is tested
+# in). libjson-c-dev:
 # JSON in the CLI and the load record. The agent: libyaml-dev (its
 # config), libcurl4-openssl-dev (fetching lists), libsqlite3-dev (its
 # store), libmicrohttpd-dev (/metrics), libsystemd-dev (sd_notify).

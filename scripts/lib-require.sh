@@ -50,6 +50,15 @@ ping:iputils-ping
 jq:jq
 promtool:prometheus
 systemd-analyze:systemd
+dpkg-buildpackage:dpkg-dev
+dpkg-deb:dpkg
+dh:debhelper
+lintian:lintian
+debootstrap:debootstrap
+chroot:coreutils
+findmnt:util-linux
+mountpoint:util-linux
+mount:mount
 getconf:libc-bin
 git:git
 bash:bash

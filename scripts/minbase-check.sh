@@ -27,72 +27,23 @@
 set -u
 
 REPO=$(cd "${1:-$(dirname "$0")/..}" && pwd) || exit 1
+CHROOT_NAME=minbase-check
 BASE=${MINBASE_ROOT:-/srv/deb12}
 RUN=${MINBASE_RUN:-/srv/deb12-run}
 CACHE=$RUN.cache
 SHARED=${MINBASE_SHARED:-/work/shared}
 LOCK=${MINBASE_LOCK-/tmp/bg-e2e.lock}
-MIRROR=http://deb.debian.org/debian
-M=$RUN/merged
-MOUNTS=() # mount points made here, unmounted in reverse order
-
-die() {
-	echo "minbase-check: $*" >&2
-	exit 1
-}
+# shellcheck source=scripts/lib-chroot.sh
+. "$(dirname "$0")/lib-chroot.sh"
 
 [ "$(id -u)" -eq 0 ] || die "must run as root"
 BRANCH=${MINBASE_BRANCH:-$(git -C "$REPO" rev-parse --abbrev-ref HEAD)} ||
 	die "$REPO is not a git checkout"
 [ -d "$SHARED" ] || die "$SHARED is missing"
 
-# Mounts and records it for unmounting. The binds are made slaves, so
-# nothing mounted or unmounted under them reaches the host (/run/netns
-# excepted, on purpose).
-mnt() { # MOUNT-ARGS... TARGET
-	mount "$@" || die "mount $* failed"
-	MOUNTS+=("${!#}")
-}
-
-# Every mount under $M becomes a slave first: /run/netns is a peer of the
-# host's, and unmounting it (lazily, with namespaces still mounted in it)
-# would otherwise unmount the host's namespaces too, other runs' included.
-# shellcheck disable=SC2317 # run by the EXIT trap
-unmount_all() {
-	local i
-	((${#MOUNTS[@]})) && mount --make-rslave "${MOUNTS[0]}"
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}" ||
-			echo "minbase-check: cannot unmount ${MOUNTS[i]}" >&2
-	done
-	MOUNTS=()
-}
-trap unmount_all EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# Unmounts whatever an earlier run left mounted under $M (deepest first).
-if [ -d "$M" ] && mountpoint -q "$M"; then
-	mount --make-rslave "$M"
-	findmnt -rn -o TARGET | grep -E "^$M(/|\$)" | sort -r | while read -r t; do
-		umount "$t" 2>/dev/null || umount -l "$t"
-	done
-fi
-
-# rm -rf of a tree with /dev or /sys still bound in it would reach the host's.
-if findmnt -rn -o TARGET | grep -qE "^$M(/|\$)"; then
-	die "something is still mounted under $M: unmount it first"
-fi
-
-# ---- the base image -----------------------------------------------------------
-if [ ! -x "$BASE/usr/bin/apt-get" ]; then
-	command -v debootstrap >/dev/null ||
-		apt-get install -y -qq debootstrap >/dev/null ||
-		die "cannot install debootstrap"
-	echo "minbase-check: debootstrap --variant=minbase bookworm $BASE"
-	debootstrap --variant=minbase bookworm "$BASE" "$MIRROR" >"$BASE.debootstrap.log" 2>&1 ||
-		die "debootstrap failed (see $BASE.debootstrap.log)"
-fi
+chroot_traps
+chroot_unmount_stale
+chroot_base
 
 # ---- the host side: bpffs, a shared /run/netns ----------------------------------
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs"
@@ -101,33 +52,15 @@ mkdir -p /run/netns
 mountpoint -q /run/netns || mount --bind /run/netns /run/netns || die "cannot bind /run/netns"
 mount --make-shared /run/netns || die "cannot make /run/netns shared"
 
-# ---- a fresh overlay of the base --------------------------------------------------
-rm -rf --one-file-system "$RUN"
-mkdir -p "$RUN/upper" "$RUN/work" "$M" "$CACHE"
-mnt -t overlay overlay -o "lowerdir=$BASE,upperdir=$RUN/upper,workdir=$RUN/work" "$M"
-mount --make-private "$M"
-mnt -t proc proc "$M/proc"
+# ---- a fresh overlay of the base (scripts/lib-chroot.sh), and for make test
+# /sys, the host's bpffs and /run/netns ----------------------------------------
+chroot_overlay
 mnt --bind /sys "$M/sys"
 mount --make-rslave "$M/sys"
 mnt --bind /sys/fs/bpf "$M/sys/fs/bpf"
 mount --make-rslave "$M/sys/fs/bpf"
-mnt --bind /dev "$M/dev"
-mount --make-rslave "$M/dev"
-mnt --bind /dev/pts "$M/dev/pts"
-mount --make-rslave "$M/dev/pts"
 mkdir -p "$M/run/netns"
 mnt --bind /run/netns "$M/run/netns"
-mkdir -p "$M/var/cache/apt/archives"
-mnt --bind "$CACHE" "$M/var/cache/apt/archives"
-mount --make-private "$M/var/cache/apt/archives"
-
-# The sources of the debian:12 image (debootstrap writes bookworm main only).
-cat >"$M/etc/apt/sources.list" <<EOF
-deb $MIRROR bookworm main
-deb $MIRROR bookworm-updates main
-deb http://deb.debian.org/debian-security bookworm-security main
-EOF
-cp /etc/resolv.conf "$M/etc/resolv.conf"
 
 mkdir -p "$M/work"
 git clone -q --branch "$BRANCH" "$REPO" "$M/work/main" || die "git clone $REPO failed"
@@ -135,12 +68,6 @@ cp -a "$SHARED" "$M/work/shared"
 echo "minbase-check: $BRANCH at $(git -C "$M/work/main" log -1 --format='%h %s' | cut -c1-60)"
 
 # ---- the README's steps, in the chroot -------------------------------------------
-in_chroot() { # SHELL-COMMAND
-	chroot "$M" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		/bin/sh -c "$1"
-}
-
 LOG=$RUN/make-test.log
 echo "minbase-check: apt-get update && apt-get install -y make; make deps (log: $LOG)"
 in_chroot 'set -e; apt-get update -qq; apt-get install -y -qq make; cd /work/main; make deps' \

@@ -133,6 +133,17 @@ if make -s -C "$E2E_ROOT" install DESTDIR="$dest" >"$dest.log" 2>&1; then
 	make -s -C "$E2E_ROOT" install DESTDIR="$dest" >>"$dest.log" 2>&1 || t_fail "a second make install failed"
 	tail -1 "$dest/etc/bloomgate/bloomgate.yaml" | grep -qx "# edited" ||
 		t_fail "a second make install overwrote the operator's config"
+	# the unit names the binary and the README where PREFIX put them
+	grep -qx 'ExecStart=/usr/local/sbin/bloomgate agent --config /etc/bloomgate/bloomgate.yaml' \
+		"$dest/etc/systemd/system/bloomgate-agent.service" ||
+		t_fail "the unit does not run /usr/local/sbin/bloomgate"
+	make -s -C "$E2E_ROOT" install DESTDIR="$dest/usr-prefix" PREFIX=/usr >>"$dest.log" 2>&1 ||
+		t_fail "make install PREFIX=/usr failed"
+	u=$dest/usr-prefix/etc/systemd/system/bloomgate-agent.service
+	{ grep -q '^ExecStart=/usr/sbin/bloomgate ' "$u" &&
+		grep -qx 'Documentation=file:/usr/share/doc/bloomgate/README.md' "$u" &&
+		! grep -q /usr/local "$u"; } ||
+		t_fail "make install PREFIX=/usr: the unit does not name /usr/sbin/bloomgate and /usr/share/doc"
 else
 	t_fail "make install failed: $(tail -3 "$dest.log")"
 fi
