@@ -150,6 +150,36 @@ static void test_issue_example(void **state)
 	bg_config_free(&c);
 }
 
+/* The capacity's shape: grows by default; capacity alone is fixed; grow:
+ * false without a capacity is a map of any size. */
+static void test_capacity_shape(void **state)
+{
+	static const struct {
+		const char *keys;
+		unsigned long long capacity;
+		int grow;
+	} t[] = {
+		{ "", 0, 1 },
+		{ ", capacity: 5000", 5000, 0 },
+		{ ", capacity: 5000, grow: true", 5000, 1 },
+		{ ", grow: false", 0, 0 },
+		{ ", grow: true", 0, 1 },
+	};
+	char text[256], err[256];
+	struct bg_config c;
+	size_t i;
+	(void)state;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(text, sizeof(text), "interfaces:\n  - {name: lo%s}\n"
+			 "lists:\n  - {name: a, path: /a}\n", t[i].keys);
+		assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
+		assert_int_equal(c.ifaces[0].attach.capacity, t[i].capacity);
+		assert_int_equal(c.ifaces[0].attach.grow, t[i].grow);
+		bg_config_free(&c);
+	}
+}
+
 static void test_defaults(void **state)
 {
 	struct bg_config c;
@@ -262,10 +292,11 @@ static void test_all_keys(void **state)
 	assert_int_equal(c.ifaces[1].attach.dns_ports[0], 5300);
 	assert_int_equal(c.ifaces[1].attach.dns_ports[1], 0);
 	assert_int_equal(c.ifaces[0].attach.capacity, 2000000);
-	assert_int_equal(c.ifaces[1].attach.capacity, 0); /* any size */
+	/* neither capacity nor grow: a capacity that grows, from the least */
+	assert_int_equal(c.ifaces[1].attach.capacity, 0);
 	assert_int_equal(c.ifaces[0].attach.grow, 1);
 	assert_int_equal(c.ifaces[0].attach.chain, 1);
-	assert_int_equal(c.ifaces[1].attach.grow, 0);
+	assert_int_equal(c.ifaces[1].attach.grow, 1);
 	assert_int_equal(c.ifaces[1].attach.chain, 0);
 	assert_int_equal(c.ifaces[0].attach.unparsed, BG_UNPARSED_DROP);
 	assert_int_equal(c.ifaces[1].attach.unparsed, BG_UNPARSED_PASS);
@@ -905,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_example_file),
 		cmocka_unit_test(test_issue_example),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_capacity_shape),
 		cmocka_unit_test(test_all_keys),
 		cmocka_unit_test(test_accepted),
 		cmocka_unit_test(test_errors),

@@ -200,7 +200,7 @@ int bg_report_datapath(struct bg_state *st, FILE *out, FILE *errf)
 				fprintf(out, "  chain: nothing runs after bloomgate (bloomgate chain)\n");
 		}
 	}
-	ret = bg_filter_view_current(st->filters_fd, &mem, &len);
+	ret = bg_filter_view_pinned(st->dir, st->filters_fd, &mem, &len);
 	if (ret == 0) {
 		const struct bg_filter_header *h = mem;
 		char b[32];
@@ -346,7 +346,7 @@ int bg_report_check(const struct bg_state *st, int n, char *const *args,
 	 * the mapping, so a swap in between is seen (and retried). */
 	for (i = 0; i < 5; i++) {
 		id = bg_filter_current_id(st->filters_fd);
-		ret = bg_filter_view_current(st->filters_fd, &mem, &len);
+		ret = bg_filter_view_pinned(st->dir, st->filters_fd, &mem, &len);
 		if (ret == 0 && id != bg_filter_current_id(st->filters_fd)) {
 			bg_filter_unmap(mem, len);
 			ret = -EAGAIN;

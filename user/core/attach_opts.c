@@ -115,3 +115,18 @@ void bg_fmt_capacity(char *buf, size_t len, __u32 elems)
 	snprintf(buf, len, "%llu keys, %s",
 		 (unsigned long long)bg_filter_capacity_keys(elems), b);
 }
+
+__u32 bg_capacity_grown(const struct bg_filter_params *p)
+{
+	uint64_t keys = p->n * BG_CAPACITY_GROW_HEADROOM4 / 4 + 1;
+	__u32 c = bg_filter_capacity_elems(keys < BG_CAPACITY_GROW_MIN ?
+						   BG_CAPACITY_GROW_MIN : keys);
+
+	return c > p->nelems ? c : p->nelems;
+}
+
+int bg_capacity_regrow(const struct bg_filter_params *p, __u32 elems)
+{
+	return p->nelems > elems ||
+	       (uint64_t)bg_capacity_grown(p) * BG_CAPACITY_SHRINK_FACTOR < elems;
+}

@@ -82,4 +82,15 @@ void bg_fmt_ports(char *buf, size_t len, const __u16 *ports);
 /* "any size", or "16000 keys, 1.86 MiB" */
 void bg_fmt_capacity(char *buf, size_t len, __u32 elems);
 
+struct bg_filter_params;
+/*
+ * A growing capacity (attach's default): the one plan
+ * p gets, in elements: room for BG_CAPACITY_GROW_HEADROOM4 / 4 times its
+ * keys (at least BG_CAPACITY_GROW_MIN), and at least its own elements.
+ */
+__u32 bg_capacity_grown(const struct bg_filter_params *p);
+/* 1 when a growing capacity of elems elements must change for plan p: p
+ * outgrows it, or would fit it BG_CAPACITY_SHRINK_FACTOR times over. */
+int bg_capacity_regrow(const struct bg_filter_params *p, __u32 elems);
+
 #endif

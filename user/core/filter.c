@@ -19,7 +19,6 @@
 
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
-#include "core/attach_opts.h"
 #include "core/units.h"
 #include "core/domains.h"
 #include "core/filter.h"
@@ -733,21 +732,6 @@ __u32 bg_filter_capacity_elems(uint64_t keys)
 	if (bg_filter_size(keys, BG_FPR_DEFAULT_CONFIRM, &p))
 		return 0;
 	return 1 + BG_SHORT4_ELEMS + p.nblocks + bg_filter_fp_buckets(keys);
-}
-
-__u32 bg_capacity_grown(const struct bg_filter_params *p)
-{
-	uint64_t keys = p->n * BG_CAPACITY_GROW_HEADROOM4 / 4 + 1;
-	__u32 c = bg_filter_capacity_elems(keys < BG_CAPACITY_GROW_MIN ?
-						   BG_CAPACITY_GROW_MIN : keys);
-
-	return c > p->nelems ? c : p->nelems;
-}
-
-int bg_capacity_regrow(const struct bg_filter_params *p, __u32 elems)
-{
-	return p->nelems > elems ||
-	       (uint64_t)bg_capacity_grown(p) * BG_CAPACITY_SHRINK_FACTOR < elems;
 }
 
 uint64_t bg_filter_capacity_keys(__u32 elems)

@@ -120,15 +120,6 @@ uint64_t bg_filter_capacity_keys(__u32 elems);
  */
 int bg_filter_fit(struct bg_filter_params *p, __u32 capacity);
 
-/*
- * A growing capacity (attach's default, core/attach_opts.h): the one plan
- * p gets, in elements: room for BG_CAPACITY_GROW_HEADROOM4 / 4 times its
- * keys (at least BG_CAPACITY_GROW_MIN), and at least its own elements.
- */
-__u32 bg_capacity_grown(const struct bg_filter_params *p);
-/* 1 when a growing capacity of elems elements must change for plan p: p
- * outgrows it, or would fit it BG_CAPACITY_SHRINK_FACTOR times over. */
-int bg_capacity_regrow(const struct bg_filter_params *p, __u32 elems);
 
 /* Fills a zeroed buffer of p->bytes as planned. -ENOMEM; -EAGAIN when the
  * exact stage could not place every key with this seed (never seen at the

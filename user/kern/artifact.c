@@ -167,8 +167,10 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 	ret = reshape || repair ?
 		      bg_attach_reshape(st, reshape, reshape_grow, fd, why, sizeof(why)) :
 			bg_filter_publish(st->filters_fd, fd);
-	close(fd);
 	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
+	if (bg_filter_current_id(st->filters_fd) == r->filter_id)
+		bg_filter_pin(st->dir, fd); /* bg_filter_view_pinned() */
+	close(fd);
 	r->reshaped = (reshape || repair) &&
 			      bg_filter_current_id(st->filters_fd) == r->filter_id ?
 			      1 + reshape_grow : 0;

@@ -109,8 +109,11 @@ static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
 	t1 = bg_now_ms();
 	ret = to ? bg_attach_reshape(st, to->cap, to->grow, fd, err, sizeof(err)) :
 		   bg_filter_publish(st->filters_fd, fd);
-	close(fd); /* the slot holds the map now, or nothing does */
 	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
+	/* pinned for readers without CAP_SYS_ADMIN (bg_filter_view_pinned) */
+	if (bg_filter_current_id(st->filters_fd) == r->filter_id)
+		bg_filter_pin(st->dir, fd);
+	close(fd); /* the slot holds the map now, or nothing does */
 	r->reshaped = to && bg_filter_current_id(st->filters_fd) == r->filter_id ?
 			      1 + !!to->grow : 0;
 	r->grown = r->reshaped ? to->cap : 0;

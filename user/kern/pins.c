@@ -52,6 +52,11 @@ void bg_map_pin_path(char *buf, size_t len, const char *dir,
 	pin_path(buf, len, dir, map_names[m]);
 }
 
+void bg_filter_pin_path(char *buf, size_t len, const char *dir)
+{
+	pin_path(buf, len, dir, BG_FILTER_PIN);
+}
+
 int bg_state_lock(struct bg_state *st)
 {
 	st->lock_fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -163,6 +168,8 @@ void bg_unpin_all(const char *dir)
 		bg_map_pin_path(path, sizeof(path), dir, (enum bg_pin_map)i);
 		unlink(path);
 	}
+	bg_filter_pin_path(path, sizeof(path), dir);
+	unlink(path);
 	/* the attachments' prog arrays, also ones a crash left behind */
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {

@@ -66,6 +66,15 @@ void bg_state_close(struct bg_state *st);
 void bg_progs_pin_path(char *buf, size_t len, const char *dir, __u32 ifindex,
 		       __u32 netns_ino);
 
+/*
+ * The live filter map, pinned as "bg_filter" beside bg_filters by every
+ * load that publishes one (bg_filter_pin()): a reader with CAP_BPF opens
+ * it there, where getting the map of bg_filters' slot by its id would
+ * need CAP_SYS_ADMIN (the agent's unit does not have it).
+ */
+#define BG_FILTER_PIN "bg_filter"
+void bg_filter_pin_path(char *buf, size_t len, const char *dir);
+
 /* Removes every pin in dir, prog arrays a crash left behind included, the
  * directory and the load record; for when no interface is attached. */
 void bg_unpin_all(const char *dir);

@@ -4,6 +4,7 @@
  * counters summed.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/mem_lookup.h"
+#include "kern/pins.h"
 #include "kern/swap.h"
 
 __u32 bg_map_id(int fd)
@@ -111,19 +113,62 @@ int bg_filter_publish(int filters_fd, int filter_fd)
 	return 0;
 }
 
-static int map_current(int filters_fd, const void **mem, size_t *len, int lazy)
+int bg_filter_pin(const char *dir, int filter_fd)
+{
+	char path[PATH_MAX];
+
+	bg_filter_pin_path(path, sizeof(path), dir);
+	/* bpffs cannot replace a pin: a reader that finds none, or the one
+	 * before, takes the map by its id or waits (bg_filter_view_pinned) */
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	return bpf_obj_pin(filter_fd, path) ? -errno : 0;
+}
+
+/* An fd of the map in the slot: by its id, or (dir set, the id refused
+ * without CAP_SYS_ADMIN) the pinned one when it is that map. */
+static int current_fd(int filters_fd, const char *dir)
+{
+	__u32 zero = 0, id = 0, len;
+	struct bpf_map_info info;
+	char path[PATH_MAX];
+	int fd, tries;
+
+	for (tries = 0; tries < 50; tries++) {
+		if (bpf_map_lookup_elem(filters_fd, &zero, &id) || !id)
+			return -ENOENT;
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd >= 0)
+			return fd;
+		if (errno != EPERM || !dir)
+			return errno == ENOENT ? -EAGAIN : -errno; /* swapped meanwhile */
+		bg_filter_pin_path(path, sizeof(path), dir);
+		fd = bpf_obj_get(path);
+		if (fd >= 0) {
+			len = sizeof(info);
+			memset(&info, 0, sizeof(info));
+			if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == id)
+				return fd;
+			close(fd);
+		}
+		/* a load between its publish and its pin: a moment */
+		usleep(2000);
+	}
+	return -EPERM;
+}
+
+static int map_current(int filters_fd, const char *dir, const void **mem,
+		       size_t *len, int lazy)
 {
 	struct bpf_map_info info;
-	__u32 info_len = sizeof(info), zero = 0, id = 0;
+	__u32 info_len = sizeof(info);
 	const struct bg_filter_header *hdr;
 	void *m;
 	int fd, err;
 
-	if (bpf_map_lookup_elem(filters_fd, &zero, &id) || !id)
-		return -ENOENT;
-	fd = bpf_map_get_fd_by_id(id);
+	fd = current_fd(filters_fd, dir);
 	if (fd < 0)
-		return errno == ENOENT ? -EAGAIN : -errno; /* swapped meanwhile */
+		return fd;
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(fd, &info, &info_len)) {
 		err = -errno;
@@ -153,12 +198,18 @@ static int map_current(int filters_fd, const void **mem, size_t *len, int lazy)
 
 int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
 {
-	return map_current(filters_fd, mem, len, 0);
+	return map_current(filters_fd, NULL, mem, len, 0);
 }
 
 int bg_filter_view_current(int filters_fd, const void **mem, size_t *len)
 {
-	return map_current(filters_fd, mem, len, 1);
+	return map_current(filters_fd, NULL, mem, len, 1);
+}
+
+int bg_filter_view_pinned(const char *dir, int filters_fd, const void **mem,
+			  size_t *len)
+{
+	return map_current(filters_fd, dir, mem, len, 1);
 }
 
 void bg_filter_unmap(const void *mem, size_t len)

@@ -56,6 +56,16 @@ int bg_filter_map_current(int filters_fd, const void **mem, size_t *len);
  * at 100M keys does not pay for mapping and unmapping 542 MiB.
  */
 int bg_filter_view_current(int filters_fd, const void **mem, size_t *len);
+/*
+ * The same for the live filter of pin directory dir, also without
+ * CAP_SYS_ADMIN: when the kernel refuses the map by its id (EPERM), the
+ * map pinned as BG_FILTER_PIN is taken if it is the one in the slot.
+ */
+int bg_filter_view_pinned(const char *dir, int filters_fd, const void **mem,
+			  size_t *len);
+/* Pins filter_fd, just published, as dir's BG_FILTER_PIN (in place of the
+ * one before). 0 or -errno; the filter is live either way. */
+int bg_filter_pin(const char *dir, int filter_fd);
 /* Unmaps what either of the two returned. */
 void bg_filter_unmap(const void *mem, size_t len);
 
