@@ -247,7 +247,8 @@ $(SCALE_TOOLS): $(BUILD)/%: bench/%.c
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPFT_BINS) $(TEST_HELPERS) $(FUZZ_BINS)
-	$(Q)./tests/run.sh
+	$(Q)$(MAKE) --no-print-directory deb
+	$(Q)BG_DEB=$(DEB_FILE) ./tests/run.sh
 
 # libFuzzer targets (tests/fuzz/): `make test` runs each for FUZZ_SECONDS
 # (tests/run.sh, default 15) on its committed corpus; `make fuzz` longer.
@@ -316,7 +317,7 @@ deb: deps
 
 # make test-package: the package installed, checked and purged in an
 # overlay of a minimal Debian 12 (tests/package/test_package.sh; as root,
-# with Debian's mirror reachable). Not part of `make test`: see the script.
+# with Debian's mirror reachable). `make test` runs it too (tests/run.sh).
 test-package: deps deb
 	$(Q)./tests/package/test_package.sh $(DEB_FILE)
 

@@ -44,6 +44,14 @@ for t in tests/e2e/test_*.sh; do
 	count "$t" "${PIPESTATUS[0]}"
 done
 
+# the Debian package (make test builds it: BG_DEB), installed and purged
+# in a minimal Debian 12
+if [ -n "${BG_DEB:-}" ]; then
+	echo "=== tests/package/test_package.sh"
+	bash tests/package/test_package.sh "$BG_DEB" 2>&1 | tee "$log"
+	count tests/package/test_package.sh "${PIPESTATUS[0]}"
+fi
+
 echo
 if ((${#failed_suites[@]})); then
 	echo "failed suites: ${failed_suites[*]}"

@@ -7,13 +7,13 @@
 #   tests/package/test_package.sh [DEB]   as root; DEB defaults to
 #                                         build/bloomgate_*.deb (make deb)
 #
-# `make test-package` builds the package and runs this. Not part of
-# `make test`, although quick (measured: 11-23 s, 23 s with an empty .deb
-# cache; make deb 10 s more): it needs Debian's mirror on every run (the
-# package's dependencies, systemd and man-db are installed in the chroot)
-# where make test needs none once `make deps` is done, and it cannot run
-# inside scripts/minbase-check.sh's chroot (no base image there, and an
-# overlay cannot have its upper directory on that chroot's overlay). The chroot's run
+# `make test-package` builds the package and runs this; so does `make
+# test` (tests/run.sh; measured: 11-23 s, 23 s with an empty .deb cache;
+# make deb 10 s more). It needs Debian's mirror (the package's
+# dependencies, systemd and man-db are installed in the chroot). Inside
+# scripts/minbase-check.sh's chroot the base is debootstrapped there and
+# copied (an overlay cannot have its upper directory on that chroot's
+# overlay: scripts/lib-chroot.sh). The chroot's run
 # directory, PKGTEST_RUN (default /srv/deb12-pkg-run: upper/ is what the
 # run changed, test.log apt's and dpkg's output), is wiped at the next
 # run; downloaded .debs are kept in PKGTEST_RUN.cache/.
