@@ -622,13 +622,13 @@ void reloads_answer(struct agent *a, uint64_t seq, const char *failure)
 
 /* ---- the client ----------------------------------------------------------- */
 
-int bg_agent_ask(const char *cmd, double timeout, FILE *out)
+/* Connected to the agent's socket, request cmd sent (one line, the
+ * writing side shut): the socket, or -errno. */
+static int agent_request(const char *cmd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timespec t0, t;
-	char path[PATH_MAX], buf[4096];
-	ssize_t n;
-	int fd, ret = 0;
+	char path[PATH_MAX], buf[2048];
+	int fd, ret;
 
 	bg_run_path(path, sizeof(path), ".sock");
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -642,7 +642,10 @@ int bg_agent_ask(const char *cmd, double timeout, FILE *out)
 		close(fd);
 		return ret;
 	}
-	snprintf(buf, sizeof(buf), "%s\n", cmd);
+	if ((size_t)snprintf(buf, sizeof(buf), "%s\n", cmd) >= sizeof(buf)) {
+		close(fd);
+		return -E2BIG;
+	}
 	/* one write, no SIGPIPE: an agent that answers and closes first must
 	 * not kill the client */
 	if (send(fd, buf, strlen(buf), MSG_NOSIGNAL) < 0) {
@@ -651,6 +654,19 @@ int bg_agent_ask(const char *cmd, double timeout, FILE *out)
 		return ret;
 	}
 	shutdown(fd, SHUT_WR);
+	return fd;
+}
+
+int bg_agent_ask(const char *cmd, double timeout, FILE *out)
+{
+	struct timespec t0, t;
+	char buf[4096];
+	ssize_t n;
+	int fd, ret = 0;
+
+	fd = agent_request(cmd);
+	if (fd < 0)
+		return fd;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -686,32 +702,15 @@ int bg_agent_ask(const char *cmd, double timeout, FILE *out)
 int bg_agent_follow(const char *cmd, double timeout, volatile sig_atomic_t *stop,
 		    int (*line)(void *ctx, const char *l), void *ctx)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timespec t0, t;
-	char path[PATH_MAX], buf[8192];
+	char buf[8192];
 	size_t have = 0;
 	ssize_t n;
 	int fd, ret = 0;
 
-	bg_run_path(path, sizeof(path), ".sock");
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = agent_request(cmd);
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	snprintf(buf, sizeof(buf), "%s\n", cmd);
-	if (send(fd, buf, strlen(buf), MSG_NOSIGNAL) < 0) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	shutdown(fd, SHUT_WR);
+		return fd;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!*stop) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
