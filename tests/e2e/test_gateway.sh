@@ -850,7 +850,10 @@ t_end "$E2E_NAME"
 E2E_NAME=detach_leaves_nothing
 t_begin
 IDX=$(ip -n "$NS_GW" -o link show dev "$IF_GWC" | cut -d: -f1)
-mapfile -t OURS < <(pinned_map_ids; current_filter_id)
+# the live filter is pinned too (bg_filter: readers without CAP_SYS_ADMIN)
+t_expect_eq "the map pinned as bg_filter" "$(current_filter_id)" \
+	"$(bpftool map show pinned "$BG_PIN/bg_filter" 2>/dev/null | sed -n 's/^\([0-9]*\): .*/\1/p')"
+mapfile -t OURS < <({ pinned_map_ids; current_filter_id; } | sort -u)
 ((${#OURS[@]} == 6)) || t_fail "expected 6 maps of ours (4 shared pins, the attachment's bg_progs pin, the filter) before detach, found ${#OURS[@]}"
 bg_capture detach "$IF_GWC"
 [ "$BG_RC" -eq 0 ] || t_fail "detach failed: $BG_ERR"
