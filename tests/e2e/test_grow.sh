@@ -211,6 +211,30 @@ done
 bg detach "$IF_GWS" >/dev/null || t_fail "detach $IF_GWS failed"
 t_end "$E2E_NAME"
 
+# ---- a load from another network namespace changes the capacity too ----------------
+
+# The interface is in $NS_GW; the load runs in this script's namespace: its
+# new program is put on the interface from within $NS_GW (setns).
+E2E_NAME=grow_from_another_namespace
+t_begin
+host_load() { BLOOMGATE_PIN_DIR=$BG_PIN "$BG_BIN" load "$@"; }
+p0=$(xdp_prog_id "$IF_GWC")
+out=$(host_load "$T/small" 2>&1) || t_fail "load of the small list from outside $NS_GW: $out"
+grep -q "growing capacity is now" <<<"$out" || t_fail "the small list did not shrink the capacity: $out"
+p1=$(xdp_prog_id "$IF_GWC")
+[ -n "$p1" ] && [ "$p1" != "$p0" ] || t_fail "program $p0 -> $p1: not replaced"
+t_expect_eq "the record names the program put on from outside" "$p1" "$(rec_prog "$IF_GWC")"
+traffic t10 50 2000 "${X[0]}" "$BIGONLY" || t_fail "traffic run failed"
+[ "$(sent t10 "${X[0]}")" -gt 0 ] && [ "$(recv t10 "${X[0]}")" -eq 0 ] ||
+	t_fail "X ${X[0]}: $(recv t10 "${X[0]}") of $(sent t10 "${X[0]}") delivered"
+[ "$(recv t10 "$BIGONLY")" -eq "$(sent t10 "$BIGONLY")" ] ||
+	t_fail "$BIGONLY (not in the small list): $(recv t10 "$BIGONLY") of $(sent t10 "$BIGONLY") delivered"
+out=$(host_load "$T/big" 2>&1) || t_fail "load of the big list from outside $NS_GW: $out"
+grep -q "growing capacity is now" <<<"$out" || t_fail "the big list did not grow the capacity: $out"
+[ "$(xdp_prog_id "$IF_GWC")" != "$p1" ] || t_fail "the growth did not replace the program"
+[ "$(bg_check "$BIGONLY")" = match ] || t_fail "$BIGONLY not matched after the growth"
+t_end "$E2E_NAME"
+
 # ---- without --grow a list that does not fit is refused -----------------------------
 
 E2E_NAME=fixed_capacity_refuses

@@ -487,17 +487,67 @@ struct grow_one {
 	struct bg_attach_rec rec;
 	struct bloomgate *skel;
 	int old_fd; /* the attached program */
+	int ns_fd; /* its network namespace when not ours; else -1 */
 	int replaced;
 };
 
+static int ns_path_of(__u32 ino, char *path, size_t len);
+
+struct ns_call {
+	int fd;
+	int (*fn)(void *arg);
+	void *arg;
+	int ret;
+};
+
+/* In a thread of its own: setns() moves the calling thread only, and this
+ * one ends right after. */
+static void *ns_call_thread(void *arg)
+{
+	struct ns_call *c = arg;
+
+	c->ret = setns(c->fd, CLONE_NEWNET) ? -errno : c->fn(c->arg);
+	return NULL;
+}
+
+/* fn(arg) in the network namespace of fd (-1: in the caller's). */
+static int in_netns(int fd, int (*fn)(void *arg), void *arg)
+{
+	struct ns_call c = { .fd = fd, .fn = fn, .arg = arg };
+	pthread_t t;
+	int ret;
+
+	if (fd < 0)
+		return fn(arg);
+	ret = pthread_create(&t, NULL, ns_call_thread, &c);
+	if (ret)
+		return -ret;
+	pthread_join(t, NULL);
+	return c.ret;
+}
+
+struct replace_call {
+	const struct grow_one *g;
+	int prog_fd, expect_fd;
+};
+
+static int replace_here(void *arg)
+{
+	const struct replace_call *c = arg;
+	LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = c->expect_fd);
+
+	return bpf_xdp_attach((int)c->g->rec.ifindex, c->prog_fd,
+			      xdp_mode_flag(c->g->rec.mode) | XDP_FLAGS_REPLACE, &xo);
+}
+
 /* Puts prog_fd on the interface of g in place of expect_fd (its mode's
- * hook; the kernel swaps the pointer: each packet runs one or the other). */
+ * hook; the kernel swaps the pointer: each packet runs one or the other),
+ * from within the interface's network namespace. */
 static int replace_prog(const struct grow_one *g, int prog_fd, int expect_fd)
 {
-	LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = expect_fd);
+	struct replace_call c = { .g = g, .prog_fd = prog_fd, .expect_fd = expect_fd };
 
-	return bpf_xdp_attach((int)g->rec.ifindex, prog_fd,
-			      xdp_mode_flag(g->rec.mode) | XDP_FLAGS_REPLACE, &xo);
+	return in_netns(g->ns_fd, replace_here, &c);
 }
 
 /* The program in an attachment's BG_PROG_NEXT slot into the same slot of
@@ -534,6 +584,19 @@ static __u32 attached_id(const struct bg_attach_rec *r)
 	if (bpf_xdp_query_id((int)r->ifindex, (int)xdp_mode_flag(r->mode), &id))
 		return 0;
 	return id;
+}
+
+struct attached_call {
+	const struct bg_attach_rec *r;
+	__u32 id;
+};
+
+static int attached_here(void *arg)
+{
+	struct attached_call *c = arg;
+
+	c->id = attached_id(c->r);
+	return 0;
 }
 
 /* BLOOMGATE_FAULT=NAME: a test stops the process at that point, as a
@@ -580,26 +643,39 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 
 		if (bpf_map_lookup_elem(st->attach_fd, &i, &r) || !r.ifindex)
 			continue;
-		if (r.netns_ino != bg_netns_ino()) {
-			ret = -EXDEV;
-			errf(err, errlen, "an attachment is in another network "
-			     "namespace: its program cannot be replaced from here");
-			goto out;
-		}
 		g[n].slot = i;
 		g[n].rec = r;
+		g[n].old_fd = g[n].ns_fd = -1;
+		/* an interface in another network namespace: its program is
+		 * replaced from in there (setns(): CAP_SYS_ADMIN) */
+		if (r.netns_ino != bg_netns_ino()) {
+			struct attached_call ac = { .r = &g[n].rec };
+
+			if (!ns_path_of(r.netns_ino, path, sizeof(path)) ||
+			    (g[n].ns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
+			    in_netns(g[n].ns_fd, attached_here, &ac)) {
+				ret = -EXDEV;
+				errf(err, errlen, "cannot enter the network namespace "
+				     "(inode %u) of ifindex %u to replace its program",
+				     r.netns_ino, r.ifindex);
+				n++;
+				goto out;
+			}
+			cur = ac.id;
+		} else {
+			cur = attached_id(&r);
+		}
+		n++;
 		/* the attached program, the expected one of the swap: the one
 		 * the interface runs (after a change that was killed half way,
 		 * not the record's), opened by id (CAP_SYS_ADMIN) */
-		cur = attached_id(&r);
-		g[n].old_fd = bpf_prog_get_fd_by_id(cur ? cur : r.prog_id);
-		if (g[n].old_fd < 0) {
+		g[n - 1].old_fd = bpf_prog_get_fd_by_id(cur ? cur : r.prog_id);
+		if (g[n - 1].old_fd < 0) {
 			ret = -errno;
 			errf(err, errlen, "cannot open the attached program %u: %s",
 			     cur ? cur : r.prog_id, strerror(errno));
 			goto out;
 		}
-		n++;
 	}
 	if (!n) {
 		ret = -ENOENT;
@@ -739,6 +815,8 @@ out:
 	for (k = 0; k < n; k++) {
 		if (g[k].old_fd >= 0)
 			close(g[k].old_fd);
+		if (g[k].ns_fd >= 0)
+			close(g[k].ns_fd);
 		bloomgate__destroy(g[k].skel);
 	}
 	if (tmpl_fd >= 0)
@@ -1004,28 +1082,16 @@ static int ns_path_of(__u32 ino, char *path, size_t len)
 	return found;
 }
 
-struct ns_probe {
-	int fd;
-	__u32 ifindex;
-	int ret;
-};
-
-/* In a thread of its own: setns() moves the calling thread only, and this
- * one ends right after. */
-static void *ns_probe_thread(void *arg)
+static int gone_here(void *arg)
 {
-	struct ns_probe *p = arg;
-
-	p->ret = setns(p->fd, CLONE_NEWNET) ? -errno : ifindex_gone_here(p->ifindex);
-	return NULL;
+	return ifindex_gone_here(*(const __u32 *)arg);
 }
 
 int bg_attach_rec_gone(const struct bg_attach_rec *rec)
 {
-	struct ns_probe p = { .fd = -1, .ifindex = rec->ifindex };
+	__u32 ifindex = rec->ifindex;
 	char path[PATH_MAX];
-	pthread_t t;
-	int ret;
+	int fd, ret;
 
 	if (rec->netns_ino == bg_netns_ino())
 		return ifindex_gone_here(rec->ifindex);
@@ -1034,14 +1100,12 @@ int bg_attach_rec_gone(const struct bg_attach_rec *rec)
 	 * namespace, under another name and record). */
 	if (!ns_path_of(rec->netns_ino, path, sizeof(path)))
 		return 1;
-	p.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (p.fd < 0)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return errno == ENOENT ? 1 : -errno;
-	ret = pthread_create(&t, NULL, ns_probe_thread, &p);
-	if (!ret)
-		pthread_join(t, NULL);
-	close(p.fd);
-	return ret ? -ret : p.ret;
+	ret = in_netns(fd, gone_here, &ifindex);
+	close(fd);
+	return ret;
 }
 
 int bg_attach_count_gone(struct bg_state *st)
