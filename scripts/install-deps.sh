@@ -15,9 +15,11 @@ set -eu
 # config), libcurl4-openssl-dev (fetching lists), libsqlite3-dev (its
 # store), libmicrohttpd-dev (/metrics), libsystemd-dev (sd_notify).
 # libclang-rt-14-dev: libFuzzer and the sanitizers (tests/fuzz/).
+# build-essential: what dpkg-buildpackage checks for (`make deb`; a
+# minimal Debian 12 has gcc and make without it).
 # gcc-multilib: the asm/ headers that the BPF fixture compiled by the e2e
 # tests (no multiarch -I) includes.
-BUILD_PKGS="libc6-dev linux-libc-dev gcc-multilib llvm libbpf-dev libxdp-dev
+BUILD_PKGS="build-essential libc6-dev linux-libc-dev gcc-multilib llvm libbpf-dev libxdp-dev
 xdp-tools libelf-dev zlib1g-dev libcmocka-dev libxxhash-dev libjson-c-dev
 libyaml-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev
 libmicrohttpd-dev libsystemd-dev libclang-rt-14-dev libpq-dev"
