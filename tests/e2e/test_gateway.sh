@@ -152,7 +152,8 @@ t_end "$E2E_NAME"
 E2E_NAME=attach
 t_begin
 # --any-size: a map of any size, so that a load's --fpr is the filter's own
-# (a fixed-size map, the default, fills its room with Bloom blocks: a loose
+# (a fixed-size map of the default's headroom, or of --capacity, can hold
+# a larger Bloom part than --fpr asks, and --capacity fills it: a loose
 # filter, which the Bloom positive sections below need, cannot be had;
 # tests/e2e/test_grow.sh attaches with the default)
 attach_native_or_skb "$IF_GWC" --any-size

@@ -483,12 +483,28 @@ static void test_fit_after_prepare(void **state)
 	assert_int_equal(bg_load_prepare(&o, &bl, &r), 0);
 	bg_blocklist_free(&bl);
 	rc = r;
-	assert_int_equal(bg_load_fit(&rc, small), -ENOSPC);
+	assert_int_equal(bg_load_fit(&rc, small, 0), -ENOSPC);
 	assert_int_equal(rc.failed, BG_STAGE_PLAN);
 	assert_non_null(strstr(rc.msg, "attach with a larger --capacity"));
 
 	rc = r;
-	assert_int_equal(bg_load_fit(&rc, bg_filter_capacity_elems(5000)), 0);
+	assert_int_equal(bg_load_fit(&rc, bg_filter_capacity_elems(5000), 0), 0);
+	/* fitted: the Bloom part takes the room */
+	assert_true(rc.plan.nblocks > r.plan.nblocks);
+	/* a growing capacity's: the plan as it is, zeros after its tables */
+	rc = r;
+	assert_int_equal(bg_load_fit(&rc, bg_filter_capacity_elems(5000), 1), 0);
+	assert_int_equal(rc.plan.nblocks, r.plan.nblocks);
+	assert_int_equal(rc.plan.k, r.plan.k);
+	assert_int_equal(rc.plan.fp_off, r.plan.fp_off);
+	assert_int_equal(rc.plan.allown_off, r.plan.allown_off);
+	assert_int_equal(rc.plan.nelems, bg_filter_capacity_elems(5000));
+	assert_int_equal(rc.plan.capacity, rc.plan.nelems);
+	rc = r;
+	assert_int_equal(bg_load_fit(&rc, small, 1), -ENOSPC);
+	/* what load --capacity plans: the fitted one */
+	rc = r;
+	assert_int_equal(bg_load_fit(&rc, bg_filter_capacity_elems(5000), 0), 0);
 	o.capacity = bg_filter_capacity_elems(5000);
 	bg_load_report_free(&r);
 	bg_load_report_init(&r);

@@ -770,10 +770,13 @@ static void incr_run(struct agent *a, struct job *jj)
 	if (!ret)
 		ret = bg_load_prepare(&o, &all, &r);
 	if (!ret && !bg_state_open(&st, 0)) {
+		int grows;
+
 		ret = bg_attach_capacity(&st, &capacity);
+		grows = capacity && bg_attach_grows(&st);
 		bg_state_close(&st);
 		if (!ret && capacity)
-			ret = bg_load_fit(&r, capacity);
+			ret = bg_load_fit(&r, capacity, grows);
 	}
 	if (!ret && r.plan.n > INCR_MAX_KEYS)
 		ret = -E2BIG;

@@ -781,6 +781,22 @@ int bg_filter_fit(struct bg_filter_params *p, __u32 capacity)
 	return 0;
 }
 
+__u32 bg_filter_used(const struct bg_filter_params *p)
+{
+	return p->allown_off + elems(p->allown_n, BG_NAMEKEY_PER_ELEM);
+}
+
+int bg_filter_pad(struct bg_filter_params *p, __u32 capacity)
+{
+	if (p->nelems > capacity)
+		return -ENOSPC;
+	/* the tables where the plan put them, zeros after the last: the
+	 * lookups touch what they would in a map of the plan's size */
+	p->nelems = p->capacity = capacity;
+	p->bytes = (size_t)capacity * BG_FILTER_VALUE_SIZE;
+	return 0;
+}
+
 /* ---- The build -----------------------------------------------------------
  *
  * Hashing a key is cheap; what cost a 100M-key build 33 s was where the

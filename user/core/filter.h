@@ -119,6 +119,16 @@ uint64_t bg_filter_capacity_keys(__u32 elems);
  * them. -ENOSPC, p unchanged, when the plan needs more than capacity.
  */
 int bg_filter_fit(struct bg_filter_params *p, __u32 capacity);
+/*
+ * Puts a plan in a map of capacity elements as it is: its tables where it
+ * planned them, zeros after (a growing capacity's map: the slack is
+ * headroom for the next loads, and a Bloom part spread over it would make
+ * every lookup's working set larger: measured, a 1M flood 15 % slower).
+ * -ENOSPC, p unchanged, when it needs more.
+ */
+int bg_filter_pad(struct bg_filter_params *p, __u32 capacity);
+/* The elements a plan's tables take (its nelems, unless padded). */
+__u32 bg_filter_used(const struct bg_filter_params *p);
 
 
 /* Fills a zeroed buffer of p->bytes as planned. -ENOMEM; -EAGAIN when the

@@ -295,12 +295,12 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 }
 
 /* The plan into the attachment's fixed-size map, or why it does not fit. */
-int bg_load_fit(struct bg_load_report *r, uint32_t capacity)
+int bg_load_fit(struct bg_load_report *r, uint32_t capacity, int grows)
 {
 	struct bg_filter_params *p = &r->plan;
 	char need[32], have[32];
 
-	if (!bg_filter_fit(p, capacity))
+	if (!(grows ? bg_filter_pad(p, capacity) : bg_filter_fit(p, capacity)))
 		return 0;
 	bg_fmt_bytes(need, sizeof(need), (double)p->bytes);
 	bg_fmt_bytes(have, sizeof(have), (double)capacity * BG_FILTER_VALUE_SIZE);
@@ -368,7 +368,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 				    "no valid entries in the lists");
 	ret = bg_filter_plan_confirm(bl, r->fpr, !o->confirm_off, &r->plan);
 	if (!ret && o->capacity)
-		ret = bg_load_fit(r, o->capacity);
+		ret = bg_load_fit(r, o->capacity, 0);
 	r->ms[BG_STAGE_PLAN] = bg_now_ms() - t1;
 	if (ret == -ENOSPC)
 		return ret; /* bg_load_fit() said why */

@@ -179,10 +179,11 @@ void bg_load_report_free(struct bg_load_report *r);
 int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 		    struct bg_load_report *r);
 
-/* Fits r->plan into a map of capacity elements (bg_filter_fit()); 0, or
- * -ENOSPC failed at BG_STAGE_PLAN saying why. For the capacity read under
- * the lock, after bg_load_prepare() planned without one. */
-int bg_load_fit(struct bg_load_report *r, uint32_t capacity);
+/* Fits r->plan into a map of capacity elements (bg_filter_fit(); a
+ * growing one's: bg_filter_pad()); 0, or -ENOSPC failed at BG_STAGE_PLAN
+ * saying why. For the capacity read under the lock, after
+ * bg_load_prepare() planned without one. */
+int bg_load_fit(struct bg_load_report *r, uint32_t capacity, int grows);
 
 /* For the two halves of the pipeline: a monotonic clock in milliseconds,
  * and setting the report's failure (returns err). */

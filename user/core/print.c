@@ -176,10 +176,15 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 		fprintf(out, " (%.2f bytes/key)", (double)fp->bytes / (double)fp->n);
 	if (r->reshaped && r->grown)
 		fprintf(out, " (the %scapacity is now %u elements, new programs "
-			"swapped in: the Bloom part fills it)",
-			r->reshaped == 2 ? "growing " : "", r->grown);
+			"swapped in: %s)", r->reshaped == 2 ? "growing " : "", r->grown,
+			r->reshaped == 2 ? "the filter at its start, zeros after it" :
+					   "the Bloom part fills it");
 	else if (r->reshaped)
 		fprintf(out, " (the capacity is now any size, new programs swapped in)");
+	else if (fp->capacity && bg_filter_used(fp) < fp->capacity)
+		fprintf(out, " (the attachment's growing capacity, %u elements: "
+			"the filter takes %u, zeros after it)", fp->capacity,
+			bg_filter_used(fp));
 	else if (fp->capacity)
 		fprintf(out, " (the attachment's fixed capacity, %u elements: the "
 			"Bloom part fills it)", fp->capacity);

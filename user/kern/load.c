@@ -59,10 +59,12 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 	 * a slot nothing pinned; made anew, every one on the new slot */
 	if (!reshape && bg_attach_stale(st))
 		to = (struct shape){ capacity, grows }, reshape = &to;
-	if (reshape)
+	if (reshape) {
 		capacity = reshape->cap;
+		grows = reshape->grow;
+	}
 	if (capacity) {
-		ret = bg_load_fit(r, capacity);
+		ret = bg_load_fit(r, capacity, grows);
 		if (ret)
 			return ret;
 	}
