@@ -170,7 +170,9 @@ static void client_free(struct agent *a, struct client *c)
 	free(c);
 }
 
-static void client_flush(struct agent *a, struct client *c)
+/* Sends what c has pending, as far as the socket takes it: 1 all sent, 0
+ * the socket is full (EPOLLOUT says when it can go on), -1 the peer went. */
+static int client_send(struct client *c)
 {
 	while (c->out_off < c->out_len) {
 		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
@@ -179,12 +181,18 @@ static void client_flush(struct agent *a, struct client *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			return; /* EPOLLOUT says when it can go on */
+			return 0;
 		if (n <= 0)
-			break;
+			return -1;
 		c->out_off += (size_t)n;
 	}
-	client_free(a, c);
+	return 1;
+}
+
+static void client_flush(struct agent *a, struct client *c)
+{
+	if (client_send(c))
+		client_free(a, c); /* answered, or gone */
 }
 
 /* The answer, one line; sent as the socket takes it. */
@@ -390,21 +398,15 @@ static void stream_want(struct agent *a, struct client *c, uint32_t events)
 
 static void stream_flush(struct agent *a, struct client *c)
 {
-	while (c->out_off < c->out_len) {
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	int r = client_send(c);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			stream_want(a, c, EPOLLOUT);
-			return;
-		}
-		if (n <= 0) {
-			client_free(a, c); /* the peer went */
-			return;
-		}
-		c->out_off += (size_t)n;
+	if (r < 0) {
+		client_free(a, c); /* the peer went */
+		return;
+	}
+	if (!r) {
+		stream_want(a, c, EPOLLOUT);
+		return;
 	}
 	c->out_off = c->out_len = 0;
 	/* nothing to send: only its hang-up (EPOLLHUP is always reported) */
