@@ -343,3 +343,52 @@ int lg_probefloor(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	return floor_verdict;
 }
+
+/*
+ * The one-line exact layout (livegen.h, struct lg_one_line), built by
+ * livegen attach ... oneline for the list [0, --keys): the address's key
+ * hashed as bloomgate hashes it, one line picked as bloomgate picks a Bloom
+ * block, its 13 fingerprints compared; the key's second line (picked as
+ * the stage picks a second bucket) read only when the fingerprint is not in
+ * the first and the first has overflowed. The same
+ * parse and verdict as the probe floor, so the two compare as lookups.
+ */
+static __always_inline __u32 lg_one_probe(__u32 addr)
+{
+	const struct lg_one_line *l;
+	struct bg_key4 key;
+	__u32 idx, hi, lo, r;
+	__u64 h, h2;
+
+	bg_key4_init(&key, addr, 32);
+	h = bg_key4_hash(&key, LG_ONE_SEED);
+	h2 = bg_fp_hash(h, LG_ONE_SEED);
+	hi = lg_one_hi(h2);
+	lo = lg_one_lo(h2);
+	idx = bg_bloom_block(h, floor_lines);
+	l = bpf_map_lookup_elem(&lg_floor_map, &idx);
+	if (!l)
+		return 0;
+	r = lg_one_has(l, hi, lo);
+	if (r || !lg_one_over(l))
+		return r;
+	idx = bg_fp_bucket2(h2, floor_lines);
+	l = bpf_map_lookup_elem(&lg_floor_map, &idx);
+	return l ? lg_one_has(l, hi, lo) : 0;
+}
+
+SEC("xdp")
+int lg_oneline(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = data + sizeof(*eth);
+
+	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return floor_verdict;
+	if (lg_one_probe(floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr) ==
+	    bloom_never)
+		return XDP_ABORTED;
+	return floor_verdict;
+}

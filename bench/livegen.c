@@ -18,6 +18,9 @@
  *	--part runs only the lookup's first steps, or reads the first
  *	bucket early; --second places the two-line floor's second line
  *	(bench/livegen.bpf.c)
+ *   livegen attach IFACE oneline --keys N --bytes B [--verdict ...] [--match ...]
+ *	the one-line exact layout (livegen.h) of the addresses numbered
+ *	[0, N) in B bytes, built and checked here
  *   livegen prog ID
  *	prints "XLATED_INSNS JITED_BYTES VERIFIED_INSNS" of loaded program ID
  *   livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S]
@@ -44,6 +47,7 @@
 #include <bpf/libbpf.h>
 
 #include "bloomgate/abi.h"
+#include "bloomgate/bloom.h"
 #include "livegen.h"
 #include "livegen.skel.h"
 
@@ -52,6 +56,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: livegen list LO N\n"
 		"       livegen attach IFACE drop|pass|floor|twofloor|bloomfloor|probefloor [--bytes B] [--bytes2 B2] [--verdict drop|pass] [--match dst|src] [--k K] [--filter PIN [--part all|bloom|line|bucket1|early]] [--second apart|page|early]\n"
+		"       livegen attach IFACE oneline --keys N --bytes B [--verdict drop|pass] [--match dst|src]\n"
 		"       livegen prog ID\n"
 		"       livegen gen IFACE DSTMAC LO COUNT [--match dst|src] [--seconds S] [--cpu C] [--batch N]\n");
 	exit(2);
@@ -201,12 +206,147 @@ static int copy_elems(int src, int dst, unsigned long n)
 	return err;
 }
 
+/* the one-line layout's lines and fingerprint of address number i */
+static void one_key(unsigned long i, __u32 lines, __u32 *line, __u32 *line2,
+		    __u32 *hi, __u32 *lo)
+{
+	struct bg_key4 key;
+	__u64 h, h2;
+
+	bg_key4_init(&key, htonl(LG_BASE + lg_perm((unsigned int)i)), 32);
+	h = bg_key4_hash(&key, LG_ONE_SEED);
+	h2 = bg_fp_hash(h, LG_ONE_SEED);
+	*line = bg_bloom_block(h, lines);
+	*line2 = bg_fp_bucket2(h2, lines);
+	*hi = lg_one_hi(h2);
+	*lo = lg_one_lo(h2);
+}
+
+/* lookup as lg_oneline does it */
+static int one_has(const struct lg_one_line *t, __u32 lines, unsigned long i)
+{
+	__u32 line, line2, hi, lo;
+
+	one_key(i, lines, &line, &line2, &hi, &lo);
+	if (lg_one_has(&t[line], hi, lo))
+		return 1;
+	return lg_one_over(&t[line]) && lg_one_has(&t[line2], hi, lo);
+}
+
+#define ONE_EMPTY 0xffffffffU
+#define ONE_STEPS 1000
+
+/*
+ * Builds the one-line table of the addresses numbered [0, keys) in lines
+ * lines: every key in its first line while it has room; the rest by a
+ * cuckoo walk (a key that finds its line full takes a slot there, the key
+ * it displaces moves to its own other line), which displaces a line's own
+ * key only when the line has overflowed already or holds no other line's
+ * key, so that as few lines as it can manage overflow. A line whose key sits in its second
+ * line is marked overflowed. Checks every key is found and counts the
+ * matches of a million unlisted numbers. NULL when it does not fit.
+ */
+static struct lg_one_line *one_build(unsigned long keys, __u32 lines)
+{
+	size_t nslots = (size_t)lines * LG_ONE_SLOTS;
+	struct lg_one_line *t = calloc(lines, sizeof(*t));
+	__u32 *at = malloc(nslots * sizeof(*at));
+	unsigned char *used = calloc(lines, 1), *flag = calloc(lines, 1);
+	__u32 *wait = malloc(keys * sizeof(*wait) + 1);
+	__u32 l1, l2, hi, lo, cur, pos, s, n = 0, over = 0, moved = 0;
+	unsigned long i, fp = 0, probes = 1000000, steps, rnd = 88172645463325252UL;
+
+	if (!t || !at || !used || !flag || !wait) {
+		fprintf(stderr, "livegen: out of memory\n");
+		exit(1);
+	}
+	memset(at, 0xff, nslots * sizeof(*at));
+	for (i = 0; i < keys; i++) {
+		one_key(i, lines, &l1, &l2, &hi, &lo);
+		if (used[l1] < LG_ONE_SLOTS)
+			at[(size_t)l1 * LG_ONE_SLOTS + used[l1]++] = (__u32)i;
+		else
+			wait[n++] = (__u32)i;
+	}
+	for (i = 0; i < n; i++) {
+		cur = wait[i];
+		one_key(cur, lines, &l1, &pos, &hi, &lo);
+		for (steps = 0; used[pos] == LG_ONE_SLOTS; steps++) {
+			__u32 v;
+
+			if (steps == ONE_STEPS) {
+				fprintf(stderr, "livegen: one-line table: %lu keys do not fit %u lines\n",
+					keys, lines);
+				free(t);
+				t = NULL;
+				goto out;
+			}
+			rnd ^= rnd << 13; /* xorshift64 */
+			rnd ^= rnd >> 7;
+			rnd ^= rnd << 17;
+			s = (__u32)(rnd % LG_ONE_SLOTS);
+			if (!flag[pos]) { /* a guest if there is one */
+				__u32 g;
+
+				for (g = 0; g < LG_ONE_SLOTS; g++) {
+					one_key(at[(size_t)pos * LG_ONE_SLOTS + (s + g) % LG_ONE_SLOTS],
+						lines, &l1, &l2, &hi, &lo);
+					if (l1 != pos)
+						break;
+				}
+				if (g < LG_ONE_SLOTS)
+					s = (s + g) % LG_ONE_SLOTS;
+				else
+					flag[pos] = 1;
+			}
+			v = at[(size_t)pos * LG_ONE_SLOTS + s];
+			at[(size_t)pos * LG_ONE_SLOTS + s] = cur;
+			cur = v;
+			one_key(cur, lines, &l1, &l2, &hi, &lo);
+			pos = l1 == pos ? l2 : l1;
+		}
+		at[(size_t)pos * LG_ONE_SLOTS + used[pos]++] = cur;
+	}
+	for (pos = 0; pos < lines; pos++)
+		for (s = 0; s < used[pos]; s++) {
+			cur = at[(size_t)pos * LG_ONE_SLOTS + s];
+			one_key(cur, lines, &l1, &l2, &hi, &lo);
+			t[pos].hi[s] = hi;
+			t[pos].lo[s / 5] |= lo << (6 * (s % 5));
+			if (l1 != pos) {
+				t[l1].lo[2] |= 1U << 31;
+				moved++;
+			}
+		}
+	for (pos = 0; pos < lines; pos++)
+		over += lg_one_over(&t[pos]);
+	for (i = 0; i < keys; i++)
+		if (!one_has(t, lines, i)) {
+			fprintf(stderr, "livegen: one-line table: key %lu not found\n", i);
+			exit(1);
+		}
+	for (i = 0; i < probes; i++)
+		fp += one_has(t, lines, (1UL << (LG_BITS - 1)) + i);
+	fprintf(stderr, "livegen: one-line table: %lu keys in %u lines (%.2f bytes/key, %.1f %% of slots full), %.2f %% of keys in their second line, %.1f %% of lines overflowed, every key found, %lu of %lu unlisted matched\n",
+		keys, lines, lines * 64.0 / keys,
+		100.0 * keys / ((double)nslots), 100.0 * moved / keys,
+		100.0 * over / lines, fp, probes);
+out:
+	free(at);
+	free(used);
+	free(flag);
+	free(wait);
+	return t;
+}
+
 static int cmd_attach(int argc, char **argv)
 {
 	unsigned long bytes = 64, bytes2 = 0, lines, lines2, k = 9;
 	int verdict = XDP_PASS, match = LG_MATCH_DST, err, i, filter = -1;
 	int part = LG_PART_ALL, two = LG_TWO_APART;
 	const char *pin = NULL;
+	unsigned long keys = 0;
+	struct lg_one_line *one = NULL;
 	struct livegen *skel;
 	struct bpf_program *prog;
 	unsigned int ifindex;
@@ -233,6 +373,8 @@ static int cmd_attach(int argc, char **argv)
 			part = part_of(argv[++i]);
 		else if (!strcmp(argv[i], "--second"))
 			two = two_of(argv[++i]);
+		else if (!strcmp(argv[i], "--keys"))
+			keys = num(argv[++i]);
 		else
 			usage();
 	}
@@ -250,6 +392,13 @@ static int cmd_attach(int argc, char **argv)
 	lines2 = (bytes2 + 63) / 64;
 	if (!lines || lines + lines2 > 0xffffffffUL)
 		usage();
+	if (!strcmp(argv[1], "oneline")) {
+		if (!keys || keys > (1UL << (LG_BITS - 1)))
+			usage();
+		one = one_build(keys, (__u32)lines);
+		if (!one)
+			return 1;
+	}
 	skel = open_skel();
 	if (!strcmp(argv[1], "drop"))
 		prog = skel->progs.lg_drop;
@@ -261,6 +410,8 @@ static int cmd_attach(int argc, char **argv)
 		prog = skel->progs.lg_twofloor;
 	else if (!strcmp(argv[1], "bloomfloor"))
 		prog = skel->progs.lg_bloomfloor;
+	else if (one)
+		prog = skel->progs.lg_oneline;
 	else if (filter >= 0)
 		prog = skel->progs.lg_probefloor;
 	else
@@ -278,6 +429,18 @@ static int cmd_attach(int argc, char **argv)
 	if (!err && filter >= 0 &&
 	    copy_elems(filter, bpf_map__fd(skel->maps.lg_floor_map), lines))
 		err = -EIO;
+	if (!err && one) {
+		void *d = mmap(NULL, lines * 64, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       bpf_map__fd(skel->maps.lg_floor_map), 0);
+
+		if (d == MAP_FAILED) {
+			err = -errno;
+		} else {
+			memcpy(d, one, lines * 64);
+			munmap(d, lines * 64);
+		}
+	}
+	free(one);
 	if (!err)
 		err = bpf_xdp_attach(ifindex, bpf_program__fd(prog),
 				     XDP_FLAGS_DRV_MODE, NULL);

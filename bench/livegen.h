@@ -12,6 +12,8 @@
 #ifndef BLOOMGATE_BENCH_LIVEGEN_H
 #define BLOOMGATE_BENCH_LIVEGEN_H
 
+#include <linux/types.h>
+
 #define LG_BASE 0x10000000U /* 16.0.0.0 */
 #define LG_BITS 28
 #define LG_MASK ((1U << LG_BITS) - 1)
@@ -49,5 +51,60 @@ static inline unsigned int lg_perm(unsigned int x)
 #define LG_TWO_APART 0 /* in a table of its own after the first's */
 #define LG_TWO_PAGE 1 /* in the first line's 4 KiB page */
 #define LG_TWO_EARLY 2 /* apart, read before the first line's test */
+
+/*
+ * The one-line exact layout, tried in place of the Bloom part and the exact
+ * stage (bench/livegen.bpf.c lg_oneline, built by livegen.c): one 64-byte
+ * line per key holds LG_ONE_SLOTS fingerprints of 38 bits (13 * 2^-38 =
+ * 4.7e-11 false positives a probe, the stage's rate), the high 32 bits in
+ * hi[] (0: an empty slot; a fingerprint's never is), the low 6 five to a
+ * word in lo[]; lo[2] bit 31 says the line has overflowed: some key whose
+ * first line it is sits in its second line (bg_fp_bucket2 of the key's h2),
+ * which a probe then reads too (only then).
+ */
+#define LG_ONE_SLOTS 13
+#define LG_ONE_SEED 0x626c6f6f6d676174ULL
+
+struct lg_one_line {
+	__u32 hi[LG_ONE_SLOTS];
+	__u32 lo[3];
+};
+_Static_assert(sizeof(struct lg_one_line) == 64, "one line");
+
+/* the key's fingerprint (38 bits of h2, the stage's second hash) */
+static inline __u32 lg_one_hi(__u64 h2)
+{
+	__u32 hi = (__u32)(h2 >> 32);
+
+	return hi ? hi : 1;
+}
+
+static inline __u32 lg_one_lo(__u64 h2)
+{
+	return (__u32)(h2 >> 26) & 63;
+}
+
+static inline __u32 lg_one_over(const struct lg_one_line *l)
+{
+	return l->lo[2] >> 31;
+}
+
+/* 1 if line l holds the fingerprint (hi, lo); branch-free */
+static inline __u32 lg_one_has(const struct lg_one_line *l, __u32 hi, __u32 lo)
+{
+	__u64 z = 0;
+	int i;
+
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (i = 0; i < LG_ONE_SLOTS; i++) {
+		__u32 x = (l->hi[i] ^ hi) |
+			  (((l->lo[i / 5] >> (6 * (i % 5))) & 63) ^ lo);
+
+		z |= ((__u64)x - 1) >> 63;
+	}
+	return (__u32)z;
+}
 
 #endif
