@@ -23,7 +23,7 @@
 # next one (marker file below).
 #
 # Environment: BUILD (default build), E2E_N1 / E2E_N2 (the two list sizes,
-# default 1M and 10M), E2E_ROUNDS (7), E2E_SECONDS (0.3, per row and round),
+# default 1M and 10M), E2E_ROUNDS (11), E2E_SECONDS (0.3, per row and round),
 # E2E_CPU (the generator's CPU, default the last), E2E_ROWS (an extended
 # regex: run only the rows whose configuration's name matches it, for
 # comparing a few rows with more rounds; every configuration is still set
@@ -42,7 +42,7 @@ BG=$BUILD/bloomgate
 GEN=$BUILD/livegen
 N1=${E2E_N1:-1000000}
 N2=${E2E_N2:-10000000}
-ROUNDS=${E2E_ROUNDS:-7}
+ROUNDS=${E2E_ROUNDS:-11}
 SECS=${E2E_SECONDS:-0.3}
 ONLY=${E2E_ROWS:-}
 if [ "${1:-}" = --quick ]; then

@@ -275,39 +275,39 @@ int bloomgate_xdp(struct xdp_md *ctx)
 
 	c = bpf_map_lookup_elem(&BG_MAP_COUNTERS, &zero);
 	s = bpf_map_lookup_elem(&bg_dns_scratch, &zero);
-	if (!c || !s) /* never: one-element arrays, key 0 */
+	if (bg_unlikely(!c || !s)) /* never: one-element arrays, key 0 */
 		return XDP_PASS;
 	bg_count(c, BG_CNT_PACKETS);
 
 	bg_parse(ctx, &pkt);
-	if (pkt.malformed) {
+	if (bg_unlikely(pkt.malformed)) {
 		__u32 r = pkt.malformed - 1;
 
 		bg_count(c, BG_CNT_MALFORMED);
 		if (r < BG_MAL_SLOTS)
 			c->malformed[r]++;
 	}
-	if (pkt.family == BG_KEY_IPV4)
-		bg_count(c, BG_CNT_IPV4);
-	else if (pkt.family == BG_KEY_IPV6)
-		bg_count(c, BG_CNT_IPV6);
-	else {
+	if (bg_unlikely(!pkt.family)) { /* neither IPv4 nor IPv6 */
 		if (!pkt.malformed)
 			bg_count(c, BG_CNT_NON_IP); /* ARP...: always passes */
 		else if (bg_unparsed_drop(c))
 			return XDP_DROP;
 		goto pass;
 	}
-	if (pkt.frag)
+	if (pkt.family == BG_KEY_IPV4)
+		bg_count(c, BG_CNT_IPV4);
+	else
+		bg_count(c, BG_CNT_IPV6);
+	if (bg_unlikely(pkt.frag))
 		bg_count(c, BG_CNT_FRAGMENTS);
 
 	filter = bpf_map_lookup_elem(&BG_MAP_FILTERS, &zero);
-	if (!filter)
+	if (bg_unlikely(!filter))
 		goto no_filter;
 	hdr = bpf_map_lookup_elem(filter, &zero);
 	/* The loader checked the whole header before publishing it (and the
 	 * map is frozen): one compare tells a filter of this ABI. */
-	if (!hdr || !bg_header_current(hdr))
+	if (bg_unlikely(!hdr || !bg_header_current(hdr)))
 		goto no_filter;
 	/*
 	 * Whether the packet goes to bloomgate_dns after the address judge,

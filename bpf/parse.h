@@ -30,6 +30,11 @@
 #ifndef ETH_P_8021AD
 #define ETH_P_8021AD 0x88A8
 #endif
+/* Cold paths (malformed frames, missing maps): clang lays them out after
+ * the hot path, which keeps the code a plain IPv4 or IPv6 packet runs
+ * through in fewer instruction-cache lines. */
+#define bg_unlikely(x) __builtin_expect(!!(x), 0)
+
 #define BG_IP_MF 0x2000
 #define BG_IP_OFFSET 0x1fff
 
@@ -118,7 +123,7 @@ static __always_inline void bg_parse(struct xdp_md *ctx, struct bg_pkt *pkt)
 	int i;
 
 	__builtin_memset(pkt, 0, sizeof(*pkt));
-	if (pos > data_end) {
+	if (bg_unlikely(pos > data_end)) {
 		pkt->malformed = BG_MAL_TRUNC_ETH + 1;
 		return;
 	}
@@ -127,10 +132,10 @@ static __always_inline void bg_parse(struct xdp_md *ctx, struct bg_pkt *pkt)
 	for (i = 0; i < BG_VLAN_MAX; i++) {
 		struct bg_vlan_hdr *vh = pos;
 
-		if (proto != bpf_htons(ETH_P_8021Q) &&
-		    proto != bpf_htons(ETH_P_8021AD))
+		if (__builtin_expect(proto != bpf_htons(ETH_P_8021Q) &&
+				     proto != bpf_htons(ETH_P_8021AD), 1))
 			break;
-		if ((void *)(vh + 1) > data_end) {
+		if (bg_unlikely((void *)(vh + 1) > data_end)) {
 			pkt->malformed = BG_MAL_TRUNC_VLAN + 1;
 			return;
 		}
@@ -138,7 +143,7 @@ static __always_inline void bg_parse(struct xdp_md *ctx, struct bg_pkt *pkt)
 		pos = vh + 1;
 		pkt->vlans++;
 	}
-	if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
+	if (bg_unlikely(proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD))) {
 		pkt->malformed = BG_MAL_VLAN_TOO_DEEP + 1;
 		return;
 	}
@@ -147,20 +152,20 @@ static __always_inline void bg_parse(struct xdp_md *ctx, struct bg_pkt *pkt)
 		struct iphdr *ip = pos;
 		__u32 hlen;
 
-		if ((void *)(ip + 1) > data_end) {
+		if (bg_unlikely((void *)(ip + 1) > data_end)) {
 			pkt->malformed = BG_MAL_TRUNC_IPV4 + 1;
 			return;
 		}
-		if (ip->version != 4) {
+		if (bg_unlikely(ip->version != 4)) {
 			pkt->malformed = BG_MAL_BAD_IPV4_VERSION + 1;
 			return;
 		}
 		hlen = (__u32)ip->ihl * 4;
-		if (hlen < sizeof(*ip)) {
+		if (bg_unlikely(hlen < sizeof(*ip))) {
 			pkt->malformed = BG_MAL_BAD_IPV4_IHL + 1;
 			return;
 		}
-		if (pos + hlen > data_end) {
+		if (bg_unlikely(pos + hlen > data_end)) {
 			pkt->malformed = BG_MAL_TRUNC_IPV4 + 1;
 			return;
 		}
@@ -175,11 +180,11 @@ static __always_inline void bg_parse(struct xdp_md *ctx, struct bg_pkt *pkt)
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = pos;
 
-		if ((void *)(ip6 + 1) > data_end) {
+		if (bg_unlikely((void *)(ip6 + 1) > data_end)) {
 			pkt->malformed = BG_MAL_TRUNC_IPV6 + 1;
 			return;
 		}
-		if (ip6->version != 6) {
+		if (bg_unlikely(ip6->version != 6)) {
 			pkt->malformed = BG_MAL_BAD_IPV6_VERSION + 1;
 			return;
 		}
