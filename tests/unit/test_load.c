@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bloomgate/bloom.h"
+#include "core/attach_opts.h"
 #include "core/domains.h"
 #include "core/explain.h"
 #include "core/filter.h"
@@ -512,6 +513,63 @@ static void test_fit_after_prepare(void **state)
 	bg_blocklist_free(&bl);
 	assert_memory_equal(&rc.plan, &r.plan, sizeof(r.plan));
 	bg_load_report_free(&r);
+	bg_sources_free(&srcs);
+}
+
+/* A growing capacity is its filter's own tables with headroom: a filter
+ * without the exact stage (--confirm off) gets a map about a third the
+ * size of one with it, not one sized for the stage; both shrink back when
+ * they would fit BG_CAPACITY_SHRINK_FACTOR times over, and grow when they
+ * do not fit. */
+static void test_capacity_grown(void **state)
+{
+	static char text[1200 * 1024];
+	size_t i, n = 0;
+	struct bg_sources srcs;
+	struct bg_blocklist bl;
+	struct bg_load_report on, off;
+	struct bg_load_opts o = { .seed = 1 };
+	__u32 gon, goff, used_on, used_off;
+
+	(void)state;
+	for (i = 0; i < 100000; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "10.%zu.%zu.%zu\n",
+				      i / 62500, i / 250 % 250, i % 250);
+	bg_sources_init(&srcs);
+	add(&srcs, write_list("grown.txt", text), NULL, 0, 0);
+	o.sources = &srcs;
+	bg_load_report_init(&on);
+	assert_int_equal(bg_load_prepare(&o, &bl, &on), 0);
+	bg_blocklist_free(&bl);
+	o.confirm_off = 1;
+	bg_load_report_init(&off);
+	assert_int_equal(bg_load_prepare(&o, &bl, &off), 0);
+	bg_blocklist_free(&bl);
+	assert_int_equal(on.plan.n, 100000);
+	assert_int_equal(off.plan.n, 100000);
+	assert_true(off.plan.fp_nbuckets == 0 && on.plan.fp_nbuckets > 0);
+
+	used_on = bg_filter_used(&on.plan);
+	used_off = bg_filter_used(&off.plan);
+	gon = bg_capacity_grown(&on.plan);
+	goff = bg_capacity_grown(&off.plan);
+	/* 1.25 times the tables, give or take an element */
+	assert_in_range((uint64_t)gon * 4, (uint64_t)used_on * 5, (uint64_t)used_on * 5 + 8);
+	assert_in_range((uint64_t)goff * 4, (uint64_t)used_off * 5, (uint64_t)used_off * 5 + 8);
+	/* with the stage about what the keys take at the defaults */
+	assert_in_range(gon, bg_filter_capacity_elems(100000),
+			bg_filter_capacity_elems(130000));
+	/* without it well under half of that */
+	assert_true((uint64_t)goff * 2 < gon);
+	/* each is kept in its own capacity; a capacity the filter would
+	 * fit BG_CAPACITY_SHRINK_FACTOR times over shrinks, one it outgrows
+	 * grows */
+	assert_false(bg_capacity_regrow(&off.plan, goff));
+	assert_false(bg_capacity_regrow(&on.plan, gon));
+	assert_true(bg_capacity_regrow(&off.plan, goff * BG_CAPACITY_SHRINK_FACTOR + 8));
+	assert_true(bg_capacity_regrow(&on.plan, used_on - 1));
+	bg_load_report_free(&on);
+	bg_load_report_free(&off);
 	bg_sources_free(&srcs);
 }
 
@@ -1203,6 +1261,7 @@ int main(void)
 		cmocka_unit_test(test_prepare_entries_pieces),
 		cmocka_unit_test(test_prepare_source_done),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_capacity_grown),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -118,11 +118,18 @@ void bg_fmt_capacity(char *buf, size_t len, __u32 elems)
 
 __u32 bg_capacity_grown(const struct bg_filter_params *p)
 {
-	uint64_t keys = p->n * BG_CAPACITY_GROW_HEADROOM4 / 4 + 1;
-	__u32 c = bg_filter_capacity_elems(keys < BG_CAPACITY_GROW_MIN ?
-						   BG_CAPACITY_GROW_MIN : keys);
+	/* the plan's own tables with headroom, not what its keys would take
+	 * at the defaults: a filter without the exact stage (load --confirm
+	 * off) needs about a third of that and gets no more than it needs */
+	uint64_t used = bg_filter_used(p);
+	uint64_t c = used * BG_CAPACITY_GROW_HEADROOM4 / 4 + 1;
+	__u32 least = bg_filter_capacity_elems(BG_CAPACITY_GROW_MIN);
 
-	return c > p->nelems ? c : p->nelems;
+	if (c < least)
+		c = least;
+	if (c > UINT32_MAX)
+		c = used > p->nelems ? used : p->nelems;
+	return (__u32)c > p->nelems ? (__u32)c : p->nelems;
 }
 
 int bg_capacity_regrow(const struct bg_filter_params *p, __u32 elems)

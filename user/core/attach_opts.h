@@ -85,8 +85,9 @@ void bg_fmt_capacity(char *buf, size_t len, __u32 elems);
 struct bg_filter_params;
 /*
  * A growing capacity (attach's default): the one plan
- * p gets, in elements: room for BG_CAPACITY_GROW_HEADROOM4 / 4 times its
- * keys (at least BG_CAPACITY_GROW_MIN), and at least its own elements.
+ * p gets, in elements: BG_CAPACITY_GROW_HEADROOM4 / 4 times its tables'
+ * elements (at least what BG_CAPACITY_GROW_MIN keys take at the
+ * defaults), and at least its own elements.
  */
 __u32 bg_capacity_grown(const struct bg_filter_params *p);
 /* 1 when a growing capacity of elems elements must change for plan p: p
