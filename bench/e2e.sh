@@ -276,7 +276,7 @@ livegen_conf pfloor2early_pass probefloor --filter "$PIN/10m/bg_filters" --part 
 # 64-byte line, a second line read only on overflow), bounded by its floor:
 # one random line of an array of its size, ONEB bytes a key in thousandths:
 # at the stage's false-positive rate (about 5e-11: 13 fingerprints of 38
-# bits a line, 13 * 2^-38) and 82 % load, the cap of 6 bytes a key
+# bits a line, 13 * 2^-38) and 82 % load: 6 bytes a key, the most the layout may take
 ONEB=6000
 FO1=$((N1 * ONEB / 1000 / 64 * 64)) FO2=$((N2 * ONEB / 1000 / 64 * 64))
 for i in 1 2; do

@@ -91,6 +91,21 @@ const volatile __u32 floor_lines = 1;
 const volatile __u32 floor_verdict = XDP_PASS;
 const volatile __u32 floor_match = LG_MATCH_DST;
 
+/* The receiving programs' parse: 1 and the address the row matches on
+ * (floor_match) in *addr when the frame is IPv4, else 0. */
+static __always_inline int lg_addr(struct xdp_md *ctx, __u32 *addr)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = data + sizeof(*eth);
+
+	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return 0;
+	*addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
+	return 1;
+}
+
 struct lg_line {
 	__u64 w[8];
 };
@@ -107,16 +122,11 @@ struct {
 SEC("xdp")
 int lg_floor(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *iph = data + sizeof(*eth);
 	struct lg_line *line;
 	__u32 addr, h, idx;
 
-	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+	if (!lg_addr(ctx, &addr))
 		return floor_verdict;
-	addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
 	h = (__u32)(((__u64)addr * 0x9e3779b97f4a7c15ULL) >> 32);
 	idx = (__u32)(((__u64)h * floor_lines) >> 32);
 	line = bpf_map_lookup_elem(&lg_floor_map, &idx);
@@ -152,17 +162,12 @@ const volatile __u32 two_layout = LG_TWO_APART;
 SEC("xdp")
 int lg_twofloor(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *iph = data + sizeof(*eth);
 	struct lg_line *line, *line2;
 	__u32 addr, idx, idx2;
 	__u64 h, h2, w2 = 0;
 
-	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+	if (!lg_addr(ctx, &addr))
 		return floor_verdict;
-	addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
 	h = (__u64)addr * 0x9e3779b97f4a7c15ULL;
 	h2 = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
 	if (two_layout == LG_TWO_PAGE) {
@@ -216,18 +221,14 @@ const volatile __u32 bloom_never = 2;
 SEC("xdp")
 int lg_bloomfloor(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *iph = data + sizeof(*eth);
 	const struct bg_block *b;
 	struct bg_key4 key;
-	__u32 idx;
+	__u32 idx, addr;
 	__u64 h;
 
-	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+	if (!lg_addr(ctx, &addr))
 		return floor_verdict;
-	bg_key4_init(&key, floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr, 32);
+	bg_key4_init(&key, addr, 32);
 	h = bg_key4_hash(&key, 0x626c6f6f6d676174ULL);
 	idx = bg_bloom_block(h, floor_lines);
 	b = bpf_map_lookup_elem(&lg_floor_map, &idx);
@@ -320,19 +321,14 @@ static __always_inline __u32 lg_probe_early(const struct bg_filter_header *hdr,
 SEC("xdp")
 int lg_probefloor(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *iph = data + sizeof(*eth);
 	const struct bg_filter_header *hdr;
 	__u32 zero = 0, probes = 0, rejected = 0, addr, r;
 
-	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+	if (!lg_addr(ctx, &addr))
 		return floor_verdict;
 	hdr = bpf_map_lookup_elem(&lg_floor_map, &zero);
 	if (!hdr)
 		return XDP_ABORTED;
-	addr = floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr;
 	if (probe_part == LG_PART_ALL)
 		r = (__u32)bg_listed4(0, hdr, addr, &probes, &rejected);
 	else if (probe_part == LG_PART_EARLY)
@@ -380,15 +376,11 @@ static __always_inline __u32 lg_one_probe(__u32 addr)
 SEC("xdp")
 int lg_oneline(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *iph = data + sizeof(*eth);
+	__u32 addr;
 
-	if ((void *)(iph + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+	if (!lg_addr(ctx, &addr))
 		return floor_verdict;
-	if (lg_one_probe(floor_match == LG_MATCH_SRC ? iph->saddr : iph->daddr) ==
-	    bloom_never)
+	if (lg_one_probe(addr) == bloom_never)
 		return XDP_ABORTED;
 	return floor_verdict;
 }
