@@ -228,6 +228,9 @@ $(BUILD)/tests/%: tests/tools/%.c
 # A tool's own libraries (none for most). The test HTTP server: libmicrohttpd,
 # zlib for gzip, libcrypto for its ETags; test_fetch runs it.
 $(BUILD)/tests/httpd: TOOL_LDLIBS := -lmicrohttpd -lz -lcrypto
+# The artifact forger (tests/artforge.h): the core's digests.
+$(BUILD)/tests/artforge: $(CORE_LIB)
+$(BUILD)/tests/artforge: TOOL_LDLIBS := $(CORE_LIB) $(CORE_LDLIBS)
 $(BUILD)/tests/test_fetch: | $(BUILD)/tests/httpd
 
 # several sources in one step: their headers listed instead

@@ -32,15 +32,28 @@
  *
  * Checksums: a section's digest (bg_art_section.sha256) is the SHA-256 of
  * its chunk digests (so chunks are hashed on every CPU, and one chunk can
- * be checked alone); the header's digest is the SHA-256 of the header
- * with that field zeroed, and covers every section's digest: it is the
- * artifact's checksum. DIGESTS has no digest of its own: its bytes are
- * checked against the sections' digests.
+ * be checked alone); DIGESTS's is the SHA-256 of its bytes; the header's
+ * digest is the SHA-256 of the header with that field zeroed, and covers
+ * every section's digest. Every other byte of the file is zero padding,
+ * checked to be zero: the header digest then stands for every byte of
+ * the file. The artifact's checksum, the one `inspect`, the logs and the
+ * fleet store name, is nevertheless the SHA-256 of the whole file (what
+ * `sha256sum FILE` prints), which no field can hold: the header digest is
+ * internal (a delta names its base and result by it, a load record the
+ * file it loaded).
  *
  * A delta (kind BG_ART_DELTA) carries the header of the full artifact it
  * makes (result), whole: applying it to the base (whose header digest is
  * base_sha256) gives FILTER and INDEX sections whose digests are the
- * result header's, and the result header's digest is result_sha256.
+ * result header's, and the result header's digest is result_sha256. It
+ * also names the two files by their SHA-256 (base_file_sha256,
+ * result_file_sha256), so that the result written is checked byte for
+ * byte; a delta written before those fields existed has them zero.
+ *
+ * Every field is checked before anything is allocated for it
+ * (user/core/artcheck.c): the numbers against their ranges and against
+ * each other and the filter image's own header, the sections against
+ * the file, the padding and the reserved bytes zero.
  */
 #ifndef BLOOMGATE_ARTIFACT_ABI_H
 #define BLOOMGATE_ARTIFACT_ABI_H
@@ -122,8 +135,12 @@ struct bg_art_header {
 	/* delta: digest of the base's header, and of the result's */
 	__u8 base_sha256[BG_ART_SHA];
 	__u8 result_sha256[BG_ART_SHA];
+	/* delta: SHA-256 of the base's whole file, and of the result's (all
+	 * zero: not recorded) */
+	__u8 base_file_sha256[BG_ART_SHA];
+	__u8 result_file_sha256[BG_ART_SHA];
 	__u8 reserved[BG_ART_HEADER - 64 - 160 - 48 * BG_ART_SEC__COUNT -
-		      3 * BG_ART_SHA];
+		      5 * BG_ART_SHA]; /* zero */
 	__u8 digest[BG_ART_SHA]; /* SHA-256 of this header, this field zeroed */
 };
 _Static_assert(sizeof(struct bg_art_header) == BG_ART_HEADER, "header size");

@@ -7,12 +7,17 @@
 # names the list from the artifact's index; the agent takes an artifact as
 # its source (a watched file, and a URL with conditional GET), swaps in
 # each new one, refuses a damaged one and keeps the last good one across a
-# restart.
+# restart. Every field of an artifact forged one at a time, its digests
+# made right (build/tests/artforge, tests/artforge.h), is refused by load
+# on a growing capacity with one line naming it, the loader's peak memory
+# small, the live filter untouched; the checksum inspect, build and load
+# print is the file's SHA-256 (sha256sum's).
 set -u
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 HTTPD=$E2E_ROOT/build/tests/httpd
+ARTFORGE=$E2E_ROOT/build/tests/artforge
 ATTACH_MODE=skb
 X=198.51.100.10 Y=198.51.100.20 Z=203.0.113.9 W=198.51.100.30
 PPS=2000
@@ -32,10 +37,10 @@ live_filter_hex() {
 filter_id() { current_filter_id; }
 filter_off() { "$BG_BIN" inspect "$1" | awk '$1 == "section:" && $2 == "filter" { print $6 + int($3 / 2) }'; }
 
-for f in "$HTTPD" "$UDPSEND" "$UDPSINK"; do
+for f in "$HTTPD" "$ARTFORGE" "$UDPSEND" "$UDPSINK"; do
 	[ -x "$f" ] || { echo "not ok setup"; echo "#   $f is missing: run make test"; exit 1; }
 done
-require_cmds od dd cmp
+require_cmds od dd cmp sha256sum /usr/bin/time
 e2e_init
 L=$E2E_TMP/lists
 mkdir -p "$L"
@@ -60,6 +65,13 @@ grep -q "^artifact: .*a.bga, .* seed 0x000000000000002a" "$E2E_TMP/build.out" ||
 bg_capture load "$E2E_TMP/a.bga"
 t_expect_eq "load FILE: exit" 0 "$BG_RC"
 grep -q "nothing parsed or built" <<<"$BG_OUT" || t_fail "load FILE's report: $BG_OUT"
+# the checksum build, inspect and load print: the file's, as sha256sum's
+sum=$(sha256sum "$E2E_TMP/a.bga" | cut -d' ' -f1)
+grep -q "^artifact: .*a.bga, .* sha256 $sum, seed" "$E2E_TMP/build.out" ||
+	t_fail "build's sha256 is not sha256sum's $sum: $(tail -n 1 "$E2E_TMP/build.out")"
+grep -q "^artifact: .*a.bga (sha256 $sum" <<<"$BG_OUT" || t_fail "load's sha256 is not sha256sum's $sum: $BG_OUT"
+"$BG_BIN" inspect "$E2E_TMP/a.bga" | grep -q "^checksum:   sha256 $sum\$" ||
+	t_fail "inspect's checksum is not sha256sum's $sum: $("$BG_BIN" inspect "$E2E_TMP/a.bga" | grep checksum)"
 EXPECT_COUNT=10
 expect_traffic a1 "$X 198.51.100.65" "$Y 198.51.100.70 $Z"
 out=$(bg check "$X" 198.51.100.70 img.cdn.example.org "$Y")
@@ -126,6 +138,48 @@ t_expect_eq "load of an artifact built for that capacity: exit" 0 "$BG_RC"
 expect_traffic a3 "$X" "$Y"
 bg detach "$IF_GWC" >/dev/null 2>&1
 attach "$IF_GWC" || t_fail "attach: $BG_ERR"
+t_end "$E2E_NAME"
+
+E2E_NAME=forged_fields_refused
+t_begin
+# a growing capacity (the default, attached above): the shape a forged
+# capacity would have taken. /32s and names only, what artforge forges.
+{
+	echo "$X"
+	for i in $(seq 1 2000); do echo "10.8.$((i / 250)).$((i % 250))"; done
+} >"$L/plain4.txt"
+"$BG_BIN" build "$L/plain4.txt" "$L/names.txt" --seed 42 -o "$E2E_TMP/f.bga" >/dev/null 2>&1 ||
+	t_fail "build of the artifact to forge"
+bg_capture load "$E2E_TMP/f.bga"
+t_expect_eq "load of the artifact to forge: exit" 0 "$BG_RC"
+live=$(filter_id)
+[ "$(bg_check "$X")" = match ] || t_fail "$X is not matched before the forgeries"
+unl=$(pick_unmatched 1 "$Y" "$Z" 198.51.100.99)
+[ -n "$unl" ] || t_fail "no unmatched address to check"
+cases=0 peak=0
+while IFS=$'\t' read -r name want; do
+	cases=$((cases + 1))
+	"$ARTFORGE" "$E2E_TMP/f.bga" "$E2E_TMP/forged.bga" "$name" ||
+		{ t_fail "artforge $name"; continue; }
+	in_ns "$NS_GW" /usr/bin/time -f %M -o "$E2E_TMP/rss" "$BG_BIN" load --artifact \
+		"$E2E_TMP/forged.bga" >/dev/null 2>"$E2E_TMP/forged.err"
+	rc=$?
+	err=$(cat "$E2E_TMP/forged.err")
+	rss=$(tail -n 1 "$E2E_TMP/rss")
+	((rss > peak)) && peak=$rss
+	[ "$rc" = 4 ] || t_fail "$name: load exited $rc: $err"
+	[ "$(wc -l <"$E2E_TMP/forged.err")" = 1 ] || t_fail "$name: not one line: $err"
+	grep -qF -- "$want" <<<"$err" || t_fail "$name: the refusal does not name '$want': $err"
+	grep -q "the running filter is unchanged\$" <<<"$err" || t_fail "$name: $err"
+	# a forged capacity once made load take 1.9 GB (a 1.8 GiB map)
+	((rss < 65536)) || t_fail "$name: the loader's peak memory was $rss KiB"
+	[ "$(filter_id)" = "$live" ] || t_fail "$name: the live filter is $(filter_id), not $live"
+	[ "$(bg_check "$X")" = match ] || t_fail "$name: $X is no longer matched"
+	[ "$(bg_check "$unl")" = "no match" ] || t_fail "$name: $unl is matched now"
+done < <("$ARTFORGE" --list)
+((cases >= 90)) || t_fail "only $cases forged cases"
+info "$cases forged artifacts refused; the loader's peak memory at most $peak KiB"
+expect_traffic a4 "$X" "$unl"
 t_end "$E2E_NAME"
 
 # ---- the agent, fed an artifact --------------------------------------------------

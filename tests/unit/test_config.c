@@ -613,6 +613,8 @@ static void test_artifact_fleet(void **state)
 		  "t.yaml:3: fleet.gateway: 'a/b' cannot be a file name: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with '.'" },
 		{ "fleet:\n  db: postgresql:///x\n  poll: 0s\n",
 		  "t.yaml:3: fleet.poll: 0s is out of range (above 0..86400 s)" },
+		{ "fleet:\n  db: postgresql:///x\n  allow_rollback: maybe\n",
+		  "t.yaml:3: fleet.allow_rollback: 'maybe' is not true, false, yes or no" },
 	};
 	struct bg_config c;
 	char err[512];
@@ -647,6 +649,12 @@ static void test_artifact_fleet(void **state)
 	assert_string_equal(c.fleet.gateway, "gw-1");
 	assert_true(c.fleet.poll == 30 && c.lists[0].refresh == 30);
 	assert_true(c.fleet.report == 5);
+	assert_int_equal(c.fleet.allow_rollback, 0); /* refused by default */
+	bg_config_free(&c);
+
+	assert_int_equal(parse("fleet:\n  db: postgresql:///x\n  allow_rollback: true\n",
+			       &c, err, sizeof(err)), 0);
+	assert_int_equal(c.fleet.allow_rollback, 1);
 	bg_config_free(&c);
 
 	assert_int_equal(parse("fleet:\n  db: host=/run/pg dbname=x\n", &c, err,
@@ -804,7 +812,7 @@ static void test_keys(void **state)
 	assert_int_equal(s.in_section[1], 10);
 	assert_int_equal(s.in_section[2], 18);
 	assert_int_equal(s.in_section[3], 5);
-	assert_int_equal(s.in_section[4], 4);
+	assert_int_equal(s.in_section[4], 5);
 }
 
 static void test_duration(void **state)

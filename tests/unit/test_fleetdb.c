@@ -347,7 +347,8 @@ static int empty(void **state)
 	char cmd[PATH_MAX + 16];
 
 	(void)state;
-	sql("TRUNCATE bloomgate_generations, bloomgate_gateways CASCADE");
+	sql("TRUNCATE bloomgate_generations, bloomgate_gateways CASCADE;"
+	    " DELETE FROM bloomgate_meta WHERE key = 'last_generation'");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/*", files);
 	return system(cmd) ? -1 : 0;
 }
@@ -386,6 +387,7 @@ static void test_migrate(void **state)
 	assert_int_equal(bg_fleetdb_migrate(a, why, sizeof(why)), 0);
 	assert_int_equal(bg_fleetdb_migrate(a, why, sizeof(why)), 0);
 	assert_int_equal(bg_fleetdb_migrate(b, why, sizeof(why)), 0);
+	/* the schema version (the last generation: none, empty() removed it) */
 	assert_int_equal(sql_num("SELECT count(*) FROM bloomgate_meta"), 1);
 	assert_int_equal(sql_num("SELECT value::int FROM bloomgate_meta"
 				 " WHERE key = 'schema_version'"),
@@ -410,7 +412,8 @@ static void test_migrate(void **state)
 	assert_int_equal(sql_num("SELECT count(*) FROM pg_tables WHERE"
 				 " tablename LIKE 'bloomgate\\_%'"),
 			 5);
-	assert_int_equal(sql_num("SELECT count(*) FROM bloomgate_meta"), 1);
+	/* the schema version and the last generation, once */
+	assert_int_equal(sql_num("SELECT count(*) FROM bloomgate_meta"), 2);
 	/* the tables made by the racers work */
 	assert_int_equal(publish_full(a, 1, 1000), 0);
 	bg_fleetdb_close(a);
@@ -422,13 +425,14 @@ static void test_newer_schema(void **state)
 	struct bg_fleetdb *db = connect_db();
 
 	(void)state;
-	sql("UPDATE bloomgate_meta SET value = '2' WHERE key = 'schema_version'");
+	sql("UPDATE bloomgate_meta SET value = '3' WHERE key = 'schema_version'");
 	assert_int_equal(bg_fleetdb_migrate(db, why, sizeof(why)), -EPROTO);
-	assert_non_null(strstr(why, "schema version 2"));
+	assert_non_null(strstr(why, "schema version 3"));
 	assert_null(strchr(why, '\n'));
 	/* nothing was changed, and the handle still works */
-	assert_int_equal(sql_num("SELECT value::int FROM bloomgate_meta"), 2);
-	sql("UPDATE bloomgate_meta SET value = '1' WHERE key = 'schema_version'");
+	assert_int_equal(sql_num("SELECT value::int FROM bloomgate_meta"
+				 " WHERE key = 'schema_version'"), 3);
+	sql("UPDATE bloomgate_meta SET value = '2' WHERE key = 'schema_version'");
 	assert_int_equal(bg_fleetdb_migrate(db, why, sizeof(why)), 0);
 	bg_fleetdb_close(db);
 }
@@ -499,11 +503,18 @@ static void test_publish_fetch_full(void **state)
 	assert_int_equal(got.generation, 1);
 	assert_string_equal(got.sha256, g.sha256);
 
-	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, out, why, sizeof(why)), 0);
+	{
+		char got_sha[65];
+
+		/* the file's SHA-256 comes with it, hashed as it streams */
+		assert_int_equal(bg_fleetdb_fetch(db, 1, 0, out, got_sha, why,
+						  sizeof(why)), 0);
+		assert_string_equal(got_sha, g.sha256);
+	}
 	assert_same_file(art, out);
 	/* over a file already there (the last generation's): replaced */
 	make_file(out, 10, 99);
-	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, out, why, sizeof(why)), 0);
+	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, out, NULL, why, sizeof(why)), 0);
 	assert_same_file(art, out);
 	assert_int_equal(count_files("fetched.art"), 1); /* no temporary left */
 	bg_fleetdb_close(db);
@@ -541,16 +552,16 @@ static void test_publish_fetch_delta(void **state)
 				 " WHERE generation = 2 AND part = 'full'"),
 			 3);
 
-	assert_int_equal(bg_fleetdb_fetch(db, 2, 0, in_files("f2"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 2, 0, in_files("f2"), NULL, why,
 					  sizeof(why)),
 			 0);
 	assert_same_file(full, in_files("f2"));
-	assert_int_equal(bg_fleetdb_fetch(db, 2, 1, in_files("d2"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 2, 1, in_files("d2"), NULL, why,
 					  sizeof(why)),
 			 0);
 	assert_same_file(delta, in_files("d2"));
 	/* a full generation has no delta */
-	assert_int_equal(bg_fleetdb_fetch(db, 1, 1, in_files("d1"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 1, 1, in_files("d1"), NULL, why,
 					  sizeof(why)),
 			 -ENOENT);
 	assert_int_equal(count_files("d1"), 0);
@@ -609,7 +620,7 @@ static void test_stale_generation(void **state)
 	assert_int_equal(publish_full(a, 1, 1500 * 1024), 0);
 	/* another publisher was first with 1, or skips one */
 	assert_int_equal(publish_full(b, 1, 1500 * 1024), -EAGAIN);
-	assert_non_null(strstr(why, "the newest is 1"));
+	assert_non_null(strstr(why, "the last published is 1"));
 	assert_int_equal(publish_full(b, 3, 1500 * 1024), -EAGAIN);
 	/* nothing left behind: the transaction was rolled back, and the
 	 * handle goes on */
@@ -639,7 +650,7 @@ static void test_missing_generation(void **state)
 	struct bg_fleet_gen got;
 
 	(void)state;
-	assert_int_equal(bg_fleetdb_fetch(db, 42, 0, in_files("x"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 42, 0, in_files("x"), NULL, why,
 					  sizeof(why)),
 			 -ENOENT);
 	assert_non_null(strstr(why, "42"));
@@ -647,13 +658,13 @@ static void test_missing_generation(void **state)
 	assert_int_equal(count_files("x"), 0);
 	/* and the handle is fine after */
 	assert_int_equal(publish_full(db, 1, 100), 0);
-	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, in_files("x"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, in_files("x"), NULL, why,
 					  sizeof(why)),
 			 0);
 	assert_same_file(in_files("gen1.art"), in_files("x"));
 	/* chunks gone from under a row: no file, an error */
 	sql("DELETE FROM bloomgate_chunks WHERE generation = 1");
-	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, in_files("y"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, in_files("y"), NULL, why,
 					  sizeof(why)),
 			 -EIO);
 	assert_int_equal(count_files("y"), 0);
@@ -661,7 +672,7 @@ static void test_missing_generation(void **state)
 	 * handle takes the next command */
 	assert_int_equal(publish_full(db, 2, 5 * MIB), 0);
 	sql("DELETE FROM bloomgate_chunks WHERE generation = 2 AND seq = 1");
-	assert_int_equal(bg_fleetdb_fetch(db, 2, 0, in_files("y"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 2, 0, in_files("y"), NULL, why,
 					  sizeof(why)),
 			 -EIO);
 	assert_non_null(strstr(why, "chunk 2"));
@@ -674,7 +685,7 @@ static void test_missing_generation(void **state)
 	assert_int_equal(got.full_bytes, 5 * MIB);
 	/* a directory that is not there is not a generation that is not */
 	assert_int_equal(publish_full(db, 3, 100), 0);
-	assert_int_equal(bg_fleetdb_fetch(db, 3, 0, "/nonexistent/dir/x", why,
+	assert_int_equal(bg_fleetdb_fetch(db, 3, 0, "/nonexistent/dir/x", NULL, why,
 					  sizeof(why)),
 			 -EIO);
 	assert_non_null(strstr(why, "/nonexistent/dir/x"));
@@ -748,7 +759,7 @@ static void test_notify(void **state)
 
 		assert_int_equal(poll(&p, 1, 5000), 1);
 		assert_int_equal(bg_fleetdb_fetch(gw, 4, 0, in_files("f4"),
-						  why, sizeof(why)),
+						  NULL, why, sizeof(why)),
 				 0);
 		assert_int_equal(poll(&p, 1, 0), 0);
 	}
@@ -853,6 +864,117 @@ static void test_status_lag(void **state)
 	bg_fleetdb_close(db);
 }
 
+/* A gateway ahead of the store (its generation's rows deleted): a
+ * negative lag, no lag in seconds. */
+static void test_status_ahead(void **state)
+{
+	struct bg_fleetdb *db = connect_db();
+	struct bg_fleet_report r, *v = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(publish_full(db, 1, 100), 0);
+	assert_int_equal(publish_full(db, 2, 100), 0);
+	assert_int_equal(publish_full(db, 3, 100), 0);
+	r = report_of("gw-a", 3);
+	assert_int_equal(bg_fleetdb_report(db, &r, why, sizeof(why)), 0);
+	sql("DELETE FROM bloomgate_generations WHERE generation >= 2");
+	assert_int_equal(bg_fleetdb_status(db, NULL, &v, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].lag_generations, -2);
+	assert_true(v[0].lag_seconds == 0);
+	free(v);
+	bg_fleetdb_close(db);
+}
+
+/* A number once published is never published again, whatever rows are
+ * deleted: a gateway that applied it never meets it with other bytes. */
+static void test_numbers_not_reused(void **state)
+{
+	struct bg_fleetdb *db = connect_db();
+	uint64_t next = 0;
+
+	(void)state;
+	assert_int_equal(bg_fleetdb_next(db, &next, why, sizeof(why)), 0);
+	assert_int_equal(next, 1);
+	assert_int_equal(publish_full(db, 1, 100), 0);
+	assert_int_equal(publish_full(db, 2, 100), 0);
+	assert_int_equal(publish_full(db, 3, 100), 0);
+	assert_int_equal(sql_num("SELECT value::bigint FROM bloomgate_meta"
+				 " WHERE key = 'last_generation'"), 3);
+	sql("DELETE FROM bloomgate_generations WHERE generation = 3");
+	assert_int_equal(bg_fleetdb_next(db, &next, why, sizeof(why)), 0);
+	assert_int_equal(next, 4);
+	assert_int_equal(publish_full(db, 3, 100), -EAGAIN);
+	assert_non_null(strstr(why, "the last published is 3"));
+	assert_int_equal(publish_full(db, 4, 100), 0);
+	/* every row gone: still above */
+	sql("DELETE FROM bloomgate_generations");
+	assert_int_equal(bg_fleetdb_next(db, &next, why, sizeof(why)), 0);
+	assert_int_equal(next, 5);
+	assert_int_equal(publish_full(db, 1, 100), -EAGAIN);
+	assert_int_equal(publish_full(db, 5, 100), 0);
+	bg_fleetdb_close(db);
+}
+
+/*
+ * A store of schema version 1 (generations named by their header digest)
+ * migrated: each generation's sha256 made its file's SHA-256 from its
+ * chunks, a delta's base's too, one whose chunks do not add up left as
+ * it was; the last generation recorded.
+ */
+static void test_migrate_v1(void **state)
+{
+	struct bg_fleetdb *db = connect_db();
+	struct bg_fleet_gen g, got;
+	const char *d2 = in_files("gen2.delta");
+	char s1[65], s2[65], s3[65];
+	uint64_t next;
+
+	(void)state;
+	assert_int_equal(publish_full(db, 1, 3 * MIB / 2), 0);
+	make_file(in_files("gen2.art"), 2 * MIB + 3, 2);
+	make_file(d2, 1000, 7);
+	g = gen_of(2, in_files("gen2.art"));
+	g.kind = BG_FLEET_DELTA;
+	g.base_generation = 1;
+	sha_file(in_files("gen1.art"), g.base_sha256);
+	assert_int_equal(bg_fleetdb_publish(db, &g, NULL, NULL, 0,
+					    in_files("gen2.art"), d2, why,
+					    sizeof(why)), 0);
+	assert_int_equal(publish_full(db, 3, 3 * MIB), 0);
+	sha_file(in_files("gen1.art"), s1);
+	sha_file(in_files("gen2.art"), s2);
+	sha_file(in_files("gen3.art"), s3);
+	/* as version 1 left it: header digests, no last generation; and
+	 * generation 3 damaged (a chunk gone) */
+	sql("UPDATE bloomgate_generations SET sha256 = repeat('a', 63) ||"
+	    " generation::text, base_sha256 = CASE WHEN kind = 'delta' THEN"
+	    " repeat('a', 63) || base_generation::text END;"
+	    " DELETE FROM bloomgate_meta WHERE key = 'last_generation';"
+	    " UPDATE bloomgate_meta SET value = '1' WHERE key = 'schema_version';"
+	    " DELETE FROM bloomgate_chunks WHERE generation = 3 AND seq = 1");
+	assert_int_equal(bg_fleetdb_migrate(db, why, sizeof(why)), 0);
+	assert_int_equal(sql_num("SELECT value::int FROM bloomgate_meta"
+				 " WHERE key = 'schema_version'"), BG_FLEETDB_SCHEMA);
+	assert_int_equal(bg_fleetdb_get(db, 1, &got, why, sizeof(why)), 0);
+	assert_string_equal(got.sha256, s1);
+	assert_int_equal(bg_fleetdb_get(db, 2, &got, why, sizeof(why)), 0);
+	assert_string_equal(got.sha256, s2);
+	assert_string_equal(got.base_sha256, s1);
+	assert_int_equal(bg_fleetdb_get(db, 3, &got, why, sizeof(why)), 0);
+	assert_string_equal(got.sha256, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa3");
+	assert_int_equal(bg_fleetdb_next(db, &next, why, sizeof(why)), 0);
+	assert_int_equal(next, 4);
+	/* done once: again, nothing changes */
+	sql("UPDATE bloomgate_generations SET sha256 = repeat('b', 64)"
+	    " WHERE generation = 1");
+	assert_int_equal(bg_fleetdb_migrate(db, why, sizeof(why)), 0);
+	assert_int_equal(bg_fleetdb_get(db, 1, &got, why, sizeof(why)), 0);
+	assert_string_equal(got.sha256, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+	bg_fleetdb_close(db);
+}
+
 static void test_prune(void **state)
 {
 	struct bg_fleetdb *db = connect_db();
@@ -875,14 +997,14 @@ static void test_prune(void **state)
 				 " WHERE generation < 3"),
 			 0);
 	assert_int_equal(bg_fleetdb_get(db, 2, &got, why, sizeof(why)), -ENOENT);
-	assert_int_equal(bg_fleetdb_fetch(db, 2, 0, in_files("f"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 2, 0, in_files("f"), NULL, why,
 					  sizeof(why)),
 			 -ENOENT);
 	assert_int_equal(bg_fleetdb_prune(db, 2, why, sizeof(why)), 0);
 	assert_int_equal(sql_num("SELECT count(*) FROM bloomgate_chunks"), 4);
 	assert_int_equal(sql_num("SELECT min(generation) FROM bloomgate_chunks"), 5);
 	/* the kept ones are whole */
-	assert_int_equal(bg_fleetdb_fetch(db, 5, 0, in_files("f"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 5, 0, in_files("f"), NULL, why,
 					  sizeof(why)),
 			 0);
 	assert_same_file(in_files("gen5.art"), in_files("f"));
@@ -915,7 +1037,7 @@ static void test_server_gone(void **state)
 	assert_null(strchr(why, '\n'));
 	/* dead for good, and says so at once */
 	assert_int_equal(bg_fleetdb_latest(db, &got, why, sizeof(why)), -ENOTCONN);
-	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, in_files("f"), why,
+	assert_int_equal(bg_fleetdb_fetch(db, 1, 0, in_files("f"), NULL, why,
 					  sizeof(why)),
 			 -ENOTCONN);
 	assert_int_equal(publish_full(db, 2, 100), -ENOTCONN);
@@ -943,7 +1065,7 @@ static void test_server_gone(void **state)
 	assert_int_equal(bg_fleetdb_migrate(again, why, sizeof(why)), 0);
 	assert_int_equal(bg_fleetdb_latest(again, &got, why, sizeof(why)), 0);
 	assert_int_equal(got.generation, 1);
-	assert_int_equal(bg_fleetdb_fetch(again, 1, 0, in_files("f"), why,
+	assert_int_equal(bg_fleetdb_fetch(again, 1, 0, in_files("f"), NULL, why,
 					  sizeof(why)),
 			 0);
 	assert_same_file(in_files("gen1.art"), in_files("f"));
@@ -1129,7 +1251,7 @@ static void test_bench(void **state)
 		reset_peak();
 		rss0 = vm_kib("VmRSS:");
 		t0 = now();
-		assert_int_equal(bg_fleetdb_fetch(db, i, 0, out, why,
+		assert_int_equal(bg_fleetdb_fetch(db, i, 0, out, NULL, why,
 						  sizeof(why)),
 				 0);
 		t = now() - t0;
@@ -1152,6 +1274,9 @@ int main(void)
 		cmocka_unit_test_setup(test_missing_generation, empty),
 		cmocka_unit_test_setup(test_notify, empty),
 		cmocka_unit_test_setup(test_status_lag, empty),
+		cmocka_unit_test_setup(test_status_ahead, empty),
+		cmocka_unit_test_setup(test_numbers_not_reused, empty),
+		cmocka_unit_test_setup(test_migrate_v1, empty),
 		cmocka_unit_test_setup(test_prune, empty),
 		cmocka_unit_test_setup(test_connect_errors, empty),
 		cmocka_unit_test(test_redact),

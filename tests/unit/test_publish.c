@@ -117,6 +117,11 @@ static void publish(uint64_t g, const char *base, int full, double fpr,
 	out->ret = bg_publish_build(&po, &out->res, &r);
 	bg_load_report_free(&r);
 	if (!out->ret) {
+		char fsha[65];
+
+		/* the generation's checksum: its file's SHA-256 */
+		assert_int_equal(bg_sha256_file(path_of(name), fsha), 0);
+		assert_string_equal(out->res.sha256, fsha);
 		/* the lists kept for the next delta, as publish does */
 		assert_int_equal(bg_art_open(path_of(name), &a, why, sizeof(why)), 0);
 		assert_int_equal(a.h->generation, g);
@@ -137,6 +142,7 @@ static void delta_rebuilds(uint64_t g, const char *base)
 {
 	struct bg_art b, d, full, out;
 	char name[64], dname[64], oname[64], why[256];
+	uint8_t fsha[BG_ART_SHA], want[BG_ART_SHA];
 
 	snprintf(name, sizeof(name), "gen%llu.bga", (unsigned long long)g);
 	snprintf(dname, sizeof(dname), "gen%llu.delta", (unsigned long long)g);
@@ -147,8 +153,14 @@ static void delta_rebuilds(uint64_t g, const char *base)
 	assert_int_equal(d.h->kind, BG_ART_DELTA);
 	assert_memory_equal(d.h->base_sha256, b.h->digest, BG_ART_SHA);
 	assert_memory_equal(d.h->result_sha256, full.h->digest, BG_ART_SHA);
-	assert_int_equal(bg_art_delta_apply(&b, &d, path_of(oname), 0, why,
+	/* and the files by their SHA-256, as sha256sum names them */
+	bg_sha256(b.base, b.len, want);
+	assert_memory_equal(d.h->base_file_sha256, want, BG_ART_SHA);
+	bg_sha256(full.base, full.len, want);
+	assert_memory_equal(d.h->result_file_sha256, want, BG_ART_SHA);
+	assert_int_equal(bg_art_delta_apply(&b, &d, path_of(oname), 0, fsha, why,
 					    sizeof(why)), 0);
+	assert_memory_equal(fsha, want, BG_ART_SHA);
 	assert_int_equal(bg_art_open(path_of(oname), &out, why, sizeof(why)), 0);
 	assert_int_equal(out.len, full.len);
 	assert_memory_equal(out.base, full.base, full.len);

@@ -345,7 +345,7 @@ struct agent {
 	struct bg_metrics_filter filter;
 	int have_filter;
 	/* the live filter is an artifact's (artifact:, fleet:): its header's
-	 * generation and digest, and when it went live (unix time) */
+	 * generation, its file's SHA-256, and when it went live (unix time) */
 	int art_live;
 	uint64_t art_generation;
 	uint8_t art_digest[32];

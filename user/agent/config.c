@@ -617,7 +617,7 @@ static const struct field artifact_fields[A__COUNT + 1] = {
 };
 
 /* fleet: a gateway of the fleet store */
-enum { FL_DB, FL_GATEWAY, FL_POLL, FL_REPORT, FL__COUNT };
+enum { FL_DB, FL_GATEWAY, FL_POLL, FL_REPORT, FL_ALLOW_ROLLBACK, FL__COUNT };
 #define FL_OFF(m) offsetof(struct bg_cfg_fleet, m)
 static const struct field fleet_fields[FL__COUNT + 1] = {
 	[FL_DB] = { .key = "db",
@@ -631,6 +631,8 @@ static const struct field fleet_fields[FL__COUNT + 1] = {
 	[FL_REPORT] = { .key = "report",
 		.help = "how often this gateway reports its state to the store", .type = F_DURATION, .off = FL_OFF(report),
 			.min = 0, .max = 86400, .flags = FF_MIN_OPEN },
+	[FL_ALLOW_ROLLBACK] = { .key = "allow_rollback",
+		.help = "take the store's newest generation when it is older than the one applied here (its rows deleted, the store restored from a backup); false: refused and logged, the applied one stays live", .type = F_BOOL, .off = FL_OFF(allow_rollback) },
 	{ NULL },
 };
 

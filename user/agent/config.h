@@ -99,6 +99,9 @@ struct bg_cfg_fleet {
 	char *db; /* libpq connection string or postgresql:// URL */
 	char *gateway; /* default: the host name */
 	double poll, report; /* seconds */
+	/* take a newest generation older than the one applied (rows deleted,
+	 * a store restored): 0, refused (the default) */
+	int allow_rollback;
 	size_t line;
 };
 

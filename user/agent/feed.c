@@ -165,6 +165,7 @@ struct fetch_job {
 			the fetch's start */
 	uint8_t kind; /* enum bg_src_kind */
 	char *db; /* a fleet source's store (the config's, copied) */
+	int allow_rollback; /* a fleet source's: fleet.allow_rollback */
 	/* a crowdsec: source's: its decisions (the job's while it runs), its
 	 * config (the strings copied), a pull that failed */
 	struct bg_cs_state *cs;
@@ -271,7 +272,7 @@ static void fetch_run(struct agent *a, struct job *jj)
 		/* the store's newest generation (list.url names it without
 		 * its password; the config's connection string is copied) */
 		j->ret = !j->db ? -ENOMEM :
-			 bg_fleet_fetch(j->db, j->copy, j->kept_sha,
+			 bg_fleet_fetch(j->db, j->copy, j->kept_sha, j->allow_rollback,
 					&a->work.quit, &j->r, &j->got);
 	else
 		j->ret = bg_fetch(&j->f, j->copy, j->f.list.url ? &j->v : NULL, &j->r);
@@ -380,6 +381,11 @@ static void fetch_done(struct agent *a, struct job *jj)
 					     fmin(s->cfg->refresh, RETRY_MAX), agent_rnd()) :
 				  bg_jitter(s->cfg->refresh, agent_rnd()));
 	pthread_mutex_unlock(&a->lock);
+	if (changed && j->kind == BG_SRC_FLEET && j->got.rollback_from)
+		agent_log("source %s: the store's newest generation %llu is older "
+			  "than generation %llu applied here: taken (allow_rollback)",
+			  s->cfg->list.name, (unsigned long long)j->got.generation,
+			  (unsigned long long)j->got.rollback_from);
 	if (changed && j->kind == BG_SRC_FLEET) {
 		agent_log("source %s: generation %llu (%s, %llu bytes in %.1f ms)%s%s, "
 			  "to be verified and swapped in", s->cfg->list.name,
@@ -418,6 +424,7 @@ static void start_fetch(struct agent *a, struct src *s)
 	j->kind = s->cfg->kind;
 	if (j->kind == BG_SRC_FLEET && a->cfg.fleet.db)
 		j->db = strdup(a->cfg.fleet.db);
+	j->allow_rollback = a->cfg.fleet.allow_rollback;
 	if (j->kind == BG_SRC_CROWDSEC) {
 		if (!s->cs || cscfg_dup(&j->cscfg, s->cfg)) {
 			bg_list_desc_free(&j->f.list);

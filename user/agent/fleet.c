@@ -23,18 +23,19 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The header digest of the artifact at path, as hex; "" when it is not
- * one (or not there). */
-static void digest_of(const char *path, char out[65])
+/* The generation of the artifact at path (the copy kept: the one applied
+ * here); 0 when it is none (or not a store's). */
+static uint64_t generation_of(const char *path)
 {
 	struct bg_art a;
+	uint64_t g;
 	char why[64];
 
-	out[0] = 0;
 	if (bg_art_open(path, &a, why, sizeof(why)))
-		return;
-	bg_sha_hex(a.h->digest, out);
+		return 0;
+	g = a.h->generation;
 	bg_art_close(&a);
+	return g;
 }
 
 static uint64_t file_size(const char *path)
@@ -44,19 +45,21 @@ static uint64_t file_size(const char *path)
 	return stat(path, &st) ? 0 : (uint64_t)st.st_size;
 }
 
-/* The delta of generation g applied to the copy at base_path, into cand:
- * 0, or nonzero with why (then the whole generation is fetched). */
+/* The delta of generation g applied to the copy at base_path, into cand
+ * (its SHA-256 into sha): 0, or nonzero with why (then the whole
+ * generation is fetched). */
 static int from_delta(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 		      const char *base_path, const char *cand, uint64_t *bytes,
-		      char *why, size_t whylen)
+		      char sha[65], char *why, size_t whylen)
 {
 	char dpath[4300];
 	struct bg_art base, d;
+	uint8_t fsha[BG_ART_SHA];
 	int ret;
 
 	if (snprintf(dpath, sizeof(dpath), "%s.delta", cand) >= (int)sizeof(dpath))
 		return -ENAMETOOLONG;
-	ret = bg_fleetdb_fetch(db, g->generation, 1, dpath, why, whylen);
+	ret = bg_fleetdb_fetch(db, g->generation, 1, dpath, NULL, why, whylen);
 	if (ret)
 		return ret;
 	*bytes += file_size(dpath);
@@ -69,7 +72,9 @@ static int from_delta(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 	if (!ret) {
 		ret = bg_art_verify(&d, ~0u, NULL, 0, why, whylen);
 		if (!ret)
-			ret = bg_art_delta_apply(&base, &d, cand, 0, why, whylen);
+			ret = bg_art_delta_apply(&base, &d, cand, 0, fsha, why, whylen);
+		if (!ret)
+			bg_sha_hex(fsha, sha);
 		bg_art_close(&base);
 	}
 	bg_art_close(&d);
@@ -77,11 +82,33 @@ static int from_delta(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 	return ret;
 }
 
+/*
+ * The store's newest generation is older than the one applied here (rows
+ * deleted, a store restored from a backup): refused into r unless the
+ * operator allows it. 1 when refused.
+ */
+static int rollback_refused(const struct bg_fleet_gen *g, uint64_t applied,
+			    int allow, struct bg_fetch_result *r,
+			    struct bg_fleet_got *got)
+{
+	if (!applied || g->generation >= applied)
+		return 0;
+	got->rollback_from = applied;
+	if (allow)
+		return 0;
+	snprintf(r->err, sizeof(r->err), "the store's newest generation %llu is "
+		 "older than generation %llu applied here: refused, the applied "
+		 "one stays live (rows deleted? fleet: allow_rollback: true "
+		 "takes it)", (unsigned long long)g->generation,
+		 (unsigned long long)applied);
+	return 1;
+}
+
 int bg_fleet_fetch(const char *dburl, const char *cache_path, const char *kept_hex,
-		   const int *abort, struct bg_fetch_result *r,
+		   int allow_rollback, const int *abort, struct bg_fetch_result *r,
 		   struct bg_fleet_got *got)
 {
-	char cand[4200], why[512], kept[65], got_hex[65];
+	char cand[4200], why[512], kept[65] = "", got_hex[65] = "";
 	struct bg_fleetdb *db = NULL;
 	struct bg_fleet_gen g;
 	double t0 = mono();
@@ -112,20 +139,30 @@ int bg_fleet_fetch(const char *dburl, const char *cache_path, const char *kept_h
 		goto out;
 	}
 	got->generation = g.generation;
-	/* the copy kept, as the store names generations: its checksum */
+	if (!bg_sha_hex_ok(g.sha256)) {
+		snprintf(r->err, sizeof(r->err), "the fleet store: generation %llu's "
+			 "checksum is no SHA-256", (unsigned long long)g.generation);
+		goto out;
+	}
+	/* the copy kept, as the store names generations: the SHA-256 of its
+	 * file */
 	if (kept_hex && kept_hex[0])
 		snprintf(kept, sizeof(kept), "%s", kept_hex);
-	else
-		digest_of(cache_path, kept);
+	else if (bg_sha256_file(cache_path, kept))
+		kept[0] = 0;
 	if (kept[0] && !strcmp(kept, g.sha256)) {
 		r->outcome = BG_FETCH_UNCHANGED;
 		memcpy(r->sha256, kept, sizeof(r->sha256));
 		goto out;
 	}
+	if (kept[0] && rollback_refused(&g, generation_of(cache_path), allow_rollback,
+					r, got))
+		goto out;
 	/* the delta when the copy is its base: a few elements instead of
 	 * the whole filter */
 	if (g.kind == BG_FLEET_DELTA && kept[0] && !strcmp(kept, g.base_sha256)) {
-		if (!from_delta(db, &g, cache_path, cand, &got->bytes, why, sizeof(why))) {
+		if (!from_delta(db, &g, cache_path, cand, &got->bytes, got_hex, why,
+				sizeof(why))) {
 			done = 1;
 			got->delta = 1;
 		} else {
@@ -137,7 +174,8 @@ int bg_fleet_fetch(const char *dburl, const char *cache_path, const char *kept_h
 			 (unsigned long long)g.base_generation);
 	}
 	if (!done) {
-		ret = bg_fleetdb_fetch(db, g.generation, 0, cand, why, sizeof(why));
+		ret = bg_fleetdb_fetch(db, g.generation, 0, cand, got_hex, why,
+				       sizeof(why));
 		if (ret) {
 			snprintf(r->err, sizeof(r->err), "generation %llu: %.200s",
 				 (unsigned long long)g.generation, why);
@@ -145,14 +183,15 @@ int bg_fleet_fetch(const char *dburl, const char *cache_path, const char *kept_h
 		}
 		got->bytes += file_size(cand);
 	}
-	/* what came is what the store says it is (every section is then
-	 * verified by the rebuild, while it is copied into the map) */
-	digest_of(cand, got_hex);
+	/* what came is what the store says it is, byte for byte (every
+	 * section is then verified by the rebuild, while it is copied into
+	 * the map) */
 	if (strcmp(got_hex, g.sha256)) {
 		unlink(cand);
 		snprintf(r->err, sizeof(r->err), "generation %llu: the artifact "
-			 "received does not match the store's checksum",
-			 (unsigned long long)g.generation);
+			 "received (sha256 %.16s...) does not match the store's "
+			 "checksum (%.16s...): damaged in the store or on the way",
+			 (unsigned long long)g.generation, got_hex, g.sha256);
 		goto out;
 	}
 	r->outcome = BG_FETCH_CHANGED;

@@ -8,7 +8,13 @@
  *   is the delta's base, else whole; written as the source's candidate,
  *   which the rebuild verifies and swaps in (rebuild.c) as it does any
  *   artifact. The kept copy is never written here: the database going
- *   away, a damaged chunk, a delta on another base leave it as it is.
+ *   away, a damaged chunk, a delta on another base leave it as it is. A
+ *   generation is named by its bytes: the SHA-256 of its artifact file,
+ *   which the store holds, the candidate is checked against, and the
+ *   agent remembers a refused one by (so the same generation number with
+ *   repaired bytes is another candidate). A newest generation older than
+ *   the copy kept (rows deleted, a store restored from a backup) is
+ *   refused unless the config allows it (fleet: allow_rollback).
  *
  *   the link (a thread of its own): one connection that LISTENs, wakes the
  *   agent when a generation is announced or when the connection comes
@@ -31,6 +37,9 @@
 /* What a fleet fetch did, beside the fetch's result. */
 struct bg_fleet_got {
 	uint64_t generation; /* the store's newest (CHANGED: the candidate's) */
+	/* the generation applied here, when the store's newest is older
+	 * (refused, or taken with allow_rollback); 0 otherwise */
+	uint64_t rollback_from;
 	int delta; /* CHANGED: made from a delta */
 	uint64_t bytes; /* downloaded */
 	char delta_why[256]; /* a delta not used, and why ("" when used or
@@ -39,14 +48,16 @@ struct bg_fleet_got {
 
 /*
  * The newest generation of the store at db into the candidate of
- * cache_path (bg_fetch_candidate()): CHANGED (r->sha256 the hex of its
- * header digest, the store's checksum of it), UNCHANGED (the copy kept is
- * it: its header digest is kept_hex), or FAILED with r->err (the store
- * cannot be reached, no generation yet, a download that does not match
- * its checksum). 0, or -ENOMEM.
+ * cache_path (bg_fetch_candidate()): CHANGED (r->sha256 the hex SHA-256
+ * of the candidate's file, the store's checksum of it), UNCHANGED (the
+ * copy kept is it: its file's SHA-256 is kept_hex, or computed when
+ * kept_hex is empty), or FAILED with r->err (the store cannot be reached,
+ * no generation yet, a download that does not match its checksum, a
+ * generation older than the copy kept while allow_rollback is 0). 0, or
+ * -ENOMEM.
  */
 int bg_fleet_fetch(const char *db, const char *cache_path, const char *kept_hex,
-		   const int *abort, struct bg_fetch_result *r,
+		   int allow_rollback, const int *abort, struct bg_fetch_result *r,
 		   struct bg_fleet_got *got);
 
 struct bg_fleet_link;

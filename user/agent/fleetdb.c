@@ -19,6 +19,12 @@
  * rows are visible); fetching and the status read one snapshot
  * (REPEATABLE READ), so that a prune meanwhile does not leave a fetch
  * with half the chunks of a generation whose row it has read.
+ *
+ * This file is long (past the project's 900 lines) on purpose: it is
+ * everything the store says in SQL (the schema and its migrations, each
+ * query, the transactions) and the one place that quotes a connection
+ * string (so the one that scrubs its passwords from messages), which
+ * read best together.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -34,6 +40,7 @@
 #include <unistd.h>
 
 #include <libpq-fe.h>
+#include <openssl/evp.h>
 
 #include "agent/fetch.h"
 #include "agent/fleetdb.h"
@@ -65,7 +72,9 @@ struct bg_fleetdb {
 };
 
 /*
- * The schema, version BG_FLEETDB_SCHEMA. Notes:
+ * The tables of schema version 1; version 2 (to_v2()) changed what
+ * sha256 and base_sha256 mean and added bloomgate_meta's last_generation,
+ * no column. Notes:
  *
  * - generations: base_generation and base_sha256 are NULL for a full
  *   generation; no foreign key to the base, which prune may delete while
@@ -129,6 +138,13 @@ static const char SCHEMA_SQL[] =
 	" last_error text NOT NULL DEFAULT '',"
 	" state text NOT NULL DEFAULT '',"
 	" reported_at timestamptz NOT NULL DEFAULT now());";
+
+/* The highest generation ever published: the store's newest, or the one
+ * bloomgate_meta remembers when rows were deleted since. */
+#define LAST_SQL                                                               \
+	"SELECT greatest(coalesce(max(generation), 0),"                       \
+	" coalesce((SELECT value::bigint FROM bloomgate_meta"                 \
+	" WHERE key = 'last_generation'), 0)) FROM bloomgate_generations"
 
 /* The columns of struct bg_fleet_gen, in the order gen_row() reads them. */
 #define GEN_COLS                                                               \
@@ -684,13 +700,131 @@ void bg_fleetdb_close(struct bg_fleetdb *db)
 
 /* ---- Schema -------------------------------------------------------------- */
 
+static int get_chunks(struct bg_fleetdb *db, const char *gen, const char *part,
+		      uint64_t want, int fd, EVP_MD_CTX *md, const char *tmp,
+		      char *why, size_t whylen);
+
+/* The schema version bloomgate_meta records (0: no tables yet). */
+static int read_version(struct bg_fleetdb *db, long *v, char *why, size_t whylen)
+{
+	PGresult *res;
+	char *end;
+	int ret = 0;
+
+	*v = 0;
+	res = run(db, "migrate: read the schema version",
+		  "SELECT to_regclass('bloomgate_meta') IS NOT NULL", 0, NULL,
+		  &ret, why, whylen);
+	if (!res)
+		return ret;
+	if (!strcmp(PQgetvalue(res, 0, 0), "t")) {
+		PQclear(res);
+		res = run(db, "migrate: read the schema version",
+			  "SELECT value FROM bloomgate_meta"
+			  " WHERE key = 'schema_version'",
+			  0, NULL, &ret, why, whylen);
+		if (!res)
+			return ret;
+		if (PQntuples(res)) {
+			*v = strtol(PQgetvalue(res, 0, 0), &end, 10);
+			if (*end || *v < 1) {
+				say(why, whylen,
+				    "migrate: schema version '%.32s' in bloomgate_meta is no version",
+				    PQgetvalue(res, 0, 0));
+				ret = -EIO;
+			}
+		}
+	}
+	PQclear(res);
+	return ret;
+}
+
+/* Generation gen's sha256 made the SHA-256 of its file, streamed from its
+ * chunks, in a savepoint: chunks that do not add up to the file leave the
+ * row as it was (and the transaction usable). */
+static int rehash(struct bg_fleetdb *db, const char *gen, uint64_t want,
+		  char *why, size_t whylen)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	const char *params[2] = { gen, NULL };
+	uint8_t d[BG_SHA_LEN];
+	char hex[65];
+	int ret;
+
+	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
+		EVP_MD_CTX_free(md);
+		say(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = cmd(db, "migrate: savepoint", "SAVEPOINT bg_rehash", 0, NULL, why,
+		  whylen);
+	if (!ret)
+		ret = get_chunks(db, gen, "full", want, -1, md, "", why, whylen);
+	if (ret == -EIO) {
+		EVP_MD_CTX_free(md);
+		return cmd(db, "migrate: savepoint", "ROLLBACK TO SAVEPOINT bg_rehash",
+			   0, NULL, why, whylen);
+	}
+	if (!ret && !EVP_DigestFinal_ex(md, d, NULL))
+		ret = -ENOMEM;
+	EVP_MD_CTX_free(md);
+	if (!ret) {
+		bg_sha_hex(d, hex);
+		params[1] = hex;
+		ret = cmd(db, "migrate: generation's checksum",
+			  "UPDATE bloomgate_generations SET sha256 = $2"
+			  " WHERE generation = $1", 2, params, why, whylen);
+	}
+	if (!ret)
+		ret = cmd(db, "migrate: savepoint", "RELEASE SAVEPOINT bg_rehash", 0,
+			  NULL, why, whylen);
+	return ret;
+}
+
+/*
+ * Version 1 to 2. Version 1 named a generation (sha256, base_sha256) by
+ * its artifact's header digest; version 2 by the SHA-256 of the artifact
+ * file, what sha256sum prints: each generation's is computed from its
+ * chunks (a chunk in memory at a time: this reads every artifact the
+ * store keeps once, under the migration's lock), a delta's base's taken
+ * from the base's row. A generation whose chunks do not add up to its
+ * file keeps its old value, which no file's SHA-256 matches: no gateway
+ * takes it, as none would have. And the highest generation published is
+ * recorded (bloomgate_meta's last_generation), from which the next
+ * publish counts: a number is never used twice, whatever rows go.
+ */
+static int to_v2(struct bg_fleetdb *db, char *why, size_t whylen)
+{
+	PGresult *res;
+	int ret = 0, i;
+
+	res = run(db, "migrate: generations",
+		  "SELECT generation, full_bytes FROM bloomgate_generations"
+		  " ORDER BY generation", 0, NULL, &ret, why, whylen);
+	if (!res)
+		return ret;
+	for (i = 0; !ret && i < PQntuples(res); i++)
+		ret = rehash(db, PQgetvalue(res, i, 0), col_u64(res, i, 1), why, whylen);
+	PQclear(res);
+	if (!ret)
+		ret = cmd(db, "migrate: deltas' bases",
+			  "UPDATE bloomgate_generations d SET base_sha256 = b.sha256"
+			  " FROM bloomgate_generations b WHERE d.kind = 'delta'"
+			  " AND b.generation = d.base_generation", 0, NULL, why, whylen);
+	if (!ret)
+		ret = cmd(db, "migrate: the last generation",
+			  "INSERT INTO bloomgate_meta (key, value) SELECT"
+			  " 'last_generation', coalesce(max(generation), 0)::text"
+			  " FROM bloomgate_generations ON CONFLICT (key) DO NOTHING",
+			  0, NULL, why, whylen);
+	return ret;
+}
+
 int bg_fleetdb_migrate(struct bg_fleetdb *db, char *why, size_t whylen)
 {
 	const char *params[2];
 	char ver[24];
-	PGresult *res;
 	long v = 0;
-	char *end;
 	int ret;
 
 	ret = usable(db, why, whylen);
@@ -708,32 +842,8 @@ int bg_fleetdb_migrate(struct bg_fleetdb *db, char *why, size_t whylen)
 		ret = cmd(db, "migrate: lock",
 			  "SELECT pg_advisory_xact_lock(" LOCK_MIGRATE ")", 0,
 			  NULL, why, whylen);
-	if (ret)
-		goto out;
-	res = run(db, "migrate: read the schema version",
-		  "SELECT to_regclass('bloomgate_meta') IS NOT NULL", 0, NULL,
-		  &ret, why, whylen);
-	if (!res)
-		goto out;
-	if (!strcmp(PQgetvalue(res, 0, 0), "t")) {
-		PQclear(res);
-		res = run(db, "migrate: read the schema version",
-			  "SELECT value FROM bloomgate_meta"
-			  " WHERE key = 'schema_version'",
-			  0, NULL, &ret, why, whylen);
-		if (!res)
-			goto out;
-		if (PQntuples(res)) {
-			v = strtol(PQgetvalue(res, 0, 0), &end, 10);
-			if (*end || v < 1) {
-				say(why, whylen,
-				    "migrate: schema version '%s' in bloomgate_meta is no version",
-				    PQgetvalue(res, 0, 0));
-				ret = -EIO;
-			}
-		}
-	}
-	PQclear(res);
+	if (!ret)
+		ret = read_version(db, &v, why, whylen);
 	if (ret)
 		goto out;
 	if (v > BG_FLEETDB_SCHEMA) {
@@ -747,9 +857,13 @@ int bg_fleetdb_migrate(struct bg_fleetdb *db, char *why, size_t whylen)
 		ret = cmd(db, "migrate: commit", "COMMIT", 0, NULL, why, whylen);
 		goto out;
 	}
-	/* none yet (v 0); a version 2 adds its upgrade of a version 1 here */
-	ret = cmd(db, "migrate: create the tables", SCHEMA_SQL, 0, NULL, why,
-		  whylen);
+	/* none yet (v 0): the tables; then each version's upgrade of the
+	 * one before */
+	if (v < 1)
+		ret = cmd(db, "migrate: create the tables", SCHEMA_SQL, 0, NULL, why,
+			  whylen);
+	if (!ret && v < 2)
+		ret = to_v2(db, why, whylen);
 	if (ret)
 		goto out;
 	snprintf(ver, sizeof(ver), "%d", BG_FLEETDB_SCHEMA);
@@ -826,6 +940,24 @@ int bg_fleetdb_latest(struct bg_fleetdb *db, struct bg_fleet_gen *g,
 	return ret < 0 ? ret : 0;
 }
 
+int bg_fleetdb_next(struct bg_fleetdb *db, uint64_t *next, char *why,
+		    size_t whylen)
+{
+	PGresult *res;
+	int ret;
+
+	*next = 0;
+	ret = usable(db, why, whylen);
+	if (ret)
+		return ret;
+	res = run(db, "the next generation", LAST_SQL, 0, NULL, &ret, why, whylen);
+	if (!res)
+		return ret;
+	*next = col_u64(res, 0, 0) + 1;
+	PQclear(res);
+	return 0;
+}
+
 int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
 		   char *why, size_t whylen)
 {
@@ -840,17 +972,6 @@ int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
 		return -ENOENT;
 	}
 	return ret < 0 ? ret : 0;
-}
-
-/* 1 when s is a SHA-256 as the artifacts write it: 64 lowercase hex. */
-static int sha_hex(const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < 64; i++)
-		if (!isdigit((unsigned char)s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
-			return 0;
-	return s[64] == '\0';
 }
 
 static ssize_t read_full(int fd, void *buf, size_t len)
@@ -986,14 +1107,14 @@ static int check_gen(const struct bg_fleet_gen *g, const char *full_path,
 		    g->kind);
 		return -EINVAL;
 	}
-	if (!sha_hex(g->sha256)) {
+	if (!bg_sha_hex_ok(g->sha256)) {
 		say(why, whylen, "publish: checksum '%.64s' is no SHA-256 in hex",
 		    g->sha256);
 		return -EINVAL;
 	}
 	if (g->kind == BG_FLEET_DELTA &&
 	    (!delta_path || !g->base_generation ||
-	     g->base_generation >= g->generation || !sha_hex(g->base_sha256))) {
+	     g->base_generation >= g->generation || !bg_sha_hex_ok(g->base_sha256))) {
 		say(why, whylen,
 		    "publish: a delta needs its file, a base generation below %" PRIu64 " and the base's checksum",
 		    g->generation);
@@ -1087,16 +1208,15 @@ int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 			  NULL, why, whylen);
 	if (ret)
 		goto out;
-	res = run(db, "publish: newest generation",
-		  "SELECT coalesce(max(generation), 0) FROM bloomgate_generations",
-		  0, NULL, &ret, why, whylen);
+	res = run(db, "publish: newest generation", LAST_SQL, 0, NULL, &ret, why,
+		  whylen);
 	if (!res)
 		goto out;
 	newest = col_u64(res, 0, 0);
 	PQclear(res);
 	if (newest != g->generation - 1) {
 		say(why, whylen,
-		    "publish: generation %" PRIu64 " is not the next one (the newest is %" PRIu64 "): another publisher was first",
+		    "publish: generation %" PRIu64 " is not the next one (the last published is %" PRIu64 "): another publisher was first",
 		    g->generation, newest);
 		ret = -EAGAIN;
 		goto out;
@@ -1131,6 +1251,14 @@ int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 				 delta_size, buf, why, whylen);
 	if (!ret)
 		ret = put_lists(db, gen, lists, nlists, why, whylen);
+	/* the number is used for good, whatever becomes of its rows */
+	params[0] = gen;
+	if (!ret)
+		ret = cmd(db, "publish: the last generation",
+			  "INSERT INTO bloomgate_meta (key, value)"
+			  " VALUES ('last_generation', $1) ON CONFLICT (key)"
+			  " DO UPDATE SET value = EXCLUDED.value", 1, params, why,
+			  whylen);
 	/* queued by the server, sent to the listeners when COMMIT succeeds
 	 * (and never when it does not) */
 	params[0] = BG_FLEETDB_CHANNEL;
@@ -1227,13 +1355,15 @@ static void abandon(struct bg_fleetdb *db)
 }
 
 /*
- * Streams the chunks of gen's part into fd, in seq order, each checked to
- * be the next: the rows come one at a time (single-row mode), binary, so
- * that one chunk is in memory whatever the artifact's size.
+ * Streams the chunks of gen's part into fd (-1: none) and md (NULL: none:
+ * their SHA-256), in seq order, each checked to be the next: the rows come
+ * one at a time (single-row mode), binary, so that one chunk is in memory
+ * whatever the artifact's size. -EIO when they are not want bytes in
+ * order.
  */
 static int get_chunks(struct bg_fleetdb *db, const char *gen, const char *part,
-		      uint64_t want, int fd, const char *tmp, char *why,
-		      size_t whylen)
+		      uint64_t want, int fd, EVP_MD_CTX *md, const char *tmp,
+		      char *why, size_t whylen)
 {
 	const char *params[2] = { gen, part };
 	uint64_t done = 0;
@@ -1264,8 +1394,12 @@ static int get_chunks(struct bg_fleetdb *db, const char *gen, const char *part,
 				    gen, part, s, len, seq, want);
 				ret = -EIO;
 			} else {
-				ret = write_all(fd, PQgetvalue(res, 0, 1),
-						(size_t)len);
+				if (md && !EVP_DigestUpdate(md, PQgetvalue(res, 0, 1),
+							    (size_t)len))
+					ret = -ENOMEM;
+				if (!ret && fd >= 0)
+					ret = write_all(fd, PQgetvalue(res, 0, 1),
+							(size_t)len);
 				if (ret) {
 					say(why, whylen, "%s: %s", tmp,
 					    strerror(-ret));
@@ -1318,11 +1452,13 @@ static int sync_dir_of(const char *path, char *why, size_t whylen)
 }
 
 int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
-		     const char *path, char *why, size_t whylen)
+		     const char *path, char sha[65], char *why, size_t whylen)
 {
 	char g[24], tmp[PATH_MAX];
 	const char *params[1];
 	uint64_t want = 0;
+	EVP_MD_CTX *md = NULL;
+	uint8_t d[BG_SHA_LEN];
 	PGresult *res;
 	int ret, fd = -1;
 
@@ -1375,8 +1511,19 @@ int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
 	/* an artifact is no secret; mkstemp's 0600 would hide it from a
 	 * reader that is not root */
 	fchmod(fd, 0644);
-	ret = get_chunks(db, g, delta ? "delta" : "full", want, fd, tmp, why,
-			 whylen);
+	if (sha && (!(md = EVP_MD_CTX_new()) ||
+		    !EVP_DigestInit_ex(md, EVP_sha256(), NULL))) {
+		say(why, whylen, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (!ret)
+		ret = get_chunks(db, g, delta ? "delta" : "full", want, fd, md, tmp,
+				 why, whylen);
+	if (!ret && md && !EVP_DigestFinal_ex(md, d, NULL))
+		ret = -ENOMEM;
+	EVP_MD_CTX_free(md);
+	if (!ret && sha)
+		bg_sha_hex(d, sha);
 	if (!ret)
 		ret = cmd(db, "fetch: end", "COMMIT", 0, NULL, why, whylen);
 	if (!ret && fsync(fd) < 0) {
@@ -1541,7 +1688,7 @@ int bg_fleetdb_status(struct bg_fleetdb *db, struct bg_fleet_gen *latest,
 		  " coalesce(extract(epoch FROM g.applied_at), 0), g.filter_id,"
 		  " g.keys, g.entries, g.packets, g.dropped, g.bloom_fp,"
 		  " g.last_error, g.state, extract(epoch FROM g.reported_at),"
-		  " greatest(n.newest - g.generation, 0),"
+		  " n.newest - g.generation,"
 		  " coalesce((SELECT greatest(extract(epoch FROM"
 		  "   now() - min(x.created_at)), 0)"
 		  "  FROM bloomgate_generations x"
@@ -1574,7 +1721,7 @@ int bg_fleetdb_status(struct bg_fleetdb *db, struct bg_fleet_gen *latest,
 		col_str(res, i, 9, r->last_error, sizeof(r->last_error));
 		col_str(res, i, 10, r->state, sizeof(r->state));
 		r->reported_at = col_double(res, i, 11);
-		r->lag_generations = col_u64(res, i, 12);
+		r->lag_generations = strtoll(PQgetvalue(res, i, 12), NULL, 10);
 		r->lag_seconds = col_double(res, i, 13);
 	}
 	ret = cmd(db, "status: end", "COMMIT", 0, NULL, why, whylen);

@@ -8,11 +8,13 @@
  *
  * Tables (created by bg_fleetdb_migrate(), all named bloomgate_*):
  *
- *   bloomgate_meta         key/value: the schema version
+ *   bloomgate_meta         key/value: the schema version, the last
+ *                          generation ever published (last_generation)
  *   bloomgate_generations  one row a generation: number, kind (full or
  *                          delta), base generation, the full artifact's
- *                          checksum (its header digest, hex) and the
- *                          base's, sizes, key and entry counts, sources
+ *                          checksum (the SHA-256 of its file, hex: what
+ *                          sha256sum prints) and the base's, sizes, key
+ *                          and entry counts, sources
  *                          (the artifact's SOURCES JSON), created_at,
  *                          the publisher's host name
  *   bloomgate_chunks       the artifacts' bytes: (generation, part 'full'
@@ -22,8 +24,15 @@
  *   bloomgate_gateways     one row a gateway, its last report
  *
  * Every generation has its full artifact; a delta generation has its
- * delta too. NOTIFY channel BG_FLEETDB_CHANNEL, payload the generation
- * number in decimal, sent when the publishing transaction commits.
+ * delta too. Generation numbers only go up: each publish takes the one
+ * after the last ever published, also when rows were deleted since (a
+ * gateway that applied a number never sees it again for other bytes).
+ * NOTIFY channel BG_FLEETDB_CHANNEL, payload the generation number in
+ * decimal, sent when the publishing transaction commits.
+ *
+ * Schema version 2 (version 1 named generations by their header digest;
+ * bg_fleetdb_migrate() recomputes them from the chunks, once). A
+ * bloomgate of version 1 refuses a version 2 store.
  *
  * Every function returns 0 or a negative errno and, where a person must
  * read why, fills why (one line, no newline; never the password of the
@@ -48,7 +57,7 @@
 
 #define BG_FLEETDB_CHANNEL "bloomgate_generation"
 #define BG_FLEETDB_CHUNK (1u << 20)
-#define BG_FLEETDB_SCHEMA 1
+#define BG_FLEETDB_SCHEMA 2
 /* Generations kept by bg_fleetdb_prune() by default. */
 #define BG_FLEETDB_KEEP 4
 
@@ -103,12 +112,16 @@ struct bg_fleet_list {
 /* The newest generation (g->generation 0 when there is none). */
 int bg_fleetdb_latest(struct bg_fleetdb *db, struct bg_fleet_gen *g,
 		      char *why, size_t whylen);
+/* The number the next publish takes: one above the last ever published
+ * (rows deleted since included). */
+int bg_fleetdb_next(struct bg_fleetdb *db, uint64_t *next, char *why,
+		    size_t whylen);
 /* Generation gen's row; -ENOENT when it is not (or no longer) there. */
 int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
 		   char *why, size_t whylen);
 
 /*
- * Stores a new generation g->generation, which must be the newest + 1
+ * Stores a new generation g->generation, which must be bg_fleetdb_next()
  * (else -EAGAIN: another publisher was first), in one transaction under
  * an advisory lock: its row (sources: the SOURCES JSON text, stored as
  * jsonb; NULL: none), its full artifact read from full_path, its delta
@@ -135,13 +148,15 @@ int bg_fleetdb_prune(struct bg_fleetdb *db, unsigned int keep, char *why,
 /*
  * Writes generation gen's full artifact (delta 0) or its delta (delta 1)
  * to path, atomically (a temporary file beside it, renamed), streaming
- * the chunks. -ENOENT when the generation (or that part) is not there.
- * The artifact is not verified here: the caller opens and verifies it and
- * compares its checksum with the row's. A failure of the local file is its
- * -errno (-ENOSPC...), but ENOENT, a directory missing, is -EIO.
+ * the chunks; sha (may be NULL): the SHA-256 of what was written, hex,
+ * hashed as it is streamed. -ENOENT when the generation (or that part) is
+ * not there. The artifact is not verified here: the caller opens and
+ * verifies it and compares its checksum with the row's. A failure of the
+ * local file is its -errno (-ENOSPC...), but ENOENT, a directory missing,
+ * is -EIO.
  */
 int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
-		     const char *path, char *why, size_t whylen);
+		     const char *path, char sha[65], char *why, size_t whylen);
 
 /* LISTEN on BG_FLEETDB_CHANNEL; then bg_fleetdb_fd() is the socket to
  * poll for input and bg_fleetdb_notified() consumes it. */
@@ -167,10 +182,11 @@ struct bg_fleet_report {
 	char last_error[512]; /* "" when none */
 	char state[32]; /* "ok", "failing", "pending" */
 	double reported_at; /* unix time; set by bg_fleetdb_report() */
-	/* bg_fleetdb_status(): the newest generation minus this one, and
-	 * the seconds since the first generation it does not run was
-	 * created (0 when current) */
-	uint64_t lag_generations;
+	/* bg_fleetdb_status(): the newest generation minus this one
+	 * (negative: the gateway is ahead of the store, whose newest rows
+	 * were deleted), and the seconds since the first generation it does
+	 * not run was created (0 when current or ahead) */
+	int64_t lag_generations;
 	double lag_seconds;
 };
 

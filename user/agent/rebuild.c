@@ -353,10 +353,12 @@ struct rb_job {
 	 * or grow:), to change to with this build (bg_load_opts.reshape) */
 	int reshape, reshape_grow;
 	uint32_t reshape_cap;
-	/* an artifact applied: its header (generation, digest); kept_live:
+	/* an artifact applied: its header (generation, digest) and its
+	 * file's SHA-256 (the fetch's: what status names it by); kept_live:
 	 * the live filter was this artifact's already (filter_id its id) */
 	int artifact, kept_live;
 	struct bg_art_header art;
+	uint8_t art_sha[32];
 };
 
 static void on_diag(void *ctx, const struct bg_diag *d)
@@ -415,7 +417,7 @@ static void save_filter(const struct rb_job *j, uint32_t id)
 	if (j->artifact) {
 		char hex[65];
 
-		bg_sha_hex(j->art.digest, hex);
+		bg_sha_hex(j->art_sha, hex);
 		json_object_object_add(o, "artifact_generation",
 				       json_object_new_int64((int64_t)j->art.generation));
 		json_object_object_add(o, "artifact_sha256", json_object_new_string(hex));
@@ -558,6 +560,7 @@ static void rb_run_artifact(struct rb_job *j)
 
 			if (!bg_art_open(s->copy, &a, why, sizeof(why))) {
 				j->art = *a.h;
+				bg_sha_unhex(s->sha, j->art_sha);
 				bg_art_close(&a);
 				if (!bg_state_open(&ro, 0)) {
 					j->filter_id = bg_filter_current_id(ro.filters_fd);
@@ -621,6 +624,7 @@ static void rb_run_artifact(struct rb_job *j)
 		s->entries = a.h->plan.prefixes4 + a.h->plan.prefixes6 + a.h->plan.names;
 		s->counted = 1;
 		j->art = *a.h;
+		bg_sha_unhex(use_cand ? s->cand_sha : s->sha, j->art_sha);
 	}
 	if (ret) {
 		agent_log("swap failed (%s): %s; the running filter is unchanged",
@@ -1298,7 +1302,7 @@ static void rb_done(struct agent *a, struct job *jj)
 		a->art_live = j->artifact;
 		if (j->artifact) {
 			a->art_generation = j->art.generation;
-			memcpy(a->art_digest, j->art.digest, sizeof(a->art_digest));
+			memcpy(a->art_digest, j->art_sha, sizeof(a->art_digest));
 			a->art_applied_at = j->timing.live_at;
 		}
 	}
@@ -1309,7 +1313,7 @@ static void rb_done(struct agent *a, struct job *jj)
 		a->filter_id = j->filter_id;
 		a->art_live = 1;
 		a->art_generation = j->art.generation;
-		memcpy(a->art_digest, j->art.digest, sizeof(a->art_digest));
+		memcpy(a->art_digest, j->art_sha, sizeof(a->art_digest));
 		a->have_filter = 1;
 		a->filter.keys = p.n;
 		a->filter.bytes = p.bytes;

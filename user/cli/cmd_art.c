@@ -77,7 +77,7 @@ int cli_cmd_build(int argc, char **argv)
 		goto out;
 	}
 	t0 = bg_now_ms();
-	ret = bg_art_built_write(&b, c.output, 0);
+	ret = bg_art_built_write(&b, c.output, 0, hex);
 	if (ret) {
 		ret = cli_fail(1, "cannot write %s: %s", c.output, strerror(-ret));
 		bg_art_built_free(&b);
@@ -85,7 +85,6 @@ int cli_cmd_build(int argc, char **argv)
 	}
 	r.ms[BG_STAGE_PUBLISH] = 0;
 	bg_print_load_report(stdout, &srcs, &r);
-	bg_sha_hex(b.h.digest, hex);
 	bg_fmt_bytes(size, sizeof(size), (double)b.h.file_len);
 	printf("artifact:         %s, %s (index %zu bytes), sha256 %s, seed "
 	       "0x%016llx, written in %.1f ms\n", c.output, size, b.index_len, hex,
@@ -119,11 +118,14 @@ static const struct bg_opt inspect_pos = {
 const struct bg_cmd cli_inspect_cmd = {
 	.name = "inspect",
 	.summary = "Prints an artifact's header: kind (full, or a delta and its\n"
-		   "base), format version, datapath ABI, checksum, generation, the\n"
-		   "plan (elements, blocks, k, seed, probed lengths, the exact\n"
-		   "stage), key and entry counts, predicted rates, its sections and\n"
-		   "the lists it was built from. The header's own checksum is\n"
-		   "always checked; --verify checks the sections too.",
+		   "base), format version, datapath ABI, checksum (the SHA-256 of\n"
+		   "the whole file, as sha256sum prints it and the fleet store names\n"
+		   "it), generation, the plan (elements, blocks, k, seed, probed\n"
+		   "lengths, the exact stage), key and entry counts, predicted\n"
+		   "rates, its sections and the lists it was built from. Every field\n"
+		   "of the header is always checked (its range, and against the\n"
+		   "filter image's own header and the file); --verify checks the\n"
+		   "sections' bytes too.",
 	.opts = inspect_opts, .pos = &inspect_pos, .min_pos = 1, .max_pos = 1,
 	.pos_first = 1,
 };

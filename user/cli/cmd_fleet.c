@@ -138,6 +138,7 @@ int cli_cmd_publish(int argc, char **argv)
 	struct bg_sources srcs;
 	struct bg_fleetdb *db = NULL;
 	struct bg_fleet_gen latest, g;
+	uint64_t next_gen = 0;
 	struct bg_fleet_list *lists = NULL;
 	struct bg_art_sources as = { 0 };
 	struct bg_art a;
@@ -172,19 +173,20 @@ int cli_cmd_publish(int argc, char **argv)
 		ret = bg_fleetdb_migrate(db, why, sizeof(why));
 	if (!ret)
 		ret = bg_fleetdb_latest(db, &latest, why, sizeof(why));
+	if (!ret)
+		ret = bg_fleetdb_next(db, &next_gen, why, sizeof(why));
 	if (ret) {
 		ret = cli_fail(1, "the fleet store: %s", why);
 		goto out;
 	}
-	/* the base: the last generation, when this publisher's copy is it */
-	if (latest.generation && !bg_art_open(cur, &a, why, sizeof(why))) {
-		bg_sha_hex(a.h->digest, hex);
+	/* the base: the store's newest generation, when this publisher's
+	 * copy is it (the same file: its SHA-256 is the store's checksum) */
+	if (latest.generation && !bg_sha256_file(cur, hex))
 		have_base = !strcmp(hex, latest.sha256);
-		bg_art_close(&a);
-	}
 	po.base = have_base ? cur : NULL;
 	po.cache = cache;
-	po.generation = latest.generation + 1;
+	/* above every generation ever published, rows deleted since too */
+	po.generation = next_gen;
 	po.full = c.full;
 	po.out_full = next;
 	po.out_delta = delta;
@@ -216,7 +218,7 @@ int cli_cmd_publish(int argc, char **argv)
 	g.generation = po.generation;
 	g.kind = res.delta ? BG_FLEET_DELTA : BG_FLEET_FULL;
 	g.base_generation = res.delta ? latest.generation : 0;
-	bg_sha_hex(a.h->digest, g.sha256);
+	snprintf(g.sha256, sizeof(g.sha256), "%s", res.sha256);
 	if (res.delta)
 		snprintf(g.base_sha256, sizeof(g.base_sha256), "%s", latest.sha256);
 	g.keys = a.h->plan.keys;
@@ -337,8 +339,12 @@ const struct bg_cmd cli_fleet_cmd = {
 	.summary = "What the fleet store knows: its newest generation and, for\n"
 		   "every gateway, the generation it enforces, how far behind it\n"
 		   "is (generations, and seconds since the first one it lacks was\n"
-		   "published), when it reported last, its keys, the datapath's\n"
-		   "drops and Bloom false positives, and its last error.",
+		   "published; a negative lag and the state \"ahead\": the gateway\n"
+		   "enforces a generation newer than the store's newest, whose rows\n"
+		   "were deleted), when it reported last, its keys, the datapath's\n"
+		   "drops and Bloom false positives, and its last error. Text from\n"
+		   "the store (names, states, errors) is printed with every byte\n"
+		   "that is not printable ASCII as \\xNN (and in --json as \\uXXXX).",
 	.opts = fleet_opts, .pos = &fleet_pos, .min_pos = 1, .max_pos = 1,
 	.pos_first = 1, .done = fleet_done,
 };
@@ -357,15 +363,186 @@ static void fmt_ago(char *buf, size_t len, double t, double now)
 		snprintf(buf, len, "%.1fh ago", (now - t) / 3600);
 }
 
+/*
+ * The store's text as a terminal may show it. Any gateway's database role
+ * can write a gateway's name, state and error (and a publisher's name):
+ * every byte that is not printable ASCII (control characters, DEL, and
+ * past 0x7e, so no UTF-8 either, whose C1 controls some terminals obey)
+ * is printed as \xNN and a backslash as \\, so that a row can neither
+ * move the cursor, clear the screen, nor start another row.
+ */
+static const char *esc(char *out, size_t outlen, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 < outlen; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\\')
+			o += (size_t)snprintf(out + o, outlen - o, "\\\\");
+		else if (c < 0x20 || c > 0x7e)
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = 0;
+	return out;
+}
+
+/* One UTF-8 character at s (n bytes left): its code point and length;
+ * U+FFFD and 1 for a byte that starts none (a forged name need not be
+ * UTF-8). */
+static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *len)
+{
+	uint32_t cp, min;
+	size_t k, i;
+
+	*len = 1;
+	if (s[0] < 0x80)
+		return s[0];
+	if ((s[0] & 0xe0) == 0xc0)
+		k = 2, cp = s[0] & 0x1f, min = 0x80;
+	else if ((s[0] & 0xf0) == 0xe0)
+		k = 3, cp = s[0] & 0x0f, min = 0x800;
+	else if ((s[0] & 0xf8) == 0xf0)
+		k = 4, cp = s[0] & 0x07, min = 0x10000;
+	else
+		return 0xfffd;
+	if (k > n)
+		return 0xfffd;
+	for (i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0xfffd;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0xfffd;
+	*len = k;
+	return cp;
+}
+
+/*
+ * json-c's text made ASCII: json-c escapes the control characters below
+ * 0x20 itself (\n, \u001b...), but passes DEL and every byte past 0x7f as
+ * it is. Outside strings JSON is ASCII, so each such byte is in a string:
+ * its character as \uXXXX (a surrogate pair past U+FFFF; U+FFFD for bytes
+ * that are no UTF-8). What a JSON reader reads is the same text; what a
+ * terminal shows is ASCII. malloc'd, NULL on failure.
+ */
+static char *json_ascii(const char *in)
+{
+	size_t n = strlen(in), i = 0, o = 0, len;
+	char *out = malloc(n * 12 + 1);
+	uint32_t cp;
+
+	if (!out)
+		return NULL;
+	while (i < n) {
+		const unsigned char *s = (const unsigned char *)in + i;
+
+		if (*s < 0x7f) {
+			out[o++] = (char)*s;
+			i++;
+			continue;
+		}
+		cp = utf8_next(s, n - i, &len);
+		i += len;
+		if (cp > 0xffff) {
+			cp -= 0x10000;
+			o += (size_t)sprintf(out + o, "\\u%04x\\u%04x", 0xd800 + (cp >> 10),
+					     0xdc00 + (cp & 0x3ff));
+		} else {
+			o += (size_t)sprintf(out + o, "\\u%04x", cp);
+		}
+	}
+	out[o] = 0;
+	return out;
+}
+
+static void status_json(const struct bg_fleet_gen *latest,
+			const struct bg_fleet_report *v, size_t n)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	char *text;
+	size_t i;
+
+	json_object_object_add(o, "generation", json_object_new_int64((int64_t)latest->generation));
+	json_object_object_add(o, "kind", json_object_new_string(
+		latest->kind == BG_FLEET_DELTA ? "delta" : "full"));
+	json_object_object_add(o, "sha256", json_object_new_string(latest->sha256));
+	json_object_object_add(o, "created", json_object_new_double(latest->created));
+	json_object_object_add(o, "gateways", arr);
+	for (i = 0; i < n; i++) {
+		struct json_object *g = json_object_new_object();
+
+		json_object_object_add(g, "gateway", json_object_new_string(v[i].gateway));
+		json_object_object_add(g, "generation", json_object_new_int64((int64_t)v[i].generation));
+		json_object_object_add(g, "lag_generations", json_object_new_int64(v[i].lag_generations));
+		json_object_object_add(g, "ahead", json_object_new_boolean(v[i].lag_generations < 0));
+		json_object_object_add(g, "lag_seconds", json_object_new_double(v[i].lag_seconds));
+		json_object_object_add(g, "applied_at", json_object_new_double(v[i].applied_at));
+		json_object_object_add(g, "reported_at", json_object_new_double(v[i].reported_at));
+		json_object_object_add(g, "filter_id", json_object_new_int64(v[i].filter_id));
+		json_object_object_add(g, "keys", json_object_new_int64((int64_t)v[i].keys));
+		json_object_object_add(g, "entries", json_object_new_int64((int64_t)v[i].entries));
+		json_object_object_add(g, "packets", json_object_new_int64((int64_t)v[i].packets));
+		json_object_object_add(g, "dropped", json_object_new_int64((int64_t)v[i].dropped));
+		json_object_object_add(g, "bloom_false_positives", json_object_new_int64((int64_t)v[i].bloom_fp));
+		json_object_object_add(g, "state", json_object_new_string(v[i].state));
+		json_object_object_add(g, "last_error", json_object_new_string(v[i].last_error));
+		json_object_array_add(arr, g);
+	}
+	text = json_ascii(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	printf("%s\n", text ? text : "{}");
+	free(text);
+	json_object_put(o);
+}
+
+static void status_text(const struct bg_fleet_gen *latest,
+			const struct bg_fleet_report *v, size_t n)
+{
+	char ago[32], applied[32], lag[24], name[4 * 256], state[4 * 32];
+	char err[4 * 512], sha[4 * 65], pub[4 * 256];
+	double now = (double)time(NULL);
+	size_t i;
+
+	if (latest->generation)
+		printf("generation %" PRIu64 " (%s), sha256 %.16s..., %" PRIu64 " keys, "
+		       "%" PRIu64 " entries, published %s by %s\n", latest->generation,
+		       latest->kind == BG_FLEET_DELTA ? "delta" : "full",
+		       esc(sha, sizeof(sha), latest->sha256), latest->keys,
+		       latest->entries,
+		       (fmt_ago(ago, sizeof(ago), latest->created, now), ago),
+		       latest->publisher[0] ? esc(pub, sizeof(pub), latest->publisher) : "?");
+	else
+		printf("no generation published yet\n");
+	printf("%-24s %10s %5s %9s %10s %-8s %12s %12s %10s  %s\n", "GATEWAY",
+	       "GENERATION", "LAG", "LAG_S", "APPLIED", "STATE", "KEYS", "DROPPED",
+	       "REPORTED", "LAST ERROR");
+	for (i = 0; i < n; i++) {
+		fmt_ago(applied, sizeof(applied), v[i].applied_at, now);
+		fmt_ago(ago, sizeof(ago), v[i].reported_at, now);
+		snprintf(lag, sizeof(lag), "%" PRId64, v[i].lag_generations);
+		/* ahead of the store: its newest rows were deleted (the
+		 * gateway keeps what it applied; it refuses the older one
+		 * unless allowed) */
+		printf("%-24s %10" PRIu64 " %5s %9.1f %10s %-8s %12" PRIu64
+		       " %12" PRIu64 " %10s  %s\n", esc(name, sizeof(name), v[i].gateway),
+		       v[i].generation, lag, v[i].lag_seconds, applied,
+		       v[i].lag_generations < 0 ? "ahead" : esc(state, sizeof(state), v[i].state),
+		       v[i].keys, v[i].dropped, ago,
+		       v[i].last_error[0] ? esc(err, sizeof(err), v[i].last_error) : "-");
+	}
+}
+
 int cli_cmd_fleet(int argc, char **argv)
 {
 	struct fleet_ctx c = { 0 };
 	struct bg_fleetdb *db = NULL;
 	struct bg_fleet_report *v = NULL;
 	struct bg_fleet_gen latest;
-	char why[512], ago[32], applied[32];
-	size_t n = 0, i;
-	double now = (double)time(NULL);
+	char why[512];
+	size_t n = 0;
 	int ret;
 
 	if ((ret = cli_parse_args(&cli_fleet_cmd, &argc, argv, &c)))
@@ -377,60 +554,10 @@ int cli_cmd_fleet(int argc, char **argv)
 		bg_fleetdb_close(db);
 	if (ret)
 		return cli_fail(1, "the fleet store: %s", why);
-	if (c.json) {
-		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
-
-		json_object_object_add(o, "generation", json_object_new_int64((int64_t)latest.generation));
-		json_object_object_add(o, "kind", json_object_new_string(
-			latest.kind == BG_FLEET_DELTA ? "delta" : "full"));
-		json_object_object_add(o, "sha256", json_object_new_string(latest.sha256));
-		json_object_object_add(o, "created", json_object_new_double(latest.created));
-		json_object_object_add(o, "gateways", arr);
-		for (i = 0; i < n; i++) {
-			struct json_object *g = json_object_new_object();
-
-			json_object_object_add(g, "gateway", json_object_new_string(v[i].gateway));
-			json_object_object_add(g, "generation", json_object_new_int64((int64_t)v[i].generation));
-			json_object_object_add(g, "lag_generations", json_object_new_int64((int64_t)v[i].lag_generations));
-			json_object_object_add(g, "lag_seconds", json_object_new_double(v[i].lag_seconds));
-			json_object_object_add(g, "applied_at", json_object_new_double(v[i].applied_at));
-			json_object_object_add(g, "reported_at", json_object_new_double(v[i].reported_at));
-			json_object_object_add(g, "filter_id", json_object_new_int64(v[i].filter_id));
-			json_object_object_add(g, "keys", json_object_new_int64((int64_t)v[i].keys));
-			json_object_object_add(g, "entries", json_object_new_int64((int64_t)v[i].entries));
-			json_object_object_add(g, "packets", json_object_new_int64((int64_t)v[i].packets));
-			json_object_object_add(g, "dropped", json_object_new_int64((int64_t)v[i].dropped));
-			json_object_object_add(g, "bloom_false_positives", json_object_new_int64((int64_t)v[i].bloom_fp));
-			json_object_object_add(g, "state", json_object_new_string(v[i].state));
-			json_object_object_add(g, "last_error", json_object_new_string(v[i].last_error));
-			json_object_array_add(arr, g);
-		}
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-		json_object_put(o);
-		free(v);
-		return 0;
-	}
-	if (latest.generation)
-		printf("generation %" PRIu64 " (%s), sha256 %.16s..., %" PRIu64 " keys, "
-		       "%" PRIu64 " entries, published %s by %s\n", latest.generation,
-		       latest.kind == BG_FLEET_DELTA ? "delta" : "full", latest.sha256,
-		       latest.keys, latest.entries,
-		       (fmt_ago(ago, sizeof(ago), latest.created, now), ago),
-		       latest.publisher[0] ? latest.publisher : "?");
+	if (c.json)
+		status_json(&latest, v, n);
 	else
-		printf("no generation published yet\n");
-	printf("%-24s %10s %5s %9s %10s %-8s %12s %12s %10s  %s\n", "GATEWAY",
-	       "GENERATION", "LAG", "LAG_S", "APPLIED", "STATE", "KEYS", "DROPPED",
-	       "REPORTED", "LAST ERROR");
-	for (i = 0; i < n; i++) {
-		fmt_ago(applied, sizeof(applied), v[i].applied_at, now);
-		fmt_ago(ago, sizeof(ago), v[i].reported_at, now);
-		printf("%-24s %10" PRIu64 " %5" PRIu64 " %9.1f %10s %-8s %12" PRIu64
-		       " %12" PRIu64 " %10s  %s\n", v[i].gateway, v[i].generation,
-		       v[i].lag_generations, v[i].lag_seconds, applied, v[i].state,
-		       v[i].keys, v[i].dropped, ago,
-		       v[i].last_error[0] ? v[i].last_error : "-");
-	}
+		status_text(&latest, v, n);
 	free(v);
 	return 0;
 }

@@ -82,7 +82,9 @@ static void print_art_report(const char *path, const struct bg_art *a,
 	const struct bg_filter_params *fp = &r->plan;
 	char hex[65], mem[32];
 
-	bg_sha_hex(a->h->digest, hex);
+	/* its checksum, as sha256sum prints it (once it is live: a read of
+	 * the file, not part of the swap) */
+	bg_art_file_sha(a, hex);
 	bg_fmt_bytes(mem, sizeof(mem), (double)fp->bytes);
 	printf("artifact:         %s (sha256 %s", path, hex);
 	if (a->h->generation)

@@ -227,12 +227,17 @@ void bg_art_built_parts(const struct bg_art_built *b, struct bg_art_parts *parts
 }
 
 int bg_art_built_write(struct bg_art_built *b, const char *path,
-		       unsigned int threads)
+		       unsigned int threads, char sha[65])
 {
 	struct bg_art_parts parts;
+	uint8_t d[BG_ART_SHA];
+	int ret;
 
 	bg_art_built_parts(b, &parts);
-	return bg_art_write(path, &b->h, &parts, threads);
+	ret = bg_art_write(path, &b->h, &parts, threads, sha ? d : NULL);
+	if (!ret && sha)
+		bg_sha_hex(d, sha);
+	return ret;
 }
 
 void bg_art_built_free(struct bg_art_built *b)

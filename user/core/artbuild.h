@@ -57,9 +57,10 @@ int bg_art_build(const struct bg_load_opts *o, const struct bg_art_build_opts *b
 /* The parts of b as bg_art_write() takes them. */
 void bg_art_built_parts(const struct bg_art_built *b, struct bg_art_parts *parts);
 
-/* Writes b to path atomically (bg_art_write()); h's digests filled. */
+/* Writes b to path atomically (bg_art_write()); h's digests filled, and
+ * sha (may be NULL) the file's SHA-256 in hex. */
 int bg_art_built_write(struct bg_art_built *b, const char *path,
-		       unsigned int threads);
+		       unsigned int threads, char sha[65]);
 
 void bg_art_built_free(struct bg_art_built *b);
 

@@ -188,12 +188,48 @@ void bg_art_plan_params(const struct bg_art_plan *ap, struct bg_filter_params *p
 		p->bits_per_entry = ap->keys ? 512.0 * ap->nblocks / ap->keys : 0;
 }
 
+void bg_art_params(const struct bg_art *a, struct bg_filter_params *p)
+{
+	const struct bg_filter_header *f;
+	size_t len;
+
+	bg_art_plan_params(&a->h->plan, p);
+	f = bg_art_sec(a, BG_ART_SEC_FILTER, &len);
+	if (!f)
+		return;
+	/* the tables where the image has them (bg_art_check() saw them
+	 * inside it): bg_filter_used() is then what the filter takes */
+	p->bloom_off = bg_bloom_base(f);
+	p->fp_off = f->fp_off;
+	p->allow4_off = f->allow4_off;
+	p->allow6_off = bg_allow6_off(f);
+	p->short6_off = bg_short6_off(f);
+	p->allown_off = bg_allown_off(f);
+	p->allow4_n = f->allow4_n;
+	p->allow6_n = f->allow6_n;
+	p->short6_n = f->short6_n;
+	p->allown_n = f->allown_n;
+	p->subs_depths = f->subs_depths;
+}
+
+void bg_art_file_sha(const struct bg_art *a, char hex[65])
+{
+	uint8_t d[BG_ART_SHA];
+
+	bg_sha256(a->base, a->len, d);
+	bg_sha_hex(d, hex);
+}
+
 /* ---- Writing ------------------------------------------------------------ */
 
-static int write_all(int fd, const void *buf, size_t len)
+/* Writes len bytes at buf to fd, and adds them to md when it is not
+ * NULL (the file's SHA-256, as it is written). */
+static int write_all(int fd, const void *buf, size_t len, EVP_MD_CTX *md)
 {
 	const uint8_t *p = buf;
 
+	if (md && !EVP_DigestUpdate(md, buf, len))
+		return -ENOMEM;
 	while (len) {
 		ssize_t w = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
 
@@ -208,7 +244,7 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int write_zeros(int fd, size_t len)
+static int write_zeros(int fd, size_t len, EVP_MD_CTX *md)
 {
 	static const uint8_t z[BG_ART_ALIGN];
 	int ret;
@@ -216,26 +252,22 @@ static int write_zeros(int fd, size_t len)
 	while (len) {
 		size_t l = len < sizeof(z) ? len : sizeof(z);
 
-		if ((ret = write_all(fd, z, l)))
+		if ((ret = write_all(fd, z, l, md)))
 			return ret;
 		len -= l;
 	}
 	return 0;
 }
 
-int bg_art_write_fd(int fd, struct bg_art_header *h,
-		    const struct bg_art_parts *parts, unsigned int threads)
+/* The header of parts: its sections, digests (dig: every chunk's) and
+ * length. */
+static void fill_header(struct bg_art_header *h, const struct bg_art_parts *parts,
+			uint8_t (*dig)[BG_ART_SHA], size_t total, unsigned int threads)
 {
-	uint8_t (*dig)[BG_ART_SHA];
-	size_t total = 0, at = 0;
 	uint64_t off = BG_ART_HEADER;
-	int s, ret;
+	size_t at = 0;
+	int s;
 
-	for (s = 0; s < BG_ART_SEC_DIGESTS; s++)
-		total += nchunks(parts->len[s]);
-	dig = calloc(total ? total : 1, BG_ART_SHA);
-	if (!dig)
-		return -ENOMEM;
 	memcpy(h->magic, BG_ART_MAGIC, BG_ART_MAGIC_LEN);
 	h->version = BG_ART_VERSION;
 	h->header_len = BG_ART_HEADER;
@@ -261,26 +293,53 @@ int bg_art_write_fd(int fd, struct bg_art_header *h,
 		bg_sha256(dig, total * BG_ART_SHA, h->sec[BG_ART_SEC_DIGESTS].sha256);
 	h->file_len = total ? off + total * BG_ART_SHA : off;
 	header_digest(h, h->digest);
+}
 
-	ret = write_all(fd, h, sizeof(*h));
-	off = BG_ART_HEADER;
+int bg_art_write_fd(int fd, struct bg_art_header *h,
+		    const struct bg_art_parts *parts, unsigned int threads,
+		    uint8_t file_sha[BG_ART_SHA])
+{
+	EVP_MD_CTX *md = NULL;
+	uint8_t (*dig)[BG_ART_SHA];
+	size_t total = 0;
+	uint64_t off = BG_ART_HEADER;
+	int s, ret;
+
+	for (s = 0; s < BG_ART_SEC_DIGESTS; s++)
+		total += nchunks(parts->len[s]);
+	dig = calloc(total ? total : 1, BG_ART_SHA);
+	if (file_sha && (!(md = EVP_MD_CTX_new()) ||
+			 !EVP_DigestInit_ex(md, EVP_sha256(), NULL))) {
+		free(dig);
+		dig = NULL;
+	}
+	if (!dig) {
+		EVP_MD_CTX_free(md);
+		return -ENOMEM;
+	}
+	fill_header(h, parts, dig, total, threads);
+	ret = write_all(fd, h, sizeof(*h), md);
 	for (s = 0; !ret && s < BG_ART_SEC_DIGESTS; s++) {
 		if (!parts->len[s])
 			continue;
-		ret = write_all(fd, parts->data[s], parts->len[s]);
+		ret = write_all(fd, parts->data[s], parts->len[s], md);
 		off += parts->len[s];
 		if (!ret)
-			ret = write_zeros(fd, align_up(off) - off);
+			ret = write_zeros(fd, align_up(off) - off, md);
 		off = align_up(off);
 	}
 	if (!ret && total)
-		ret = write_all(fd, dig, total * BG_ART_SHA);
+		ret = write_all(fd, dig, total * BG_ART_SHA, md);
+	if (!ret && md && !EVP_DigestFinal_ex(md, file_sha, NULL))
+		ret = -ENOMEM;
+	EVP_MD_CTX_free(md);
 	free(dig);
 	return ret;
 }
 
 int bg_art_write(const char *path, struct bg_art_header *h,
-		 const struct bg_art_parts *parts, unsigned int threads)
+		 const struct bg_art_parts *parts, unsigned int threads,
+		 uint8_t file_sha[BG_ART_SHA])
 {
 	char tmp[4096];
 	int fd, ret;
@@ -291,7 +350,7 @@ int bg_art_write(const char *path, struct bg_art_header *h,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	ret = bg_art_write_fd(fd, h, parts, threads);
+	ret = bg_art_write_fd(fd, h, parts, threads, file_sha);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (close(fd) && !ret)
@@ -305,103 +364,18 @@ int bg_art_write(const char *path, struct bg_art_header *h,
 
 /* ---- Opening ------------------------------------------------------------ */
 
-static int check_header(struct bg_art *a, char *why, size_t whylen)
-{
-	const struct bg_art_header *h = (const void *)a->base;
-	uint8_t d[BG_ART_SHA];
-	uint64_t end = BG_ART_HEADER, chunks = 0;
-	int s;
-
-	if (a->len < BG_ART_HEADER || memcmp(h->magic, BG_ART_MAGIC, BG_ART_MAGIC_LEN)) {
-		bg_whyf(why, whylen, "not a bloomgate artifact (no magic)");
-		return -EBADMSG;
-	}
-	if (h->version != BG_ART_VERSION || h->header_len != BG_ART_HEADER) {
-		bg_whyf(why, whylen, "artifact format version %u (header %u bytes); "
-		     "this bloomgate reads version %u", h->version, h->header_len,
-		     BG_ART_VERSION);
-		return -EPROTO;
-	}
-	header_digest(h, d);
-	if (memcmp(d, h->digest, BG_ART_SHA)) {
-		bg_whyf(why, whylen, "the header's checksum does not match: damaged");
-		return -EBADMSG;
-	}
-	if (h->abi_version != BG_ABI_VERSION) {
-		bg_whyf(why, whylen, "built for datapath ABI %u; this bloomgate's is %u: "
-		     "build it again with this version", h->abi_version,
-		     BG_ABI_VERSION);
-		return -EPROTO;
-	}
-	if (h->kind != BG_ART_FULL && h->kind != BG_ART_DELTA) {
-		bg_whyf(why, whylen, "unknown artifact kind %u", h->kind);
-		return -EBADMSG;
-	}
-	if (h->file_len != a->len) {
-		bg_whyf(why, whylen, "%zu bytes where the header says %" PRIu64
-		     ": truncated or extended", a->len, (uint64_t)h->file_len);
-		return -EBADMSG;
-	}
-	for (s = 0; s < BG_ART_SEC__COUNT; s++) {
-		const struct bg_art_section *sc = &h->sec[s];
-
-		if (!sc->len) {
-			if (sc->off) {
-				bg_whyf(why, whylen, "section %s: an offset without bytes",
-				     sec_names[s]);
-				return -EBADMSG;
-			}
-			continue;
-		}
-		if (sc->off % BG_ART_ALIGN || sc->off < end ||
-		    sc->len > a->len || sc->off > a->len - sc->len) {
-			bg_whyf(why, whylen, "section %s out of place (%" PRIu64 "+%" PRIu64
-			     " in %zu bytes)", sec_names[s], (uint64_t)sc->off,
-			     (uint64_t)sc->len, a->len);
-			return -EBADMSG;
-		}
-		end = sc->off + sc->len;
-		if (s != BG_ART_SEC_DIGESTS)
-			chunks += nchunks(sc->len);
-	}
-	if (h->sec[BG_ART_SEC_DIGESTS].len != chunks * BG_ART_SHA) {
-		bg_whyf(why, whylen, "the digests section has %" PRIu64 " bytes for %"
-		     PRIu64 " chunks", (uint64_t)h->sec[BG_ART_SEC_DIGESTS].len, chunks);
-		return -EBADMSG;
-	}
-	if (h->kind == BG_ART_FULL) {
-		const struct bg_filter_header *fh;
-
-		if (h->sec[BG_ART_SEC_FILTER].len != (uint64_t)h->plan.nelems * 64 ||
-		    !h->plan.nelems) {
-			bg_whyf(why, whylen, "the filter image has %" PRIu64 " bytes where "
-			     "the plan has %u elements",
-			     (uint64_t)h->sec[BG_ART_SEC_FILTER].len, h->plan.nelems);
-			return -EBADMSG;
-		}
-		fh = (const void *)(a->base + h->sec[BG_ART_SEC_FILTER].off);
-		if (!bg_header_ok(fh) || bg_filter_nelems(fh) > h->plan.nelems ||
-		    fh->seed != h->plan.seed) {
-			bg_whyf(why, whylen, "the filter image's header is not sound");
-			return -EBADMSG;
-		}
-	} else if (h->sec[BG_ART_SEC_DELTA].len < BG_ART_HEADER ||
-		   (h->sec[BG_ART_SEC_DELTA].len - BG_ART_HEADER) %
-			   sizeof(struct bg_art_patch)) {
-		bg_whyf(why, whylen, "the delta section is not a header and patches");
-		return -EBADMSG;
-	}
-	a->h = h;
-	return 0;
-}
-
 int bg_art_open_mem(const void *mem, size_t len, struct bg_art *a, char *why,
 		    size_t whylen)
 {
+	int ret;
+
 	memset(a, 0, sizeof(*a));
 	a->base = mem;
 	a->len = len;
-	return check_header(a, why, whylen);
+	ret = bg_art_check(mem, mem, len, why, whylen);
+	if (!ret)
+		a->h = mem;
+	return ret;
 }
 
 int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen)
@@ -440,9 +414,11 @@ int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen)
 	a->base = m;
 	a->len = (size_t)sb.st_size;
 	a->mapped = 1;
-	ret = check_header(a, why, whylen);
+	ret = bg_art_check((const void *)a->base, a->base, a->len, why, whylen);
 	if (ret)
 		bg_art_close(a);
+	else
+		a->h = (const void *)a->base;
 	return ret;
 }
 
@@ -477,6 +453,8 @@ const void *bg_art_sec(const struct bg_art *a, int sec, size_t *len)
 	return s->len ? a->base + s->off : NULL;
 }
 
+static int sources_check(const struct bg_art *a, char *why, size_t whylen);
+
 /* Where section sec's chunk digests start in DIGESTS, in digests. */
 static size_t digest_at(const struct bg_art_header *h, int sec)
 {
@@ -498,6 +476,14 @@ int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
 	int s;
 
 	table = bg_art_sec(a, BG_ART_SEC_DIGESTS, &tlen);
+	/* the table whole (a few KiB): every byte of it is then covered,
+	 * whichever sections are checked */
+	bg_sha256(table, tlen, d);
+	if (tlen && memcmp(d, h->sec[BG_ART_SEC_DIGESTS].sha256, BG_ART_SHA)) {
+		bg_whyf(why, whylen, "the digests section does not match its "
+			"checksum: damaged");
+		return -EBADMSG;
+	}
 	for (s = 0; s < BG_ART_SEC_DIGESTS; s++) {
 		size_t len = h->sec[s].len, n = nchunks(len), at, c;
 		uint8_t (*got)[BG_ART_SHA];
@@ -527,6 +513,8 @@ int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
 			return -EBADMSG;
 		}
 	}
+	if ((mask & (1u << BG_ART_SEC_SOURCES)) && h->sec[BG_ART_SEC_SOURCES].len)
+		return sources_check(a, why, whylen);
 	return 0;
 }
 
@@ -623,12 +611,46 @@ int bg_art_sources_read(const struct bg_art *a, struct bg_art_sources *s)
 {
 	size_t len;
 	const char *t = bg_art_sec(a, BG_ART_SEC_SOURCES, &len);
+	int ret;
 
 	if (!t) {
 		memset(s, 0, sizeof(*s));
 		return -ENOENT;
 	}
-	return bg_art_sources_parse(t, len, s);
+	ret = bg_art_sources_parse(t, len, s);
+	/* the lists the index numbers: as many as the header says */
+	if (!ret && s->n != a->h->nsources) {
+		bg_art_sources_free(s);
+		ret = -EBADMSG;
+	}
+	return ret;
+}
+
+/* The SOURCES section (its digest checked): JSON, one list a source of
+ * the header's, each a role and a SHA-256. */
+static int sources_check(const struct bg_art *a, char *why, size_t whylen)
+{
+	struct bg_art_sources s;
+	size_t i;
+	int ret = bg_art_sources_read(a, &s);
+
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		bg_whyf(why, whylen, "the sources section: not the JSON of %u lists "
+			"(nsources)", a->h->nsources);
+		return -EBADMSG;
+	}
+	for (i = 0; i < s.n && !ret; i++)
+		if ((strcmp(s.v[i].role, "block") && strcmp(s.v[i].role, "allow")) ||
+		    !bg_sha_hex_ok(s.v[i].sha256)) {
+			bg_whyf(why, whylen, "the sources section: list %zu: its role "
+				"is not block or allow, or its sha256 not 64 hex digits",
+				i);
+			ret = -EBADMSG;
+		}
+	bg_art_sources_free(&s);
+	return ret;
 }
 
 static void print_sources(FILE *f, const struct bg_art *a)
@@ -664,7 +686,7 @@ void bg_art_print(FILE *f, const struct bg_art *a, const char *name)
 	struct tm tm;
 	int s, i;
 
-	bg_sha_hex(h->digest, hex);
+	bg_art_file_sha(a, hex);
 	if (gmtime_r(&t, &tm))
 		strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	else
@@ -678,14 +700,20 @@ void bg_art_print(FILE *f, const struct bg_art *a, const char *name)
 	if (h->generation || h->kind == BG_ART_DELTA)
 		fprintf(f, "generation: %" PRIu64 "\n", (uint64_t)h->generation);
 	if (h->kind == BG_ART_DELTA) {
+		static const uint8_t zero[BG_ART_SHA];
 		size_t len;
+		int old;
 
 		bg_art_sec(a, BG_ART_SEC_DELTA, &len);
-		bg_sha_hex(h->base_sha256, hex);
-		fprintf(f, "base:       generation %" PRIu64 ", sha256 %s\n",
-			(uint64_t)h->base_generation, hex);
-		bg_sha_hex(h->result_sha256, hex);
-		fprintf(f, "result:     sha256 %s\n", hex);
+		/* the files' checksums; a delta written before they were
+		 * recorded names its base and result by their headers' */
+		old = !memcmp(h->base_file_sha256, zero, BG_ART_SHA);
+		bg_sha_hex(old ? h->base_sha256 : h->base_file_sha256, hex);
+		fprintf(f, "base:       generation %" PRIu64 ", %s %s\n",
+			(uint64_t)h->base_generation, old ? "header digest" : "sha256",
+			hex);
+		bg_sha_hex(old ? h->result_sha256 : h->result_file_sha256, hex);
+		fprintf(f, "result:     %s %s\n", old ? "header digest" : "sha256", hex);
 		fprintf(f, "patches:    %zu elements of 64 bytes\n",
 			(len - BG_ART_HEADER) / sizeof(struct bg_art_patch));
 	}
@@ -799,255 +827,4 @@ int bg_art_find(void *ctx, const char *arg, struct bg_explain_hit **hits,
 	*hits = v;
 	*n = na;
 	return 0;
-}
-
-/* ---- Deltas ------------------------------------------------------------- */
-
-struct diff_job {
-	const uint8_t *a, *b;
-	size_t nelems;
-	unsigned int nt;
-	uint32_t *idx[BG_PARSE_WORKERS_MAX];
-	size_t n[BG_PARSE_WORKERS_MAX];
-	int nomem;
-};
-
-static void job_diff(void *ctx, unsigned int t)
-{
-	struct diff_job *j = ctx;
-	size_t e0 = j->nelems * t / j->nt, e1 = j->nelems * (t + 1) / j->nt, e;
-	size_t cap = 0, n = 0;
-	uint32_t *v = NULL;
-
-	for (e = e0; e < e1; e++) {
-		if (!memcmp(j->a + e * 64, j->b + e * 64, 64))
-			continue;
-		if (n == cap) {
-			uint32_t *nv;
-
-			cap = cap ? cap * 2 : 1024;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				j->nomem = 1;
-				break;
-			}
-			v = nv;
-		}
-		v[n++] = (uint32_t)e;
-	}
-	j->idx[t] = v;
-	j->n[t] = n;
-}
-
-/* The elements of a and b (nelems each) that differ, appended to out as
- * patches of section sec. */
-static int diff_sec(const uint8_t *a, const uint8_t *b, size_t nelems, __u32 sec,
-		    struct bg_art_patch **out, size_t *n, size_t *cap,
-		    unsigned int threads)
-{
-	struct diff_job j = { .a = a, .b = b, .nelems = nelems };
-	unsigned int t;
-	int ret = 0;
-
-	j.nt = bg_par_threads(threads);
-	bg_par_run(j.nt, job_diff, &j);
-	for (t = 0; t < j.nt; t++) {
-		size_t i;
-
-		if (!ret && (j.nomem || *n + j.n[t] > *cap)) {
-			size_t nc = (*n + j.n[t]) * 2 + 16;
-			struct bg_art_patch *np = j.nomem ? NULL :
-						  realloc(*out, nc * sizeof(**out));
-
-			if (!np)
-				ret = -ENOMEM;
-			else {
-				*out = np;
-				*cap = nc;
-			}
-		}
-		for (i = 0; !ret && i < j.n[t]; i++) {
-			struct bg_art_patch *p = &(*out)[(*n)++];
-
-			p->sec = sec;
-			p->elem = j.idx[t][i];
-			memcpy(p->data, b + (size_t)j.idx[t][i] * 64, 64);
-		}
-		free(j.idx[t]);
-	}
-	return ret;
-}
-
-int bg_art_delta_write_fd(int fd, const struct bg_art *base,
-			  const struct bg_art *res, uint64_t generation,
-			  unsigned int threads, size_t *patches)
-{
-	static const int secs[] = { BG_ART_SEC_FILTER, BG_ART_SEC_INDEX };
-	struct bg_art_patch *pv = NULL;
-	struct bg_art_header h;
-	struct bg_art_parts parts;
-	size_t n = 0, cap = 0, i;
-	uint8_t *delta;
-	int ret = 0;
-
-	if (base->h->kind != BG_ART_FULL || res->h->kind != BG_ART_FULL ||
-	    base->h->plan.seed != res->h->plan.seed)
-		return -EXDEV;
-	for (i = 0; i < 2; i++)
-		if (base->h->sec[secs[i]].len != res->h->sec[secs[i]].len ||
-		    base->h->sec[secs[i]].len % 64)
-			return -EXDEV;
-	for (i = 0; !ret && i < 2; i++) {
-		size_t la, lb;
-		const uint8_t *a = bg_art_sec(base, secs[i], &la);
-		const uint8_t *b = bg_art_sec(res, secs[i], &lb);
-
-		if (la)
-			ret = diff_sec(a, b, la / 64, (__u32)secs[i], &pv, &n, &cap,
-				       threads);
-	}
-	if (ret) {
-		free(pv);
-		return ret;
-	}
-	delta = malloc(BG_ART_HEADER + n * sizeof(*pv));
-	if (!delta) {
-		free(pv);
-		return -ENOMEM;
-	}
-	memcpy(delta, res->h, BG_ART_HEADER);
-	if (n)
-		memcpy(delta + BG_ART_HEADER, pv, n * sizeof(*pv));
-	free(pv);
-	memset(&h, 0, sizeof(h));
-	h.kind = BG_ART_DELTA;
-	h.generation = generation ? generation : res->h->generation;
-	h.base_generation = base->h->generation;
-	h.created = res->h->created;
-	h.nsources = res->h->nsources;
-	h.plan = res->h->plan;
-	memcpy(h.base_sha256, base->h->digest, BG_ART_SHA);
-	memcpy(h.result_sha256, res->h->digest, BG_ART_SHA);
-	memset(&parts, 0, sizeof(parts));
-	parts.data[BG_ART_SEC_SOURCES] = bg_art_sec(res, BG_ART_SEC_SOURCES,
-						    &parts.len[BG_ART_SEC_SOURCES]);
-	parts.data[BG_ART_SEC_DELTA] = delta;
-	parts.len[BG_ART_SEC_DELTA] = BG_ART_HEADER + n * sizeof(*pv);
-	ret = bg_art_write_fd(fd, &h, &parts, threads);
-	free(delta);
-	if (patches)
-		*patches = n;
-	return ret;
-}
-
-int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
-		       const char *path, unsigned int threads, char *why,
-		       size_t whylen)
-{
-	const struct bg_art_header *rh;
-	const struct bg_art_patch *pv;
-	struct bg_art_header h;
-	struct bg_art_parts parts;
-	uint8_t *img[BG_ART_SEC__COUNT] = { 0 };
-	size_t dlen, n, i;
-	const uint8_t *dsec;
-	int ret = 0, s;
-
-	if (why && whylen)
-		*why = 0;
-	if (d->h->kind != BG_ART_DELTA) {
-		bg_whyf(why, whylen, "not a delta");
-		return -EINVAL;
-	}
-	if (base->h->kind != BG_ART_FULL ||
-	    memcmp(base->h->digest, d->h->base_sha256, BG_ART_SHA)) {
-		bg_whyf(why, whylen, "a delta against another base (generation %"
-		     PRIu64 "): this gateway runs generation %" PRIu64,
-		     (uint64_t)d->h->base_generation, (uint64_t)base->h->generation);
-		return -ESTALE;
-	}
-	dsec = bg_art_sec(d, BG_ART_SEC_DELTA, &dlen);
-	rh = (const void *)dsec;
-	if (memcmp(rh->magic, BG_ART_MAGIC, BG_ART_MAGIC_LEN) || rh->kind != BG_ART_FULL ||
-	    memcmp(rh->digest, d->h->result_sha256, BG_ART_SHA)) {
-		bg_whyf(why, whylen, "the delta's result header is not the one it names");
-		return -EBADMSG;
-	}
-	memset(&parts, 0, sizeof(parts));
-	for (s = BG_ART_SEC_FILTER; s <= BG_ART_SEC_INDEX; s++) {
-		size_t bl;
-		const void *b = bg_art_sec(base, s, &bl);
-
-		if (bl != rh->sec[s].len) {
-			bg_whyf(why, whylen, "the delta's %s section has another size than "
-			     "the base's", sec_names[s]);
-			ret = -EBADMSG;
-			goto out;
-		}
-		if (!bl)
-			continue;
-		img[s] = malloc(bl);
-		if (!img[s]) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		memcpy(img[s], b, bl);
-		parts.data[s] = img[s];
-		parts.len[s] = bl;
-	}
-	pv = (const void *)(dsec + BG_ART_HEADER);
-	n = (dlen - BG_ART_HEADER) / sizeof(*pv);
-	for (i = 0; i < n; i++) {
-		if ((pv[i].sec != BG_ART_SEC_FILTER && pv[i].sec != BG_ART_SEC_INDEX) ||
-		    (uint64_t)pv[i].elem * 64 + 64 > parts.len[pv[i].sec]) {
-			bg_whyf(why, whylen, "patch %zu is out of range", i);
-			ret = -EBADMSG;
-			goto out;
-		}
-		memcpy(img[pv[i].sec] + (size_t)pv[i].elem * 64, pv[i].data, 64);
-	}
-	parts.data[BG_ART_SEC_SOURCES] = bg_art_sec(d, BG_ART_SEC_SOURCES,
-						    &parts.len[BG_ART_SEC_SOURCES]);
-	/* The result's header, its sections recomputed from what the patches
-	 * made: its digest is then the one the delta names only if every
-	 * section came out as the publisher's did. */
-	h = *rh;
-	{
-		char tmp[4096];
-		int fd;
-
-		if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
-		    (int)sizeof(tmp)) {
-			ret = -ENAMETOOLONG;
-			goto out;
-		}
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			ret = -errno;
-			bg_whyf(why, whylen, "%s: %s", tmp, strerror(-ret));
-			goto out;
-		}
-		ret = bg_art_write_fd(fd, &h, &parts, threads);
-		if (!ret && memcmp(h.digest, d->h->result_sha256, BG_ART_SHA)) {
-			bg_whyf(why, whylen, "the result of the delta does not match its "
-			     "checksum");
-			ret = -EBADMSG;
-		}
-		if (!ret && fsync(fd))
-			ret = -errno;
-		if (close(fd) && !ret)
-			ret = -errno;
-		if (!ret && rename(tmp, path))
-			ret = -errno;
-		if (ret) {
-			if (why && !*why)
-				bg_whyf(why, whylen, "cannot write %s: %s", path,
-				     strerror(-ret));
-			unlink(tmp);
-		}
-	}
-out:
-	for (s = 0; s < BG_ART_SEC__COUNT; s++)
-		free(img[s]);
-	return ret;
 }

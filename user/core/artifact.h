@@ -19,6 +19,11 @@
 #include "core/filter.h"
 #include "core/sha.h"
 
+/* Lists an artifact names at most (its index numbers a list in 16 bits,
+ * BG_AI_SOURCES_MAX + 1), and the largest SOURCES section read. */
+#define BG_ART_SOURCES_MAX 65536u
+#define BG_ART_SOURCES_BYTES (64u << 20)
+
 /* The plan's part of a header, from a plan (bg_filter_plan) and seed. */
 void bg_art_plan_fill(struct bg_art_plan *ap, const struct bg_filter_params *p,
 		      uint64_t seed);
@@ -40,14 +45,18 @@ struct bg_art_parts {
 /*
  * Completes h (sections, digests, file_len, header digest) for parts and
  * writes the artifact to fd from its current offset (header, sections,
- * padding, digests). threads: 0 every CPU. 0 or -errno.
+ * padding, digests). threads: 0 every CPU. file_sha (may be NULL): the
+ * SHA-256 of the bytes written, the file's checksum, hashed as they are
+ * written (one sequential pass). 0 or -errno.
  */
 int bg_art_write_fd(int fd, struct bg_art_header *h,
-		    const struct bg_art_parts *parts, unsigned int threads);
+		    const struct bg_art_parts *parts, unsigned int threads,
+		    uint8_t file_sha[BG_ART_SHA]);
 /* The same into path, atomically (a temporary file beside it, fsync'd,
  * renamed over path). */
 int bg_art_write(const char *path, struct bg_art_header *h,
-		 const struct bg_art_parts *parts, unsigned int threads);
+		 const struct bg_art_parts *parts, unsigned int threads,
+		 uint8_t file_sha[BG_ART_SHA]);
 
 /* An artifact opened for reading: mapped read-only, the header checked. */
 struct bg_art {
@@ -58,18 +67,33 @@ struct bg_art {
 };
 
 /*
- * Opens path (or mem: borrowed, not copied) and checks the header: the
- * magic, version, header length, ABI, kind, the header's digest, the
- * file's length, each section's bounds and alignment, the DIGESTS
- * section's size, and for a full artifact the filter image's header
- * (bg_header_ok(), its element count the plan's). Section contents are
- * not read: bg_art_verify(). -EBADMSG (why says what), -EPROTO (another
- * version or ABI), or the open's -errno.
+ * Opens path (or mem: borrowed, not copied) and checks every field of the
+ * header (bg_art_check()): the magic, version, header length, ABI, kind,
+ * the header's digest, the file's length, every field of the plan, each
+ * section's place and length, the padding, and for a full artifact the
+ * filter image's header and the index's, for a delta the header of its
+ * result. Section contents are not read: bg_art_verify(). -EBADMSG (why
+ * names the field and says why), -EPROTO (another version or ABI), or the
+ * open's -errno.
  */
 int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen);
 int bg_art_open_mem(const void *mem, size_t len, struct bg_art *a, char *why,
 		    size_t whylen);
 void bg_art_close(struct bg_art *a);
+/*
+ * The checks of bg_art_open() on the len bytes at base (h: its first
+ * BG_ART_HEADER, when len has them), nothing allocated: one line in why
+ * naming the field (user/core/artcheck.c).
+ */
+int bg_art_check(const struct bg_art_header *h, const uint8_t *base, size_t len,
+		 char *why, size_t whylen);
+/* The artifact's checksum: the SHA-256 of the whole file, in hex (what
+ * `sha256sum` prints; one sequential read of it). */
+void bg_art_file_sha(const struct bg_art *a, char hex[65]);
+/* A full artifact's plan as a load's (bg_art_plan_params()), with its
+ * tables where the filter image has them: bg_filter_used() is then the
+ * elements the filter takes, for a growing capacity's rule. */
+void bg_art_params(const struct bg_art *a, struct bg_filter_params *p);
 /* 1 when the file at path starts with BG_ART_MAGIC; 0 when not (or it
  * cannot be read: the caller's open says why). */
 int bg_art_is_artifact(const char *path);
@@ -79,10 +103,11 @@ const void *bg_art_sec(const struct bg_art *a, int sec, size_t *len);
 
 /*
  * Checks the sections of mask (bit 1 << BG_ART_SEC_*) against their
- * digests, on threads threads (0: every CPU). With dst[sec] not NULL,
- * section sec is also copied there, chunk by chunk, as it is hashed (one
- * read of the file for both: `load` fills the new filter map so). 0, or
- * -EBADMSG naming the section and chunk.
+ * digests, on threads threads (0: every CPU), and the DIGESTS section
+ * against its own; SOURCES is also read (JSON, nsources lists). With
+ * dst[sec] not NULL, section sec is also copied there, chunk by chunk, as
+ * it is hashed (one read of the file for both: `load` fills the new filter
+ * map so). 0, or -EBADMSG naming the section and chunk.
  */
 int bg_art_verify(const struct bg_art *a, unsigned int mask, void *const *dst,
 		  unsigned int threads, char *why, size_t whylen);
@@ -110,7 +135,8 @@ struct bg_art_sources {
 	char *options; /* the options object as JSON text, or NULL */
 };
 
-/* 0, -ENOENT (no SOURCES section), -EBADMSG (not its JSON), -ENOMEM. */
+/* 0, -ENOENT (no SOURCES section), -EBADMSG (not its JSON, or not
+ * nsources lists), -ENOMEM. */
 int bg_art_sources_read(const struct bg_art *a, struct bg_art_sources *s);
 int bg_art_sources_parse(const char *text, size_t len, struct bg_art_sources *s);
 void bg_art_sources_free(struct bg_art_sources *s);
@@ -143,9 +169,10 @@ int bg_art_find(void *ctx, const char *arg, struct bg_explain_hit **hits,
  * The delta from full artifact base to full artifact res (same seed and
  * plan, sections of the same size: res made by patching base's images),
  * as a delta artifact into fd: res's header (whole, in the DELTA's
- * result), res's SOURCES, and a patch for every 64-byte element of
- * FILTER and INDEX that differs. -EXDEV when the two cannot be diffed
- * (other sizes or seed): ship res whole.
+ * result), res's SOURCES, the two files' SHA-256, and a patch for every
+ * 64-byte element of FILTER and INDEX that differs, in (section, element)
+ * order. -EXDEV when the two cannot be diffed (other sizes or seed): ship
+ * res whole. (In artdelta.c.)
  */
 int bg_art_delta_write_fd(int fd, const struct bg_art *base,
 			  const struct bg_art *res, uint64_t generation,
@@ -154,11 +181,14 @@ int bg_art_delta_write_fd(int fd, const struct bg_art *base,
 /*
  * Applies delta d to base (which must be the full artifact whose digest is
  * d's base_sha256: else -ESTALE) and writes the resulting full artifact to
- * path (atomically); it is verified against the result's digest before it
- * replaces anything (-EBADMSG). why says what failed.
+ * path (atomically); it is verified against the result's digest, and its
+ * bytes against the result file's SHA-256 when d records it, before it
+ * replaces anything (-EBADMSG; so is a patch out of range or out of
+ * order). file_sha (may be NULL): the SHA-256 of the file written. why
+ * says what failed.
  */
 int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
-		       const char *path, unsigned int threads, char *why,
-		       size_t whylen);
+		       const char *path, unsigned int threads,
+		       uint8_t file_sha[BG_ART_SHA], char *why, size_t whylen);
 
 #endif

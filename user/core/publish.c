@@ -223,6 +223,7 @@ static int try_delta(const struct bg_pub_opts *o, struct bg_art_built *nb,
 	size_t oi = 0, flen, ilen;
 	const void *bf, *bi;
 	void *img = NULL, *idx = NULL;
+	uint8_t fsha[BG_ART_SHA];
 	char why[300];
 	double t0 = now_ms(), target;
 	int ret, fd, base_open = 0;
@@ -314,10 +315,11 @@ static int try_delta(const struct bg_pub_opts *o, struct bg_art_built *nb,
 	parts.len[BG_ART_SEC_FILTER] = flen;
 	parts.data[BG_ART_SEC_INDEX] = idx;
 	parts.len[BG_ART_SEC_INDEX] = ilen;
-	ret = bg_art_write(o->out_full, &h, &parts, o->threads);
+	ret = bg_art_write(o->out_full, &h, &parts, o->threads, fsha);
 	if (ret)
 		goto out;
 	res->h = h;
+	bg_sha_hex(fsha, res->sha256);
 	ret = bg_art_open(o->out_full, &full, why, sizeof(why));
 	if (ret)
 		goto out;
@@ -427,7 +429,7 @@ int bg_publish_build(const struct bg_pub_opts *o, struct bg_pub_result *res,
 			return ret;
 	}
 	/* full: the new lists' own build */
-	ret = bg_art_built_write(&nb, o->out_full, o->threads);
+	ret = bg_art_built_write(&nb, o->out_full, o->threads, res->sha256);
 	if (!ret && !bg_art_open(o->out_full, &a, why, sizeof(why))) {
 		res->h = *a.h;
 		bg_art_close(&a);

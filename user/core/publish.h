@@ -57,6 +57,7 @@ struct bg_pub_result {
 	double predicted_addr; /* the Bloom part's rate, bits of removed
 				  keys included (delta) */
 	struct bg_art_header h; /* the full artifact's, as written */
+	char sha256[65]; /* the full artifact's checksum: its file's SHA-256 */
 	double ms_parse, ms_patch, ms_write; /* the delta's work */
 };
 

@@ -38,6 +38,32 @@ void bg_sha_hex(const uint8_t sha[BG_SHA_LEN], char out[65])
 	bg_hex(sha, BG_SHA_LEN, out);
 }
 
+int bg_sha_hex_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < 2 * BG_SHA_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return !s[2 * BG_SHA_LEN];
+}
+
+static int nibble(char c)
+{
+	return c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+int bg_sha_unhex(const char *s, uint8_t out[BG_SHA_LEN])
+{
+	size_t i;
+
+	if (!bg_sha_hex_ok(s))
+		return -EINVAL;
+	for (i = 0; i < BG_SHA_LEN; i++)
+		out[i] = (uint8_t)(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+	return 0;
+}
+
 int bg_sha256_file(const char *path, char out[65])
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();

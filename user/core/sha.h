@@ -18,6 +18,12 @@ void bg_sha256(const void *data, size_t len, uint8_t out[BG_SHA_LEN]);
 void bg_hex(const uint8_t *d, size_t n, char *out);
 /* Hex of a digest (65 bytes with the NUL). */
 void bg_sha_hex(const uint8_t sha[BG_SHA_LEN], char out[65]);
+/* 1 when s is a digest as bg_sha_hex() writes it: 64 lowercase hex digits
+ * and the NUL. */
+int bg_sha_hex_ok(const char *s);
+/* The digest a bg_sha_hex_ok() string spells, into out; -EINVAL (out
+ * untouched) when it is not one. */
+int bg_sha_unhex(const char *s, uint8_t out[BG_SHA_LEN]);
 /* SHA-256 of the file at path, as hex, into out: what a fetch records of a
  * copy, the provenance index of what it indexes, and an artifact of each
  * list it is built from. 0 or -errno (-ENOENT: no such file). */

@@ -54,7 +54,10 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 	void *mem;
 	int ret, fd, rec, keep, made;
 
-	bg_art_plan_params(ap, &r->plan);
+	/* the plan with its tables where the image has them: a growing
+	 * capacity is then sized from what the filter takes, never from a
+	 * header's number (bg_art_open() checked every field) */
+	bg_art_params(a, &r->plan);
 	r->seed = ap->seed;
 	r->fpr = ap->target;
 	if (a->h->kind != BG_ART_FULL)
