@@ -343,6 +343,25 @@ static void test_damage_refused(void **state)
 	bg_art_built_free(&b);
 }
 
+/* The delta from full artifact g1 to g2 (names in dir) written to out:
+ * the three opened; its patches. */
+static size_t make_delta(const char *g1, const char *g2, const char *out,
+			 struct bg_art *base, struct bg_art *res, struct bg_art *d)
+{
+	char why[256];
+	size_t n = 0;
+	int fd;
+
+	assert_int_equal(bg_art_open(path_of(g1), base, why, sizeof(why)), 0);
+	assert_int_equal(bg_art_open(path_of(g2), res, why, sizeof(why)), 0);
+	fd = open(path_of(out), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(bg_art_delta_write_fd(fd, base, res, 2, 0, &n), 0);
+	close(fd);
+	assert_int_equal(bg_art_open(path_of(out), d, why, sizeof(why)), 0);
+	return n;
+}
+
 /* Two generations of the same plan (the second: some elements of the
  * first's filter and index changed), their delta, and its apply. */
 static void test_delta_rebuilds_the_result(void **state)
@@ -352,7 +371,6 @@ static void test_delta_rebuilds_the_result(void **state)
 	uint8_t *buf;
 	size_t len, n = 0, dlen;
 	char why[256];
-	int fd;
 	uint8_t *f, *ix;
 
 	(void)state;
@@ -370,14 +388,8 @@ static void test_delta_rebuilds_the_result(void **state)
 	b.h.generation = 2;
 	write_art(&b, "g2.bga", &buf, &len);
 	free(buf);
-	assert_int_equal(bg_art_open(path_of("g1.bga"), &base, why, sizeof(why)), 0);
-	assert_int_equal(bg_art_open(path_of("g2.bga"), &res, why, sizeof(why)), 0);
-	fd = open(path_of("d2.bga"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(bg_art_delta_write_fd(fd, &base, &res, 2, 0, &n), 0);
-	close(fd);
+	n = make_delta("g1.bga", "g2.bga", "d2.bga", &base, &res, &d);
 	assert_int_equal(n, 4);
-	assert_int_equal(bg_art_open(path_of("d2.bga"), &d, why, sizeof(why)), 0);
 	assert_int_equal(d.h->kind, BG_ART_DELTA);
 	assert_int_equal(d.h->base_generation, 1);
 	assert_int_equal(bg_art_verify(&d, ~0u, NULL, 0, why, sizeof(why)), 0);
@@ -684,9 +696,9 @@ static void test_forged_delta(void **state)
 	struct bg_art_built b;
 	struct bg_art base, res, d;
 	uint8_t *buf, *f;
-	size_t len, n = 0, i;
+	size_t len, i;
 	char why[512];
-	int fd, ret;
+	int ret;
 
 	(void)state;
 	build_lists(&b, SEED, forge_lists, 2);
@@ -699,14 +711,7 @@ static void test_forged_delta(void **state)
 	b.h.generation = 2;
 	write_art(&b, "fd2.bga", &buf, &len);
 	free(buf);
-	assert_int_equal(bg_art_open(path_of("fd1.bga"), &base, why, sizeof(why)), 0);
-	assert_int_equal(bg_art_open(path_of("fd2.bga"), &res, why, sizeof(why)), 0);
-	fd = open(path_of("fd.delta"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(bg_art_delta_write_fd(fd, &base, &res, 2, 0, &n), 0);
-	close(fd);
-	assert_int_equal(n, 2);
-	assert_int_equal(bg_art_open(path_of("fd.delta"), &d, why, sizeof(why)), 0);
+	assert_int_equal(make_delta("fd1.bga", "fd2.bga", "fd.delta", &base, &res, &d), 2);
 	assert_int_equal(try_delta(&base, &d, d_nothing, why, sizeof(why)), 0);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ret = try_delta(&base, &d, cases[i].fn, why, sizeof(why));

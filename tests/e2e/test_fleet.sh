@@ -21,10 +21,26 @@
 #                                  flows, every gateway keeps enforcing;
 #                                  back up, all catch up with a publish
 #   damaged_artifact_refused       a generation whose artifact has one
-#                                  flipped byte: refused everywhere, the
-#                                  filter intact, the error reported
+#                                  flipped byte: refused everywhere (by its
+#                                  SHA-256 against the store's, then, the
+#                                  store's checksum made the damaged
+#                                  file's, by the verification), the filter
+#                                  intact, the error reported; its bytes
+#                                  repaired in the store: taken by all
+#                                  without a reload
+#   rows_deleted_not_rolled_back   the newest generation's rows deleted:
+#                                  every gateway refuses the older one,
+#                                  logs it and keeps its own, fleet status
+#                                  shows them ahead; gateway 1's second
+#                                  agent (allow_rollback: true) takes it;
+#                                  the next publish does not reuse the
+#                                  number
 #   killed_gateway_catches_up      an agent killed with kill -9 misses a
 #                                  generation and catches up once restarted
+#   status_escapes_store_text      a gateway row whose name and error hold
+#                                  escape sequences, a newline, UTF-8:
+#                                  fleet status prints them escaped, one
+#                                  row, ASCII; --json too, jq reads them back
 set -u
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -140,6 +156,7 @@ gw() { # I CMD... : bloomgate in gateway I's namespace (1b: gateway 1's), with i
 agent_start() { # I [NS-INDEX IFACE]: gateway I, or a second agent I in NS-INDEX's namespace
 	local i=$1 ns=${2:-$1} ifc=${3:-g0}
 	mkdir -p "$T/gw$i"
+	# the second agent takes an older generation when the store's go back
 	cat >"$T/gw$i.yaml" <<-EOF
 	interfaces:
 	  - name: $ifc
@@ -150,6 +167,7 @@ agent_start() { # I [NS-INDEX IFACE]: gateway I, or a second agent I in NS-INDEX
 	  gateway: gw$i
 	  poll: 30s
 	  report: 1s
+	  allow_rollback: $([ -n "${2:-}" ] && echo true || echo false)
 	EOF
 	BLOOMGATE_PIN_DIR=$PIN_BASE-$i nsenter --net="/run/netns/${PFX}g$ns" \
 		"$BG_BIN" agent --config "$T/gw$i.yaml" {E2E_LOCK_FD}>&- >>"$T/gw$i.log" 2>&1 &
@@ -175,6 +193,7 @@ all_reported() { [ "$(status_json | jq '.gateways | length')" = "$((N + 1))" ]; 
 # Gateways whose report carries an error containing TEXT.
 erred() { status_json | jq --arg t "$1" '[.gateways[] | select(.last_error | contains($t))] | length'; }
 all_erred() { [ "$(erred "$1")" = "$((N + 1))" ]; }
+erred_n() { [ "$(erred "$1")" = "$2" ]; } # TEXT COUNT
 none_erred() { [ "$(erred "$1")" = 0 ]; }
 
 # The publisher's lists: FILLER addresses and the test's own entries.
@@ -341,39 +360,119 @@ expect_dropped p3 198.51.100.30
 expect_passed p3 198.51.100.50 5
 t_end "$E2E_NAME"
 
+psql_run() { # SQL on stdin, as the test's superuser
+	psql -q -v ON_ERROR_STOP=1 "$URL" >/dev/null 2>"$T/psql.err" || {
+		t_fail "psql: $(cat "$T/psql.err")"
+		return 1
+	}
+}
+
 E2E_NAME=damaged_artifact_refused
 t_begin
 # generation 4: a whole filter with 198.51.100.40, one byte of its filter
-# image flipped after it was checksummed, stored as the publisher would
+# image flipped after it was checksummed, stored as a publisher would.
+# Made by a publisher (its header says generation 4, which a gateway
+# checks) of a scratch database of the cluster, numbered to follow ours.
 LISTED=(198.51.100.11 198.51.100.20 198.51.100.30 198.51.100.40)
 write_lists
-"$BG_BIN" build "$T/block.txt" -o "$PG/bad.bga" >/dev/null 2>&1 || t_fail "build of the damaged artifact"
-read -r foff flen < <("$BG_BIN" inspect "$PG/bad.bga" | awk '$1 == "section:" && $2 == "filter" { print $6, $3 }')
-sha=$("$BG_BIN" inspect "$PG/bad.bga" | awk '$1 == "checksum:" { print $3 }')
-pos=$((foff + flen / 2))
-flip_byte "$PG/bad.bga" "$pos"
-chown postgres "$PG/bad.bga"
+SCRATCH=${URL/\/bloomgate\?/\/bgscratch?}
+psql -q "$URL" -c "CREATE DATABASE bgscratch" >/dev/null 2>"$T/psql.err" || t_fail "scratch: $(cat "$T/psql.err")"
+"$BG_BIN" publish --db "$SCRATCH" --state "$T/pub2" --full "$T/block.txt" >/dev/null 2>&1 &&
+	psql -q "$SCRATCH" -c "UPDATE bloomgate_meta SET value = '3' WHERE key = 'last_generation'" \
+		>/dev/null 2>&1 &&
+	"$BG_BIN" publish --db "$SCRATCH" --state "$T/pub2" --full "$T/block.txt" >"$T/pub2.out" 2>&1 &&
+	grep -q "generation:  *4 published" "$T/pub2.out" && cp "$T/pub2/current.bga" "$PG/good.bga" ||
+	t_fail "the scratch publisher's generation 4: $(cat "$T/pub2.out")"
+read -r foff flen < <("$BG_BIN" inspect "$PG/good.bga" | awk '$1 == "section:" && $2 == "filter" { print $6, $3 }')
+good=$("$BG_BIN" inspect "$PG/good.bga" | awk '$1 == "checksum:" { print $3 }')
+[ "$good" = "$(sha256sum "$PG/good.bga" | cut -d' ' -f1)" ] || t_fail "inspect's checksum $good is not sha256sum's"
+cp "$PG/good.bga" "$PG/bad.bga"
+flip_byte "$PG/bad.bga" "$((foff + flen / 2))"
+bad=$(sha256sum "$PG/bad.bga" | cut -d' ' -f1)
+chown postgres "$PG/good.bga" "$PG/bad.bga"
 size=$(stat -c %s "$PG/bad.bga")
-psql -q -v ON_ERROR_STOP=1 "$URL" >/dev/null 2>"$T/psql.err" <<-EOF || t_fail "storing the damaged generation: $(cat "$T/psql.err")"
+psql_run <<-EOF
 	BEGIN;
 	INSERT INTO bloomgate_generations (generation, kind, sha256, full_bytes)
-		VALUES (4, 'full', '$sha', $size);
+		VALUES (4, 'full', '$good', $size);
 	INSERT INTO bloomgate_chunks (generation, part, seq, data)
 		VALUES (4, 'full', 0, pg_read_binary_file('$PG/bad.bga'));
 	NOTIFY bloomgate_generation, '4';
 	COMMIT;
 EOF
-wait_until 60 all_erred "damaged" || t_fail "$(erred damaged) of $N gateways reported the damaged artifact"
+# its bytes are not the store's checksum: refused as it is fetched
+wait_until 60 all_erred "does not match the store's checksum" ||
+	t_fail "$(erred "does not match the store's checksum") of $N gateways refused the damaged bytes"
+# the store's checksum made the damaged file's (a publisher's bug): each
+# gateway takes it, and its verification refuses it
+psql_run <<-EOF
+	UPDATE bloomgate_generations SET sha256 = '$bad' WHERE generation = 4;
+	NOTIFY bloomgate_generation, '4';
+EOF
+wait_until 60 all_erred "filter section is damaged" ||
+	t_fail "$(erred "filter section is damaged") of $N gateways refused the damaged filter"
 [ "$(at_gen 3)" = "$((N + 1))" ] || t_fail "$(at_gen 3) of $((N + 1)) agents still report generation 3"
 traffic_all p4 5 198.51.100.20 198.51.100.40 198.51.100.50
 expect_dropped p4 198.51.100.20
 expect_passed p4 198.51.100.40 5
 expect_passed p4 198.51.100.50 5
-# the next good generation (a full one: 4 is not the publisher's) mends all
-publish
-grep -q "generation:  *5 published (full)" <<<"$PUB_OUT" || t_fail "not generation 5, full: $PUB_OUT"
-wait_until 60 all_at 5 || t_fail "$(at_gen 5) of $N gateways report generation 5"
+# repaired in the store: the same generation, intact bytes, taken by all
+# at the next fetch, without a reload (a refused generation is known by
+# its bytes, not by its number or its header)
+psql_run <<-EOF
+	BEGIN;
+	UPDATE bloomgate_chunks SET data = pg_read_binary_file('$PG/good.bga')
+		WHERE generation = 4;
+	UPDATE bloomgate_generations SET sha256 = '$good' WHERE generation = 4;
+	NOTIFY bloomgate_generation, '4';
+	COMMIT;
+EOF
+wait_until 60 all_at 4 || t_fail "$(at_gen 4) of $((N + 1)) agents took the repaired generation 4"
 wait_until 10 none_erred damaged || t_fail "$(erred damaged) gateways still report the damage"
+traffic_all p4b 5 198.51.100.40 198.51.100.50
+expect_dropped p4b 198.51.100.40
+expect_passed p4b 198.51.100.50 5
+# the next generation (a full one: 4 is not the publisher's)
+LISTED+=(198.51.100.41)
+write_lists
+publish
+grep -q "generation:  *5 published (full), sha256 " <<<"$PUB_OUT" || t_fail "not generation 5, full: $PUB_OUT"
+[ "$(sed -n 's/^generation: .* sha256 //p' <<<"$PUB_OUT")" = "$(sha256sum "$T/pub/current.bga" | cut -d' ' -f1)" ] ||
+	t_fail "publish's sha256 is not sha256sum's of the generation: $PUB_OUT"
+wait_until 60 all_at 5 || t_fail "$(at_gen 5) of $N gateways report generation 5"
+t_end "$E2E_NAME"
+
+E2E_NAME=rows_deleted_not_rolled_back
+t_begin
+# generation 5's rows deleted: the store's newest is 4 again
+psql_run <<-EOF
+	DELETE FROM bloomgate_generations WHERE generation = 5;
+	NOTIFY bloomgate_generation, '4';
+EOF
+wait_until 60 erred_n "older than generation 5 applied here" "$N" ||
+	t_fail "$(erred "older than generation 5 applied here") of $N gateways refused the older generation"
+wait_until 60 gen_is 1b 4 || t_fail "gateway 1's second agent (allow_rollback) reports $(gen_of 1b), not 4"
+[ "$(at_gen 5)" = "$N" ] || t_fail "$(at_gen 5) of $N gateways still report generation 5"
+for ((i = 1; i <= N; i++)); do
+	grep -q "the store's newest generation 4 is older than generation 5 applied here: refused" "$T/gw$i.log" ||
+		t_fail "gateway $i did not log the refusal"
+done
+grep -q "the store's newest generation 4 is older than generation 5 applied here: taken (allow_rollback)" \
+	"$T/gw1b.log" || t_fail "the second agent did not log what it took: $(tail -n 3 "$T/gw1b.log")"
+traffic_all p5 5 198.51.100.41 198.51.100.50
+expect_dropped p5 198.51.100.41
+expect_passed p5 198.51.100.50 5
+# fleet status: ahead of the store
+ahead=$(status_json | jq '[.gateways[] | select(.lag_generations == -1 and .ahead)] | length')
+[ "$ahead" = "$N" ] || t_fail "$ahead of $N gateways shown ahead in --json"
+"$BG_BIN" fleet status --db "$URL" >"$T/status.txt" 2>&1
+awk '$1 == "gw2" && $2 == 5 && $3 == -1 && / ahead /' "$T/status.txt" | grep -q . ||
+	t_fail "gateway 2 is not shown ahead: $(grep '^gw2 ' "$T/status.txt")"
+# the next publish takes 6, never 5 again
+publish
+grep -q "generation:  *6 published" <<<"$PUB_OUT" || t_fail "not generation 6: $PUB_OUT"
+wait_until 60 all_at 6 || t_fail "$(at_gen 6) of $((N + 1)) agents report generation 6"
+wait_until 10 none_erred "older than" || t_fail "$(erred "older than") gateways still report the refusal"
 t_end "$E2E_NAME"
 
 E2E_NAME=killed_gateway_catches_up
@@ -383,22 +482,53 @@ LISTED=(198.51.100.11 198.51.100.20 198.51.100.30 198.51.100.40 198.51.100.60)
 write_lists
 publish
 [ "$PUB_RC" = 0 ] || t_fail "publish: $PUB_OUT"
-wait_until 60 count_at 6 "$N" || t_fail "$(at_gen 6) of $N running agents report generation 6"
-[ "$(gen_of 2)" = 5 ] || t_fail "the killed gateway reports generation $(gen_of 2), not 5"
-# killed, its filter still enforces generation 5 (fail-static)
+wait_until 60 count_at 7 "$N" || t_fail "$(at_gen 7) of $N running agents report generation 7"
+[ "$(gen_of 2)" = 6 ] || t_fail "the killed gateway reports generation $(gen_of 2), not 6"
+# killed, its filter still enforces generation 6 (fail-static)
 TRAFFIC_GWS=(2)
 traffic_all k1 5 198.51.100.40 198.51.100.60
 expect_dropped k1 198.51.100.40 2
 expect_passed k1 198.51.100.60 5 2
 agent_start 2
-wait_until 60 gen_is 2 6 || t_fail "the restarted gateway reports generation $(gen_of 2), not 6"
+wait_until 60 gen_is 2 7 || t_fail "the restarted gateway reports generation $(gen_of 2), not 7"
 TRAFFIC_GWS=()
 traffic_all k2 5 198.51.100.60 198.51.100.50
 expect_dropped k2 198.51.100.60
 expect_passed k2 198.51.100.50 5
 lags=$(status_json | jq '[.gateways[] | select(.lag_generations != 0)] | length')
-[ "$lags" = 0 ] || t_fail "$lags gateways lag behind generation 6"
+[ "$lags" = 0 ] || t_fail "$lags gateways lag behind generation 7"
 t_end "$E2E_NAME"
+
+E2E_NAME=status_escapes_store_text
+t_begin
+# any gateway's database role can write these: a name that clears the
+# screen and starts another row, a state that colours the rest, an error
+# that sets the window title, UTF-8 and a backslash
+psql_run <<-'EOF'
+	INSERT INTO bloomgate_gateways (gateway, generation, state, last_error)
+		VALUES (E'evil\033[2J\nfake-gw 7', 7, E'ok\033[31m',
+			E'x\033]0;pwned\007 caf\u00e9 \\ end');
+EOF
+"$BG_BIN" fleet status --db "$URL" >"$T/esc.txt" 2>&1 || t_fail "fleet status: $(cat "$T/esc.txt")"
+LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f-\xff]' "$T/esc.txt" &&
+	t_fail "fleet status printed raw control or non-ASCII bytes: $(od -c "$T/esc.txt" | head -n 5)"
+rows=$(wc -l <"$T/esc.txt")
+[ "$rows" = "$((N + 4))" ] ||
+	t_fail "$rows lines for $((N + 1)) gateways, the hostile one and 2 heads: a row was split"
+grep -qF 'evil\x1b[2J\x0afake-gw 7' "$T/esc.txt" || t_fail "the name is not escaped: $(grep evil "$T/esc.txt")"
+grep -qF 'x\x1b]0;pwned\x07 caf\xc3\xa9 \\ end' "$T/esc.txt" ||
+	t_fail "the error is not escaped: $(grep evil "$T/esc.txt")"
+grep -qF 'ok\x1b[31m' "$T/esc.txt" || t_fail "the state is not escaped: $(grep evil "$T/esc.txt")"
+"$BG_BIN" fleet status --db "$URL" --json >"$T/esc.json" 2>&1 || t_fail "fleet status --json"
+LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f-\xff]' "$T/esc.json" &&
+	t_fail "fleet status --json printed raw control or non-ASCII bytes"
+[ "$(wc -l <"$T/esc.json")" = 1 ] || t_fail "--json is not one line"
+jq -e --arg n $'evil\e[2J\nfake-gw 7' --arg e $'x\e]0;pwned\a caf\xc3\xa9 \\ end' \
+	'[.gateways[] | select(.gateway == $n and .last_error == $e)] | length == 1' \
+	"$T/esc.json" >/dev/null || t_fail "jq does not read the hostile row back: $(grep -o '"gateway":"evil[^,]*' "$T/esc.json")"
+psql_run <<<"DELETE FROM bloomgate_gateways WHERE gateway LIKE 'evil%';"
+t_end "$E2E_NAME"
+
 
 echo "# $E2E_PASSED passed, $E2E_FAILED failed"
 [ "$E2E_FAILED" -eq 0 ]

@@ -24,18 +24,19 @@ static double mono(void)
 }
 
 /* The generation of the artifact at path (the copy kept: the one applied
- * here); 0 when it is none (or not a store's). */
-static uint64_t generation_of(const char *path)
+ * here); 0 when it is none (or not a store's); -1 when it cannot be
+ * opened as an artifact. */
+static int64_t generation_of(const char *path)
 {
 	struct bg_art a;
 	uint64_t g;
 	char why[64];
 
 	if (bg_art_open(path, &a, why, sizeof(why)))
-		return 0;
+		return -1;
 	g = a.h->generation;
 	bg_art_close(&a);
-	return g;
+	return (int64_t)g;
 }
 
 static uint64_t file_size(const char *path)
@@ -87,20 +88,49 @@ static int from_delta(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
  * deleted, a store restored from a backup): refused into r unless the
  * operator allows it. 1 when refused.
  */
-static int rollback_refused(const struct bg_fleet_gen *g, uint64_t applied,
+static int rollback_refused(const struct bg_fleet_gen *g, int64_t applied,
 			    int allow, struct bg_fetch_result *r,
 			    struct bg_fleet_got *got)
 {
-	if (!applied || g->generation >= applied)
+	if (applied <= 0 || g->generation >= (uint64_t)applied)
 		return 0;
-	got->rollback_from = applied;
+	got->rollback_from = (uint64_t)applied;
 	if (allow)
 		return 0;
 	snprintf(r->err, sizeof(r->err), "the store's newest generation %llu is "
-		 "older than generation %llu applied here: refused, the applied "
+		 "older than generation %lld applied here: refused, the applied "
 		 "one stays live (rows deleted? fleet: allow_rollback: true "
-		 "takes it)", (unsigned long long)g->generation,
-		 (unsigned long long)applied);
+		 "takes it)", (unsigned long long)g->generation, (long long)applied);
+	return 1;
+}
+
+/* The candidate cand (its file's SHA-256 sha) is what the store says
+ * generation g is: 1; else 0 with r->err, cand removed. */
+static int received_ok(const struct bg_fleet_gen *g, const char *cand,
+		       const char *sha, struct bg_fetch_result *r)
+{
+	int64_t gen;
+
+	/* its bytes, byte for byte (every section is then verified by the
+	 * rebuild, while it is copied into the map) */
+	if (strcmp(sha, g->sha256)) {
+		unlink(cand);
+		snprintf(r->err, sizeof(r->err), "generation %llu: the artifact "
+			 "received (sha256 %.16s...) does not match the store's "
+			 "checksum (%.16s...): damaged in the store or on the way",
+			 (unsigned long long)g->generation, sha, g->sha256);
+		return 0;
+	}
+	/* and its number: a gateway reports the generation its artifact
+	 * carries, and never goes back from it */
+	gen = generation_of(cand);
+	if (gen >= 0 && (uint64_t)gen != g->generation) {
+		unlink(cand);
+		snprintf(r->err, sizeof(r->err), "generation %llu: the artifact "
+			 "received is generation %lld", (unsigned long long)g->generation,
+			 (long long)gen);
+		return 0;
+	}
 	return 1;
 }
 
@@ -183,17 +213,8 @@ int bg_fleet_fetch(const char *dburl, const char *cache_path, const char *kept_h
 		}
 		got->bytes += file_size(cand);
 	}
-	/* what came is what the store says it is, byte for byte (every
-	 * section is then verified by the rebuild, while it is copied into
-	 * the map) */
-	if (strcmp(got_hex, g.sha256)) {
-		unlink(cand);
-		snprintf(r->err, sizeof(r->err), "generation %llu: the artifact "
-			 "received (sha256 %.16s...) does not match the store's "
-			 "checksum (%.16s...): damaged in the store or on the way",
-			 (unsigned long long)g.generation, got_hex, g.sha256);
+	if (!received_ok(&g, cand, got_hex, r))
 		goto out;
-	}
 	r->outcome = BG_FETCH_CHANGED;
 	memcpy(r->sha256, got_hex, sizeof(r->sha256));
 	r->bytes = got->bytes;

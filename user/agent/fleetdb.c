@@ -1164,6 +1164,28 @@ static int put_lists(struct bg_fleetdb *db, const char *gen,
 	return 0;
 }
 
+/* 0 when gen is the number the next publish takes (bg_fleetdb_next());
+ * -EAGAIN when it is not: another publisher was first. */
+static int is_next(struct bg_fleetdb *db, uint64_t gen, char *why, size_t whylen)
+{
+	uint64_t last;
+	PGresult *res;
+	int ret = 0;
+
+	res = run(db, "publish: newest generation", LAST_SQL, 0, NULL, &ret, why,
+		  whylen);
+	if (!res)
+		return ret;
+	last = col_u64(res, 0, 0);
+	PQclear(res);
+	if (last == gen - 1)
+		return 0;
+	say(why, whylen,
+	    "publish: generation %" PRIu64 " is not the next one (the last published is %" PRIu64 "): another publisher was first",
+	    gen, last);
+	return -EAGAIN;
+}
+
 int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 		       const char *sources_json, const struct bg_fleet_list *lists,
 		       size_t nlists, const char *full_path, const char *delta_path,
@@ -1171,10 +1193,9 @@ int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 {
 	char gen[24], base[24], fb[24], dbytes[24], keys[24], entries[24];
 	char host[256], *buf = NULL;
-	uint64_t full_size = 0, delta_size = 0, newest;
+	uint64_t full_size = 0, delta_size = 0;
 	int full_fd = -1, delta_fd = -1, ret, delta;
 	const char *params[12];
-	PGresult *res;
 
 	ret = usable(db, why, whylen);
 	if (!ret)
@@ -1208,19 +1229,9 @@ int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
 			  NULL, why, whylen);
 	if (ret)
 		goto out;
-	res = run(db, "publish: newest generation", LAST_SQL, 0, NULL, &ret, why,
-		  whylen);
-	if (!res)
+	ret = is_next(db, g->generation, why, whylen);
+	if (ret)
 		goto out;
-	newest = col_u64(res, 0, 0);
-	PQclear(res);
-	if (newest != g->generation - 1) {
-		say(why, whylen,
-		    "publish: generation %" PRIu64 " is not the next one (the last published is %" PRIu64 "): another publisher was first",
-		    g->generation, newest);
-		ret = -EAGAIN;
-		goto out;
-	}
 
 	if (!g->publisher[0] && !gethostname(host, sizeof(host)))
 		host[sizeof(host) - 1] = '\0';

@@ -84,7 +84,11 @@ const struct bg_cmd cli_publish_cmd = {
 	.details = LIST_DETAILS
 	"The publisher keeps its last generation and a copy of each list it\n"
 	"published in --state: a delta is made against them. Another publisher\n"
-	"(or a lost --state) makes the next generation a full one.",
+	"(or a lost --state) makes the next generation a full one. A\n"
+	"generation is named in the store by the SHA-256 of its artifact file\n"
+	"(what sha256sum prints); its number is one above the last ever\n"
+	"published, also when rows were deleted since, so a number never\n"
+	"stands for two generations.",
 	.opts = publish_opts, .pos = &list_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
 	.defaults = &publish_defaults, .done = publish_done,
 };

@@ -56,10 +56,15 @@ const struct bg_cmd cli_load_cmd = {
 	"The lists are read and parsed before the pin directory is locked:\n"
 	"a slow list holds up no other command.\n"
 	"An artifact (one file starting with its magic, or --artifact) is\n"
-	"checked (magic, format version, datapath ABI, every section against\n"
-	"its SHA-256, the attachments' capacity) while it is copied into a\n"
-	"new filter map, then swapped in; the list options do not apply to it\n"
-	"(it was built with its own).",
+	"checked (magic, format version, datapath ABI, every field of its\n"
+	"header against its range and against the filter image's own header\n"
+	"and the file, the padding, every section against its SHA-256, the\n"
+	"attachments' capacity) while it is copied into a new filter map,\n"
+	"then swapped in; a refusal is one line naming the field. The map is\n"
+	"never larger than the artifact's filter image (a fixed capacity is\n"
+	"the image's size) or the attachments' capacity. The list options do\n"
+	"not apply to it (it was built with its own). The sha256 printed is\n"
+	"the file's, as sha256sum prints it.",
 	.opts = load_opts, .pos = &list_pos, .min_pos = 1, .max_pos = BG_POS_MANY,
 	.defaults = &list_defaults, .done = load_done,
 };

@@ -213,51 +213,6 @@ static int patch_images(const struct bg_art *base, const struct bg_art *d,
 	return 0;
 }
 
-/* The result written to path, through a temporary file renamed over it
- * once its header digest and its bytes are the ones d names. */
-static int write_result(const struct bg_art *d, struct bg_art_header *h,
-			const struct bg_art_parts *parts, const char *path,
-			unsigned int threads, uint8_t file_sha[BG_ART_SHA],
-			char *why, size_t whylen)
-{
-	static const uint8_t zero[BG_ART_SHA];
-	uint8_t got[BG_ART_SHA];
-	char tmp[4096];
-	int fd, ret;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
-	    (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		bg_whyf(why, whylen, "%s: %s", tmp, strerror(-ret));
-		return ret;
-	}
-	ret = bg_art_write_fd(fd, h, parts, threads, got);
-	if (!ret && (memcmp(h->digest, d->h->result_sha256, BG_ART_SHA) ||
-		     (memcmp(d->h->result_file_sha256, zero, BG_ART_SHA) &&
-		      memcmp(got, d->h->result_file_sha256, BG_ART_SHA)))) {
-		bg_whyf(why, whylen, "the result of the delta does not match its "
-		     "checksum");
-		ret = -EBADMSG;
-	}
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		if (why && !*why)
-			bg_whyf(why, whylen, "cannot write %s: %s", path, strerror(-ret));
-		unlink(tmp);
-	} else if (file_sha) {
-		memcpy(file_sha, got, BG_ART_SHA);
-	}
-	return ret;
-}
-
 int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
 		       const char *path, unsigned int threads,
 		       uint8_t file_sha[BG_ART_SHA], char *why, size_t whylen)
@@ -292,7 +247,13 @@ int bg_art_delta_apply(const struct bg_art *base, const struct bg_art *d,
 		 * patches made: its digest is then the one the delta names
 		 * only if every section came out as the publisher's did. */
 		h = *(const struct bg_art_header *)bg_art_sec(d, BG_ART_SEC_DELTA, &dlen);
-		ret = write_result(d, &h, &parts, path, threads, file_sha, why, whylen);
+		ret = bg_art_write_as(path, &h, &parts, threads, d->h->result_sha256,
+				      d->h->result_file_sha256, file_sha);
+		if (ret == -EBADMSG)
+			bg_whyf(why, whylen, "the result of the delta does not match "
+				"its checksum");
+		else if (ret)
+			bg_whyf(why, whylen, "cannot write %s: %s", path, strerror(-ret));
 	}
 	for (s = 0; s < BG_ART_SEC__COUNT; s++)
 		free(img[s]);

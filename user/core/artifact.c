@@ -337,10 +337,20 @@ int bg_art_write_fd(int fd, struct bg_art_header *h,
 	return ret;
 }
 
-int bg_art_write(const char *path, struct bg_art_header *h,
-		 const struct bg_art_parts *parts, unsigned int threads,
-		 uint8_t file_sha[BG_ART_SHA])
+/* 1 when want is given (not NULL, not all zero) and is not got. */
+static int differs(const uint8_t *want, const uint8_t *got)
 {
+	static const uint8_t zero[BG_ART_SHA];
+
+	return want && memcmp(want, zero, BG_ART_SHA) && memcmp(want, got, BG_ART_SHA);
+}
+
+int bg_art_write_as(const char *path, struct bg_art_header *h,
+		    const struct bg_art_parts *parts, unsigned int threads,
+		    const uint8_t *want_digest, const uint8_t *want_file,
+		    uint8_t file_sha[BG_ART_SHA])
+{
+	uint8_t got[BG_ART_SHA];
 	char tmp[4096];
 	int fd, ret;
 
@@ -350,7 +360,11 @@ int bg_art_write(const char *path, struct bg_art_header *h,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	ret = bg_art_write_fd(fd, h, parts, threads, file_sha);
+	ret = bg_art_write_fd(fd, h, parts, threads, got);
+	if (!ret && (differs(want_digest, h->digest) || differs(want_file, got)))
+		ret = -EBADMSG;
+	if (!ret && file_sha)
+		memcpy(file_sha, got, BG_ART_SHA);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (close(fd) && !ret)
@@ -360,6 +374,13 @@ int bg_art_write(const char *path, struct bg_art_header *h,
 	if (ret)
 		unlink(tmp);
 	return ret;
+}
+
+int bg_art_write(const char *path, struct bg_art_header *h,
+		 const struct bg_art_parts *parts, unsigned int threads,
+		 uint8_t file_sha[BG_ART_SHA])
+{
+	return bg_art_write_as(path, h, parts, threads, NULL, NULL, file_sha);
 }
 
 /* ---- Opening ------------------------------------------------------------ */

@@ -57,6 +57,13 @@ int bg_art_write_fd(int fd, struct bg_art_header *h,
 int bg_art_write(const char *path, struct bg_art_header *h,
 		 const struct bg_art_parts *parts, unsigned int threads,
 		 uint8_t file_sha[BG_ART_SHA]);
+/* bg_art_write() of what must come out as want_digest (the header's) and
+ * want_file (the file's SHA-256; each NULL or all zero: not checked):
+ * -EBADMSG, nothing renamed over path, when it does not. */
+int bg_art_write_as(const char *path, struct bg_art_header *h,
+		    const struct bg_art_parts *parts, unsigned int threads,
+		    const uint8_t *want_digest, const uint8_t *want_file,
+		    uint8_t file_sha[BG_ART_SHA]);
 
 /* An artifact opened for reading: mapped read-only, the header checked. */
 struct bg_art {
