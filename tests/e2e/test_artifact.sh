@@ -217,6 +217,10 @@ agent_start "$E2E_TMP/file.yaml"
 wait_until 20 log_more "filter 1 live: artifact" 0 || t_fail "no artifact swapped in: $(tail -n 3 "$E2E_TMP/agent.log")"
 id1=$(filter_id)
 [ "$id1" != "$id0" ] || t_fail "the live filter is still $id0"
+# the agent names it by its file's SHA-256, as sha256sum does
+sum=$(sha256sum "$E2E_TMP/pub/f.bga" | cut -d' ' -f1)
+bg status 2>/dev/null | grep -q "^agent: the live filter is an artifact's: generation 0, sha256 $sum\$" ||
+	t_fail "status does not name the artifact by sha256sum's $sum: $(bg status 2>&1 | grep artifact)"
 expect_traffic f1 "$X" "$Y"
 # a new artifact, renamed over the watched file: swapped in
 printf '%s\n' "$Y" >>"$L/block.txt"
