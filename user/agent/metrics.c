@@ -519,6 +519,29 @@ static void render_filter(FILE *out, const struct bg_metrics_view *v)
 		    v->rebuild_failures);
 }
 
+/* The control socket: its followers of the events, and what it refused
+ * or cut off (a read-only user cannot make the agent hold more). */
+static void render_control(FILE *out, const struct bg_metrics_control *c)
+{
+	struct label l = { "reason", "followers" };
+
+	gauge_u64(out, "bloomgate_control_followers",
+		  "Control socket peers following the events (bloomgate events through the agent).",
+		  c->followers);
+	gauge_u64(out, "bloomgate_control_connections",
+		  "Control socket connections open.", c->connections);
+	counter_u64(out, "bloomgate_control_events_unsent_total",
+		    "Events not sent to a follower that read more slowly than they came.",
+		    c->events_unsent);
+	counter_u64(out, "bloomgate_control_followers_cut_total",
+		    "Followers cut off for staying behind the events.", c->followers_cut);
+	family(out, "bloomgate_control_refused_total", "counter",
+	       "Requests refused at a bound: a follower of the events past the followers' bounds, a connection past the connections' bounds.");
+	sample_u64(out, "bloomgate_control_refused_total", &l, 1, c->refused_followers);
+	l.val = "connections";
+	sample_u64(out, "bloomgate_control_refused_total", &l, 1, c->refused_connections);
+}
+
 int bg_metrics_render(FILE *out, const struct bg_metrics_view *v)
 {
 	struct label build[2] = { { "version", BG_VERSION },
@@ -534,6 +557,8 @@ int bg_metrics_render(FILE *out, const struct bg_metrics_view *v)
 	if (v->recs)
 		render_interfaces(out, v->recs, v->nrecs);
 	render_filter(out, v);
+	if (v->control)
+		render_control(out, v->control);
 	render_sources(out, v->sources, v->nsources);
 	if (fflush(out) || ferror(out))
 		return -EIO;

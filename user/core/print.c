@@ -396,16 +396,25 @@ static void fmt_event_time(char *buf, size_t len, __u64 ts_ns)
 	snprintf(buf, len, "%s.%03lld", t, (ns % 1000000000LL) / 1000000LL);
 }
 
-int bg_print_event_text(FILE *out, const void *data, size_t size)
+/* a name's text, an address, an interface and a time, with the words */
+_Static_assert(BG_EVENT_TEXT_MAX >= BG_NAME_TEXT_MAX + INET6_ADDRSTRLEN + IF_NAMESIZE + 48 + 32,
+	       "an event's line fits BG_EVENT_TEXT_MAX");
+
+int bg_event_text(char *buf, size_t len, const void *data, size_t size,
+		  const char *ifname)
 {
 	const struct bg_event *e = data;
 	char addr[INET6_ADDRSTRLEN] = "?", ifn[IF_NAMESIZE] = "?";
+	int n;
 
 	if (size < sizeof(*e))
 		return -EINVAL;
 	inet_ntop(e->family == BG_KEY_IPV4 ? AF_INET : AF_INET6, e->addr, addr,
 		  sizeof(addr));
-	if_indextoname(e->ifindex, ifn);
+	if (!ifname) {
+		if_indextoname(e->ifindex, ifn);
+		ifname = ifn;
+	}
 	if (e->which == BG_EVENT_NAME) {
 		const struct bg_name_event *ne = data;
 		char name[BG_NAME_TEXT_MAX], when[48];
@@ -414,12 +423,24 @@ int bg_print_event_text(FILE *out, const void *data, size_t size)
 		    bg_name_from_wire(ne->name, sizeof(ne->name), name, sizeof(name)) < 0)
 			snprintf(name, sizeof(name), "(malformed name)");
 		fmt_event_time(when, sizeof(when), e->ts_ns);
-		fprintf(out, "%s name %s from %s on %s at %s\n",
-			e->verdict == BG_VERDICT_FLAG ? "flag" : "drop", name, addr,
-			ifn, when);
+		n = snprintf(buf, len, "%s name %s from %s on %s at %s\n",
+			     e->verdict == BG_VERDICT_FLAG ? "flag" : "drop", name, addr,
+			     ifname, when);
 	} else {
-		fprintf(out, "%s %s %s on %s\n", e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
-			e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifn);
+		n = snprintf(buf, len, "%s %s %s on %s\n",
+			     e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
+			     e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifname);
 	}
+	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
+}
+
+int bg_print_event_text(FILE *out, const void *data, size_t size)
+{
+	char line[BG_EVENT_TEXT_MAX];
+	int n = bg_event_text(line, sizeof(line), data, size, NULL);
+
+	if (n < 0)
+		return n;
+	fwrite(line, 1, (size_t)n, out);
 	return ferror(out) ? -EIO : 0;
 }
