@@ -251,6 +251,17 @@ t_expect_eq "bloomgate -v attach --mode <TAB>" "native skb " "$(complete_words -
 # a path: load LIST, agent --config FILE
 t_expect_eq "bloomgate load README.m<TAB>" "README.md " "$(complete_words load README.m)"
 t_expect_eq "bloomgate agent --config README.m<TAB>" "README.md " "$(complete_words agent --config README.m)"
+# a command that takes one argument is not offered a second one, and each
+# TAB does not add another: its options instead
+t_expect_eq "bloomgate fleet <TAB>" "status " "$(complete_words fleet "")"
+for w in "fleet status" "fleet status --json" "fleet --db x status" "fleet --db = x status"; do
+	# shellcheck disable=SC2086 # the words, split
+	t_expect_eq "bloomgate $w <TAB>" "--db --help --json " "$(complete_words $w "")"
+done
+t_expect_eq "bloomgate fleet --db x <TAB>" "status " "$(complete_words fleet --db x "")"
+grep -qw lo <<<"$(complete_words attach lo "")" && t_fail "bloomgate attach lo <TAB> offers an interface again"
+grep -qw -- --mode <<<"$(complete_words attach lo "")" || t_fail "bloomgate attach lo <TAB> does not offer the options"
+grep -qw lo <<<"$(complete_words attach --mode native "")" || t_fail "bloomgate attach --mode native <TAB> does not offer lo"
 t_end "$E2E_NAME"
 
 ((E2E_FAILED == 0))
