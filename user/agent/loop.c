@@ -489,6 +489,7 @@ int bg_agent_run(const char *config_path)
 		if (a.cfg.detach_on_stop)
 			detach_ifaces(&a);
 		unlink(a.ctl_path);
+		bg_instance_unlock(&a.instance); /* and its lock files */
 		fflush(NULL);
 		_exit(0);
 	}
