@@ -160,7 +160,7 @@ bg_conf() { # NAME PINSUB "[LOAD OPTIONS] LISTFILE..." [ATTACH OPTIONS...]
 		SBYTES[$sub]=$(echo "$out" | sed -n 's/^exact stage: *\([0-9]*\) buckets.*/\1/p' | awk '{ print $1 * 64 }')
 		FK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=\([0-9]*\),.*/\1/p')
 		FBPK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=[0-9]*, \([0-9.]*\) bits\/key.*/\1/p')
-		MEMPK[$sub]=$(echo "$out" | sed -n 's/^memory: .*(\([0-9.]*\) bytes\/key).*/\1/p')
+		MEMPK[$sub]=$(echo "$out" | sed -n 's/^memory: .*(\([0-9.]*\) map bytes\/key).*/\1/p')
 		FPRED[$sub]=$(echo "$out" | sed -n 's/^false positives: *\([0-9.]*\) predicted.*/\1/p')
 		LOADLINE[$sub]=$(echo "$out" | sed -n 's/^entries read: *//p')
 		NAMESLINE[$sub]=$(echo "$out" | sed -n 's/^names read: *//p')

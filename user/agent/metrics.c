@@ -480,12 +480,16 @@ static void render_filter(FILE *out, const struct bg_metrics_view *v)
 			  "Keys in the live filter's Bloom part.", f->keys);
 		gauge_u64(out, "bloomgate_filter_bytes",
 			  "Size of the live filter's map.", f->bytes);
-		/* Not _bits_per_key, the issue's word: promtool's lint
-		 * refuses "bits" for the base unit "bytes", and the issue
-		 * also asks for a clean promtool check. */
-		gauge_double(out, "bloomgate_filter_bytes_per_key",
-			     "Bloom bytes per key of the live filter (its bits per key / 8).",
+		/* Two figures a key, each named for what it is: the Bloom
+		 * part's bits (in bytes: promtool's lint refuses "bits" for
+		 * the base unit "bytes") and the whole map's bytes, load's
+		 * "map bytes/key". */
+		gauge_double(out, "bloomgate_filter_bloom_bytes_per_key",
+			     "The live filter's Bloom part per key: its bits per key / 8 (the exact stage and the map's tables not included).",
 			     f->bits_per_key / 8);
+		gauge_double(out, "bloomgate_filter_map_bytes_per_key",
+			     "The live filter's map per key: bloomgate_filter_bytes / bloomgate_filter_keys (Bloom part, exact stage, tables, header), as load reports it.",
+			     f->keys ? (double)f->bytes / (double)f->keys : 0);
 		gauge_double(out, "bloomgate_filter_predicted_false_positive_rate",
 			     "Rate of wrong verdicts on unlisted addresses or names the live filter's size predicts (after the exact stage, when it has one).",
 			     f->predicted_fpr);

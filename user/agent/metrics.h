@@ -44,8 +44,9 @@
  *   _fetch_failures_total, _not_modified_total, _fetches_total,
  *   bloomgate_source_state{state} 0/1       per source, label source="NAME"
  *   bloomgate_filter_loaded 0/1, bloomgate_filter_keys, _bytes,
- *   _bytes_per_key (the issue's _bits_per_key / 8: promtool's lint wants
- *   the base unit), _predicted_false_positive_rate, _generation,
+ *   _bloom_bytes_per_key (the Bloom part's bits per key / 8: promtool's
+ *   lint wants the base unit), _map_bytes_per_key (the map's: _bytes /
+ *   _keys, load's "map bytes/key"), _predicted_false_positive_rate, _generation,
  *   _build_duration_seconds, _swap_duration_seconds (while one is loaded),
  *   bloomgate_filter_rebuilds_total, bloomgate_filter_rebuild_failures_total
  *   bloomgate_build_info{version,abi} 1, bloomgate_agent_start_time_seconds

@@ -233,7 +233,7 @@ int bg_report_datapath(struct bg_state *st, FILE *out, FILE *errf)
 		int probes = h->n4 > h->n6 ? h->n4 : h->n6, i;
 
 		bg_fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
-		fprintf(out, "filter: %llu Bloom keys, %u blocks, k=%u, %.2f bits/key, "
+		fprintf(out, "filter: %llu Bloom keys, %u blocks, k=%u, %.2f Bloom bits/key, "
 		       "predicted false-positive rate %.6f per address",
 		       (unsigned long long)h->entries, h->nblocks, h->k,
 		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,

@@ -149,7 +149,7 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 			(unsigned long long)(fp->prefixes6 - fp->short6_prefixes),
 			(unsigned long long)(fp->keys4 + fp->keys6), xmem);
 	}
-	fprintf(out, "filter:           %u blocks of 512 bits, k=%u, %.2f bits/key",
+	fprintf(out, "filter:           %u blocks of 512 bits, k=%u, %.2f Bloom bits/key",
 		fp->nblocks, fp->k, fp->bits_per_entry);
 	if (r->n_dom)
 		fprintf(out, " (%llu address, %llu name keys)",
@@ -171,9 +171,11 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 	if (fp->fp_nbuckets)
 		fprintf(out, "; %.1e after the exact stage", fp->predicted_confirmed);
 	fputc('\n', out);
+	/* the whole map a key (header, tables, Bloom part, exact stage): not
+	 * the Bloom part's bits a key above */
 	fprintf(out, "memory:           %s", mem);
 	if (fp->n)
-		fprintf(out, " (%.2f bytes/key)", (double)fp->bytes / (double)fp->n);
+		fprintf(out, " (%.2f map bytes/key)", (double)fp->bytes / (double)fp->n);
 	if (r->reshaped && r->grown)
 		fprintf(out, " (the %scapacity is now %u elements, new programs "
 			"swapped in: %s)", r->reshaped == 2 ? "growing " : "", r->grown,
