@@ -159,7 +159,7 @@ bg_conf() { # NAME PINSUB "[LOAD OPTIONS] LISTFILE..." [ATTACH OPTIONS...]
 		FBYTES[$sub]=$(echo "$out" | sed -n 's/^filter: *\([0-9]*\) blocks of 512 bits.*/\1/p' | awk '{ print $1 * 64 }')
 		SBYTES[$sub]=$(echo "$out" | sed -n 's/^exact stage: *\([0-9]*\) buckets.*/\1/p' | awk '{ print $1 * 64 }')
 		FK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=\([0-9]*\),.*/\1/p')
-		FBPK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=[0-9]*, \([0-9.]*\) bits\/key.*/\1/p')
+		FBPK[$sub]=$(echo "$out" | sed -n 's/^filter: .* k=[0-9]*, \([0-9.]*\) Bloom bits\/key.*/\1/p')
 		MEMPK[$sub]=$(echo "$out" | sed -n 's/^memory: .*(\([0-9.]*\) map bytes\/key).*/\1/p')
 		FPRED[$sub]=$(echo "$out" | sed -n 's/^false positives: *\([0-9.]*\) predicted.*/\1/p')
 		LOADLINE[$sub]=$(echo "$out" | sed -n 's/^entries read: *//p')
