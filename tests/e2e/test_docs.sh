@@ -148,6 +148,24 @@ for c in "${CMDS[@]}"; do
 	t_end "$E2E_NAME"
 done
 
+# How attach shares the interface: the page (from the command's table) and
+# the README say the same, that libxdp's dispatcher does not load here and
+# that --chain with bloomgate chain is the way; neither promises sharing
+# through libxdp.
+E2E_NAME=attach_sharing_agrees
+t_begin
+page=$(section "$TMP/man8.txt" 3 attach | tr -s ' \n' '  ')
+readme=$(grep '^| `attach` |' README.md)
+for what in page readme; do
+	text=${!what}
+	[ -n "$text" ] || t_fail "$what: no attach text found"
+	grep -q "dispatcher.*does not load" <<<"$text" || t_fail "$what: does not say libxdp's dispatcher does not load"
+	grep -q "chain" <<<"$text" || t_fail "$what: does not name --chain and bloomgate chain"
+	grep -Eqi "so other XDP programs can share|meant to let it share" <<<"$text" &&
+		t_fail "$what: promises sharing the interface through libxdp"
+done
+t_end "$E2E_NAME"
+
 # ---- bloomgate.yaml(5): every key of the parser, in its section ----------------
 
 # The keys the parser accepts in a section, from its error for an unknown
