@@ -45,6 +45,13 @@ static int fail(FILE *errf, int code, const char *fmt, ...)
 
 int bg_report_open_failed(int err, int status, FILE *out, FILE *errf)
 {
+	char why[512];
+
+	if (err == -ENOMEDIUM) {
+		/* not "not attached": nothing can be seen from here */
+		bg_no_bpffs_why(why, sizeof(why));
+		return fail(errf, 1, "%s", why);
+	}
 	if (err == -ENOENT && status) {
 		fputs("bloomgate is not attached to any interface\n", out);
 		return BG_REPORT_NOT_ATTACHED;
