@@ -7,7 +7,11 @@
  * whose credentials (SO_PEERCRED, read at accept) say uid 0. The server is part of the loop: every
  * client socket is non-blocking and in the epoll set, so a client that
  * sends nothing, or reads its answer slowly, holds up nobody (a second
- * for its request line, five for reading the answer). `status` is
+ * for its request line, five for reading the answer), and a user other
+ * than root holds CLIENTS_PER_UID connections at most (CLIENTS_MAX all
+ * such users together; the followers of the events have bounds of their
+ * own, events.c): past them a connection is told why and closed, so
+ * root always gets in and is answered. `status` is
  * answered at once. `reload` re-reads the config, fetches every source
  * (waiting FETCH_WAIT at most: a slow list is taken by a later rebuild),
  * and is answered when the rebuild it caused is done (or at once when
