@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.." || exit 1
 export LC_ALL=C
 # shellcheck source=scripts/lib-require.sh
 source scripts/lib-require.sh
-require_cmds ip nsenter setpriv flock awk sed grep sort mkdir mktemp chmod cat sleep seq
+require_cmds ip nsenter setpriv flock awk sed grep sort mkdir mktemp chmod cat sleep seq getconf
 
 BUILD=${BUILD:-build}
 BG=$BUILD/bloomgate
@@ -63,6 +63,9 @@ die() {
 source bench/lib.sh
 cleanup() { bench_cleanup_ns bloomgate-bench-followers; }
 in_ns() { nsenter --net="/run/netns/$NS" "$@"; }
+# The agent's CPU time so far, in clock ticks (utime + stime).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$AGENT/stat"; }
+HZ=$(getconf CLK_TCK)
 
 metric() { # NAME{LABELS}
 	in_ns bash -c 'exec 3<>/dev/tcp/'"${METRICS%:*}/${METRICS#*:}"' &&
@@ -97,9 +100,9 @@ wait_timing "$TMP/agent.log" 0 60 || die "the agent published no filter"
 chmod 0666 "$SOCK" || die "cannot open the control socket to the followers"
 
 # One round of a row: appends "N HELD FRAMES NS N OK TIMEOUT P50 P99 MAX
-# RSS_KB CUT UNSENT REFUSED" to $TMP/runs.
+# RSS_KB CUT UNSENT REFUSED CPU%" to $TMP/runs.
 one() { # FOLLOWERS
-	local n=$1 u per pids=() held=0 c0 u0 r0 out rss
+	local n=$1 u per pids=() held=0 c0 u0 r0 out rss t0 t1
 	per=$(((n + USERS - 1) / USERS))
 	c0=$(metric bloomgate_control_followers_cut_total)
 	u0=$(metric bloomgate_control_events_unsent_total)
@@ -121,8 +124,10 @@ one() { # FOLLOWERS
 	in_ns "$PROBE" "$SOCK" "$METRICS" "$((SECS + 1))" 20 >"$TMP/probe" {LOCK_FD}>&- &
 	local probe=$!
 	sleep 0.5
+	t0=$(cpu_ticks)
 	out=$(in_ns "$GEN" gen "$IF_B" "$OTHER" 0 1000 --seconds "$SECS" --cpu 0 2>&1) ||
 		die "livegen gen: $out"
+	t1=$(cpu_ticks)
 	wait "$probe"
 	rss=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$AGENT/status")
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
@@ -131,7 +136,8 @@ one() { # FOLLOWERS
 		"$(($(metric bloomgate_control_followers_cut_total) - c0))" \
 		"$(($(metric bloomgate_control_events_unsent_total) - u0))" \
 		"$(($(metric 'bloomgate_control_refused_total{reason="followers"}') +
-			$(metric 'bloomgate_control_refused_total{reason="connections"}') - r0))" >>"$TMP/runs"
+			$(metric 'bloomgate_control_refused_total{reason="connections"}') - r0))" \
+		"$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v s="$SECS" 'BEGIN { print 100 * d / hz / s }')" >>"$TMP/runs"
 }
 
 : >"$TMP/runs"
@@ -144,19 +150,20 @@ done
 
 echo "### The control socket under hostile readers"
 echo
-echo "Root's \`status\` on the agent's control socket (build/ctlprobe, every 20 ms) during $SECS s of a flood of flagged packets (build/livegen, every frame an event), while N connections from $USERS users other than root ask \`events\` and never read (build/tests/ctlhold); medians of $ROUNDS rounds (min-max). Held: the followers the agent kept (16 a user, 64 in all); refused: the others, each told why. Cut off, not sent: what the agent's metrics counted in the round. RSS: the agent's peak (VmHWM) after the round."
+echo "Root's \`status\` on the agent's control socket (build/ctlprobe, every 20 ms) during $SECS s of a flood of flagged packets (build/livegen, every frame an event), while N connections from $USERS users other than root ask \`events\` and never read (build/tests/ctlhold); medians of $ROUNDS rounds (min-max). Held: the followers the agent kept (16 a user, 64 in all); refused: the others, each told why. Cut off, not sent: what the agent's metrics counted in the round (events not sent: summed over the followers, each of which lost nearly every event of the flood). Agent CPU: its CPU time during the flood over the flood's time (the loop consumes the ring buffer 256 events at a time; its workers are idle). RSS: the agent's peak (VmHWM) after the round."
 echo
-echo "| row | followers asked | held | offered (Mpps) | status answers | timeouts | p50 (ms) | p99 (ms) | max (ms) | agent peak RSS (MiB) | cut off | events not sent | refused |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| row | followers asked | held | offered (Mpps) | status answers | timeouts | p50 (ms) | p99 (ms) | max (ms) | agent CPU (%) | agent peak RSS (MiB) | cut off | events not sent | refused |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for n in $COUNTS; do
 	awk -v n="$n" '$1 == n' "$TMP/runs" >"$TMP/row"
 	mpps=$(awk '{ print $3 / $4 * 1000 }' "$TMP/row" | median)
-	printf '| root status p99 with %s non-reading followers during a flagged flood | %s | %s | %s | %s | %s | %s | **%s** (%s) | %s | %s | %s | %s | %s |\n' \
+	printf '| root status p99 with %s non-reading followers during a flagged flood | %s | %s | %s | %s | %s | %s | **%s** (%s) | %s | %s | %s | %s | %s | %s |\n' \
 		"$n" "$n" "$(col "$TMP/row" "$n" 2 | median)" "$(fmt %.2f "$mpps")" \
 		"$(col "$TMP/row" "$n" 6 | median)" "$(col "$TMP/row" "$n" 7 | median)" \
 		"$(fmt %.1f "$(col "$TMP/row" "$n" 8 | median)")" \
 		"$(fmt %.1f "$(col "$TMP/row" "$n" 9 | median)")" "$(range "$TMP/row" "$n" 9 %.1f)" \
 		"$(fmt %.1f "$(col "$TMP/row" "$n" 10 | median)")" \
+		"$(fmt %.0f "$(col "$TMP/row" "$n" 15 | median)")" \
 		"$(fmt %.1f "$(col "$TMP/row" "$n" 11 | median | awk '{ print ($1 == "-" ? "-" : $1 / 1024) }')")" \
 		"$(col "$TMP/row" "$n" 12 | median)" "$(col "$TMP/row" "$n" 13 | median)" \
 		"$(col "$TMP/row" "$n" 14 | median)"
