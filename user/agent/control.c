@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +54,9 @@
 /* Connections taken from the listening socket in one wakeup: one peer
  * connecting in a loop does not hold the loop. */
 #define ACCEPT_BATCH 64
-/* One line in the log a second at most about refused connections; those
- * held back are counted in the next. */
-#define REFUSED_LOG_S 1.0
+/* One line in the log a second at most of each kind a peer other than
+ * root can cause (log_limited()). */
+#define PEER_LOG_S 1.0
 
 /*
  * The socket's group and mode: 0660, group bloomgate, when that group
@@ -262,31 +263,44 @@ static void client_answer(struct agent *a, struct client *c, const char *text)
 	client_flush(a, c);
 }
 
-/* A line of the log about a refusal, one a second at most of a kind
- * (the peers refused may be many): those held back are counted in the
- * next line of that kind. */
+/* A line of the log about what a peer did, one a second at most of a
+ * kind (a peer that is not root can connect again and again): those held
+ * back are counted in the next line of that kind. */
 struct log_limit {
 	double last; /* monotonic */
 	uint64_t held;
 };
 
-static void log_refusal(struct log_limit *l, const struct ucred *cred, const char *what,
-			const char *why)
+static void log_limited(struct log_limit *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void log_limited(struct log_limit *l, const char *fmt, ...)
 {
 	double now = agent_mono();
-	char more[96] = "";
+	char line[1024];
+	va_list ap;
 
-	if (l->last && now - l->last < REFUSED_LOG_S) {
+	if (l->last && now - l->last < PEER_LOG_S) {
 		l->held++;
 		return;
 	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
 	if (l->held)
-		snprintf(more, sizeof(more), " (and %llu more since the last such line)",
-			 (unsigned long long)l->held);
-	agent_log("control socket: refused %s (peer uid %d, pid %d): %s%s", what,
-		  (int)cred->uid, (int)cred->pid, why, more);
+		agent_log("%s (and %llu more since the last such line)", line,
+			  (unsigned long long)l->held);
+	else
+		agent_log("%s", line);
 	l->last = now;
 	l->held = 0;
+}
+
+static void log_refusal(struct log_limit *l, const struct ucred *cred, const char *what,
+			const char *why)
+{
+	log_limited(l, "control socket: refused %s (peer uid %d, pid %d): %s", what,
+		    (int)cred->uid, (int)cred->pid, why);
 }
 
 /*
@@ -413,10 +427,11 @@ static void client_line(struct agent *a, struct client *c)
 	/* writes: root only, by the peer's credentials (whatever the
 	 * socket's mode let connect) */
 	if (bg_req_writes(req) && c->uid != 0) {
+		static struct log_limit lim;
 		char msg[128];
 
-		agent_log("%s refused on the control socket: needs root (peer uid %d, "
-			  "pid %d)", bg_req_name(req), (int)c->uid, (int)c->pid);
+		log_limited(&lim, "%s refused on the control socket: needs root (peer uid %d, "
+			    "pid %d)", bg_req_name(req), (int)c->uid, (int)c->pid);
 		snprintf(msg, sizeof(msg), "error: %s needs root (peer uid %d)",
 			 bg_req_name(req), (int)c->uid);
 		client_answer(a, c, msg);
@@ -475,8 +490,10 @@ static void client_line(struct agent *a, struct client *c)
 			snprintf(msg, sizeof(msg), "error: %s", why);
 			client_answer(a, c, msg);
 		} else {
-			agent_log("events: followed on the control socket (peer uid %d, "
-				  "pid %d)", (int)c->uid, (int)c->pid);
+			static struct log_limit lim;
+
+			log_limited(&lim, "events: followed on the control socket (peer "
+				    "uid %d, pid %d)", (int)c->uid, (int)c->pid);
 		}
 		break;
 	}
