@@ -269,7 +269,7 @@ demo-agent: deps
 	$(Q)./scripts/demo-agent.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/tests/httpd $(LIVEGEN) $(SCALE_TOOLS)
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/tests/httpd $(BUILD)/tests/ctlhold $(LIVEGEN) $(SCALE_TOOLS)
 	$(Q)./bench/run.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the agent's

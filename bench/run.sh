@@ -130,6 +130,8 @@ cmd="$BIN${bench_args[*]:+ ${bench_args[*]}}"
 [ "$run_bench" = 1 ] || cmd=
 if [ "$run_agent" = 1 ]; then
 	cmd="${cmd:+$cmd; }bench/agent.sh${agent_args[*]:+ ${agent_args[*]}}"
+	# the control socket under hostile readers (its tools: make bench)
+	cmd="$cmd; bench/followers.sh${agent_args[*]:+ ${agent_args[*]}}"
 fi
 if [ "$run_scale" = 1 ]; then
 	for f in genaddrs ctlprobe; do
@@ -198,7 +200,7 @@ section() { # NAME
 		exit "$status"
 	fi
 }
-[ "$run_agent" = 1 ] && section agent
+[ "$run_agent" = 1 ] && section agent && section followers
 [ "$run_scale" = 1 ] && section scale
 [ "$run_fleet" = 1 ] && section fleet
 [ "$run_cs" = 1 ] && section crowdsec

@@ -213,6 +213,19 @@ matches "$X" || t_fail "the filter changed while the agent was stopped"
 status_has "agent: pid $AGENT_PID," || t_fail "the agent does not answer once continued"
 t_end "$E2E_NAME"
 
+# ---- a clean stop leaves no lock file -------------------------------------------
+
+E2E_NAME=clean_stop_removes_the_lock_files
+t_begin
+LOCK_RUN=/run/bloomgate/${BG_PIN//\//_}.agent.lock
+[ -e "$LOCK_RUN" ] || t_fail "no lock file $LOCK_RUN while the agent runs"
+[ -e "$E2E_TMP/state/agent.lock" ] || t_fail "no lock file in the state directory while the agent runs"
+kill -TERM "$AGENT_PID" 2>/dev/null
+wait_pid "$AGENT_PID" 10 || t_fail "the agent did not stop on SIGTERM"
+[ -e "$LOCK_RUN" ] && t_fail "$LOCK_RUN stayed after a clean stop"
+[ -e "$E2E_TMP/state/agent.lock" ] && t_fail "$E2E_TMP/state/agent.lock stayed after a clean stop"
+t_end "$E2E_NAME"
+
 # ---- a restart finds an index cut short ----------------------------------------
 
 # An index left truncated (a kill, a full disk, a hand) is found at the

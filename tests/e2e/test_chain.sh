@@ -131,6 +131,17 @@ bg_capture chain "$IF_GWC" --prog /sys/fs/bpf/no-such-prog
 [ "$BG_RC" -ne 0 ] && grep -q "no such program" <<<"$BG_ERR" || t_fail "a missing program: rc $BG_RC, '$BG_ERR'"
 bg_capture chain "$IF_GWC" --prog "$BG_PIN/bg_stats"
 [ "$BG_RC" -ne 0 ] && grep -q "not an XDP program" <<<"$BG_ERR" || t_fail "a map: rc $BG_RC, '$BG_ERR'"
+# bloomgate's own programs (the attached one, its DNS program) would run
+# bloomgate again for every packet: refused, with the reason
+own=$(xdp_prog_id "$IF_GWC")
+own_dns=$(bg status | sed -n "s/^attached: $IF_GWC .*, dns prog id \([0-9]*\))\$/\1/p")
+for p in "$own" "$own_dns"; do
+	[ -n "$p" ] || { t_fail "no id of bloomgate's own program to chain"; continue; }
+	bg_capture chain "$IF_GWC" --prog "id:$p"
+	t_expect_eq "chain of bloomgate's own program id:$p: exit" 1 "$BG_RC"
+	grep -q "is bloomgate's own program (bloomgate_.*, prog id $p)" <<<"$BG_ERR" ||
+		t_fail "chain of id:$p: no reason: '$BG_ERR'"
+done
 bg_capture chain "$IF_GWC"
 [ "$BG_RC" -eq 2 ] || t_fail "chain without --prog or --none: rc $BG_RC, '$BG_ERR'"
 bg status | grep -q "^  chain: prog id $id runs" || t_fail "a refused chain changed the slot"

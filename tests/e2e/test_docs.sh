@@ -148,6 +148,24 @@ for c in "${CMDS[@]}"; do
 	t_end "$E2E_NAME"
 done
 
+# How attach shares the interface: the page (from the command's table) and
+# the README say the same, that libxdp's dispatcher does not load here and
+# that --chain with bloomgate chain is the way; neither promises sharing
+# through libxdp.
+E2E_NAME=attach_sharing_agrees
+t_begin
+page=$(section "$TMP/man8.txt" 3 attach | tr -s ' \n' '  ')
+readme=$(grep '^| `attach` |' README.md)
+for what in page readme; do
+	text=${!what}
+	[ -n "$text" ] || t_fail "$what: no attach text found"
+	grep -q "dispatcher.*does not load" <<<"$text" || t_fail "$what: does not say libxdp's dispatcher does not load"
+	grep -q "chain" <<<"$text" || t_fail "$what: does not name --chain and bloomgate chain"
+	grep -Eqi "so other XDP programs can share|meant to let it share" <<<"$text" &&
+		t_fail "$what: promises sharing the interface through libxdp"
+done
+t_end "$E2E_NAME"
+
 # ---- bloomgate.yaml(5): every key of the parser, in its section ----------------
 
 # The keys the parser accepts in a section, from its error for an unknown
@@ -251,6 +269,17 @@ t_expect_eq "bloomgate -v attach --mode <TAB>" "native skb " "$(complete_words -
 # a path: load LIST, agent --config FILE
 t_expect_eq "bloomgate load README.m<TAB>" "README.md " "$(complete_words load README.m)"
 t_expect_eq "bloomgate agent --config README.m<TAB>" "README.md " "$(complete_words agent --config README.m)"
+# a command that takes one argument is not offered a second one, and each
+# TAB does not add another: its options instead
+t_expect_eq "bloomgate fleet <TAB>" "status " "$(complete_words fleet "")"
+for w in "fleet status" "fleet status --json" "fleet --db x status" "fleet --db = x status"; do
+	# shellcheck disable=SC2086 # the words, split
+	t_expect_eq "bloomgate $w <TAB>" "--db --help --json " "$(complete_words $w "")"
+done
+t_expect_eq "bloomgate fleet --db x <TAB>" "status " "$(complete_words fleet --db x "")"
+grep -qw lo <<<"$(complete_words attach lo "")" && t_fail "bloomgate attach lo <TAB> offers an interface again"
+grep -qw -- --mode <<<"$(complete_words attach lo "")" || t_fail "bloomgate attach lo <TAB> does not offer the options"
+grep -qw lo <<<"$(complete_words attach --mode native "")" || t_fail "bloomgate attach --mode native <TAB> does not offer lo"
 t_end "$E2E_NAME"
 
 ((E2E_FAILED == 0))

@@ -59,9 +59,10 @@ untimed() { sed -E 's/up [0-9]+ s/up N s/; s/[0-9]+ s ago/N s ago/; s/in [0-9]+ 
 
 require_cmds setpriv useradd userdel groupadd groupdel getent
 e2e_init
-trap 'group_cleanup; e2e_cleanup' EXIT
-trap 'group_cleanup; e2e_cleanup; exit 130' INT
-trap 'group_cleanup; e2e_cleanup; exit 143' TERM
+# the users' processes first (e2e_cleanup), then the users
+trap 'e2e_cleanup; group_cleanup' EXIT
+trap 'e2e_cleanup; group_cleanup; exit 130' INT
+trap 'e2e_cleanup; group_cleanup; exit 143' TERM
 
 E2E_NAME=setup_users
 t_begin
@@ -212,6 +213,101 @@ t_expect_eq "status as $OUSER: exit" 1 "$AS_RC"
 grep -qF "refuses this user: not in group $GROUP" <<<"$AS_ERR" ||
 	t_fail "status as $OUSER: no clear permission error: $AS_ERR"
 t_expect_eq "status as $OUSER: stdout" "" "$AS_OUT"
+t_end "$E2E_NAME"
+
+# ---- a member that never reads: bounded, cut off, root still answered ---------
+
+TUID=$(id -u "$TUSER")
+SCALE=${E2E_TIME_SCALE:-1}
+# A sample of the agent's /metrics.
+metric() { # NAME{LABELS}
+	in_ns "$NS_GW" bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$METRICS_PORT"' &&
+		printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' 2>/dev/null |
+		awk -v n="$1" '$1 == n { print $2 }'
+}
+kib() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; } # PID FIELD
+# ctlhold as the member: N connections asking CMD, never read, until stopped.
+hold_start() { # TAG N CMD
+	# spawn_in: its pid is ctlhold's own (nsenter and setpriv exec)
+	spawn_in "$NS_GW" setpriv --reuid="$TUSER" --regid="$(id -g "$TUSER")" --init-groups \
+		--inh-caps=-all --bounding-set=-all -- "$BIN_DIR/ctlhold" -n "$2" -c "$3" \
+		-t $((120 * SCALE)) "$SOCK" >"$E2E_TMP/$1.out" 2>&1
+	HOLD_PID=$E2E_LAST_PID
+	wait_until 30 grep -qsx ready "$E2E_TMP/$1.out"
+}
+hold_stop() { # TAG
+	kill "$HOLD_PID" 2>/dev/null
+	wait_pid "$HOLD_PID" 10
+}
+held() { sed -n "s/^$2 //p" "$E2E_TMP/$1.out"; } # TAG held|closed
+
+E2E_NAME=member_connections_bounded
+t_begin
+cp "$E2E_ROOT/build/tests/ctlhold" "$BIN_DIR/ctlhold" && chmod 0755 "$BIN_DIR/ctlhold"
+# 100 connections that send nothing: one user holds 64 at most
+hold_start conns 100 "" || t_fail "ctlhold did not get ready: $(cat "$E2E_TMP/conns.out")"
+n=$(grep -c "^refused too many connections from uid $TUID: 64 at once (one user's bound)$" "$E2E_TMP/conns.out")
+[ "$n" -ge 1 ] || t_fail "no connection refused at the bound: $(grep -v '^refused unknown' "$E2E_TMP/conns.out" | head -3)"
+t_expect_eq "refused connections in the metrics" "$n" "$(metric 'bloomgate_control_refused_total{reason="connections"}')"
+# root is not bounded: its status answers meanwhile
+bg_capture status
+t_expect_eq "root's status with the member's connections held: exit" 0 "$BG_RC"
+hold_stop conns
+agent_log_has "control socket: refused a connection (peer uid $TUID" || t_fail "the refusal is not in the log"
+t_end "$E2E_NAME"
+
+E2E_NAME=member_followers_bounded
+t_begin
+rss0=$(kib "$AGENT_PID" VmHWM)
+hold_start fol 200 events || t_fail "ctlhold did not get ready: $(tail -3 "$E2E_TMP/fol.out")"
+t_expect_eq "followers held of 200 asked" 16 "$(held fol held)"
+nf=$(grep -c "^refused too many followers of the events for uid $TUID: 16 at once (one user's bound)$" "$E2E_TMP/fol.out")
+nc=$(grep -c "^refused too many connections from uid $TUID: 64 at once" "$E2E_TMP/fol.out")
+t_expect_eq "followers refused with a reason" 184 $((nf + nc))
+t_expect_eq "followers in the metrics" 16 "$(metric bloomgate_control_followers)"
+t_expect_eq "refused followers in the metrics" "$nf" "$(metric 'bloomgate_control_refused_total{reason="followers"}')"
+t_end "$E2E_NAME"
+
+# The 16 followers never read: a flood of flagged packets fills their
+# sockets, then overruns their windows of the agent's queue; each is cut
+# off, counted and logged, while root's status is answered and the agent's
+# memory stays put.
+E2E_NAME=flood_nonreading_followers_cut
+t_begin
+"$E2E_ROOT/build/tests/ctlping" -i 20 -t $((120 * SCALE)) -s "$E2E_TMP/ping.stop" "$SOCK" \
+	>"$E2E_TMP/ping.out" &
+PING_PID=$!
+E2E_PIDS+=("$PING_PID")
+sink_start flood || t_fail "no sink"
+send_start flood --pps 50000 "$X"
+wait_until 60 eval '[ "$(metric bloomgate_control_followers_cut_total)" = 16 ]' ||
+	t_fail "followers cut off: $(metric bloomgate_control_followers_cut_total) of 16 after 60 s"
+# a member that reads follows the flood meanwhile (the cut ones freed their places)
+as_user "$TUSER" events --count 200 --timeout $((20 * SCALE))
+t_expect_eq "events --count 200 as $TUSER during the flood: exit" 0 "$AS_RC"
+t_expect_eq "events as $TUSER during the flood: lines" 200 "$(grep -c "^flag dst $X on $IF_GWC$" <<<"$AS_OUT")"
+rss1=$(kib "$AGENT_PID" VmHWM)
+send_stop flood
+sink_finish flood
+touch "$E2E_TMP/ping.stop"
+wait_pid "$PING_PID" 10
+hold_stop fol
+info "flood: $(sent_total flood) datagrams; agent peak RSS $((rss0 / 1024)) -> $((rss1 / 1024)) MiB"
+t_expect_eq "held followers the agent closed" 16 "$(held fol closed)"
+unsent=$(metric bloomgate_control_events_unsent_total)
+[ "${unsent:-0}" -gt 0 ] || t_fail "no event counted as not sent: '$unsent'"
+n=$(grep -c "events: a follower (peer uid $TUID, pid [0-9]*) cut off after losing [0-9]* events" "$E2E_TMP/agent.log")
+t_expect_eq "followers cut off, in the log" 16 "$n"
+bg status | grep -q "^agent: events followed by 0; $unsent events not sent to followers too slow for them, 16 followers cut off; refused at a bound: " ||
+	t_fail "status does not say so: $(bg status | grep '^agent: events')"
+# memory: the followers' backlog is one queue, whatever their number
+((rss1 - rss0 < 32768)) || t_fail "the agent's peak RSS grew by $(((rss1 - rss0) / 1024)) MiB with 16 followers not reading"
+read -r _ pn _ pmax _ pp99 _ < <(grep '^samples ' "$E2E_TMP/ping.out")
+info "root status during the flood: ${pn:-0} answers, p99 ${pp99:-?} ms, max ${pmax:-?} ms"
+[ "${pn:-0}" -ge 20 ] || t_fail "root's status answered ${pn:-0} times during the flood"
+t_expect_eq "root's status asks that failed" 0 "$(grep -c '^error' "$E2E_TMP/ping.out")"
+awk -v m="${pmax:-99999}" -v b=$((5000 * SCALE)) 'BEGIN { exit !(m < b) }' ||
+	t_fail "root's status took ${pmax:-?} ms at worst during the flood"
 t_end "$E2E_NAME"
 
 info "$E2E_PASSED passed, $E2E_FAILED failed"

@@ -92,11 +92,50 @@ static void test_name_event(void **state)
 	assert_int_equal(bg_print_event_json(stdout, &e, sizeof(e.ev) - 1), -EINVAL);
 }
 
+/* The line `bloomgate events` prints and the agent sends its followers:
+ * written into a buffer once (bg_event_text), with the interface's name
+ * given or looked up; the longest name's line fits BG_EVENT_TEXT_MAX; a
+ * buffer too small is said, not cut. */
+static void test_text_line(void **state)
+{
+	struct bg_name_event e = { .ev = { .ifindex = 1, .family = BG_KEY_IPV4,
+					   .which = BG_MATCH_SRC,
+					   .verdict = BG_VERDICT_FLAG } };
+	char line[BG_EVENT_TEXT_MAX];
+	size_t i;
+	int n;
+
+	(void)state;
+	memcpy(e.ev.addr, (unsigned char[]){ 192, 0, 2, 9 }, 4);
+	n = bg_event_text(line, sizeof(line), &e.ev, sizeof(e.ev), NULL);
+	assert_string_equal(line, "flag src 192.0.2.9 on lo\n");
+	assert_int_equal(n, (int)strlen(line));
+	bg_event_text(line, sizeof(line), &e.ev, sizeof(e.ev), "eth7");
+	assert_string_equal(line, "flag src 192.0.2.9 on eth7\n");
+	assert_int_equal(bg_event_text(line, 10, &e.ev, sizeof(e.ev), "eth7"), -ENOSPC);
+	assert_int_equal(bg_event_text(line, sizeof(line), &e.ev, sizeof(e.ev) - 1, NULL),
+			 -EINVAL);
+	/* a name of four labels of 63 bytes that are all odd: \DDD each */
+	e.ev.which = BG_EVENT_NAME;
+	for (i = 0; i < 4; i++) {
+		e.name[i * 64] = 63;
+		memset(e.name + i * 64 + 1, 0x01, 63);
+	}
+	/* the wire form's 255 bytes at most, the root byte included */
+	e.name[192] = 61;
+	memset(e.name + 254, 0, 2);
+	n = bg_event_text(line, sizeof(line), &e, sizeof(e), "eth7");
+	assert_null(strstr(line, "malformed"));
+	assert_true(n > 900);
+	assert_int_equal(line[n - 1], '\n');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_address_event),
 		cmocka_unit_test(test_name_event),
+		cmocka_unit_test(test_text_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

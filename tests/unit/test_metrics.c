@@ -46,6 +46,12 @@ static const struct bg_metrics_source sources[] = {
 
 /* Every counter and reason its own value, so a value in the wrong place
  * or shown twice is seen. */
+/* the control socket: promtool lints its families too */
+static const struct bg_metrics_control control = {
+	.followers = 3, .connections = 5, .events_unsent = 70000,
+	.followers_cut = 2, .refused_followers = 48, .refused_connections = 136,
+};
+
 static void fill(struct bg_metrics_view *v)
 {
 	int i;
@@ -80,6 +86,7 @@ static void fill(struct bg_metrics_view *v)
 	v->sources = sources;
 	v->nsources = 2;
 	v->start_time = 1764590000;
+	v->control = &control;
 }
 
 /* The rendered text, NUL-terminated; the caller frees it. */
@@ -174,8 +181,19 @@ static void test_lines(void **state)
 	assert_contains(t, "bloomgate_filter_loaded 1\n");
 	assert_contains(t, "bloomgate_filter_keys 123456\n");
 	assert_contains(t, "bloomgate_filter_bytes 262208\n");
-	assert_contains(t, "bloomgate_filter_bytes_per_key 1.8\n");
+	/* the Bloom part's bits a key / 8, and the map's bytes a key: two
+	 * things, two names */
+	assert_contains(t, "bloomgate_filter_bloom_bytes_per_key 1.8\n");
+	assert_contains(t, "bloomgate_filter_map_bytes_per_key 2.123898392949715\n"); /* 262208 / 123456 */
+	assert_null(strstr(t, "\nbloomgate_filter_bytes_per_key "));
 	assert_contains(t, "bloomgate_filter_predicted_false_positive_rate 0.001\n");
+	assert_contains(t, "# TYPE bloomgate_control_followers gauge\nbloomgate_control_followers 3\n");
+	assert_contains(t, "bloomgate_control_connections 5\n");
+	assert_contains(t, "# TYPE bloomgate_control_events_unsent_total counter\n"
+			   "bloomgate_control_events_unsent_total 70000\n");
+	assert_contains(t, "bloomgate_control_followers_cut_total 2\n");
+	assert_contains(t, "bloomgate_control_refused_total{reason=\"followers\"} 48\n"
+			   "bloomgate_control_refused_total{reason=\"connections\"} 136\n");
 	assert_contains(t, "# TYPE bloomgate_filter_generation gauge\n"
 			   "bloomgate_filter_generation 3\n");
 	assert_contains(t, "bloomgate_filter_build_duration_seconds 0.25\n");
@@ -279,7 +297,8 @@ static void test_numbers(void **state)
 
 	(void)state;
 	t = render(&v);
-	assert_contains(t, "bloomgate_filter_bytes_per_key 0.3333333333333333\n");
+	assert_contains(t, "bloomgate_filter_bloom_bytes_per_key 0.3333333333333333\n");
+	assert_contains(t, "bloomgate_filter_map_bytes_per_key 0\n"); /* no keys */
 	assert_contains(t, "bloomgate_filter_predicted_false_positive_rate NaN\n");
 	assert_contains(t, "bloomgate_filter_build_duration_seconds +Inf\n");
 	assert_contains(t, "bloomgate_filter_swap_duration_seconds 1e-09\n");

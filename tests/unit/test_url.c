@@ -64,11 +64,35 @@ static void test_short_room(void **state)
 	}
 }
 
+/* The one redaction, with its spans given: every span becomes the one
+ * mask, and a short room never cuts a span in half. */
+static void test_spans(void **state)
+{
+	const char *s = "host=db password=s3cret user=a password=x9";
+	const struct bg_span v[] = { { 17, 6 }, { 40, 2 } };
+	const char *full = "host=db password=" BG_URL_SECRET " user=a password=" BG_URL_SECRET;
+	char out[64];
+	size_t len;
+
+	(void)state;
+	assert_string_equal(bg_redact(s, v, 2, out, sizeof(out)), full);
+	assert_string_equal(bg_redact(s, v, 0, out, sizeof(out)), s);
+	assert_string_equal(BG_URL_SECRET, "***");
+	for (len = 1; len < sizeof(out); len++) {
+		bg_redact(s, v, 2, out, len);
+		assert_true(strlen(out) < len);
+		assert_int_equal(strncmp(out, full, strlen(out)), 0);
+		assert_null(strstr(out, "s3"));
+		assert_null(strstr(out, "x9"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_redact),
 		cmocka_unit_test(test_short_room),
+		cmocka_unit_test(test_spans),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,8 +34,9 @@ int bg_agent_check(const char *config_path, FILE *out);
 int bg_agent_ask(const char *cmd, double timeout, FILE *out);
 /* Asks the agent for cmd ("events") and hands each line of its answer,
  * without the newline, to line() as it comes, until line() returns
- * non-zero, the agent closes, *stop is set (a signal) or timeout seconds
- * went by (0: none). 0, or -errno as bg_agent_ask(). */
+ * non-zero, *stop is set (a signal) or timeout seconds went by (0: none):
+ * 0; or the agent closes: -EPIPE (it stopped, or cut off a reader too
+ * slow for the events); or -errno as bg_agent_ask(). */
 int bg_agent_follow(const char *cmd, double timeout, volatile sig_atomic_t *stop,
 		    int (*line)(void *ctx, const char *l), void *ctx);
 /* How long `bloomgate status` and `bloomgate reload` wait for the agent:

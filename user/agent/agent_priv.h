@@ -275,13 +275,22 @@ void consume_events(struct agent *a);
 int events_fd(const struct agent *a);
 struct client;
 /* A control client follows the events from now on (the ring buffer is
- * opened for it when it was not): 0, or -errno with why. */
+ * opened for it when it was not): 0, or -errno with why (the followers'
+ * bounds included). */
 int events_follow(struct agent *a, struct client *c, char *why, size_t len);
-/* One follower less (its client freed). */
-void events_unfollow(struct agent *a);
-/* control.c: a line to every follower; a client made a follower. */
-void events_push(struct agent *a, const char *line, size_t n);
-void stream_start(struct agent *a, struct client *c);
+/* One follower less (its client is being freed). */
+void events_unfollow(struct agent *a, struct client *c);
+/* A follower's socket can take more (EPOLLOUT), or its deadline came:
+ * sent, caught up, or cut off (then freed). */
+void events_writable(struct agent *a, struct client *c);
+void events_expire(struct agent *a, struct client *c, double now);
+/* control.c: a client closed and freed; its epoll interest set. */
+void client_drop(struct agent *a, struct client *c);
+int client_want(struct agent *a, struct client *c, uint32_t events);
+/* control.c: what the control socket holds, refused and cut, for status
+ * and metrics (control_metrics(): a->lock held by its caller) */
+struct json_object *control_json(struct agent *a);
+void control_metrics(const struct agent *a, struct bg_metrics_control *m);
 
 /* Attaches to the configured interfaces: now (start), or as a main-worker
  * job (reload). */
@@ -306,7 +315,13 @@ struct client {
 	uid_t uid; /* the peer's, at accept (SO_PEERCRED) */
 	pid_t pid;
 	int stream; /* events: followed until the peer goes */
-	size_t dropped; /* events not sent: the peer read too slowly */
+	/* a follower (events.c): the next event of the agent's queue it
+	 * gets; events lost since it fell behind (its queue, a window of
+	 * the agent's, overrun) and since when (monotonic; 0: not behind);
+	 * EPOLLOUT wanted. c->out holds the rest of a line sent in part. */
+	uint64_t ev_next, ev_lost;
+	double behind_since;
+	int want_out;
 	char in[BG_REQ_LINE_MAX];
 	size_t len;
 	double deadline; /* monotonic: the request line by then */
@@ -387,6 +402,11 @@ struct agent {
 	 * buffer being consumed (its close then waits), a close due */
 	size_t followers;
 	int events_busy, events_close;
+	/* the events as followers get them (events.c), and what the control
+	 * socket holds, refused and cut (control.c; written under a->lock) */
+	struct evq *evq;
+	struct bg_metrics_control ctl;
+	size_t ctl_clients; /* connected, root's not counted */
 };
 
 #endif

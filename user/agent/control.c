@@ -7,7 +7,11 @@
  * whose credentials (SO_PEERCRED, read at accept) say uid 0. The server is part of the loop: every
  * client socket is non-blocking and in the epoll set, so a client that
  * sends nothing, or reads its answer slowly, holds up nobody (a second
- * for its request line, five for reading the answer). `status` is
+ * for its request line, five for reading the answer), and a user other
+ * than root holds CLIENTS_PER_UID connections at most (CLIENTS_MAX all
+ * such users together; the followers of the events have bounds of their
+ * own, events.c): past them a connection is told why and closed, so
+ * root always gets in and is answered. `status` is
  * answered at once. `reload` re-reads the config, fetches every source
  * (waiting FETCH_WAIT at most: a slow list is taken by a later rebuild),
  * and is answered when the rebuild it caused is done (or at once when
@@ -17,6 +21,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +45,18 @@
 
 #define CLIENT_READ_S 1.0
 #define CLIENT_WRITE_S 5.0
+/* Connections at once from peers other than root (followers of the
+ * events included), in all and from one user: what a member of the group
+ * can hold of the agent's descriptors and memory. Root's are not bounded
+ * (root reaches everything anyway), so root always gets in. */
+#define CLIENTS_MAX 256
+#define CLIENTS_PER_UID 64
+/* Connections taken from the listening socket in one wakeup: one peer
+ * connecting in a loop does not hold the loop. */
+#define ACCEPT_BATCH 64
+/* One line in the log a second at most of each kind a peer other than
+ * root can cause (log_limited()). */
+#define PEER_LOG_S 1.0
 
 /*
  * The socket's group and mode: 0660, group bloomgate, when that group
@@ -161,13 +178,34 @@ static void client_free(struct agent *a, struct client *c)
 			*p = c->next;
 			break;
 		}
-	if (c->fd >= 0)
-		close(c->fd); /* leaves the epoll set with it */
 	if (c->stream)
-		events_unfollow(a);
+		events_unfollow(a, c);
+	if (c->fd >= 0) {
+		close(c->fd); /* leaves the epoll set with it */
+		pthread_mutex_lock(&a->lock);
+		a->ctl.connections--;
+		pthread_mutex_unlock(&a->lock);
+		if (c->uid != 0)
+			a->ctl_clients--;
+	}
 	free(c->out);
 	desc_free(&c->before);
 	free(c);
+}
+
+void client_drop(struct agent *a, struct client *c)
+{
+	client_free(a, c);
+}
+
+int client_want(struct agent *a, struct client *c, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = c->fd };
+
+	if (epoll_ctl(a->epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		return -errno;
+	c->want_out = !!(events & EPOLLOUT);
+	return 0;
 }
 
 /* Sends what c has pending, as far as the socket takes it: 1 all sent, 0
@@ -225,14 +263,102 @@ static void client_answer(struct agent *a, struct client *c, const char *text)
 	client_flush(a, c);
 }
 
+/* A line of the log about what a peer did, one a second at most of a
+ * kind (a peer that is not root can connect again and again): those held
+ * back are counted in the next line of that kind. */
+struct log_limit {
+	double last; /* monotonic */
+	uint64_t held;
+};
+
+static void log_limited(struct log_limit *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void log_limited(struct log_limit *l, const char *fmt, ...)
+{
+	double now = agent_mono();
+	char line[1024];
+	va_list ap;
+
+	if (l->last && now - l->last < PEER_LOG_S) {
+		l->held++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (l->held)
+		agent_log("%s (and %llu more since the last such line)", line,
+			  (unsigned long long)l->held);
+	else
+		agent_log("%s", line);
+	l->last = now;
+	l->held = 0;
+}
+
+static void log_refusal(struct log_limit *l, const struct ucred *cred, const char *what,
+			const char *why)
+{
+	log_limited(l, "control socket: refused %s (peer uid %d, pid %d): %s", what,
+		    (int)cred->uid, (int)cred->pid, why);
+}
+
+/*
+ * A connection past the bounds (CLIENTS_MAX, CLIENTS_PER_UID) gets one line
+ * saying why and is closed at once. 1 when refused.
+ */
+static int client_refused(struct agent *a, int fd, const struct ucred *cred)
+{
+	static struct log_limit lim;
+	const struct client *c;
+	char msg[256];
+	size_t mine = 0;
+	int n;
+
+	if (cred->uid == 0)
+		return 0;
+	for (c = a->clients; c; c = c->next)
+		mine += c->fd >= 0 && c->uid == cred->uid;
+	if (a->ctl_clients < CLIENTS_MAX && mine < CLIENTS_PER_UID)
+		return 0;
+	if (mine >= CLIENTS_PER_UID)
+		n = snprintf(msg, sizeof(msg), "error: too many connections from uid %d: "
+			     "%d at once (one user's bound)\n", (int)cred->uid,
+			     CLIENTS_PER_UID);
+	else
+		n = snprintf(msg, sizeof(msg), "error: too many connections to the agent: "
+			     "%d at once from users other than root\n", CLIENTS_MAX);
+	send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	pthread_mutex_lock(&a->lock);
+	a->ctl.refused_connections++;
+	pthread_mutex_unlock(&a->lock);
+	msg[n - 1] = 0;
+	log_refusal(&lim, cred, "a connection", msg + 7);
+	return 1;
+}
+
 void on_control(struct agent *a)
 {
 	struct ucred cred;
-	socklen_t clen = sizeof(cred);
+	socklen_t clen;
 	struct client *c;
-	int fd;
+	int fd, i;
 
-	while ((fd = accept4(a->ctlfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+	for (i = 0; i < ACCEPT_BATCH; i++) {
+		fd = accept4(a->ctlfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			break;
+		/* who asks, from the kernel: what it may ask (client_line())
+		 * and how many connections it may hold */
+		clen = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+			cred.uid = (uid_t)-1;
+			cred.pid = 0;
+		}
+		if (client_refused(a, fd, &cred)) {
+			close(fd);
+			continue;
+		}
 		c = calloc(1, sizeof(*c));
 		if (!c || agent_add_fd(a, fd, EPOLLRDHUP)) {
 			free(c);
@@ -240,16 +366,16 @@ void on_control(struct agent *a)
 			continue;
 		}
 		c->fd = fd;
-		/* who asks, from the kernel: what it may ask (client_line()) */
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
-			cred.uid = (uid_t)-1;
-			cred.pid = 0;
-		}
 		c->uid = cred.uid;
 		c->pid = cred.pid;
 		c->deadline = agent_mono() + CLIENT_READ_S;
 		c->next = a->clients;
 		a->clients = c;
+		pthread_mutex_lock(&a->lock);
+		a->ctl.connections++;
+		pthread_mutex_unlock(&a->lock);
+		if (c->uid != 0)
+			a->ctl_clients++;
 	}
 }
 
@@ -301,10 +427,11 @@ static void client_line(struct agent *a, struct client *c)
 	/* writes: root only, by the peer's credentials (whatever the
 	 * socket's mode let connect) */
 	if (bg_req_writes(req) && c->uid != 0) {
+		static struct log_limit lim;
 		char msg[128];
 
-		agent_log("%s refused on the control socket: needs root (peer uid %d, "
-			  "pid %d)", bg_req_name(req), (int)c->uid, (int)c->pid);
+		log_limited(&lim, "%s refused on the control socket: needs root (peer uid %d, "
+			    "pid %d)", bg_req_name(req), (int)c->uid, (int)c->pid);
 		snprintf(msg, sizeof(msg), "error: %s needs root (peer uid %d)",
 			 bg_req_name(req), (int)c->uid);
 		client_answer(a, c, msg);
@@ -355,13 +482,18 @@ static void client_line(struct agent *a, struct client *c)
 		char why[256];
 
 		if (events_follow(a, c, why, sizeof(why))) {
+			static struct log_limit lim;
+			struct ucred cred = { .pid = c->pid, .uid = c->uid };
 			char msg[300];
 
+			log_refusal(&lim, &cred, "a follower of the events", why);
 			snprintf(msg, sizeof(msg), "error: %s", why);
 			client_answer(a, c, msg);
 		} else {
-			agent_log("events: followed on the control socket (peer uid %d, "
-				  "pid %d)", (int)c->uid, (int)c->pid);
+			static struct log_limit lim;
+
+			log_limited(&lim, "events: followed on the control socket (peer "
+				    "uid %d, pid %d)", (int)c->uid, (int)c->pid);
 		}
 		break;
 	}
@@ -382,78 +514,6 @@ static void client_line(struct agent *a, struct client *c)
 	}
 }
 
-/* ---- events followed ------------------------------------------------------ */
-
-/* A followed peer's backlog at most: past it, events are dropped for it
- * (counted and said) rather than the agent's memory growing for a peer
- * that does not read. */
-#define STREAM_BACKLOG (1U << 20)
-
-static void stream_want(struct agent *a, struct client *c, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.fd = c->fd };
-
-	epoll_ctl(a->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-}
-
-static void stream_flush(struct agent *a, struct client *c)
-{
-	int r = client_send(c);
-
-	if (r < 0) {
-		client_free(a, c); /* the peer went */
-		return;
-	}
-	if (!r) {
-		stream_want(a, c, EPOLLOUT);
-		return;
-	}
-	c->out_off = c->out_len = 0;
-	/* nothing to send: only its hang-up (EPOLLHUP is always reported) */
-	stream_want(a, c, 0);
-}
-
-/* One line (with its newline) to every follower. */
-void events_push(struct agent *a, const char *line, size_t n)
-{
-	struct client *c, *next;
-
-	for (c = a->clients; c; c = next) {
-		next = c->next;
-		if (!c->stream)
-			continue;
-		if (c->out_len - c->out_off + n > STREAM_BACKLOG) {
-			c->dropped++;
-			continue;
-		}
-		if (c->out_off) {
-			memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-			c->out_len -= c->out_off;
-			c->out_off = 0;
-		}
-		{
-			char *nb = realloc(c->out, c->out_len + n + 1);
-
-			if (!nb) {
-				c->dropped++;
-				continue;
-			}
-			c->out = nb;
-		}
-		memcpy(c->out + c->out_len, line, n);
-		c->out_len += n;
-		stream_flush(a, c);
-	}
-}
-
-/* A follower: its epoll interest is its hang-up only, and no deadline. */
-void stream_start(struct agent *a, struct client *c)
-{
-	c->stream = 1;
-	c->deadline = 0;
-	stream_want(a, c, 0);
-}
-
 int on_client(struct agent *a, int fd, uint32_t events)
 {
 	struct client *c = client_of(a, fd);
@@ -462,14 +522,10 @@ int on_client(struct agent *a, int fd, uint32_t events)
 	if (!c)
 		return 0;
 	if (c->stream) {
-		if (events & (EPOLLHUP | EPOLLERR)) {
-			if (c->dropped)
-				agent_log("events: %zu not sent to a follower (pid %d) that "
-					  "read too slowly", c->dropped, (int)c->pid);
-			client_free(a, c);
-		} else {
-			stream_flush(a, c);
-		}
+		if (events & (EPOLLHUP | EPOLLERR))
+			client_free(a, c); /* the peer went */
+		else
+			events_writable(a, c);
 		return 1;
 	}
 	if (c->out) {
@@ -519,7 +575,9 @@ void clients_expire(struct agent *a)
 
 	for (c = a->clients; c; c = next) {
 		next = c->next;
-		if (!c->reload && c->deadline && c->deadline <= now) {
+		if (c->stream && c->deadline && c->deadline <= now)
+			events_expire(a, c, now); /* behind for too long */
+		else if (!c->reload && c->deadline && c->deadline <= now) {
 			if (c->out)
 				client_free(a, c); /* it does not read */
 			else
@@ -532,6 +590,34 @@ void clients_close(struct agent *a)
 {
 	while (a->clients)
 		client_free(a, a->clients);
+}
+
+/* ---- what status and the metrics say -------------------------------------- */
+
+void control_metrics(const struct agent *a, struct bg_metrics_control *m)
+{
+	*m = a->ctl;
+}
+
+struct json_object *control_json(struct agent *a)
+{
+	struct json_object *o = json_object_new_object();
+	struct bg_metrics_control m;
+
+	if (!o)
+		return NULL;
+	pthread_mutex_lock(&a->lock);
+	m = a->ctl;
+	pthread_mutex_unlock(&a->lock);
+	json_object_object_add(o, "followers", json_object_new_int64((int64_t)m.followers));
+	json_object_object_add(o, "connections", json_object_new_int64((int64_t)m.connections));
+	json_object_object_add(o, "events_unsent", json_object_new_int64((int64_t)m.events_unsent));
+	json_object_object_add(o, "followers_cut", json_object_new_int64((int64_t)m.followers_cut));
+	json_object_object_add(o, "refused_followers",
+			       json_object_new_int64((int64_t)m.refused_followers));
+	json_object_object_add(o, "refused_connections",
+			       json_object_new_int64((int64_t)m.refused_connections));
+	return o;
 }
 
 /* ---- reloads ------------------------------------------------------------- */
@@ -736,7 +822,7 @@ int bg_agent_follow(const char *cmd, double timeout, volatile sig_atomic_t *stop
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			ret = n < 0 ? -errno : 0;
+			ret = n < 0 ? -errno : -EPIPE; /* the agent closed it */
 			break;
 		}
 		have += (size_t)n;

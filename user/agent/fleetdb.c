@@ -44,6 +44,7 @@
 
 #include "agent/fetch.h"
 #include "agent/fleetdb.h"
+#include "core/url.h"
 
 /* pg_type.oid of bytea (catalog/pg_type_d.h is a server header) */
 #define BYTEA_OID 17
@@ -54,8 +55,8 @@
 #define LOCK_MIGRATE "7092166037569233152" /* 0x626c6f6f6d676100 */
 #define LOCK_PUBLISH "7092166037569233153" /* 0x626c6f6f6d676101 */
 
-/* The text that replaces a password. */
-#define SECRET "xxxxx"
+/* The text that replaces a password: the one mask (core/url.h). */
+#define SECRET BG_URL_SECRET
 
 /* Seconds of silence on a TCP connection before the kernel probes it, and
  * the probes: a gateway that LISTENs for hours learns within a minute or
@@ -190,10 +191,12 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 }
 
 /* Every occurrence of the n bytes at secret in *msg (malloc'd) replaced
- * by SECRET, in a new string; -ENOMEM (then *msg is freed, NULL). */
+ * by SECRET (bg_redact()), in a new string; -ENOMEM (then *msg is freed,
+ * NULL). */
 static int scrub(char **msg, const char *secret, size_t n)
 {
-	size_t hits = 0, len = strlen(*msg), o = 0, k;
+	size_t hits = 0, len = strlen(*msg), k;
+	struct bg_span *v;
 	char *out, *p, *hit;
 
 	if (!n)
@@ -203,36 +206,28 @@ static int scrub(char **msg, const char *secret, size_t n)
 		hits++;
 	if (!hits)
 		return 0;
+	v = calloc(hits, sizeof(*v));
 	out = malloc(len + hits * sizeof(SECRET) + 1);
-	if (!out) {
+	if (!v || !out) {
+		free(v);
+		free(out);
 		free(*msg);
 		*msg = NULL;
 		return -ENOMEM;
 	}
-	for (p = *msg;; p = hit + n) {
-		hit = memmem(p, len - (size_t)(p - *msg), secret, n);
-		k = hit ? (size_t)(hit - p) : strlen(p);
-		memcpy(out + o, p, k);
-		o += k;
-		if (!hit)
-			break;
-		memcpy(out + o, SECRET, sizeof(SECRET) - 1);
-		o += sizeof(SECRET) - 1;
-	}
-	out[o] = '\0';
+	for (p = *msg, k = 0; (hit = memmem(p, len - (size_t)(p - *msg), secret, n));
+	     p = hit + n, k++)
+		v[k] = (struct bg_span){ (size_t)(hit - *msg), n };
+	bg_redact(*msg, v, hits, out, len + hits * sizeof(SECRET) + 1);
+	free(v);
 	free(*msg);
 	*msg = out;
 	return 0;
 }
 
-/* Where the passwords of a connection string are: byte ranges of it. */
-struct span {
-	size_t off, len;
-};
-
 #define MAX_SECRETS 8
 
-static int add_span(struct span *v, int n, size_t off, size_t len)
+static int add_span(struct bg_span *v, int n, size_t off, size_t len)
 {
 	if (n < MAX_SECRETS && len) {
 		v[n].off = off;
@@ -288,7 +283,7 @@ static int is_password_key(const char *s, size_t n)
  * first '@' before any '/', its password follows its first ':'; then a
  * "password" key of the query string (after the first '?').
  */
-static int uri_secrets(const char *s, size_t n, size_t base, struct span *v,
+static int uri_secrets(const char *s, size_t n, size_t base, struct bg_span *v,
 		       int nv)
 {
 	size_t h = uri_scheme(s, n), i, colon = 0, k, e;
@@ -324,7 +319,7 @@ static int uri_secrets(const char *s, size_t n, size_t base, struct span *v,
  * "database ... does not exist". Stops where the string stops making
  * sense: libpq refuses it there.
  */
-static int secrets(const char *s, struct span *v)
+static int secrets(const char *s, struct bg_span *v)
 {
 	size_t n = strlen(s), i = 0, k, klen, vs, ve, in, out;
 	int nv = 0, quoted;
@@ -375,33 +370,9 @@ static int secrets(const char *s, struct span *v)
 
 const char *bg_fleetdb_redact(const char *url, char *buf, size_t len)
 {
-	struct span v[MAX_SECRETS];
-	size_t i = 0, o = 0, k;
-	int n, j;
+	struct bg_span v[MAX_SECRETS];
 
-	if (!buf || !len)
-		return buf;
-	buf[0] = '\0';
-	if (!url)
-		return buf;
-	n = secrets(url, v);
-	/* copied up to each secret, SECRET instead of it; the bytes of a
-	 * secret are never written, so a short buf cuts no secret in half */
-	for (j = 0; j <= n && o + 1 < len; j++) {
-		size_t end = j < n ? v[j].off : strlen(url);
-
-		k = end - i < len - 1 - o ? end - i : len - 1 - o;
-		memcpy(buf + o, url + i, k);
-		o += k;
-		if (j == n)
-			break;
-		k = strlen(SECRET) < len - 1 - o ? strlen(SECRET) : len - 1 - o;
-		memcpy(buf + o, SECRET, k);
-		o += k;
-		i = v[j].off + v[j].len;
-	}
-	buf[o] = '\0';
-	return buf;
+	return bg_redact(url ? url : "", v, url ? (size_t)secrets(url, v) : 0, buf, len);
 }
 
 /* Scrubs from *msg (malloc'd) every password of url: as written in it
@@ -410,7 +381,7 @@ const char *bg_fleetdb_redact(const char *url, char *buf, size_t len)
  * ("invalid percent-encoded token"), so this is checked, not assumed. */
 static int scrub_url(char **msg, const char *url)
 {
-	struct span v[MAX_SECRETS];
+	struct bg_span v[MAX_SECRETS];
 	PQconninfoOption *opts, *o;
 	int n, j, ret = 0;
 

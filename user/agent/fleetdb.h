@@ -199,7 +199,8 @@ int bg_fleetdb_status(struct bg_fleetdb *db, struct bg_fleet_gen *latest,
 		      struct bg_fleet_report **v, size_t *n, char *why,
 		      size_t whylen);
 
-/* The URL as it may be printed: its password replaced by "xxxxx"; in a
+/* The URL as it may be printed: its password replaced by "***"
+ * (BG_URL_SECRET, the one mask; bg_redact() writes it); in a
  * URL the password of its userinfo and a password= of its query, in
  * key=value form the value of password (and a URL given as dbname).
  * Returns buf; a result cut short by len never holds a byte of the

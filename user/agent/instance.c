@@ -25,25 +25,45 @@ static pid_t read_pid(int fd)
 	return (pid_t)strtol(buf, NULL, 10);
 }
 
+/* 1 when fd is the file path names now. */
+static int still_at(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) && !stat(path, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 /*
  * Takes the flock on path and writes our pid into it; -EBUSY (with *holder
- * the pid in the file) when another process holds it. The lock file stays
- * when we are gone: the lock is the flock, never the file's existence.
+ * the pid in the file) when another process holds it. The lock is the
+ * flock, never the file's existence: a file a killed agent left is taken
+ * over. An agent that stops cleanly removes its file while it still holds
+ * the lock (drop()), so a lock taken on a file that is no longer at path
+ * (removed between our open and our flock) is no lock at all: taken again
+ * on the file now there.
  */
 static int take(const char *path, int *fdp, pid_t *holder)
 {
 	char pid[32];
-	int fd, n;
+	int fd, n, tries;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	for (tries = 0;; tries++) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
 
-		*holder = read_pid(fd);
+			*holder = read_pid(fd);
+			close(fd);
+			return err;
+		}
+		if (still_at(fd, path))
+			break;
 		close(fd);
-		return err;
+		if (tries == 8)
+			return -EAGAIN; /* removed again and again: not ours */
 	}
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n) {
@@ -56,6 +76,17 @@ static int take(const char *path, int *fdp, pid_t *holder)
 	return 0;
 }
 
+/* Our lock file removed, while we hold its lock (only when path still
+ * names it), then the lock dropped. */
+static void drop(int fd, const char *path)
+{
+	if (fd < 0)
+		return;
+	if (still_at(fd, path))
+		unlink(path);
+	close(fd);
+}
+
 int bg_instance_lock(struct bg_instance *in, const char *state_dir,
 		     char *err, size_t errlen)
 {
@@ -65,7 +96,8 @@ int bg_instance_lock(struct bg_instance *in, const char *state_dir,
 
 	in->run_fd = in->state_fd = -1;
 	mkdir(BG_RECORD_DIR, 0755); /* /run/bloomgate, as the records' */
-	bg_run_path(path, sizeof(path), BG_INSTANCE_RUN_SUFFIX);
+	bg_run_path(in->run_path, sizeof(in->run_path), BG_INSTANCE_RUN_SUFFIX);
+	snprintf(path, sizeof(path), "%s", in->run_path);
 	ret = take(path, &in->run_fd, &holder);
 	if (ret == -EBUSY) {
 		snprintf(err, errlen,
@@ -77,7 +109,9 @@ int bg_instance_lock(struct bg_instance *in, const char *state_dir,
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	snprintf(path, sizeof(path), "%s/%s", state_dir, BG_INSTANCE_STATE_LOCK);
+	snprintf(in->state_path, sizeof(in->state_path), "%s/%s", state_dir,
+		 BG_INSTANCE_STATE_LOCK);
+	snprintf(path, sizeof(path), "%s", in->state_path);
 	ret = take(path, &in->state_fd, &holder);
 	if (ret == -EBUSY)
 		snprintf(err, errlen,
@@ -92,10 +126,8 @@ int bg_instance_lock(struct bg_instance *in, const char *state_dir,
 
 void bg_instance_unlock(struct bg_instance *in)
 {
-	if (in->run_fd >= 0)
-		close(in->run_fd);
-	if (in->state_fd >= 0)
-		close(in->state_fd);
+	drop(in->state_fd, in->state_path);
+	drop(in->run_fd, in->run_path);
 	in->run_fd = in->state_fd = -1;
 }
 

@@ -384,6 +384,12 @@ int bg_agent_run(const char *config_path)
 	a.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	a.infd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	ret = bg_ensure_bpffs();
+	if (ret == -ENOMEDIUM) {
+		bg_no_bpffs_why(err, sizeof(err));
+		agent_log("%s", err);
+		agent_free(&a);
+		return 1;
+	}
 	if (!ret)
 		ret = agent_mkdir_p(a.cfg.state_dir, 0700);
 	if (ret) {
@@ -489,6 +495,7 @@ int bg_agent_run(const char *config_path)
 		if (a.cfg.detach_on_stop)
 			detach_ifaces(&a);
 		unlink(a.ctl_path);
+		bg_instance_unlock(&a.instance); /* and its lock files */
 		fflush(NULL);
 		_exit(0);
 	}

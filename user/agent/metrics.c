@@ -480,12 +480,16 @@ static void render_filter(FILE *out, const struct bg_metrics_view *v)
 			  "Keys in the live filter's Bloom part.", f->keys);
 		gauge_u64(out, "bloomgate_filter_bytes",
 			  "Size of the live filter's map.", f->bytes);
-		/* Not _bits_per_key, the issue's word: promtool's lint
-		 * refuses "bits" for the base unit "bytes", and the issue
-		 * also asks for a clean promtool check. */
-		gauge_double(out, "bloomgate_filter_bytes_per_key",
-			     "Bloom bytes per key of the live filter (its bits per key / 8).",
+		/* Two figures a key, each named for what it is: the Bloom
+		 * part's bits (in bytes: promtool's lint refuses "bits" for
+		 * the base unit "bytes") and the whole map's bytes, load's
+		 * "map bytes/key". */
+		gauge_double(out, "bloomgate_filter_bloom_bytes_per_key",
+			     "The live filter's Bloom part per key: its bits per key / 8 (the exact stage and the map's tables not included).",
 			     f->bits_per_key / 8);
+		gauge_double(out, "bloomgate_filter_map_bytes_per_key",
+			     "The live filter's map per key: bloomgate_filter_bytes / bloomgate_filter_keys (Bloom part, exact stage, tables, header), as load reports it.",
+			     f->keys ? (double)f->bytes / (double)f->keys : 0);
 		gauge_double(out, "bloomgate_filter_predicted_false_positive_rate",
 			     "Rate of wrong verdicts on unlisted addresses or names the live filter's size predicts (after the exact stage, when it has one).",
 			     f->predicted_fpr);
@@ -519,6 +523,29 @@ static void render_filter(FILE *out, const struct bg_metrics_view *v)
 		    v->rebuild_failures);
 }
 
+/* The control socket: its followers of the events, and what it refused
+ * or cut off (a read-only user cannot make the agent hold more). */
+static void render_control(FILE *out, const struct bg_metrics_control *c)
+{
+	struct label l = { "reason", "followers" };
+
+	gauge_u64(out, "bloomgate_control_followers",
+		  "Control socket peers following the events (bloomgate events through the agent).",
+		  c->followers);
+	gauge_u64(out, "bloomgate_control_connections",
+		  "Control socket connections open.", c->connections);
+	counter_u64(out, "bloomgate_control_events_unsent_total",
+		    "Events not sent to a follower that read more slowly than they came.",
+		    c->events_unsent);
+	counter_u64(out, "bloomgate_control_followers_cut_total",
+		    "Followers cut off for staying behind the events.", c->followers_cut);
+	family(out, "bloomgate_control_refused_total", "counter",
+	       "Requests refused at a bound: a follower of the events past the followers' bounds, a connection past the connections' bounds.");
+	sample_u64(out, "bloomgate_control_refused_total", &l, 1, c->refused_followers);
+	l.val = "connections";
+	sample_u64(out, "bloomgate_control_refused_total", &l, 1, c->refused_connections);
+}
+
 int bg_metrics_render(FILE *out, const struct bg_metrics_view *v)
 {
 	struct label build[2] = { { "version", BG_VERSION },
@@ -534,6 +561,8 @@ int bg_metrics_render(FILE *out, const struct bg_metrics_view *v)
 	if (v->recs)
 		render_interfaces(out, v->recs, v->nrecs);
 	render_filter(out, v);
+	if (v->control)
+		render_control(out, v->control);
 	render_sources(out, v->sources, v->nsources);
 	if (fflush(out) || ferror(out))
 		return -EIO;

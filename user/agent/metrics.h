@@ -44,11 +44,14 @@
  *   _fetch_failures_total, _not_modified_total, _fetches_total,
  *   bloomgate_source_state{state} 0/1       per source, label source="NAME"
  *   bloomgate_filter_loaded 0/1, bloomgate_filter_keys, _bytes,
- *   _bytes_per_key (the issue's _bits_per_key / 8: promtool's lint wants
- *   the base unit), _predicted_false_positive_rate, _generation,
+ *   _bloom_bytes_per_key (the Bloom part's bits per key / 8: promtool's
+ *   lint wants the base unit), _map_bytes_per_key (the map's: _bytes /
+ *   _keys, load's "map bytes/key"), _predicted_false_positive_rate, _generation,
  *   _build_duration_seconds, _swap_duration_seconds (while one is loaded),
  *   bloomgate_filter_rebuilds_total, bloomgate_filter_rebuild_failures_total
  *   bloomgate_build_info{version,abi} 1, bloomgate_agent_start_time_seconds
+ *   bloomgate_control_followers, _connections, _events_unsent_total,
+ *   _followers_cut_total, _refused_total{reason}   the control socket
  *
  * Every datapath counter index maps to exactly one sample (the malformed
  * sum excepted: it is the sum of the reasons); tests/unit/test_metrics.c
@@ -99,6 +102,15 @@ struct bg_metrics_filter {
 	double build_seconds, swap_seconds; /* of the last rebuild */
 };
 
+/* The control socket: the followers of the events (`bloomgate events`
+ * through the agent) and what it refused or cut off, since the start. */
+struct bg_metrics_control {
+	uint64_t followers, connections; /* now */
+	uint64_t events_unsent; /* events not sent: the follower read too slowly */
+	uint64_t followers_cut; /* followers cut off for it */
+	uint64_t refused_followers, refused_connections; /* over a bound */
+};
+
 struct bg_metrics_view {
 	/* Summed per-CPU datapath counters; NULL: not attached (no datapath
 	 * families rendered). */
@@ -124,6 +136,7 @@ struct bg_metrics_view {
 	uint64_t art_generation;
 	/* fleet: configured, and its link to the store connected now */
 	int fleet, fleet_up;
+	const struct bg_metrics_control *control; /* NULL: not shown */
 };
 
 /*

@@ -45,6 +45,13 @@ static int fail(FILE *errf, int code, const char *fmt, ...)
 
 int bg_report_open_failed(int err, int status, FILE *out, FILE *errf)
 {
+	char why[512];
+
+	if (err == -ENOMEDIUM) {
+		/* not "not attached": nothing can be seen from here */
+		bg_no_bpffs_why(why, sizeof(why));
+		return fail(errf, 1, "%s", why);
+	}
 	if (err == -ENOENT && status) {
 		fputs("bloomgate is not attached to any interface\n", out);
 		return BG_REPORT_NOT_ATTACHED;
@@ -58,6 +65,28 @@ int bg_report_open_failed(int err, int status, FILE *out, FILE *errf)
 }
 
 /* ---- status -------------------------------------------------------------- */
+
+static long long jint(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? (long long)json_object_get_int64(v) : 0;
+}
+
+/* The control socket's line: its followers of the events and what it
+ * refused or cut off; none while there is nothing to say. */
+static void print_control(FILE *out, struct json_object *c)
+{
+	long long fol = jint(c, "followers"), unsent = jint(c, "events_unsent"),
+		  cut = jint(c, "followers_cut"), rf = jint(c, "refused_followers"),
+		  rc = jint(c, "refused_connections");
+
+	if (!fol && !unsent && !cut && !rf && !rc)
+		return;
+	fprintf(out, "agent: events followed by %lld; %lld events not sent to followers "
+		"too slow for them, %lld followers cut off; refused at a bound: %lld "
+		"followers, %lld connections\n", fol, unsent, cut, rf, rc);
+}
 
 void bg_report_agent_status(FILE *out, struct json_object *o)
 {
@@ -99,6 +128,8 @@ void bg_report_agent_status(FILE *out, struct json_object *o)
 		       live ? (long long)json_object_get_int64(live) : 0,
 		       mine ? (long long)json_object_get_int64(mine) : 0);
 	}
+	if (json_object_object_get_ex(o, "control", &v))
+		print_control(out, v);
 	if (json_object_object_get_ex(o, "sources", &srcs))
 		for (i = 0; i < json_object_array_length(srcs); i++) {
 			struct json_object *s = json_object_array_get_idx(srcs, i), *n;
@@ -209,7 +240,7 @@ int bg_report_datapath(struct bg_state *st, FILE *out, FILE *errf)
 		int probes = h->n4 > h->n6 ? h->n4 : h->n6, i;
 
 		bg_fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
-		fprintf(out, "filter: %llu Bloom keys, %u blocks, k=%u, %.2f bits/key, "
+		fprintf(out, "filter: %llu Bloom keys, %u blocks, k=%u, %.2f Bloom bits/key, "
 		       "predicted false-positive rate %.6f per address",
 		       (unsigned long long)h->entries, h->nblocks, h->k,
 		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,

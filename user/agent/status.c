@@ -32,6 +32,7 @@ int render(void *ctx, FILE *out)
 	struct bg_metrics_source *ms;
 	struct bg_metrics_view v = { 0 };
 	struct bg_metrics_filter filter;
+	struct bg_metrics_control ctl;
 	struct bg_counters c;
 	struct bg_state st;
 	uint32_t live = 0;
@@ -81,6 +82,8 @@ int render(void *ctx, FILE *out)
 	v.art_generation = a->art_generation;
 	v.fleet = a->cfg.fleet.db != NULL;
 	v.fleet_up = bg_fleet_link_up(a->fleet);
+	control_metrics(a, &ctl);
+	v.control = &ctl;
 	/* rendered under the lock: the names point into the config, which
 	 * a reload frees under it */
 	ret = bg_metrics_render(out, &v);
@@ -155,5 +158,6 @@ struct json_object *status_json(struct agent *a)
 	}
 	json_object_object_add(o, "sources", arr);
 	pthread_mutex_unlock(&a->lock);
+	json_object_object_add(o, "control", control_json(a));
 	return o;
 }

@@ -114,9 +114,13 @@ static int attach_done(void *ctx, unsigned int npos, char *err, size_t errlen)
 
 const struct bg_cmd cli_attach_cmd = {
 	.name = "attach",
-	.summary = "Attaches the XDP filter to IFACE (through libxdp, so other XDP\n"
-		   "programs can share the interface). Every attached interface\n"
-		   "shares one filter, pinned under /sys/fs/bpf/bloomgate.",
+	.summary = "Attaches the XDP filter to IFACE, through libxdp, alone on the\n"
+		   "interface: libxdp's dispatcher, which would let other XDP\n"
+		   "programs share it, does not load on every kernel (it fails on\n"
+		   "Linux 6.18 with Debian 12's libxdp 1.3). To run another XDP\n"
+		   "program after bloomgate, attach with --chain and name it with\n"
+		   "bloomgate chain. Every attached interface shares one filter,\n"
+		   "pinned under /sys/fs/bpf/bloomgate.",
 	.opts = attach_opts, .pos = &attach_pos, .min_pos = 1, .max_pos = 1,
 	.pos_first = 1, .defaults = &attach_defaults, .done = attach_done,
 };

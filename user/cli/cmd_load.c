@@ -96,7 +96,7 @@ static void print_art_report(const char *path, const struct bg_art *a,
 		printf(", generation %llu", (unsigned long long)a->h->generation);
 	printf(")\n");
 	printf("filter:           %llu Bloom keys, %u blocks of 512 bits, k=%u, "
-	       "%.2f bits/key; %llu IPv4, %llu IPv6 prefixes, %llu names\n",
+	       "%.2f Bloom bits/key; %llu IPv4, %llu IPv6 prefixes, %llu names\n",
 	       (unsigned long long)fp->n, fp->nblocks, fp->k, fp->bits_per_entry,
 	       (unsigned long long)fp->prefixes4, (unsigned long long)fp->prefixes6,
 	       (unsigned long long)a->h->plan.names);
@@ -105,6 +105,8 @@ static void print_art_report(const char *path, const struct bg_art *a,
 	if (fp->fp_nbuckets)
 		printf("; %.1e after the exact stage", fp->predicted_confirmed);
 	printf("\nmemory:           %s", mem);
+	if (fp->n)
+		printf(" (%.2f map bytes/key)", (double)fp->bytes / (double)fp->n);
 	if (r->reshaped)
 		printf(" (the %scapacity is now %u elements, new programs "
 		       "swapped in)", r->reshaped == 2 ? "growing " : "", r->grown);

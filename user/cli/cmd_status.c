@@ -350,6 +350,10 @@ int cli_cmd_events(int argc, char **argv)
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 		ret = bg_agent_follow("events", a.timeout, &stop_events, follow_line, &code);
+		if (ret == -EPIPE)
+			return cli_fail(1, "events: the agent ended the stream (it stopped, "
+					"or cut off this reader for reading more slowly than "
+					"the events came: see its log)");
 		return ret ? cli_agent_error("events", ret) : code;
 	}
 	if (ret)

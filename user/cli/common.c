@@ -127,7 +127,12 @@ int cli_agent_report(const char *cmd, const char *req)
 int cli_open_state(struct bg_state *st, int lock)
 {
 	int err = bg_state_open(st, lock);
+	char why[512];
 
+	if (err == -ENOMEDIUM) {
+		bg_no_bpffs_why(why, sizeof(why));
+		return cli_fail(1, "%s", why);
+	}
 	if (err == -ENOENT)
 		return cli_fail(EXIT_NOT_ATTACHED,
 			    "bloomgate is not attached to any interface "

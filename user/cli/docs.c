@@ -288,6 +288,23 @@ static void complete_value(FILE *f, const struct bg_opt *o)
 	}
 }
 
+/* " || (($(_bloomgate_npos $ci '--opt -o ...') >= MAX))": c takes no
+ * more arguments. */
+static void complete_npos(FILE *f, const struct bg_cmd *c)
+{
+	const struct bg_opt *o;
+
+	fputs(" || (($(_bloomgate_npos \"$ci\" '", f);
+	for (o = c->opts; o && o->name; o++) {
+		if (o->type == BG_OPT_FLAG)
+			continue;
+		fprintf(f, " --%s", o->name);
+		if (o->short_name)
+			fprintf(f, " -%c", o->short_name);
+	}
+	fprintf(f, "') >= %u))", c->max_pos);
+}
+
 static int completion(FILE *f, const struct bg_cmd *const *cmds, size_t n)
 {
 	const struct bg_opt *o;
@@ -322,9 +339,28 @@ static int completion(FILE *f, const struct bg_cmd *const *cmds, size_t n)
 	      "_bloomgate_files() {\n"
 	      "\tcompopt -o filenames 2>/dev/null\n"
 	      "\tmapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n"
+	      "}\n\n"
+	      "# The arguments given between the command (word $1) and the one\n"
+	      "# completed, the values of the options in $2 (\"--opt -o ...\") left out.\n"
+	      "_bloomgate_npos() {\n"
+	      "\tlocal i w n=0 skip=0\n"
+	      "\tfor ((i = $1 + 1; i < COMP_CWORD; i++)); do\n"
+	      "\t\tw=${COMP_WORDS[i]}\n"
+	      "\t\tif ((skip)); then\n"
+	      "\t\t\tskip=0\n"
+	      "\t\t\t[[ $w == = ]] && skip=1\n"
+	      "\t\t\tcontinue\n"
+	      "\t\tfi\n"
+	      "\t\tcase $w in\n"
+	      "\t\t=) skip=1 ;;\n"
+	      "\t\t-*) [[ \" $2 \" == *\" $w \"* ]] && skip=1 ;;\n"
+	      "\t\t*) n=$((n + 1)) ;;\n"
+	      "\t\tesac\n"
+	      "\tdone\n"
+	      "\techo \"$n\"\n"
 	      "}\n\n", f);
 	fputs("_bloomgate() {\n"
-	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= i\n"
+	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= ci= i\n"
 	      "\tCOMPREPLY=()\n"
 	      "\t((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}\n"
 	      "\t# --opt=VALUE: '=' is a word of its own (COMP_WORDBREAKS)\n"
@@ -336,6 +372,7 @@ static int completion(FILE *f, const struct bg_cmd *const *cmds, size_t n)
 	      "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
 	      "\t\t[[ ${COMP_WORDS[i]} == -v ]] && continue\n"
 	      "\t\tcmd=${COMP_WORDS[i]}\n"
+	      "\t\tci=$i\n"
 	      "\t\tbreak\n"
 	      "\tdone\n"
 	      "\tif [[ -z $cmd ]]; then\n"
@@ -367,10 +404,13 @@ static int completion(FILE *f, const struct bg_cmd *const *cmds, size_t n)
 			}
 			fputs("\t\tesac\n", f);
 		}
-		/* options when asked for, or when no argument is taken */
+		/* options when asked for, or when no (more) argument is
+		 * taken: `fleet status <TAB>` offers no second status */
 		fputs("\t\tif [[ $cur == -* ]]", f);
 		if (!c->pos || !c->max_pos)
 			fputs(" || true", f);
+		else if (c->max_pos != BG_POS_MANY)
+			complete_npos(f, c);
 		fputs("; then\n\t\t\t_bloomgate_words '", f);
 		for (o = c->opts; o && o->name; o++)
 			fprintf(f, "--%s ", o->name);

@@ -149,7 +149,7 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 			(unsigned long long)(fp->prefixes6 - fp->short6_prefixes),
 			(unsigned long long)(fp->keys4 + fp->keys6), xmem);
 	}
-	fprintf(out, "filter:           %u blocks of 512 bits, k=%u, %.2f bits/key",
+	fprintf(out, "filter:           %u blocks of 512 bits, k=%u, %.2f Bloom bits/key",
 		fp->nblocks, fp->k, fp->bits_per_entry);
 	if (r->n_dom)
 		fprintf(out, " (%llu address, %llu name keys)",
@@ -171,9 +171,11 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 	if (fp->fp_nbuckets)
 		fprintf(out, "; %.1e after the exact stage", fp->predicted_confirmed);
 	fputc('\n', out);
+	/* the whole map a key (header, tables, Bloom part, exact stage): not
+	 * the Bloom part's bits a key above */
 	fprintf(out, "memory:           %s", mem);
 	if (fp->n)
-		fprintf(out, " (%.2f bytes/key)", (double)fp->bytes / (double)fp->n);
+		fprintf(out, " (%.2f map bytes/key)", (double)fp->bytes / (double)fp->n);
 	if (r->reshaped && r->grown)
 		fprintf(out, " (the %scapacity is now %u elements, new programs "
 			"swapped in: %s)", r->reshaped == 2 ? "growing " : "", r->grown,
@@ -396,16 +398,25 @@ static void fmt_event_time(char *buf, size_t len, __u64 ts_ns)
 	snprintf(buf, len, "%s.%03lld", t, (ns % 1000000000LL) / 1000000LL);
 }
 
-int bg_print_event_text(FILE *out, const void *data, size_t size)
+/* a name's text, an address, an interface and a time, with the words */
+_Static_assert(BG_EVENT_TEXT_MAX >= BG_NAME_TEXT_MAX + INET6_ADDRSTRLEN + IF_NAMESIZE + 48 + 32,
+	       "an event's line fits BG_EVENT_TEXT_MAX");
+
+int bg_event_text(char *buf, size_t len, const void *data, size_t size,
+		  const char *ifname)
 {
 	const struct bg_event *e = data;
 	char addr[INET6_ADDRSTRLEN] = "?", ifn[IF_NAMESIZE] = "?";
+	int n;
 
 	if (size < sizeof(*e))
 		return -EINVAL;
 	inet_ntop(e->family == BG_KEY_IPV4 ? AF_INET : AF_INET6, e->addr, addr,
 		  sizeof(addr));
-	if_indextoname(e->ifindex, ifn);
+	if (!ifname) {
+		if_indextoname(e->ifindex, ifn);
+		ifname = ifn;
+	}
 	if (e->which == BG_EVENT_NAME) {
 		const struct bg_name_event *ne = data;
 		char name[BG_NAME_TEXT_MAX], when[48];
@@ -414,12 +425,24 @@ int bg_print_event_text(FILE *out, const void *data, size_t size)
 		    bg_name_from_wire(ne->name, sizeof(ne->name), name, sizeof(name)) < 0)
 			snprintf(name, sizeof(name), "(malformed name)");
 		fmt_event_time(when, sizeof(when), e->ts_ns);
-		fprintf(out, "%s name %s from %s on %s at %s\n",
-			e->verdict == BG_VERDICT_FLAG ? "flag" : "drop", name, addr,
-			ifn, when);
+		n = snprintf(buf, len, "%s name %s from %s on %s at %s\n",
+			     e->verdict == BG_VERDICT_FLAG ? "flag" : "drop", name, addr,
+			     ifname, when);
 	} else {
-		fprintf(out, "%s %s %s on %s\n", e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
-			e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifn);
+		n = snprintf(buf, len, "%s %s %s on %s\n",
+			     e->verdict == BG_VERDICT_FLAG ? "flag" : "drop",
+			     e->which == BG_MATCH_SRC ? "src" : "dst", addr, ifname);
 	}
+	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
+}
+
+int bg_print_event_text(FILE *out, const void *data, size_t size)
+{
+	char line[BG_EVENT_TEXT_MAX];
+	int n = bg_event_text(line, sizeof(line), data, size, NULL);
+
+	if (n < 0)
+		return n;
+	fwrite(line, 1, (size_t)n, out);
 	return ferror(out) ? -EIO : 0;
 }

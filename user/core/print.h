@@ -42,5 +42,11 @@ int bg_print_event_json(FILE *out, const void *data, size_t size);
  * ADDR on IFACE", "flag name NAME from CLIENT on IFACE at TIME" (local
  * time). 0, -EINVAL for a short record, -EIO. */
 int bg_print_event_text(FILE *out, const void *data, size_t size);
+/* That line, its newline included, into buf: its length, or -EINVAL for a
+ * short record, -ENOSPC when len is too small (BG_EVENT_TEXT_MAX always
+ * holds one). ifname: the interface's name, NULL to look it up. */
+#define BG_EVENT_TEXT_MAX 1280
+int bg_event_text(char *buf, size_t len, const void *data, size_t size,
+		  const char *ifname);
 
 #endif

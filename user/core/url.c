@@ -35,26 +35,46 @@ int bg_url_has_secret(const char *url)
 	return url && userinfo(url, &s, &e);
 }
 
+char *bg_redact(const char *s, const struct bg_span *v, size_t n, char *out,
+		size_t len)
+{
+	size_t i = 0, o = 0, j, k, end;
+
+	if (!out || !len)
+		return out;
+	out[0] = '\0';
+	if (!s)
+		return out;
+	/* copied up to each span, the mask instead of it: the bytes of a
+	 * span are never written, so a short out cuts no secret in half */
+	for (j = 0; j <= n && o + 1 < len; j++) {
+		end = j < n ? v[j].off : strlen(s);
+		k = end - i < len - 1 - o ? end - i : len - 1 - o;
+		memcpy(out + o, s + i, k);
+		o += k;
+		if (j == n)
+			break;
+		k = strlen(BG_URL_SECRET) < len - 1 - o ? strlen(BG_URL_SECRET) : len - 1 - o;
+		memcpy(out + o, BG_URL_SECRET, k);
+		o += k;
+		i = v[j].off + v[j].len;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 char *bg_url_redact(const char *url, char *out, size_t len)
 {
 	const char *s, *e, *colon;
-	size_t keep;
+	struct bg_span v;
+	size_t n = 0;
 
-	if (!len)
-		return out;
-	if (!url || !userinfo(url, &s, &e)) {
-		snprintf(out, len, "%s", url ? url : "");
-		return out;
+	if (url && userinfo(url, &s, &e)) {
+		/* the user name kept, not a byte after it */
+		colon = memchr(s, ':', (size_t)(e - s));
+		v.off = (size_t)((colon ? colon + 1 : s) - url);
+		v.len = (size_t)(e - url) - v.off;
+		n = 1;
 	}
-	colon = memchr(s, ':', (size_t)(e - s));
-	/* keep "scheme://" and the user name, not a byte after it */
-	keep = (size_t)((colon ? colon + 1 : s) - url);
-	if (keep >= len) {
-		/* too short for even the name: nothing of the URL */
-		snprintf(out, len, "%s", BG_URL_SECRET);
-		return out;
-	}
-	memcpy(out, url, keep);
-	snprintf(out + keep, len - keep, "%s%s", BG_URL_SECRET, e);
-	return out;
+	return bg_redact(url ? url : "", &v, n, out, len);
 }

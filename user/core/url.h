@@ -11,8 +11,24 @@
 
 #include <stddef.h>
 
-/* The text a password becomes. */
+/* The text a password becomes, wherever bloomgate prints or keeps one
+ * (a list's URL, a fleet store's connection string, their errors). */
 #define BG_URL_SECRET "***"
+
+/* Bytes [off, off + len) of a string. */
+struct bg_span {
+	size_t off, len;
+};
+
+/*
+ * The one redaction: s into out (at most len bytes, NUL included) with
+ * each of the n spans (in order, not overlapping, within s) replaced by
+ * BG_URL_SECRET. Returns out; a result cut short by len is a prefix of the
+ * whole one and never holds a byte of a span. bg_url_redact() and the
+ * fleet store's bg_fleetdb_redact() find the spans, this writes.
+ */
+char *bg_redact(const char *s, const struct bg_span *v, size_t n, char *out,
+		size_t len);
 
 /*
  * Writes url into out (at most len bytes, NUL included) with the password
@@ -20,7 +36,8 @@
  * URL without one is copied as it is, as is a string that is no URL (a
  * path). A userinfo without ':' (a user name alone, or a token used as
  * one: "https://TOKEN@host/") is secret too: it becomes "***". Returns
- * out; a result cut short by len still never holds a byte of the secret.
+ * out; a result cut short by len still never holds a byte of the secret
+ * (bg_redact()).
  */
 char *bg_url_redact(const char *url, char *out, size_t len);
 

@@ -41,6 +41,21 @@ static void errf(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Why the pinned state cannot be opened (ret from bg_state_open()), for
+ * interface ifname (NULL: any). */
+static void state_err(int ret, const char *ifname, char *err, size_t errlen)
+{
+	if (ret == -ENOMEDIUM)
+		bg_no_bpffs_why(err, errlen);
+	else if (ret == -ENOENT && ifname)
+		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+	else if (ret == -ENOENT)
+		errf(err, errlen, "bloomgate is not attached to any interface");
+	else
+		errf(err, errlen, "cannot open the pinned state in %s: %s",
+		     bg_pin_dir(), strerror(-ret));
+}
+
 static __u32 prog_id_of(int fd)
 {
 	struct bpf_prog_info info;
@@ -258,6 +273,11 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		}
 	}
 	ret = bg_ensure_bpffs();
+	if (ret == -ENOMEDIUM) {
+		/* pins made in a bpffs of our own would go when we exit */
+		bg_no_bpffs_why(err, errlen);
+		return ret;
+	}
 	if (ret) {
 		errf(err, errlen, "cannot mount bpffs on /sys/fs/bpf: %s",
 		     strerror(-ret));
@@ -844,6 +864,25 @@ int bg_attach_next_id(const char *dir, const struct bg_attach_rec *r, __u32 *id)
 	return ret;
 }
 
+/*
+ * bloomgate's own programs, by the name the kernel keeps for them (the
+ * BPF functions'; the same in every instance and version). Chained after
+ * bloomgate, one of them would run bloomgate again for every packet it
+ * passes, itself again from its own slot, up to the kernel's 33 tail
+ * calls, every counter counted again each time.
+ */
+static const char *const own_progs[] = { BG_PROG_NAME, "bloomgate_dns" };
+
+static int own_prog(const struct bpf_prog_info *info)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(own_progs) / sizeof(own_progs[0]); i++)
+		if (!strncmp(info->name, own_progs[i], sizeof(info->name)))
+			return 1;
+	return 0;
+}
+
 /* A program named as a pinned path or "id:N": its fd, or -errno with err. */
 static int prog_fd_of(const char *name, char *err, size_t errlen)
 {
@@ -883,6 +922,14 @@ static int prog_fd_of(const char *name, char *err, size_t errlen)
 		errf(err, errlen, "%s: not an XDP program", name);
 		return -EINVAL;
 	}
+	if (own_prog(&info)) {
+		close(fd);
+		errf(err, errlen, "%s is bloomgate's own program (%.16s, prog id %u): "
+		     "after bloomgate it would run bloomgate again for every packet, up "
+		     "to 33 times, counting each again; name another XDP program",
+		     name, info.name, info.id);
+		return -EINVAL;
+	}
 	return fd;
 }
 
@@ -899,11 +946,7 @@ int bg_attach_chain(const char *ifname, const char *prog, char *err, size_t errl
 		return ifindex;
 	ret = bg_state_open(&st, 1);
 	if (ret) {
-		if (ret == -ENOENT)
-			errf(err, errlen, "bloomgate is not attached to %s", ifname);
-		else
-			errf(err, errlen, "cannot open the pinned state in %s: %s",
-			     bg_pin_dir(), strerror(-ret));
+		state_err(ret, ifname, err, errlen);
 		return ret;
 	}
 	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
@@ -1124,11 +1167,8 @@ static int open_attached(struct bg_state *st, char *err, size_t errlen)
 {
 	int ret = bg_state_open(st, 1);
 
-	if (ret == -ENOENT)
-		errf(err, errlen, "bloomgate is not attached to any interface");
-	else if (ret)
-		errf(err, errlen, "cannot open the pinned state in %s: %s",
-		     bg_pin_dir(), strerror(-ret));
+	if (ret)
+		state_err(ret, NULL, err, errlen);
 	return ret;
 }
 
@@ -1200,13 +1240,8 @@ int bg_detach(const char *ifname, char *err, size_t errlen)
 		return ifindex;
 	}
 	ret = bg_state_open(&st, 1);
-	if (ret == -ENOENT) {
-		errf(err, errlen, "bloomgate is not attached to %s", ifname);
-		return ret;
-	}
 	if (ret) {
-		errf(err, errlen, "cannot open the pinned state in %s: %s",
-		     bg_pin_dir(), strerror(-ret));
+		state_err(ret, ifname, err, errlen);
 		return ret;
 	}
 	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);

@@ -28,12 +28,61 @@ static const char *const map_names[BG_PIN__COUNT] = {
 	[BG_PIN_ATTACH] = BG_TEXTIFY(BG_MAP_ATTACH),
 };
 
-int bg_ensure_bpffs(void)
+int bg_bpffs_mounted(void)
 {
 	struct statfs sfs;
 
-	if (statfs("/sys/fs/bpf", &sfs) == 0 && sfs.f_type == BPF_FS_MAGIC)
+	return statfs("/sys/fs/bpf", &sfs) == 0 && sfs.f_type == BPF_FS_MAGIC;
+}
+
+/* The name of our network namespace under /run/netns (ip netns), into
+ * buf; 0 when it has none there. */
+static int netns_name(char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	struct stat self, sb;
+	struct dirent *de;
+	DIR *d;
+	int found = 0;
+
+	if (stat("/proc/self/ns/net", &self) || !(d = opendir("/run/netns")))
 		return 0;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
+		if (!stat(path, &sb) && sb.st_dev == self.st_dev && sb.st_ino == self.st_ino) {
+			snprintf(buf, len, "%s", de->d_name);
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+void bg_no_bpffs_why(char *buf, size_t len)
+{
+	char ns[NAME_MAX + 1];
+
+	if (!netns_name(ns, sizeof(ns)))
+		snprintf(ns, sizeof(ns), "NAME");
+	snprintf(buf, len, "no bpffs on /sys/fs/bpf in this mount namespace, so "
+		 "bloomgate's pins cannot be seen from here (ip netns exec gives a "
+		 "command a mount namespace of its own, without it): run it as "
+		 "nsenter --net=/run/netns/%s bloomgate ..., which enters the network "
+		 "namespace and keeps the mount namespace, or bind-mount the bpffs that "
+		 "holds the pins on /sys/fs/bpf (a new mount of bpffs is an empty one)",
+		 ns);
+}
+
+int bg_ensure_bpffs(void)
+{
+	char ns[NAME_MAX + 1];
+
+	if (bg_bpffs_mounted())
+		return 0;
+	if (netns_name(ns, sizeof(ns)))
+		return -ENOMEDIUM;
 	if (mkdir("/sys/fs/bpf", 0700) && errno != EEXIST)
 		return -errno;
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
@@ -97,9 +146,9 @@ int bg_state_open(struct bg_state *st, int lock)
 	st->lock_fd = st->filters_fd = st->counters_fd = -1;
 	st->events_fd = st->attach_fd = -1;
 	snprintf(st->dir, sizeof(st->dir), "%s", bg_pin_dir());
-	err = bg_ensure_bpffs();
-	if (err)
-		return err;
+	/* never mounted here: a new bpffs holds nothing to open */
+	if (!bg_bpffs_mounted())
+		return -ENOMEDIUM;
 	if (access(st->dir, F_OK))
 		return -ENOENT;
 	if (lock == 1) {

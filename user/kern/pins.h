@@ -34,8 +34,19 @@ enum bg_pin_map {
 	BG_PIN__COUNT,
 };
 
-/* Mounts bpffs on /sys/fs/bpf when it is not mounted. */
+/*
+ * Mounts bpffs on /sys/fs/bpf when it is not mounted. Not in a network
+ * namespace of /run/netns (`ip netns exec` runs a command there with a
+ * mount namespace of its own, without the bpffs): a bpffs mounted there
+ * would be a new, empty one that goes when the command exits, with every
+ * pin made in it. -ENOMEDIUM then (bg_no_bpffs_why() says so).
+ */
 int bg_ensure_bpffs(void);
+/* 1 when /sys/fs/bpf is a bpffs in this mount namespace. */
+int bg_bpffs_mounted(void);
+/* Why a command finds no pins when /sys/fs/bpf is not a bpffs here (its
+ * -ENOMEDIUM), and how to reach them: one line, into buf. */
+void bg_no_bpffs_why(char *buf, size_t len);
 
 /* Pin path of map m in pin directory dir. */
 void bg_map_pin_path(char *buf, size_t len, const char *dir,
@@ -50,7 +61,10 @@ int bg_state_lock(struct bg_state *st);
  * records are pinned waits for the lock once: a capacity change pins a
  * new bg_filters under it (bg_attach_reshape()). BG_STATE_HELD: the
  * caller holds the lock already (no lock, no wait).
- * -ENOENT: nothing pinned (bloomgate is not attached anywhere). */
+ * -ENOENT: nothing pinned (bloomgate is not attached anywhere);
+ * -ENOMEDIUM: no bpffs on /sys/fs/bpf in this mount namespace (nothing
+ * pinned can be seen from here; never mounted here: a new bpffs is an
+ * empty one). */
 #define BG_STATE_HELD 2
 int bg_state_open(struct bg_state *st, int lock);
 void bg_state_close(struct bg_state *st);
