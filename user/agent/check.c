@@ -21,7 +21,9 @@
 #include "core/url.h"
 #include "agent/config.h"
 #include "agent/fetch.h"
+#include "agent/protect.h"
 #include "core/sources.h"
+#include "kern/protect.h"
 
 static void quiet(void *ctx, const struct bg_diag *d)
 {
@@ -29,10 +31,44 @@ static void quiet(void *ctx, const struct bg_diag *d)
 	(void)d;
 }
 
-/* The candidate parsed as the rebuild parses it, and judged; 0: good. */
+static const struct bg_list_desc *the_list(void *ctx, size_t k, int *cs)
+{
+	const struct bg_cfg_list *l = ctx;
+
+	(void)k;
+	*cs = l->kind == BG_SRC_CROWDSEC;
+	return &l->list;
+}
+
+/* The entries of bl (file, an address list) over the protected set, one
+ * line each, as the agent logs them. */
+static void say_covers(FILE *out, const struct bg_protect_set *ps,
+		       struct bg_blocklist *bl, const char *file,
+		       const struct bg_cfg_list *l)
+{
+	struct bg_protect_covers c = { 0 };
+	struct bg_list_desc d = l->list;
+	struct bg_sources srcs;
+
+	if (!ps)
+		return;
+	bg_sources_init(&srcs);
+	d.format = BG_FMT_ADDR;
+	bg_blocklist_finish(bl);
+	if (!bg_protect_covers_find(ps, &bl->block, &c) &&
+	    !bg_sources_add_list(&srcs, file, &d) &&
+	    !bg_protect_covers_lines(&c, &srcs))
+		agent_protect_say(out, &c, the_list, (void *)l);
+	bg_protect_covers_free(&c);
+	bg_sources_free(&srcs);
+}
+
+/* The candidate parsed as the rebuild parses it, and judged; 0: good.
+ * Its entries over the protected set (ps) said on out. */
 static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 		      const struct bg_fetch_src *f, const char *copy,
-		      struct bg_fetch_result *r)
+		      struct bg_fetch_result *r, const struct bg_protect_set *ps,
+		      FILE *out)
 {
 	char cand[PATH_MAX + 8];
 	struct bg_source s = { .list = l->list };
@@ -67,6 +103,8 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	s.path = cand;
 	bg_blocklist_init(&bl);
 	ret = bg_source_parse_info(&s, &bl, &o, &in);
+	if (!ret && in.format == BG_FMT_ADDR)
+		say_covers(out, ps, &bl, cand, l);
 	bg_blocklist_free(&bl);
 	unlink(cand);
 	r->entries = in.entries;
@@ -78,20 +116,45 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	return bg_fetch_judge(f, in.entries, in.rejected, 0, r->err, sizeof(r->err));
 }
 
+/* An address list copy parsed into bl (initialised here). */
+static int parse_addrs(const char *path, struct bg_blocklist *bl)
+{
+	struct bg_source s = { .path = (char *)path };
+	struct bg_list_opts o = { .diag = quiet };
+	int used, ret;
+
+	s.list.format = BG_FMT_ADDR;
+	bg_blocklist_init(bl);
+	ret = bg_source_parse(&s, bl, &o, &used);
+	if (ret)
+		bg_blocklist_free(bl);
+	return ret;
+}
+
 /* A crowdsec: source: one startup pull (its decisions counted); a fleet:
  * the store's newest generation. 0 with what was found in why, or -errno
  * with why not. */
 static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
-		       char *why, size_t whylen)
+		       char *why, size_t whylen, const struct bg_protect_set *ps,
+		       const char *copy, FILE *out)
 {
 	if (l->kind == BG_SRC_CROWDSEC) {
 		struct bg_cs_state st = { .loaded = 1 };
 		struct bg_cs_pull_result pr;
+		struct bg_blocklist bl;
 		int ret = bg_cs_pull(l, &st, NULL, &pr, why, whylen);
 
 		if (!ret)
 			snprintf(why, whylen, "%zu ban decisions (%zu of another type or "
 				 "scope ignored)", st.n, pr.ignored);
+		/* the decisions written as the agent's copy: their lines
+		 * name them */
+		if (!ret && ps && !bg_cs_write(&st, copy, l->list.url) &&
+		    !parse_addrs(copy, &bl)) {
+			say_covers(out, ps, &bl, copy, l);
+			bg_blocklist_free(&bl);
+		}
+		unlink(copy);
 		bg_cs_state_free(&st);
 		return ret;
 	} else {
@@ -112,8 +175,45 @@ static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	}
 }
 
+/* The set the agent would make live: its interfaces' addresses (by name,
+ * in this namespace), the next hops, resolv.conf's and protect:'s; said
+ * on out. NULL when full (said: the agent's rebuilds would fail). */
+static struct bg_protect_set *check_protect(const struct bg_config *cfg, FILE *out)
+{
+	struct bg_protect_src src = { .extra = cfg->protect.v,
+				      .n_extra = cfg->protect.n };
+	const char **names = calloc(cfg->n_ifaces + 1, sizeof(*names));
+	struct bg_protect_set *ps = malloc(sizeof(*ps));
+	unsigned int kinds[BG_PROTECT_CONFIG + 1];
+	char why[256], line[512];
+	size_t i;
+
+	if (!names || !ps) {
+		fprintf(out, "protected set: out of memory\n");
+		free(names);
+		free(ps);
+		return NULL;
+	}
+	for (i = 0; i < cfg->n_ifaces; i++)
+		names[i] = cfg->ifaces[i].name;
+	src.ifnames = names;
+	src.n_ifnames = cfg->n_ifaces;
+	if (bg_protect_gather(&src, ps, why, sizeof(why))) {
+		fprintf(out, "protected set: FAILED: %s\n", why);
+		free(ps);
+		ps = NULL;
+	} else {
+		bg_protect_kinds(ps, kinds);
+		bg_protect_summary(line, sizeof(line), kinds);
+		fprintf(out, "protected set: %s\n", line);
+	}
+	free(names);
+	return ps;
+}
+
 int bg_agent_check(const char *config_path, FILE *out)
 {
+	struct bg_protect_set *ps = NULL;
 	struct bg_config cfg;
 	char err[512], dir[PATH_MAX - 128], copy[PATH_MAX];
 	char url[1024];
@@ -143,12 +243,16 @@ int bg_agent_check(const char *config_path, FILE *out)
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(out, "%s: config valid: %zu interfaces, %zu lists\n", config_path,
 		cfg.n_ifaces, cfg.n_lists);
+	ps = check_protect(&cfg, out);
+	if (!ps)
+		bad = 1;
 	/* in $TMPDIR (a test's own, or /tmp) */
 	snprintf(dir, sizeof(dir), "%s/bloomgate-check.XXXXXX",
 		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir)) {
 		fprintf(out, "cannot make a scratch directory: %s\n", strerror(errno));
 		bg_config_free(&cfg);
+		free(ps);
 		return 1;
 	}
 	for (i = 0; i < cfg.n_lists; i++) {
@@ -168,7 +272,7 @@ int bg_agent_check(const char *config_path, FILE *out)
 		memset(&r, 0, sizeof(r));
 		if (l->kind == BG_SRC_CROWDSEC || l->kind == BG_SRC_FLEET) {
 			char why[512];
-			int ret = other_check(&cfg, l, why, sizeof(why));
+			int ret = other_check(&cfg, l, why, sizeof(why), ps, copy, out);
 
 			bg_url_redact(bg_list_origin(&l->list), url, sizeof(url));
 			if (ret) {
@@ -180,7 +284,7 @@ int bg_agent_check(const char *config_path, FILE *out)
 			continue;
 		}
 		if (bg_fetch(&f, copy, &v, &r) || r.outcome == BG_FETCH_FAILED ||
-		    judge_copy(&cfg, l, &f, copy, &r)) {
+		    judge_copy(&cfg, l, &f, copy, &r, ps, out)) {
 			fprintf(out, "list %s (%s): FAILED: %s\n", l->list.name,
 				bg_url_redact(bg_list_origin(&l->list), url, sizeof(url)),
 				r.err);
@@ -197,5 +301,6 @@ int bg_agent_check(const char *config_path, FILE *out)
 	}
 	rmdir(dir);
 	bg_config_free(&cfg);
+	free(ps);
 	return bad;
 }

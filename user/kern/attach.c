@@ -25,6 +25,7 @@
 
 #include "bloomgate/dns.h"
 #include "kern/attach.h"
+#include "kern/protect.h"
 #include "core/filter.h"
 #include "bloomgate.skel.h"
 
@@ -232,6 +233,45 @@ static __u32 xdp_mode_flag(int mode)
 							      XDP_FLAGS_DRV_MODE;
 }
 
+/* The protected set of pin directory dir (pinned already) refreshed with
+ * interface ifindex of this namespace in it, before it is attached. The
+ * operator's items stay. 0 (also when no set is pinned), or -errno with
+ * err set: a set that would be full refuses the attach. */
+static int protect_before(const char *dir, __u32 ifindex, char *err, size_t errlen)
+{
+	struct bg_attach_rec r = { .ifindex = ifindex, .netns_ino = bg_netns_ino() };
+	struct bg_state p = { .lock_fd = -1 };
+	struct bg_protect_src ps = { .st = &p, .also = &r, .keep_extra = 1 };
+	char path[PATH_MAX], why[256];
+	int ret;
+
+	bg_map_pin_path(path, sizeof(path), dir, BG_PIN_ATTACH);
+	p.attach_fd = bpf_obj_get(path);
+	bg_map_pin_path(path, sizeof(path), dir, BG_PIN_PROTECT);
+	p.protect_fd = bpf_obj_get(path);
+	ret = p.attach_fd < 0 || p.protect_fd < 0 ? 0 :
+		bg_protect_refresh(&ps, why, sizeof(why));
+	if (ret)
+		errf(err, errlen, "%s", why);
+	if (p.attach_fd >= 0)
+		close(p.attach_fd);
+	if (p.protect_fd >= 0)
+		close(p.protect_fd);
+	return ret;
+}
+
+/* The set from st's records (an attachment just recorded among them). */
+static int protect_after(const struct bg_state *st, char *err, size_t errlen)
+{
+	struct bg_protect_src ps = { .st = st, .keep_extra = 1 };
+	char why[256];
+	int ret = bg_protect_refresh(&ps, why, sizeof(why));
+
+	if (ret)
+		errf(err, errlen, "%s", why);
+	return ret;
+}
+
 int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	      size_t errlen)
 {
@@ -239,7 +279,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	struct xdp_program *prog = NULL;
 	struct bg_attach_rec rec;
 	struct bpf_map *maps[BG_PIN__COUNT];
-	struct bg_state st = { .lock_fd = -1 };
+	struct bg_state st = { .lock_fd = -1, .attach_fd = -1, .protect_fd = -1 };
 	char path[PATH_MAX], ebuf[128], c1[64], c2[64];
 	int ifindex, ret, fresh, progs_fd, dns_fd, pinned = 0, tmpl_fd = -1;
 	__u32 slot, key = BG_PROG_DNS, cap = 0, have, grows = 0;
@@ -292,6 +332,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	maps[BG_PIN_COUNTERS] = skel->maps.BG_MAP_COUNTERS;
 	maps[BG_PIN_EVENTS] = skel->maps.BG_MAP_EVENTS;
 	maps[BG_PIN_ATTACH] = skel->maps.BG_MAP_ATTACH;
+	maps[BG_PIN_PROTECT] = skel->maps.BG_MAP_PROTECT;
 	for (i = 0; i < BG_PIN__COUNT; i++) {
 		bg_map_pin_path(path, sizeof(path), st.dir, (enum bg_pin_map)i);
 		if (bpf_map__set_pin_path(maps[i], path)) {
@@ -365,6 +406,13 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 			/* other errors: as before, the attach itself decides */
 		}
 	}
+	/* a filter may be live already (this is not the first attachment):
+	 * the interface's addresses are protected before its program runs */
+	if (!fresh) {
+		ret = protect_before(st.dir, (__u32)ifindex, err, errlen);
+		if (ret)
+			goto out;
+	}
 	ret = xdp_program__attach(prog, ifindex,
 				  o->mode == BG_MODE_SKB ? XDP_MODE_SKB :
 							   XDP_MODE_NATIVE,
@@ -429,11 +477,19 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		     strerror(-ret));
 		goto undo;
 	}
-	st.attach_fd = -1; /* owned by the skeleton */
+	/* the set from the records, this one's now included */
+	st.protect_fd = bpf_map__fd(skel->maps.BG_MAP_PROTECT);
+	ret = protect_after(&st, err, errlen);
+	if (ret) {
+		memset(&rec, 0, sizeof(rec));
+		bpf_map_update_elem(st.attach_fd, &slot, &rec, BPF_ANY);
+		goto undo;
+	}
+	st.attach_fd = st.protect_fd = -1; /* owned by the skeleton */
 	ret = 0;
 	goto out;
 undo:
-	st.attach_fd = -1; /* owned by the skeleton */
+	st.attach_fd = st.protect_fd = -1; /* owned by the skeleton */
 	xdp_program__detach(prog, ifindex,
 			    o->mode == BG_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE,
 			    0);
@@ -684,10 +740,11 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 	}
 	/* One program a attachment, configured as its record says, all with
 	 * a new bg_filters of the new capacity holding filter_fd; the
-	 * counters, events and records stay the pinned ones. */
+	 * counters, events, records and protected set stay the pinned ones. */
 	for (k = 0; k < n; k++) {
 		struct bg_attach_opts o;
-		enum bg_pin_map pm[] = { BG_PIN_COUNTERS, BG_PIN_EVENTS, BG_PIN_ATTACH };
+		enum bg_pin_map pm[] = { BG_PIN_COUNTERS, BG_PIN_EVENTS, BG_PIN_ATTACH,
+					 BG_PIN_PROTECT };
 		size_t m;
 		int dns_fd;
 
@@ -707,6 +764,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		for (m = 0; m < sizeof(pm) / sizeof(pm[0]); m++) {
 			struct bpf_map *map = pm[m] == BG_PIN_COUNTERS ? g[k].skel->maps.BG_MAP_COUNTERS :
 					      pm[m] == BG_PIN_EVENTS ? g[k].skel->maps.BG_MAP_EVENTS :
+					      pm[m] == BG_PIN_PROTECT ? g[k].skel->maps.BG_MAP_PROTECT :
 								    g[k].skel->maps.BG_MAP_ATTACH;
 
 			bg_map_pin_path(path, sizeof(path), st->dir, pm[m]);
@@ -1080,6 +1138,23 @@ static int ns_path_of(__u32 ino, char *path, size_t len)
 	if (d)
 		closedir(d);
 	return found;
+}
+
+int bg_in_netns_of(__u32 ino, int (*fn)(void *arg), void *arg)
+{
+	char path[PATH_MAX];
+	int fd, ret;
+
+	if (ino == bg_netns_ino())
+		return fn(arg);
+	if (!ns_path_of(ino, path, sizeof(path)))
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = in_netns(fd, fn, arg);
+	close(fd);
+	return ret;
 }
 
 static int gone_here(void *arg)
