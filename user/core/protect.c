@@ -49,6 +49,8 @@ int bg_protect_add(struct bg_protect_set *s, const struct bg_protect_item *it)
 	struct bg_protect_item m;
 	__u32 i, bits = it->family == BG_KEY_IPV4 ? 32 : 128;
 
+	if (it->family != BG_KEY_IPV4 && it->family != BG_KEY_IPV6)
+		return -EINVAL;
 	/* a copy with every byte defined, so that items compare whole */
 	memset(&m, 0, sizeof(m));
 	m.family = it->family;

@@ -31,8 +31,9 @@ struct bg_art; /* core/artifact.h */
 /* Starts an empty set. */
 void bg_protect_init(struct bg_protect_set *s);
 /* Adds an item (its address masked to its length here). The same item
- * twice is kept once. 0, or -ENOSPC when the set holds BG_PROTECT_MAX
- * items already (nothing is dropped silently: the caller refuses). */
+ * twice is kept once. 0, -EINVAL for a family that is neither, or
+ * -ENOSPC when the set holds BG_PROTECT_MAX items already (nothing is
+ * dropped silently: the caller refuses). */
 int bg_protect_add(struct bg_protect_set *s, const struct bg_protect_item *it);
 /* An address (BG_KEY_IPV4: 4 bytes; BG_KEY_IPV6: 16) of kind added as a
  * /32 or /128; ifname (may be NULL) and the rest of it zero. */

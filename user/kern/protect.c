@@ -123,7 +123,7 @@ static int keep_live(struct bg_protect_set *s, const struct bg_protect_set *live
 		if (it->netns_ino == r->netns_ino &&
 		    ((it->kind == BG_PROTECT_IFACE && it->ifindex == r->ifindex) ||
 		     it->kind == BG_PROTECT_GATEWAY))
-			ret = bg_protect_add(s, it);
+			ret = bg_protect_add(s, it) == -ENOSPC ? -ENOSPC : 0;
 	}
 	return ret;
 }
@@ -185,7 +185,8 @@ int bg_protect_gather(const struct bg_protect_src *src, struct bg_protect_set *o
 		    i < BG_PROTECT_MAX; i++)
 		if (live->item[i].kind == BG_PROTECT_GIVEN ||
 		    live->item[i].kind == BG_PROTECT_CONFIG)
-			ret = bg_protect_add(out, &live->item[i]);
+			ret = bg_protect_add(out, &live->item[i]) == -ENOSPC ?
+				      -ENOSPC : 0;
 	for (i = 0; !ret && !src->keep_extra && i < src->n_extra; i++)
 		ret = bg_protect_add(out, &src->extra[i]);
 	free(live);
