@@ -411,13 +411,22 @@ _Static_assert(sizeof(struct bg_protect_item) == 44, "protect item size");
 struct bg_protect_set {
 	__u32 n4, n6; /* ranges, <= BG_PROTECT_MAX */
 	__u32 nitems; /* <= BG_PROTECT_MAX */
-	__u32 pad;
+	/* the binary search's steps over n4 and n6 ranges: their bit length
+	 * (1 + floor(log2 n), 0 for none), <= BG_PROTECT_STEPS */
+	__u8 steps4, steps6;
+	__u16 pad;
+	/* A first look that needs no search: bit (a >> 24) of map4 is set
+	 * when a range holds an address of that /8; bit
+	 * bg_protect_bit6(first 32 bits) of map6 when one holds an address
+	 * of that /32 (every bit when a range is wider than a /32). A clear
+	 * bit: not protected (bloomgate/lookup.h). */
+	__u64 map4[4], map6[4];
 	struct bg_range4 r4[BG_PROTECT_MAX];
 	struct bg_range6 r6[BG_PROTECT_MAX];
 	struct bg_protect_item item[BG_PROTECT_MAX];
 };
 _Static_assert(sizeof(struct bg_protect_set) ==
-		       16 + BG_PROTECT_MAX * (8 + 32 + 44),
+		       16 + 64 + BG_PROTECT_MAX * (8 + 32 + 44),
 	       "protect set size");
 
 struct bg_protect_map {

@@ -116,7 +116,9 @@ static void test_btf_layouts(void **state)
 	      M(bg_protect_item, netns_ino), M(bg_protect_item, addr),
 	      M(bg_protect_item, ifname));
 	CHECK(btf, bg_protect_set, M(bg_protect_set, n4), M(bg_protect_set, n6),
-	      M(bg_protect_set, nitems), M(bg_protect_set, pad),
+	      M(bg_protect_set, nitems), M(bg_protect_set, steps4),
+	      M(bg_protect_set, steps6), M(bg_protect_set, pad),
+	      M(bg_protect_set, map4), M(bg_protect_set, map6),
 	      M(bg_protect_set, r4), M(bg_protect_set, r6), M(bg_protect_set, item));
 	CHECK(btf, bg_protect_map, M(bg_protect_map, sel), M(bg_protect_map, pad),
 	      M(bg_protect_map, flipped_ns), M(bg_protect_map, half));

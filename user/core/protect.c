@@ -123,6 +123,36 @@ static void item_range6(const struct bg_protect_item *it, struct bg_range6 *r)
 	r->end_lo = r->start_lo | (p >= 128 ? 0 : p > 64 ? ~0ULL >> (p - 64) : ~0ULL);
 }
 
+/* The steps a binary search over n ranges takes to close (lookup.h). */
+static __u8 bit_length(__u32 n)
+{
+	__u8 b = 0;
+
+	for (; n; n >>= 1)
+		b++;
+	return b;
+}
+
+/* The maps of the first look (bloomgate/abi.h), from the ranges. */
+static void fill_maps(struct bg_protect_set *s)
+{
+	__u32 i, b;
+
+	memset(s->map4, 0, sizeof(s->map4));
+	memset(s->map6, 0, sizeof(s->map6));
+	for (i = 0; i < s->n4; i++)
+		for (b = s->r4[i].start >> 24; b <= s->r4[i].end >> 24; b++)
+			s->map4[b / 64] |= 1ULL << (b % 64);
+	for (i = 0; i < s->n6; i++) {
+		if (s->r6[i].start_hi >> 32 != s->r6[i].end_hi >> 32) {
+			memset(s->map6, 0xff, sizeof(s->map6));
+			break;
+		}
+		b = bg_protect_bit6((__u32)(s->r6[i].start_hi >> 32));
+		s->map6[b / 64] |= 1ULL << (b % 64);
+	}
+}
+
 void bg_protect_finish(struct bg_protect_set *s)
 {
 	__u32 i, n4 = 0, n6 = 0, k;
@@ -164,6 +194,9 @@ void bg_protect_finish(struct bg_protect_set *s)
 		s->r6[k++] = s->r6[i];
 	}
 	s->n6 = k;
+	s->steps4 = bit_length(s->n4);
+	s->steps6 = bit_length(s->n6);
+	fill_maps(s);
 	/* the unused ranges zero: two sets of the same items are the same
 	 * bytes (a writer compares them) */
 	memset(&s->r4[s->n4], 0, (BG_PROTECT_MAX - s->n4) * sizeof(s->r4[0]));
