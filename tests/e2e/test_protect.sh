@@ -18,6 +18,8 @@
 #                                 listed prefix, for that load only; a bad
 #                                 one is refused; a set that would be full
 #                                 refuses the load, the filter unchanged
+#   another_namespace             an attachment in another network
+#                                 namespace: its interface's addresses too
 #   artifact                      an artifact built elsewhere, loaded: the
 #                                 same set holds, its lists named
 #   agent_protect                 agent --check and the agent's log name the
@@ -187,7 +189,28 @@ t_expect_eq "the live filter after the refused load" "$id" "$(current_filter_id)
 expect_traffic p3 "$LISTED4" "$UNLISTED"
 t_end "$E2E_NAME"
 
-# ---- 3. an artifact -------------------------------------------------------------------
+# ---- 3. an attachment in another network namespace ---------------------------------------
+
+E2E_NAME=another_namespace
+t_begin
+# the server's veth, attached from within its namespace, same pin directory
+in_ns "$NS_S" "$BG_BIN" attach "$IF_S" --mode skb >"$T/s.out" 2>&1 ||
+	t_fail "attach $IF_S in $NS_S: $(cat "$T/s.out")"
+bg_capture load "$T/firehol.netset"
+t_expect_eq "load: exit" 0 "$BG_RC"
+grep -qxF "protected:        192.0.2.0/24 at $T/firehol.netset:$L24 covers $BESIDE, the address of interface $IF_S: loaded without it" <<<"$BG_OUT" ||
+	t_fail "load does not read $IF_S's addresses in $NS_S: $(grep '^protected' <<<"$BG_OUT")"
+t_expect_eq "check $BESIDE" \
+	"$BESIDE: no match (protected: the address of interface $IF_S; listed by 192.0.2.0/24 at $T/firehol.netset:$L24)" \
+	"$(bg check "$BESIDE" 2>&1)"
+in_ns "$NS_S" "$BG_BIN" detach "$IF_S" >"$T/s.out" 2>&1 || t_fail "detach $IF_S: $(cat "$T/s.out")"
+bg_capture load "$T/firehol.netset"
+t_expect_eq "check $BESIDE, $IF_S detached" \
+	"$BESIDE: match (confirmed; listed by 192.0.2.0/24 at $T/firehol.netset:$L24)" \
+	"$(bg check "$BESIDE" 2>&1)"
+t_end "$E2E_NAME"
+
+# ---- 4. an artifact -------------------------------------------------------------------
 
 E2E_NAME=artifact
 t_begin
@@ -203,7 +226,7 @@ expect_traffic a1 "$LISTED4 $BESIDE" "$UNLISTED"
 bg detach "$IF_GWC" >/dev/null 2>&1 || t_fail "detach"
 t_end "$E2E_NAME"
 
-# ---- 4. the agent ------------------------------------------------------------------------
+# ---- 5. the agent ------------------------------------------------------------------------
 
 mkdir -p "$T/state"
 CSDIR=$T/cs
@@ -272,7 +295,7 @@ wait_until 10 eval '[[ "$(bg check 198.51.100.8 2>&1)" == *"(protected: under pr
 expect_traffic g2 "$LISTED4" "198.51.100.8 $UNLISTED"
 t_end "$E2E_NAME"
 
-# ---- 5. a CrowdSec decision over the gateway -------------------------------------------
+# ---- 6. a CrowdSec decision over the gateway -------------------------------------------
 
 E2E_NAME=crowdsec_range
 t_begin

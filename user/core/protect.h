@@ -19,8 +19,6 @@
 #include "core/lists.h"
 #include "core/sources.h"
 
-struct bg_art; /* core/artifact.h */
-
 /* resolv.conf: where it is read from, BLOOMGATE_RESOLV_CONF overriding
  * (tests); at most this many bytes of it and this many nameservers (the
  * resolver library takes 3; the rest of a hostile file is ignored). */
@@ -143,15 +141,9 @@ int bg_protect_covers_find(const struct bg_protect_set *s, const struct bg_list 
  * once, only when there is a cover (standard input cannot be: its covers
  * stay without a line). 0 or -ENOMEM. */
 int bg_protect_covers_lines(struct bg_protect_covers *c, const struct bg_sources *srcs);
-/*
- * The covers of an artifact's filter, built elsewhere: each protected
- * address (a prefix: its first address) probed with the datapath's own
- * lookups against the artifact's filter image (an allowlisted one covers
- * nothing), and the list entries behind a positive named from its index
- * (their list, no line) where it has one. 0 or -ENOMEM.
- */
-int bg_protect_art_covers(const struct bg_art *a, const struct bg_protect_set *s,
-			  struct bg_protect_covers *c);
+/* Appends x to c (past BG_PROTECT_COVERS_MAX: counted in more). 0 or
+ * -ENOMEM. */
+int bg_protect_covers_push(struct bg_protect_covers *c, const struct bg_protect_cover *x);
 void bg_protect_covers_free(struct bg_protect_covers *c);
 /* "203.0.113.0/24" */
 void bg_protect_entry_text(char *buf, size_t len, const struct bg_protect_cover *c);

@@ -11,6 +11,7 @@
 
 #include <bpf/bpf.h>
 
+#include "core/artprotect.h"
 #include "core/record.h"
 #include "kern/artifact.h"
 #include "kern/attach.h"

@@ -25,6 +25,7 @@
 
 #include "bloomgate/dns.h"
 #include "kern/attach.h"
+#include "kern/netns.h"
 #include "kern/protect.h"
 #include "core/filter.h"
 #include "bloomgate.skel.h"
@@ -547,41 +548,6 @@ struct grow_one {
 	int replaced;
 };
 
-static int ns_path_of(__u32 ino, char *path, size_t len);
-
-struct ns_call {
-	int fd;
-	int (*fn)(void *arg);
-	void *arg;
-	int ret;
-};
-
-/* In a thread of its own: setns() moves the calling thread only, and this
- * one ends right after. */
-static void *ns_call_thread(void *arg)
-{
-	struct ns_call *c = arg;
-
-	c->ret = setns(c->fd, CLONE_NEWNET) ? -errno : c->fn(c->arg);
-	return NULL;
-}
-
-/* fn(arg) in the network namespace of fd (-1: in the caller's). */
-static int in_netns(int fd, int (*fn)(void *arg), void *arg)
-{
-	struct ns_call c = { .fd = fd, .fn = fn, .arg = arg };
-	pthread_t t;
-	int ret;
-
-	if (fd < 0)
-		return fn(arg);
-	ret = pthread_create(&t, NULL, ns_call_thread, &c);
-	if (ret)
-		return -ret;
-	pthread_join(t, NULL);
-	return c.ret;
-}
-
 struct replace_call {
 	const struct grow_one *g;
 	int prog_fd, expect_fd;
@@ -603,7 +569,7 @@ static int replace_prog(const struct grow_one *g, int prog_fd, int expect_fd)
 {
 	struct replace_call c = { .g = g, .prog_fd = prog_fd, .expect_fd = expect_fd };
 
-	return in_netns(g->ns_fd, replace_here, &c);
+	return bg_netns_call(g->ns_fd, replace_here, &c);
 }
 
 /* The program in an attachment's BG_PROG_NEXT slot into the same slot of
@@ -707,9 +673,9 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		if (r.netns_ino != bg_netns_ino()) {
 			struct attached_call ac = { .r = &g[n].rec };
 
-			if (!ns_path_of(r.netns_ino, path, sizeof(path)) ||
+			if (!bg_netns_path(r.netns_ino, path, sizeof(path)) ||
 			    (g[n].ns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
-			    in_netns(g[n].ns_fd, attached_here, &ac)) {
+			    bg_netns_call(g[n].ns_fd, attached_here, &ac)) {
 				ret = -EXDEV;
 				errf(err, errlen, "cannot enter the network namespace "
 				     "(inode %u) of ifindex %u to replace its program",
@@ -1080,83 +1046,6 @@ static int ifindex_gone_here(__u32 ifindex)
 	return errno == ENXIO || errno == ENODEV ? 1 : -errno;
 }
 
-/* A bind-mounted namespace (ip netns add, container runtimes) with nsfs
- * inode ino, from our mountinfo: its mount point into path. */
-static int ns_mount_of(__u32 ino, char *path, size_t len)
-{
-	char line[4096], want[32], root[64], mnt[PATH_MAX];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	snprintf(want, sizeof(want), "net:[%u]", ino);
-	while (!found && fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - nsfs ");
-		char *o;
-		const char *i;
-
-		/* id parent major:minor root mountpoint ... - nsfs ... */
-		if (!sep || sscanf(line, "%*s %*s %*s %63s %4095s", root, mnt) != 2 ||
-		    strcmp(root, want))
-			continue;
-		/* the mount point is octal-escaped (\040 for a blank) */
-		for (i = mnt, o = mnt; *i; o++) {
-			if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] && i[3]) {
-				*o = (char)(((i[1] - '0') << 6) | ((i[2] - '0') << 3) |
-					    (i[3] - '0'));
-				i += 4;
-			} else {
-				*o = *i++;
-			}
-		}
-		*o = 0;
-		found = snprintf(path, len, "%s", mnt) < (int)len;
-	}
-	fclose(f);
-	return found;
-}
-
-/* A path to the network namespace of nsfs inode ino: a bind mount, else a
- * process in it; 0 when none is found (the namespace is gone). */
-static int ns_path_of(__u32 ino, char *path, size_t len)
-{
-	struct dirent *de;
-	struct stat sb;
-	DIR *d;
-	int found = 0;
-
-	if (ns_mount_of(ino, path, len))
-		return 1;
-	d = opendir("/proc");
-	while (d && !found && (de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, len, "/proc/%s/ns/net", de->d_name);
-		found = stat(path, &sb) == 0 && (__u32)sb.st_ino == ino;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
-int bg_in_netns_of(__u32 ino, int (*fn)(void *arg), void *arg)
-{
-	char path[PATH_MAX];
-	int fd, ret;
-
-	if (ino == bg_netns_ino())
-		return fn(arg);
-	if (!ns_path_of(ino, path, sizeof(path)))
-		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = in_netns(fd, fn, arg);
-	close(fd);
-	return ret;
-}
-
 static int gone_here(void *arg)
 {
 	return ifindex_gone_here(*(const __u32 *)arg);
@@ -1173,12 +1062,12 @@ int bg_attach_rec_gone(const struct bg_attach_rec *rec)
 	/* A namespace nothing holds any more took its interfaces with it
 	 * (veths are destroyed; a physical device moves to the initial
 	 * namespace, under another name and record). */
-	if (!ns_path_of(rec->netns_ino, path, sizeof(path)))
+	if (!bg_netns_path(rec->netns_ino, path, sizeof(path)))
 		return 1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 1 : -errno;
-	ret = in_netns(fd, gone_here, &ifindex);
+	ret = bg_netns_call(fd, gone_here, &ifindex);
 	close(fd);
 	return ret;
 }

@@ -30,10 +30,6 @@ int bg_detach_all(char *err, size_t errlen);
  * another namespace needs CAP_SYS_ADMIN).
  */
 int bg_attach_rec_gone(const struct bg_attach_rec *rec);
-/* fn(arg) in the network namespace of nsfs inode ino, from a thread that
- * enters it (CAP_SYS_ADMIN), or here when it is ours; fn's result, or
- * -ENOENT (no such namespace any more) or -errno of the entering. */
-int bg_in_netns_of(__u32 ino, int (*fn)(void *arg), void *arg);
 /* How many of the records are gone. */
 int bg_attach_count_gone(struct bg_state *st);
 /* Removes every gone attachment: its record and its prog array pin (its

@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include <linux/membarrier.h>
 
-#include "kern/attach.h"
+#include "kern/netns.h"
 #include "kern/pins.h"
 #include "kern/protect.h"
 
@@ -137,8 +137,14 @@ static int gather_attached(const struct bg_protect_src *src,
 	__u32 seen[BG_ATTACH_MAX + 1];
 	int n = 0, i, j, ret = 0;
 
-	if (src->st)
-		n = bg_attach_list((struct bg_state *)src->st, recs, BG_ATTACH_MAX);
+	for (i = 0; src->st && i < BG_ATTACH_MAX; i++) {
+		__u32 k = (__u32)i;
+
+		/* the records, as bg_attach_list() reads them */
+		if (!bpf_map_lookup_elem(src->st->attach_fd, &k, &recs[n]) &&
+		    recs[n].ifindex)
+			n++;
+	}
 	if (src->also)
 		recs[n++] = *src->also;
 	for (i = 0; i < n && ret != -ENOSPC; i++) {
