@@ -23,44 +23,11 @@
 #include "agent/fetch.h"
 #include "agent/protect.h"
 #include "core/sources.h"
-#include "kern/protect.h"
 
 static void quiet(void *ctx, const struct bg_diag *d)
 {
 	(void)ctx;
 	(void)d;
-}
-
-static const struct bg_list_desc *the_list(void *ctx, size_t k, int *cs)
-{
-	const struct bg_cfg_list *l = ctx;
-
-	(void)k;
-	*cs = l->kind == BG_SRC_CROWDSEC;
-	return &l->list;
-}
-
-/* The entries of bl (file, an address list) over the protected set, one
- * line each, as the agent logs them. */
-static void say_covers(FILE *out, const struct bg_protect_set *ps,
-		       struct bg_blocklist *bl, const char *file,
-		       const struct bg_cfg_list *l)
-{
-	struct bg_protect_covers c = { 0 };
-	struct bg_list_desc d = l->list;
-	struct bg_sources srcs;
-
-	if (!ps)
-		return;
-	bg_sources_init(&srcs);
-	d.format = BG_FMT_ADDR;
-	bg_blocklist_finish(bl);
-	if (!bg_protect_covers_find(ps, &bl->block, &c) &&
-	    !bg_sources_add_list(&srcs, file, &d) &&
-	    !bg_protect_covers_lines(&c, &srcs))
-		agent_protect_say(out, &c, the_list, (void *)l);
-	bg_protect_covers_free(&c);
-	bg_sources_free(&srcs);
 }
 
 /* The candidate parsed as the rebuild parses it, and judged; 0: good.
@@ -104,7 +71,7 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	bg_blocklist_init(&bl);
 	ret = bg_source_parse_info(&s, &bl, &o, &in);
 	if (!ret && in.format == BG_FMT_ADDR)
-		say_covers(out, ps, &bl, cand, l);
+		agent_protect_check_list(out, ps, &bl, cand, l);
 	bg_blocklist_free(&bl);
 	unlink(cand);
 	r->entries = in.entries;
@@ -114,21 +81,6 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 		return 1;
 	}
 	return bg_fetch_judge(f, in.entries, in.rejected, 0, r->err, sizeof(r->err));
-}
-
-/* An address list copy parsed into bl (initialised here). */
-static int parse_addrs(const char *path, struct bg_blocklist *bl)
-{
-	struct bg_source s = { .path = (char *)path };
-	struct bg_list_opts o = { .diag = quiet };
-	int used, ret;
-
-	s.list.format = BG_FMT_ADDR;
-	bg_blocklist_init(bl);
-	ret = bg_source_parse(&s, bl, &o, &used);
-	if (ret)
-		bg_blocklist_free(bl);
-	return ret;
 }
 
 /* A crowdsec: source: one startup pull (its decisions counted); a fleet:
@@ -141,19 +93,14 @@ static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	if (l->kind == BG_SRC_CROWDSEC) {
 		struct bg_cs_state st = { .loaded = 1 };
 		struct bg_cs_pull_result pr;
-		struct bg_blocklist bl;
 		int ret = bg_cs_pull(l, &st, NULL, &pr, why, whylen);
 
 		if (!ret)
 			snprintf(why, whylen, "%zu ban decisions (%zu of another type or "
 				 "scope ignored)", st.n, pr.ignored);
-		/* the decisions written as the agent's copy: their lines
-		 * name them */
-		if (!ret && ps && !bg_cs_write(&st, copy, l->list.url) &&
-		    !parse_addrs(copy, &bl)) {
-			say_covers(out, ps, &bl, copy, l);
-			bg_blocklist_free(&bl);
-		}
+		/* written as the agent's copy: its lines name the decisions */
+		if (!ret && ps && !bg_cs_write(&st, copy, l->list.url))
+			agent_protect_check_list(out, ps, NULL, copy, l);
 		unlink(copy);
 		bg_cs_state_free(&st);
 		return ret;
@@ -173,42 +120,6 @@ static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 			snprintf(why, whylen, "no generation published yet");
 		return ret;
 	}
-}
-
-/* The set the agent would make live: its interfaces' addresses (by name,
- * in this namespace), the next hops, resolv.conf's and protect:'s; said
- * on out. NULL when full (said: the agent's rebuilds would fail). */
-static struct bg_protect_set *check_protect(const struct bg_config *cfg, FILE *out)
-{
-	struct bg_protect_src src = { .extra = cfg->protect.v,
-				      .n_extra = cfg->protect.n };
-	const char **names = calloc(cfg->n_ifaces + 1, sizeof(*names));
-	struct bg_protect_set *ps = malloc(sizeof(*ps));
-	unsigned int kinds[BG_PROTECT_CONFIG + 1];
-	char why[256], line[512];
-	size_t i;
-
-	if (!names || !ps) {
-		fprintf(out, "protected set: out of memory\n");
-		free(names);
-		free(ps);
-		return NULL;
-	}
-	for (i = 0; i < cfg->n_ifaces; i++)
-		names[i] = cfg->ifaces[i].name;
-	src.ifnames = names;
-	src.n_ifnames = cfg->n_ifaces;
-	if (bg_protect_gather(&src, ps, why, sizeof(why))) {
-		fprintf(out, "protected set: FAILED: %s\n", why);
-		free(ps);
-		ps = NULL;
-	} else {
-		bg_protect_kinds(ps, kinds);
-		bg_protect_summary(line, sizeof(line), kinds);
-		fprintf(out, "protected set: %s\n", line);
-	}
-	free(names);
-	return ps;
 }
 
 int bg_agent_check(const char *config_path, FILE *out)
@@ -243,7 +154,7 @@ int bg_agent_check(const char *config_path, FILE *out)
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(out, "%s: config valid: %zu interfaces, %zu lists\n", config_path,
 		cfg.n_ifaces, cfg.n_lists);
-	ps = check_protect(&cfg, out);
+	ps = agent_protect_check_set(&cfg, out);
 	if (!ps)
 		bad = 1;
 	/* in $TMPDIR (a test's own, or /tmp) */

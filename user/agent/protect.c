@@ -149,3 +149,94 @@ void agent_protect_changes(const struct bg_protect_set *s, const struct bg_list 
 	bg_protect_covers_free(&oc);
 	bg_protect_covers_free(&nc);
 }
+
+/* ---- agent --check ---------------------------------------------------------- */
+
+static void quiet(void *ctx, const struct bg_diag *d)
+{
+	(void)ctx;
+	(void)d;
+}
+
+/* An address list copy parsed into bl (initialised here). */
+static int parse_addrs(const char *path, struct bg_blocklist *bl)
+{
+	struct bg_source s = { .path = (char *)path };
+	struct bg_list_opts o = { .diag = quiet };
+	int used, ret;
+
+	s.list.format = BG_FMT_ADDR;
+	bg_blocklist_init(bl);
+	ret = bg_source_parse(&s, bl, &o, &used);
+	if (ret)
+		bg_blocklist_free(bl);
+	return ret;
+}
+
+struct bg_protect_set *agent_protect_check_set(const struct bg_config *cfg, FILE *out)
+{
+	struct bg_protect_src src = { .extra = cfg->protect.v,
+				      .n_extra = cfg->protect.n };
+	const char **names = calloc(cfg->n_ifaces + 1, sizeof(*names));
+	struct bg_protect_set *ps = malloc(sizeof(*ps));
+	unsigned int kinds[BG_PROTECT_CONFIG + 1];
+	char why[256], line[512];
+	size_t i;
+
+	if (!names || !ps) {
+		fprintf(out, "protected set: out of memory\n");
+		free(names);
+		free(ps);
+		return NULL;
+	}
+	for (i = 0; i < cfg->n_ifaces; i++)
+		names[i] = cfg->ifaces[i].name;
+	src.ifnames = names;
+	src.n_ifnames = cfg->n_ifaces;
+	if (bg_protect_gather(&src, ps, why, sizeof(why))) {
+		fprintf(out, "protected set: FAILED: %s\n", why);
+		free(ps);
+		ps = NULL;
+	} else {
+		bg_protect_kinds(ps, kinds);
+		bg_protect_summary(line, sizeof(line), kinds);
+		fprintf(out, "protected set: %s\n", line);
+	}
+	free(names);
+	return ps;
+}
+
+static const struct bg_list_desc *the_list(void *ctx, size_t k, int *cs)
+{
+	const struct bg_cfg_list *l = ctx;
+
+	(void)k;
+	*cs = l->kind == BG_SRC_CROWDSEC;
+	return &l->list;
+}
+
+void agent_protect_check_list(FILE *out, const struct bg_protect_set *ps,
+			      struct bg_blocklist *bl, const char *file,
+			      const struct bg_cfg_list *l)
+{
+	struct bg_protect_covers c = { 0 };
+	struct bg_list_desc d = l->list;
+	struct bg_blocklist own;
+	struct bg_sources srcs;
+
+	if (!ps || (!bl && parse_addrs(file, &own)))
+		return;
+	bg_sources_init(&srcs);
+	d.format = BG_FMT_ADDR;
+	if (!bl)
+		bl = &own;
+	bg_blocklist_finish(bl);
+	if (!bg_protect_covers_find(ps, &bl->block, &c) &&
+	    !bg_sources_add_list(&srcs, file, &d) &&
+	    !bg_protect_covers_lines(&c, &srcs))
+		agent_protect_say(out, &c, the_list, (void *)l);
+	bg_protect_covers_free(&c);
+	bg_sources_free(&srcs);
+	if (bl == &own)
+		bg_blocklist_free(&own);
+}

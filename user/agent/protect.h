@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "agent/config.h"
 #include "core/protect.h"
 
 /* The set for a rebuild: the pinned attachments' items, resolv.conf's and
@@ -45,5 +46,18 @@ void agent_protect_say(FILE *out, const struct bg_protect_covers *c,
 void agent_protect_changes(const struct bg_protect_set *s, const struct bg_list *old,
 			   const struct bg_list *nw, const char *copy,
 			   const struct bg_list_desc *l);
+
+/* agent --check: the set the agent would make live (its interfaces'
+ * addresses, by name, in this namespace; the next hops; resolv.conf's;
+ * protect:'s), said on out as "protected set: ..."; NULL when it cannot be
+ * made (a full set: said, the agent's rebuilds would fail). */
+struct bg_protect_set *agent_protect_check_set(const struct bg_config *cfg, FILE *out);
+/* agent --check: the entries of list l over the set ps, each said on out
+ * as the agent logs it; bl: the list's blocklist as parsed from file (it
+ * is finished here), or NULL to read file as addresses (a crowdsec:
+ * source's copy). ps NULL: nothing. */
+void agent_protect_check_list(FILE *out, const struct bg_protect_set *ps,
+			      struct bg_blocklist *bl, const char *file,
+			      const struct bg_cfg_list *l);
 
 #endif
