@@ -216,7 +216,11 @@ _Static_assert(sizeof(struct bg_fp_bucket) == 64, "bucket is one cache line");
 	 * family 0: cut or invalid L2/L3 headers, more than BG_VLAN_MAX     \
 	 * tags) dropped by `attach --unparsed drop`; counted in dropped and \
 	 * under its malformed reason too. */                                \
-	X(UNPARSED_DROPPED, "unparsed_dropped")
+	X(UNPARSED_DROPPED, "unparsed_dropped")                              \
+	/* A positive (confirmed, not allowlisted) whose address is in the   \
+	 * protected set (struct bg_protect_map): passed, never dropped nor  \
+	 * flagged; counted in positives and passed too. */                  \
+	X(PROTECTED, "protected")
 
 #define BG_MALFORMED_REASONS(X)                                               \
 	X(TRUNC_ETH, "trunc_eth")           /* shorter than an Ethernet header */ \
@@ -353,6 +357,91 @@ _Static_assert(sizeof(struct bg_attach_rec) == 32, "attach record size");
 #define BG_ATTACH_F_CHAIN 0x20
 #define BG_ATTACH_MAX 64
 
+/* ---- The protected set -----------------------------------------------------
+ * Addresses the datapath never drops nor flags, whatever a filter says:
+ * the addresses of the attached interfaces, the next hops of the default
+ * routes, the resolvers of resolv.conf and the operator's own prefixes
+ * (load --protect, the agent's protect:). One pinned map a pin directory
+ * (BG_MAP_PROTECT), apart from the filter: a filter built elsewhere (an
+ * artifact, the fleet) is swapped in byte for byte and is still judged
+ * against this gateway's own set. The datapath reads it only where it
+ * would drop or flag an address (after the exact stage and the
+ * allowlist): clean traffic never touches it.
+ *
+ * The map is an ARRAY of one struct bg_protect_map, BPF_F_MMAPABLE, made
+ * of two halves: the datapath reads half[sel & 1]; a writer (under the pin
+ * directory's lock) fills the other half through the mapping, then stores
+ * sel, one aligned word, so a packet sees the old set or the new one,
+ * never a mixture; before it writes into a half again it waits for an RCU
+ * grace period since the flip (user/kern/protect.c), so no packet still
+ * reads the half it overwrites.
+ */
+#define BG_PROTECT_MAX 256 /* items a set holds, and ranges of each family */
+/* Binary-search steps over BG_PROTECT_MAX ranges: 2^steps > MAX. */
+#define BG_PROTECT_STEPS 9
+_Static_assert((1 << BG_PROTECT_STEPS) > BG_PROTECT_MAX &&
+		       !(BG_PROTECT_MAX & (BG_PROTECT_MAX - 1)),
+	       "the search covers every range, indices masked by MAX - 1");
+
+/* Why an item is in the set (struct bg_protect_item.kind). */
+enum bg_protect_kind {
+	BG_PROTECT_IFACE = 1, /* an address of an attached interface */
+	BG_PROTECT_GATEWAY = 2, /* the next hop of a default route */
+	BG_PROTECT_RESOLVER = 3, /* a nameserver line of resolv.conf */
+	BG_PROTECT_GIVEN = 4, /* load --protect */
+	BG_PROTECT_CONFIG = 5, /* the agent's protect: */
+};
+
+/* One address or prefix of the set and why it is there (for `check` and
+ * the reports; the datapath reads the ranges only). */
+struct bg_protect_item {
+	__u8 family; /* BG_KEY_IPV4 or BG_KEY_IPV6 */
+	__u8 plen; /* 32 / 128 for an address */
+	__u8 kind; /* enum bg_protect_kind */
+	__u8 pad;
+	__u32 ifindex; /* IFACE: the interface; GATEWAY: the route's device */
+	__u32 netns_ino; /* IFACE, GATEWAY: their network namespace */
+	__u8 addr[16]; /* network order, masked; IPv4 in the first 4 bytes */
+	char ifname[16]; /* IFACE, GATEWAY: the device's name, NUL-ended */
+};
+_Static_assert(sizeof(struct bg_protect_item) == 44, "protect item size");
+
+/* One half: the sorted, disjoint, inclusive ranges the datapath searches
+ * (host order, as the allowlist's), then the items they were made of. */
+struct bg_protect_set {
+	__u32 n4, n6; /* ranges, <= BG_PROTECT_MAX */
+	__u32 nitems; /* <= BG_PROTECT_MAX */
+	/* the binary search's steps over n4 and n6 ranges: their bit length
+	 * (1 + floor(log2 n), 0 for none), <= BG_PROTECT_STEPS */
+	__u8 steps4, steps6;
+	__u16 pad;
+	/* A first look that needs no search: bit (a >> 24) of map4 is set
+	 * when a range holds an address of that /8; bit
+	 * bg_protect_bit6(first 32 bits) of map6 when one holds an address
+	 * of that /32 (every bit when a range is wider than a /32). A clear
+	 * bit: not protected (bloomgate/lookup.h). */
+	__u64 map4[4], map6[4];
+	struct bg_range4 r4[BG_PROTECT_MAX];
+	struct bg_range6 r6[BG_PROTECT_MAX];
+	struct bg_protect_item item[BG_PROTECT_MAX];
+};
+_Static_assert(sizeof(struct bg_protect_set) ==
+		       16 + 64 + BG_PROTECT_MAX * (8 + 32 + 44),
+	       "protect set size");
+
+struct bg_protect_map {
+	__u32 sel; /* the half the datapath reads: sel & 1 */
+	__u32 pad;
+	/* CLOCK_MONOTONIC ns of a flip not followed by a grace period (the
+	 * writer could not ask for one), 0 otherwise: the next writer waits
+	 * BG_PROTECT_SETTLE_NS from it */
+	__u64 flipped_ns;
+	struct bg_protect_set half[2];
+};
+_Static_assert(sizeof(struct bg_protect_map) ==
+		       16 + 2 * sizeof(struct bg_protect_set),
+	       "protect map size");
+
 /* Parser bounds (named constants, one definition). */
 #define BG_VLAN_MAX 2
 #define BG_IPV6_EXT_MAX 6
@@ -363,6 +452,7 @@ _Static_assert(sizeof(struct bg_attach_rec) == 32, "attach record size");
 #define BG_MAP_COUNTERS bg_stats
 #define BG_MAP_EVENTS bg_events
 #define BG_MAP_ATTACH bg_attach
+#define BG_MAP_PROTECT bg_protect
 /* PROG_ARRAY of bloomgate_dns (at BG_PROG_DNS) and the operator's next
  * program (at BG_PROG_NEXT: `bloomgate chain`, tail-called for every packet
  * bloomgate passes, on an attachment made with --chain), private to one

@@ -168,6 +168,13 @@ BG_INLINE __u64 bg_be64_to_host(const __u8 *p)
 	       (__u64)p[6] << 8 | (__u64)p[7];
 }
 
+/* The bit of the protected set's map6 (bloomgate/abi.h) for an IPv6
+ * address's first 32 bits: the writer sets it, the datapath tests it. */
+BG_INLINE __u32 bg_protect_bit6(__u32 top)
+{
+	return (top * 0x9E3779B1U) >> 24;
+}
+
 BG_INLINE int bg_u128_gt(__u64 ahi, __u64 alo, __u64 bhi, __u64 blo)
 {
 	return ahi > bhi || (ahi == bhi && alo > blo);

@@ -261,6 +261,87 @@ BG_INLINE int bg_allowed6(const void *filter, const struct bg_filter_header *hdr
 			     bg_be64_to_host(addr), bg_be64_to_host(addr + 8));
 }
 
+/*
+ * The protected set (bloomgate/abi.h): 1 if the address lies in one of
+ * the half's ranges. A binary search as BG_RANGE_SEARCH's, each step
+ * without a data-dependent branch, on the half's own arrays: indices
+ * masked by BG_PROTECT_MAX - 1 (the bound the verifier needs; the writer
+ * keeps n <= BG_PROTECT_MAX: no clamp here, which would hand the verifier
+ * a known n and every step's bounds as constants, a path per outcome).
+ * It makes the set's own number of steps (its bit length, written with
+ * it), not BG_PROTECT_STEPS: the steps are a chain of dependent loads,
+ * about 2.5 ns each here, and a set of a handful of ranges needs three;
+ * the loop's end depends on the set alone, so it is predicted. Before it,
+ * one bit of the set's maps tells most addresses (any outside the /8s, or
+ * the /32s, of its ranges) from the ones to search. Asked only after a
+ * positive.
+ */
+#define BG_PROTECT_SEARCH(arr, n, steps, GREATER, result)                     \
+	do {                                                                   \
+		__u64 lo_ = 0, hi_ = (n);                                      \
+		__u32 i_;                                                      \
+		for (i_ = 0; i_ < BG_PROTECT_STEPS && i_ < (steps); i_++) {   \
+			__u64 mid_ = (lo_ + hi_) >> 1, act_, gt_;              \
+			const __typeof__((arr)[0]) *r_ =                       \
+				&(arr)[mid_ & (BG_PROTECT_MAX - 1)];           \
+			act_ = 0 - bg_lt64(lo_, hi_);                          \
+			gt_ = 0 - (__u64)(GREATER(r_));                        \
+			hi_ -= act_ & gt_ & (hi_ - mid_);                      \
+			lo_ += act_ & ~gt_ & (mid_ + 1 - lo_);                 \
+		}                                                              \
+		(result) = (__u32)lo_;                                         \
+	} while (0)
+
+/* 1 if bit b (< 256) of a 256-bit map is set. */
+BG_INLINE int bg_protect_bit(const __u64 *map, __u32 b)
+{
+	return (int)((map[(b >> 6) & 3] >> (b & 63)) & 1);
+}
+
+/* a: the IPv4 address in host order. */
+BG_INLINE int bg_protect_has4(const struct bg_protect_set *s, __u32 a)
+{
+	__u32 pos;
+
+	/* most of a flood is in no protected /8: one word read */
+	if (!bg_protect_bit(s->map4, a >> 24))
+		return 0;
+
+#define BG_GTP4(r) bg_lt64(a, (r)->start)
+	BG_PROTECT_SEARCH(s->r4, s->n4, s->steps4, BG_GTP4, pos);
+#undef BG_GTP4
+	if (!pos)
+		return 0;
+	return a <= s->r4[(pos - 1) & (BG_PROTECT_MAX - 1)].end;
+}
+
+/* hi, lo: the IPv6 address in host order, as bg_range6. */
+BG_INLINE int bg_protect_has6(const struct bg_protect_set *s, __u64 hi,
+			      __u64 lo)
+{
+	const struct bg_range6 *r;
+	__u32 pos;
+
+	if (!bg_protect_bit(s->map6, bg_protect_bit6((__u32)(hi >> 32))))
+		return 0;
+#define BG_GTP6(r)                                                            \
+	(bg_lt64(hi, (r)->start_hi) |                                          \
+	 ((bg_ne64(hi, (r)->start_hi) ^ 1) & bg_lt64(lo, (r)->start_lo)))
+	BG_PROTECT_SEARCH(s->r6, s->n6, s->steps6, BG_GTP6, pos);
+#undef BG_GTP6
+	if (!pos)
+		return 0;
+	r = &s->r6[(pos - 1) & (BG_PROTECT_MAX - 1)];
+	return !bg_u128_gt(hi, lo, r->end_hi, r->end_lo);
+}
+
+/* The half of the map the datapath reads now. */
+BG_INLINE const struct bg_protect_set *
+bg_protect_live(const struct bg_protect_map *m)
+{
+	return &m->half[m->sel & 1];
+}
+
 /* The allowed name keys follow the short6 table (bloomgate/abi.h). */
 BG_INLINE __u32 bg_allown_off(const struct bg_filter_header *hdr)
 {

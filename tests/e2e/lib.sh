@@ -530,6 +530,7 @@ _cleanup_gw() {
 _cleanup_pins() {
 	[ -d "$BG_PIN" ] || return 0
 	rm -f "$BG_PIN"/bg_filters "$BG_PIN"/bg_stats "$BG_PIN"/bg_events "$BG_PIN"/bg_attach \
+		"$BG_PIN"/bg_protect "$BG_PIN"/bg_filter \
 		"$BG_PIN"/bg_progs_*
 	rmdir "$BG_PIN" 2>/dev/null
 }

@@ -110,6 +110,18 @@ static void test_btf_layouts(void **state)
 	      M(bg_attach_rec, dns_action), M(bg_attach_rec, prog_id),
 	      M(bg_attach_rec, netns_ino), M(bg_attach_rec, dns_prog_id),
 	      M(bg_attach_rec, dns_ports), M(bg_attach_rec, capacity));
+	CHECK(btf, bg_protect_item, M(bg_protect_item, family),
+	      M(bg_protect_item, plen), M(bg_protect_item, kind),
+	      M(bg_protect_item, pad), M(bg_protect_item, ifindex),
+	      M(bg_protect_item, netns_ino), M(bg_protect_item, addr),
+	      M(bg_protect_item, ifname));
+	CHECK(btf, bg_protect_set, M(bg_protect_set, n4), M(bg_protect_set, n6),
+	      M(bg_protect_set, nitems), M(bg_protect_set, steps4),
+	      M(bg_protect_set, steps6), M(bg_protect_set, pad),
+	      M(bg_protect_set, map4), M(bg_protect_set, map6),
+	      M(bg_protect_set, r4), M(bg_protect_set, r6), M(bg_protect_set, item));
+	CHECK(btf, bg_protect_map, M(bg_protect_map, sel), M(bg_protect_map, pad),
+	      M(bg_protect_map, flipped_ns), M(bg_protect_map, half));
 	bloomgate__destroy(skel);
 }
 
@@ -125,6 +137,11 @@ static void test_map_sizes(void **state)
 	assert_int_equal(bpf_map__value_size(skel->maps.bg_attach),
 			 sizeof(struct bg_attach_rec));
 	assert_int_equal(bpf_map__max_entries(skel->maps.bg_attach), BG_ATTACH_MAX);
+	assert_int_equal(bpf_map__value_size(skel->maps.bg_protect),
+			 sizeof(struct bg_protect_map));
+	assert_int_equal(bpf_map__max_entries(skel->maps.bg_protect), 1);
+	assert_string_equal(bpf_map__name(skel->maps.bg_protect),
+			    BG_TEXTIFY(BG_MAP_PROTECT));
 	assert_int_equal(sizeof(struct bg_filter_header), BG_FILTER_VALUE_SIZE);
 	assert_string_equal(bpf_map__name(skel->maps.bg_filters),
 			    BG_TEXTIFY(BG_MAP_FILTERS));
@@ -159,12 +176,14 @@ static void test_counter_indices(void **state)
 	assert_int_equal(BG_CNT_BLOOM_FP, 28);
 	assert_int_equal(BG_CNT_DNS_BLOOM_FP, 29);
 	assert_int_equal(BG_CNT_UNPARSED_DROPPED, 30);
-	assert_int_equal(BG_CNT__COUNT, 31);
+	assert_int_equal(BG_CNT_PROTECTED, 31);
+	assert_int_equal(BG_CNT__COUNT, 32);
 	assert_int_equal(BG_MAL_IPV6_EXT_TOO_LONG, 9);
 	assert_int_equal(BG_MAL__COUNT, 10);
 	assert_string_equal(bg_counter_names[BG_CNT_DNS_TRUNCATED], "dns_truncated");
 	assert_string_equal(bg_counter_names[BG_CNT_UNPARSED_DROPPED],
 			    "unparsed_dropped");
+	assert_string_equal(bg_counter_names[BG_CNT_PROTECTED], "protected");
 	for (i = 0; i < BG_CNT__COUNT; i++)
 		for (j = i + 1; j < BG_CNT__COUNT; j++)
 			assert_string_not_equal(bg_counter_names[i],

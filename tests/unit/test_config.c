@@ -382,9 +382,9 @@ static const struct err_case err_cases[] = {
 	{ "# only a comment\n", "t.yaml: empty: a config needs at least lists:" },
 	{ "fpr: 0.01\n", "t.yaml: no lists: the agent needs at least one (lists:), or an artifact: or a fleet:" },
 	{ "- a\n- b\n",
-	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists, artifact, fleet), not a list" },
+	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, protect, lists, artifact, fleet), not a list" },
 	{ "hello\n",
-	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists, artifact, fleet), not a single value" },
+	  "t.yaml:1: expected a map of keys (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, protect, lists, artifact, fleet), not a single value" },
 	{ L1 "---\n" L1,
 	  "t.yaml:2: a second YAML document ('---'): a config is one document" },
 	/* YAML syntax, from libyaml */
@@ -400,7 +400,7 @@ static const struct err_case err_cases[] = {
 	  "t.yaml:1: YAML: block sequence entries are not allowed in this context (a lone - as a value is written \"-\")" },
 	/* keys */
 	{ "fpr: 0.01\nfrp: 0.01\n" L1,
-	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, lists, artifact, fleet)" },
+	  "t.yaml:2: unknown key 'frp' (interfaces, fpr, confirm, state_dir, metrics, events, detach_on_stop, debounce, max_list_bytes, max_entries, protect, lists, artifact, fleet)" },
 	{ L1 "fpr: 0.01\nfpr: 0.02\n",
 	  "t.yaml:3: fpr: given twice (first on line 2)" },
 	{ "? [a, b]\n: 1\n" L1,
@@ -808,7 +808,7 @@ static void test_keys(void **state)
 	assert_string_equal(s.sections[3], "artifact");
 	assert_string_equal(s.sections[4], "fleet");
 	/* as many as the parser names in its errors (test_errors) */
-	assert_int_equal(s.in_section[0], 13);
+	assert_int_equal(s.in_section[0], 14);
 	assert_int_equal(s.in_section[1], 10);
 	assert_int_equal(s.in_section[2], 18);
 	assert_int_equal(s.in_section[3], 5);

@@ -21,6 +21,7 @@
 #include "core/url.h"
 #include "agent/config.h"
 #include "agent/fetch.h"
+#include "agent/protect.h"
 #include "core/sources.h"
 
 static void quiet(void *ctx, const struct bg_diag *d)
@@ -29,10 +30,12 @@ static void quiet(void *ctx, const struct bg_diag *d)
 	(void)d;
 }
 
-/* The candidate parsed as the rebuild parses it, and judged; 0: good. */
+/* The candidate parsed as the rebuild parses it, and judged; 0: good.
+ * Its entries over the protected set (ps) said on out. */
 static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 		      const struct bg_fetch_src *f, const char *copy,
-		      struct bg_fetch_result *r)
+		      struct bg_fetch_result *r, const struct bg_protect_set *ps,
+		      FILE *out)
 {
 	char cand[PATH_MAX + 8];
 	struct bg_source s = { .list = l->list };
@@ -67,6 +70,8 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	s.path = cand;
 	bg_blocklist_init(&bl);
 	ret = bg_source_parse_info(&s, &bl, &o, &in);
+	if (!ret && in.format == BG_FMT_ADDR)
+		agent_protect_check_list(out, ps, &bl, cand, l);
 	bg_blocklist_free(&bl);
 	unlink(cand);
 	r->entries = in.entries;
@@ -82,7 +87,8 @@ static int judge_copy(const struct bg_config *cfg, const struct bg_cfg_list *l,
  * the store's newest generation. 0 with what was found in why, or -errno
  * with why not. */
 static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
-		       char *why, size_t whylen)
+		       char *why, size_t whylen, const struct bg_protect_set *ps,
+		       const char *copy, FILE *out)
 {
 	if (l->kind == BG_SRC_CROWDSEC) {
 		struct bg_cs_state st = { .loaded = 1 };
@@ -92,6 +98,10 @@ static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 		if (!ret)
 			snprintf(why, whylen, "%zu ban decisions (%zu of another type or "
 				 "scope ignored)", st.n, pr.ignored);
+		/* written as the agent's copy: its lines name the decisions */
+		if (!ret && ps && !bg_cs_write(&st, copy, l->list.url))
+			agent_protect_check_list(out, ps, NULL, copy, l);
+		unlink(copy);
 		bg_cs_state_free(&st);
 		return ret;
 	} else {
@@ -114,6 +124,7 @@ static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 
 int bg_agent_check(const char *config_path, FILE *out)
 {
+	struct bg_protect_set *ps = NULL;
 	struct bg_config cfg;
 	char err[512], dir[PATH_MAX - 128], copy[PATH_MAX];
 	char url[1024];
@@ -143,12 +154,16 @@ int bg_agent_check(const char *config_path, FILE *out)
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(out, "%s: config valid: %zu interfaces, %zu lists\n", config_path,
 		cfg.n_ifaces, cfg.n_lists);
+	ps = agent_protect_check_set(&cfg, out);
+	if (!ps)
+		bad = 1;
 	/* in $TMPDIR (a test's own, or /tmp) */
 	snprintf(dir, sizeof(dir), "%s/bloomgate-check.XXXXXX",
 		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir)) {
 		fprintf(out, "cannot make a scratch directory: %s\n", strerror(errno));
 		bg_config_free(&cfg);
+		free(ps);
 		return 1;
 	}
 	for (i = 0; i < cfg.n_lists; i++) {
@@ -168,7 +183,7 @@ int bg_agent_check(const char *config_path, FILE *out)
 		memset(&r, 0, sizeof(r));
 		if (l->kind == BG_SRC_CROWDSEC || l->kind == BG_SRC_FLEET) {
 			char why[512];
-			int ret = other_check(&cfg, l, why, sizeof(why));
+			int ret = other_check(&cfg, l, why, sizeof(why), ps, copy, out);
 
 			bg_url_redact(bg_list_origin(&l->list), url, sizeof(url));
 			if (ret) {
@@ -180,7 +195,7 @@ int bg_agent_check(const char *config_path, FILE *out)
 			continue;
 		}
 		if (bg_fetch(&f, copy, &v, &r) || r.outcome == BG_FETCH_FAILED ||
-		    judge_copy(&cfg, l, &f, copy, &r)) {
+		    judge_copy(&cfg, l, &f, copy, &r, ps, out)) {
 			fprintf(out, "list %s (%s): FAILED: %s\n", l->list.name,
 				bg_url_redact(bg_list_origin(&l->list), url, sizeof(url)),
 				r.err);
@@ -197,5 +212,6 @@ int bg_agent_check(const char *config_path, FILE *out)
 	}
 	rmdir(dir);
 	bg_config_free(&cfg);
+	free(ps);
 	return bad;
 }

@@ -34,6 +34,7 @@
 #include "core/io.h"
 #include "core/opts.h" /* bg_opt_size */
 #include "core/prepare.h" /* BG_LOAD_ENTRIES_MAX */
+#include "core/protect.h"
 
 /* Deeper than any valid config (root, lists, item, dns_ports): a bound
  * on the recursion that a hostile or broken file could drive. */
@@ -381,6 +382,7 @@ enum ftype {
 	F_PORTS, /* __u16[BG_DNS_PORTS_MAX] */
 	F_STR, /* char *, checked by check */
 	F_WORDS, /* char *: a list of names ([a, b] or one), comma-joined */
+	F_PROTECT, /* struct bg_cfg_protect: addresses and prefixes */
 };
 
 enum fcheck { C_ABSPATH, C_URL, C_LISTNAME, C_IFNAME, C_HOSTPORT, C_EVENTS, C_DB };
@@ -448,7 +450,7 @@ static void def_gateway(char *buf, size_t len)
  * (walk_lists()) name a key by its index and cannot point at another.
  */
 enum { R_INTERFACES, R_FPR, R_CONFIRM, R_STATE_DIR, R_METRICS, R_EVENTS, R_DETACH,
-       R_DEBOUNCE, R_MAX_LIST_BYTES, R_MAX_ENTRIES, R_LISTS, R_ARTIFACT,
+       R_DEBOUNCE, R_MAX_LIST_BYTES, R_MAX_ENTRIES, R_PROTECT, R_LISTS, R_ARTIFACT,
        R_FLEET, R__COUNT };
 
 #define R_OFF(m) offsetof(struct bg_config, m)
@@ -483,6 +485,9 @@ static const struct field root_fields[R__COUNT + 1] = {
 	[R_MAX_ENTRIES] = { .key = "max_entries",
 		.help = "as load --max-entries, for every rebuild", .type = F_COUNT,
 			    .off = R_OFF(max_entries), .min = 1, .max = 1e15 },
+	[R_PROTECT] = { .key = "protect",
+		.help = "addresses and prefixes never dropped, whatever a list or decision says (as load --protect): added to the protected set (the attached interfaces' addresses, the default routes' next hops, the resolvers of resolv.conf), which cannot be turned off", .type = F_PROTECT,
+			.off = R_OFF(protect) },
 	[R_LISTS] = { .key = "lists",
 		.help = "the lists the filter is built from, each a map (lists[] below); excludes artifact and fleet", .type = F_SECTION },
 	[R_ARTIFACT] = { .key = "artifact",
@@ -884,6 +889,41 @@ static int set_words(struct pctx *p, const struct ynode *y, char **out)
 	return 0;
 }
 
+/* protect: a list of addresses and prefixes, each read by the lists' own
+ * parser (bg_protect_parse()), or one; null: none. */
+static int set_protect(struct pctx *p, const struct ynode *y,
+		       struct bg_cfg_protect *out)
+{
+	const struct ynode *one[1] = { y };
+	const struct ynode *const *v = y->kind == Y_SEQ ? (const struct ynode *const *)y->kids : one;
+	size_t n = y->kind == Y_SEQ ? y->n : 1, i;
+	const char *why;
+
+	if (y_null(y))
+		return 0;
+	if (y->kind == Y_MAP)
+		return bad(p, y->line, "%s: expected a list of addresses and prefixes, not a map",
+			   p->where);
+	if (n > BG_PROTECT_MAX)
+		return bad(p, v[BG_PROTECT_MAX]->line, "%s: more than %d addresses and prefixes",
+			   p->where, BG_PROTECT_MAX);
+	free(out->v);
+	out->n = 0;
+	out->v = calloc(n ? n : 1, sizeof(*out->v));
+	if (!out->v)
+		return fail(p, -ENOMEM, 0, "out of memory");
+	for (i = 0; i < n; i++) {
+		if (v[i]->kind != Y_SCALAR)
+			return bad(p, v[i]->line, "%s[%zu]: expected an address or a prefix, not a %s",
+				   p->where, i, ykind_name[v[i]->kind]);
+		if (bg_protect_parse(v[i]->text, BG_PROTECT_CONFIG, &out->v[out->n], &why))
+			return bad(p, v[i]->line, "%s[%zu]: '%s': %s", p->where, i,
+				   q(p, v[i]->text), why);
+		out->n++;
+	}
+	return 0;
+}
+
 static int set_field(struct pctx *p, const struct field *f,
 		     const struct ynode *y, void *base)
 {
@@ -897,6 +937,8 @@ static int set_field(struct pctx *p, const struct field *f,
 		return set_ports(p, y, (__u16 *)at);
 	if (f->type == F_WORDS)
 		return set_words(p, y, (char **)at);
+	if (f->type == F_PROTECT)
+		return set_protect(p, y, (struct bg_cfg_protect *)at);
 	if (y_null(y)) {
 		if (f->flags & FF_NULLABLE) {
 			free(*(char **)at);
@@ -1023,6 +1065,7 @@ range:
 	case F_SECTION:
 	case F_PORTS:
 	case F_WORDS:
+	case F_PROTECT:
 		break;
 	}
 	return 0;
@@ -1403,6 +1446,7 @@ void bg_config_free(struct bg_config *c)
 	}
 	free(c->ifaces);
 	free(c->lists);
+	free(c->protect.v);
 	free(c->fleet.db);
 	free(c->fleet.gateway);
 	free(c->file);
@@ -1576,6 +1620,8 @@ static const char *type_name(const struct field *f)
 		return "ports";
 	case F_WORDS:
 		return "names";
+	case F_PROTECT:
+		return "addresses";
 	case F_STR:
 		switch (f->check) {
 		case C_ABSPATH:
@@ -1654,6 +1700,8 @@ static void fmt_value(const struct field *f, const void *base, char *buf,
 	case F_WORDS:
 		if (*(char *const *)at)
 			snprintf(buf, len, "%s", *(char *const *)at);
+		break;
+	case F_PROTECT:
 		break;
 	}
 }

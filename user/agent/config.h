@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bloomgate/abi.h" /* struct bg_protect_item */
 #include "core/attach_opts.h"
 #include "core/sources.h"
 
@@ -105,6 +106,13 @@ struct bg_cfg_fleet {
 	size_t line;
 };
 
+/* protect: the operator's part of the protected set (core/protect.h),
+ * items of kind BG_PROTECT_CONFIG. */
+struct bg_cfg_protect {
+	struct bg_protect_item *v;
+	size_t n;
+};
+
 struct bg_config {
 	char *file; /* the name given to bg_config_load()/_parse_buf() */
 	struct bg_cfg_iface *ifaces;
@@ -127,6 +135,7 @@ struct bg_config {
 	 * BG_LOAD_ENTRIES_MAX (100M). */
 	uint64_t max_list_bytes;
 	uint64_t max_entries;
+	struct bg_cfg_protect protect;
 	/* the sources: lists (lists:), or one artifact (artifact:), or one
 	 * fleet source (fleet:); never two of these kinds */
 	struct bg_cfg_list *lists;
@@ -161,7 +170,7 @@ struct bg_config_key {
 	int seq; /* the section is a list of maps (interfaces:, lists:) */
 	const char *key;
 	/* "boolean", "number", "duration", "share", "size", "count",
-	 * "one of", "ports", "names", "path", "URL", "name", "interface",
+	 * "one of", "ports", "names", "addresses", "path", "URL", "name", "interface",
 	 * "HOST:PORT", "path or -", "connection string", "section" */
 	const char *type;
 	const char *help; /* one line */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/agent_priv.h"
+#include "agent/protect.h"
 #include "core/filter.h"
 #include "kern/attach.h"
 #include "kern/pins.h"
@@ -116,6 +117,9 @@ void attach_ifaces_now(struct agent *a)
 	struct shape_want w;
 
 	attach_all(a->cfg.ifaces, a->cfg.n_ifaces, &w);
+	/* the protected set with the config's protect:, also for a filter
+	 * adopted without a rebuild */
+	agent_protect_refresh(a->cfg.protect.v, a->cfg.protect.n);
 	want_shape(a, &w);
 }
 
@@ -123,6 +127,7 @@ struct ifaces_job {
 	struct job j;
 	struct bg_cfg_iface *v;
 	size_t n;
+	struct bg_cfg_protect protect; /* the config's, copied */
 	struct shape_want w;
 };
 
@@ -132,6 +137,8 @@ static void ifaces_run(struct agent *a, struct job *jj)
 
 	(void)a;
 	attach_all(j->v, j->n, &j->w);
+	/* a reload: addresses, routes, resolv.conf and protect: as now */
+	agent_protect_refresh(j->protect.v, j->protect.n);
 }
 
 static void ifaces_done(struct agent *a, struct job *jj)
@@ -145,6 +152,7 @@ static void ifaces_done(struct agent *a, struct job *jj)
 	for (i = 0; i < j->n; i++)
 		free(j->v[i].name);
 	free(j->v);
+	free(j->protect.v);
 }
 
 void attach_ifaces_later(struct agent *a)
@@ -152,11 +160,18 @@ void attach_ifaces_later(struct agent *a)
 	struct ifaces_job *j = calloc(1, sizeof(*j));
 	size_t i;
 
-	if (!j || !(j->v = calloc(a->cfg.n_ifaces ? a->cfg.n_ifaces : 1, sizeof(*j->v)))) {
+	if (!j || !(j->v = calloc(a->cfg.n_ifaces ? a->cfg.n_ifaces : 1, sizeof(*j->v))) ||
+	    !(j->protect.v = calloc(a->cfg.protect.n + 1, sizeof(*j->protect.v)))) {
+		if (j)
+			free(j->v);
 		free(j);
 		agent_log("interfaces: out of memory");
 		return;
 	}
+	if (a->cfg.protect.n)
+		memcpy(j->protect.v, a->cfg.protect.v,
+		       a->cfg.protect.n * sizeof(*j->protect.v));
+	j->protect.n = a->cfg.protect.n;
 	j->j.run = ifaces_run;
 	j->j.done = ifaces_done;
 	for (i = 0; i < a->cfg.n_ifaces; i++) {

@@ -165,6 +165,7 @@ enum cnt_fam {
 	FAM_ADDR_BLOOM_FP,
 	FAM_DNS_BLOOM_FP,
 	FAM_UNPARSED_DROPPED,
+	FAM_ADDR_PROTECTED,
 	FAM__COUNT,
 };
 
@@ -212,6 +213,8 @@ static const struct {
 			       "Addresses the Bloom part called maybe listed and the exact stage rejected: passed, counted among the negatives." },
 	[FAM_DNS_BLOOM_FP] = { "bloomgate_dns_bloom_false_positives_total",
 			      "Names the Bloom part called maybe listed and the exact stage rejected: passed, counted among the negatives." },
+	[FAM_ADDR_PROTECTED] = { "bloomgate_address_protected_total",
+				 "Address positives passed because the protected set holds them (the gateway's own addresses, its next hops, its resolvers, the operator's prefixes)." },
 	[FAM_UNPARSED_DROPPED] = { "bloomgate_unparsed_dropped_total",
 				   "Frames with no address to judge (cut or invalid headers, too many VLAN tags) dropped by attach --unparsed drop; counted in verdict=\"dropped\" and by malformed reason too." },
 };
@@ -253,6 +256,7 @@ static const struct {
 	[BG_CNT_BLOOM_FP] = { FAM_ADDR_BLOOM_FP, NULL },
 	[BG_CNT_DNS_BLOOM_FP] = { FAM_DNS_BLOOM_FP, NULL },
 	[BG_CNT_UNPARSED_DROPPED] = { FAM_UNPARSED_DROPPED, NULL },
+	[BG_CNT_PROTECTED] = { FAM_ADDR_PROTECTED, NULL },
 };
 
 /* The label value of counter i in its family: the name from counters.c,

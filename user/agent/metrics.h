@@ -38,7 +38,7 @@
  *   bloomgate_dns_queries_total, bloomgate_dns_probes_total,
  *   bloomgate_dns_lookups_total{result}, bloomgate_dns_allowlisted_total,
  *   bloomgate_fragments_total, bloomgate_no_filter_packets_total,
- *   bloomgate_events_lost_total,
+ *   bloomgate_events_lost_total, bloomgate_address_protected_total,
  *   bloomgate_unparsed_dropped_total        the other datapath counters
  *   bloomgate_source_entries, _last_success_timestamp_seconds,
  *   _fetch_failures_total, _not_modified_total, _fetches_total,

@@ -28,6 +28,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "agent/agent_priv.h"
+#include "agent/protect.h"
 #include "agent/provenance.h"
 #include "core/print.h"
 #include "core/record.h"
@@ -329,6 +330,9 @@ struct rb_job {
 	int allow_empty; /* a crowdsec: source may hold no decision */
 	uint64_t max_list_bytes, max_entries;
 	char *state_dir;
+	/* the config's protect: (the job's copy) */
+	struct bg_protect_item *protect;
+	size_t n_protect;
 	char live_fp[65];
 	uint64_t seq, generation;
 	double change_seen, fetch_ms;
@@ -371,6 +375,16 @@ struct judge_ctx {
 	struct rb_job *j;
 	size_t *map; /* index in the load's sources -> in j->v */
 };
+
+/* The list of the load's source k, for the protected set's lines. */
+static const struct bg_list_desc *job_list(void *ctx, size_t k, int *cs)
+{
+	struct judge_ctx *c = ctx;
+	const struct rb_src *s = &c->j->v[c->map[k]];
+
+	*cs = s->kind == BG_SRC_CROWDSEC;
+	return &s->list;
+}
 
 /* After each list's parse: its count, and a candidate judged by it. */
 static int judge(void *ctx, size_t i, const struct bg_source_info *in)
@@ -516,7 +530,7 @@ static void job_published(struct rb_job *j, const struct bg_load_report *r)
  * copy stays live, untouched. A good one replaces the copy once it is
  * live.
  */
-static void rb_run_artifact(struct rb_job *j)
+static void rb_run_artifact(struct rb_job *j, const struct bg_protect_set *ps)
 {
 	struct rb_src *s = &j->v[0];
 	char cand[PATH_MAX + 8], why[512];
@@ -583,7 +597,7 @@ static void rb_run_artifact(struct rb_job *j)
 			} else {
 				/* the record names the copy, which the candidate
 				 * becomes right after */
-				ret = bg_art_commit(&st, &a, s->copy, 0, 0, &r);
+				ret = bg_art_commit(&st, &a, s->copy, 0, 0, ps, &r);
 				bg_state_close(&st);
 			}
 			if (ret && r.failed == BG_STAGE_PARSE)
@@ -641,6 +655,7 @@ static void rb_run_artifact(struct rb_job *j)
 		  (unsigned long long)j->art.generation,
 		  (unsigned long long)r.plan.n, r.plan.bytes, r.ms[BG_STAGE_BUILD],
 		  r.ms[BG_STAGE_PUBLISH]);
+	agent_protect_say(NULL, &r.covers, NULL, NULL);
 	if (r.reshaped)
 		agent_log("the growing capacity is now %u elements (the artifact's "
 			  "shape): new programs swapped in", r.grown);
@@ -895,14 +910,14 @@ static void incr_later(struct agent *a, const struct rb_job *j)
  * rebuild's); nonzero: build it whole (the state dropped when it may no
  * longer be the live filter).
  */
-static int rb_fast(struct agent *a, struct rb_job *j)
+static int rb_fast(struct agent *a, struct rb_job *j, const struct bg_protect_set *ps)
 {
 	struct incr *in = a->incr;
 	int cs = crowdsec_of(j->v, j->n);
 	struct rb_src *s;
 	struct bg_blocklist old, new;
 	struct bg_inc_result res;
-	struct bg_load_opts o = { .fpr = j->fpr };
+	struct bg_load_opts o = { .fpr = j->fpr, .protect = ps };
 	struct bg_load_report r;
 	struct bg_sources srcs;
 	struct bg_state st;
@@ -931,6 +946,8 @@ static int rb_fast(struct agent *a, struct rb_job *j)
 				   sizeof(why));
 	s->entries = new.block.accepted;
 	s->counted = 1;
+	if (!ret && ps)
+		agent_protect_changes(ps, &old.block, &new.block, cand, &s->list);
 	bg_blocklist_free(&old);
 	bg_blocklist_free(&new);
 	if (ret) {
@@ -1034,18 +1051,25 @@ static void rb_run(struct agent *a, struct job *jj)
 	struct bg_sources srcs;
 	struct bg_state st;
 	struct bg_premap pm = BG_PREMAP_INIT;
+	struct bg_protect_set *ps = NULL;
 	int ret;
 
 	(void)a; /* nothing of the agent's: the job holds what it needs */
-	if (j->n == 1 && BG_SRC_BUILT(j->v[0].kind)) {
+	/* the set this filter is judged against, made live with it */
+	ret = agent_protect_gather(j->protect, j->n_protect, &ps, j->msg, sizeof(j->msg));
+	if (ret || (j->n == 1 && BG_SRC_BUILT(j->v[0].kind)) ||
+	    (!j->reshape && !rb_fast(a, j, ps))) {
+		if (ret)
+			agent_log("rebuild failed: %s; the running filter is unchanged",
+				  j->msg);
+		else if (j->n == 1 && BG_SRC_BUILT(j->v[0].kind))
+			rb_run_artifact(j, ps);
+		j->ret = ret ? ret : j->ret;
+		free(ps);
 		free(map);
-		rb_run_artifact(j);
 		return;
 	}
-	if (!j->reshape && !rb_fast(a, j)) {
-		free(map);
-		return;
-	}
+	o.protect = ps;
 	/* the full rebuild: the state of small changes made anew after it */
 	incr_free(a->incr);
 	a->incr = NULL;
@@ -1112,6 +1136,9 @@ static void rb_run(struct agent *a, struct job *jj)
 		}
 		break;
 	}
+	/* entries over the protected set, each with its list and line */
+	if (!ret)
+		agent_protect_say(NULL, &r.covers, job_list, &jc);
 	/* what was detected, as `load` prints it: the copy's path names it */
 	for (i = 0; i < r.n_detected; i++) {
 		char line[PATH_MAX + 256];
@@ -1229,6 +1256,7 @@ out:
 	bg_load_report_free(&r);
 	bg_sources_free(&srcs);
 	free(map);
+	free(ps);
 }
 
 static void rb_done(struct agent *a, struct job *jj)
@@ -1362,6 +1390,7 @@ static void rb_done(struct agent *a, struct job *jj)
 	desc_free(&j->built);
 	free(j->v);
 	free(j->state_dir);
+	free(j->protect);
 }
 
 static void start_rebuild(struct agent *a, int foreign)
@@ -1370,15 +1399,22 @@ static void start_rebuild(struct agent *a, int foreign)
 	size_t i;
 
 	if (!j || !(j->v = calloc(a->nsrc ? a->nsrc : 1, sizeof(*j->v))) ||
-	    !(j->state_dir = strdup(a->cfg.state_dir))) {
-		if (j)
+	    !(j->state_dir = strdup(a->cfg.state_dir)) ||
+	    !(j->protect = calloc(a->cfg.protect.n + 1, sizeof(*j->protect)))) {
+		if (j) {
 			free(j->v);
+			free(j->state_dir);
+		}
 		free(j);
 		agent_log("cannot rebuild: out of memory");
 		return;
 	}
 	j->j.run = rb_run;
 	j->j.done = rb_done;
+	if (a->cfg.protect.n)
+		memcpy(j->protect, a->cfg.protect.v,
+		       a->cfg.protect.n * sizeof(*j->protect));
+	j->n_protect = a->cfg.protect.n;
 	j->fpr = a->cfg.fpr;
 	j->confirm = a->cfg.confirm;
 	j->max_list_bytes = a->cfg.max_list_bytes;

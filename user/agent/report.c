@@ -25,6 +25,7 @@
 #include "agent/report.h"
 #include "agent/store.h"
 #include "kern/attach.h"
+#include "kern/protect.h"
 #include "kern/swap.h"
 
 static int fail(FILE *errf, int code, const char *fmt, ...)
@@ -372,6 +373,7 @@ int bg_report_check(const struct bg_state *st, int n, char *const *args,
 	size_t len;
 	__u32 id = 0;
 	int i, ret, bad = 0, have_rec, said = 0;
+	struct bg_protect_set *ps = NULL;
 
 	/* The record of the filter mapped: its id read before and after
 	 * the mapping, so a swap in between is seen (and retried). */
@@ -408,6 +410,12 @@ int bg_report_check(const struct bg_state *st, int n, char *const *args,
 	/* the indexes, or (none can be opened) the record's lists re-read */
 	if (store && bg_prov_open(store, &prov))
 		prov = NULL;
+	/* the live protected set: a listed address it holds passes */
+	if (st->protect_fd >= 0 && (ps = malloc(sizeof(*ps))) &&
+	    bg_protect_read(st->protect_fd, ps)) {
+		free(ps);
+		ps = NULL;
+	}
 	for (i = 0; i < n; i++) {
 		struct bg_explanation x;
 
@@ -432,11 +440,14 @@ int bg_report_check(const struct bg_state *st, int n, char *const *args,
 			 * is a problem too */
 			if (prov && x.listed)
 				prov_problems(prov, &said, &x.unreadable, errf);
+			if (ps)
+				bg_explain_protect(&x, ps);
 			bg_print_explanation(out, args[i], &x);
 		}
 		bg_explain_free(&x);
 	}
 	bg_filter_unmap(mem, len);
+	free(ps);
 	bg_prov_close(prov);
 	if (have_art)
 		bg_art_finder_close(&art);

@@ -4,10 +4,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kern/artifact.h"
 #include "kern/load.h"
+#include "kern/protect.h"
 #include "core/print.h"
 
 #include "agent/instance.h"
@@ -29,8 +31,33 @@ static int load_done(void *ctx, unsigned int npos, char *err, size_t errlen)
 	return ret;
 }
 
+/* --protect ADDR|PREFIX: read by the lists' own parser; a set that
+ * would be full is refused when it is gathered. */
+static int opt_protect(void *ctx, const struct bg_opt *o, const struct bg_optval *v,
+		       char *err, size_t errlen)
+{
+	struct list_ctx *c = ctx;
+	const char *why = NULL;
+
+	(void)o;
+	if (c->n_protect >= BG_PROTECT_MAX) {
+		snprintf(err, errlen, "--protect: more than %d given", BG_PROTECT_MAX);
+		return -EINVAL;
+	}
+	if (bg_protect_parse(v->arg, BG_PROTECT_GIVEN, &c->protect[c->n_protect], &why)) {
+		snprintf(err, errlen, "--protect: '%s': %s", v->arg, why);
+		return -EINVAL;
+	}
+	c->n_protect++;
+	return 0;
+}
+
 static const struct bg_opt load_opts[] = {
 	LIST_OPTS,
+	{ .name = "protect", .type = BG_OPT_STRING, .metavar = "ADDR|PREFIX",
+	  .help = "never drop this address or prefix, whatever a list says (added "
+		  "to the protected set, for this load's filter)",
+	  .max_count = BG_OPT_MANY, .set = opt_protect },
 	{ .name = "artifact", .type = BG_OPT_FLAG,
 	  .help = "the one FILE is a filter artifact (bloomgate build): verified "
 		  "and swapped in, nothing parsed or built (detected by its "
@@ -55,6 +82,13 @@ const struct bg_cmd cli_load_cmd = {
 	"/dev/stdin in reports); a FIFO, a device or a directory is refused.\n"
 	"The lists are read and parsed before the pin directory is locked:\n"
 	"a slow list holds up no other command.\n"
+	"The protected set is never dropped nor flagged, whatever a list or\n"
+	"an artifact says: the addresses of the attached interfaces, the next\n"
+	"hops of the default routes, the resolvers of resolv.conf, and each\n"
+	"--protect. A listed entry that covers a protected address is loaded\n"
+	"without it (the address passes, the rest of the entry still blocks),\n"
+	"and said: ENTRY at FILE:LINE covers ADDR, why it is protected. It\n"
+	"cannot be turned off; --protect only adds to it.\n"
 	"An artifact (one file starting with its magic, or --artifact) is\n"
 	"checked (magic, format version, datapath ABI, every field of its\n"
 	"header against its range and against the filter image's own header\n"
@@ -117,7 +151,8 @@ static void print_art_report(const char *path, const struct bg_art *a,
 
 /* load FILE of an artifact: verified while copied into a new map, swapped
  * in under the lock; the record names the file for check. */
-static int load_artifact(const struct list_ctx *c, const char *path)
+static int load_artifact(const struct list_ctx *c, const char *path,
+			 const struct bg_protect_set *protect)
 {
 	const char *opt = list_opt_given(c);
 	struct bg_load_report r;
@@ -140,18 +175,42 @@ static int load_artifact(const struct list_ctx *c, const char *path)
 		return ret;
 	}
 	bg_load_report_init(&r);
-	ret = bg_art_commit(&st, &a, path, 0, 0, &r);
+	ret = bg_art_commit(&st, &a, path, 0, 0, protect, &r);
 	bg_state_close(&st);
 	if (ret)
 		ret = cli_fail(r.failed <= BG_STAGE_PLAN ? EXIT_LIST : 1,
 			       "%s: %s; the running filter is unchanged", path, r.msg);
 	else if (r.failed == BG_STAGE_RECORD)
 		cli_fail(0, "%s", r.msg);
-	if (!ret)
+	if (!ret) {
 		print_art_report(path, &a, &r, bg_now_ms() - t0);
+		bg_print_protect(stdout, NULL, &r);
+	}
 	bg_load_report_free(&r);
 	bg_art_close(&a);
 	return ret;
+}
+
+/* The protected set this load makes live: the attachments' (st, open),
+ * resolv.conf's and --protect's; NULL, said, when it cannot be. */
+static struct bg_protect_set *gather_protect(const struct bg_state *st,
+					     const struct list_ctx *c)
+{
+	struct bg_protect_src src = { .st = st, .extra = c->protect,
+				      .n_extra = c->n_protect };
+	struct bg_protect_set *s = malloc(sizeof(*s));
+	char why[256];
+
+	if (!s) {
+		cli_fail(1, "out of memory");
+		return NULL;
+	}
+	if (bg_protect_gather(&src, s, why, sizeof(why))) {
+		cli_fail(1, "%s; the running filter is unchanged", why);
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
 int cli_cmd_load(int argc, char **argv)
@@ -163,6 +222,7 @@ int cli_cmd_load(int argc, char **argv)
 	struct bg_sources srcs;
 	struct bg_state st;
 	struct bg_premap pm = BG_PREMAP_INIT;
+	struct bg_protect_set *protect;
 	pid_t agent;
 	int ret;
 
@@ -177,12 +237,18 @@ int cli_cmd_load(int argc, char **argv)
 		bg_sources_free(&srcs);
 		return ret;
 	}
+	protect = gather_protect(&st, &c);
 	bg_state_close(&st);
+	if (!protect) {
+		bg_sources_free(&srcs);
+		return 1;
+	}
 	/* The agent's filter is the agent's: a load would silently replace
 	 * its lists (until its next rebuild), while its status and metrics
 	 * still describe its own filter. */
 	if (!c.force && bg_instance_running(&agent)) {
 		bg_sources_free(&srcs);
+		free(protect);
 		return cli_fail(1, "the agent (pid %ld) feeds this filter (pin "
 				"directory %s): change its lists, or use --force to "
 				"replace its filter until its next rebuild",
@@ -190,11 +256,13 @@ int cli_cmd_load(int argc, char **argv)
 	}
 	if (c.artifact || (srcs.n == 1 && !srcs.v[0].list.allow &&
 			   bg_art_is_artifact(srcs.v[0].path))) {
-		ret = load_artifact(&c, srcs.v[0].path);
+		ret = load_artifact(&c, srcs.v[0].path, protect);
 		bg_sources_free(&srcs);
+		free(protect);
 		return ret;
 	}
 	list_load_opts(&c, &o);
+	o.protect = protect;
 	/* the filter map made while the keys are sorted (kern/load.h) */
 	o.parsed = bg_premap_parsed;
 	o.parsed_ctx = &pm;
@@ -210,6 +278,7 @@ int cli_cmd_load(int argc, char **argv)
 			bg_blocklist_free(&bl);
 			bg_load_report_free(&r);
 			bg_sources_free(&srcs);
+			free(protect);
 			return ret;
 		}
 		ret = bg_load_commit(&st, &o, &bl, &r);
@@ -222,9 +291,12 @@ int cli_cmd_load(int argc, char **argv)
 			   "%s; the running filter is unchanged", r.msg);
 	else if (r.failed == BG_STAGE_RECORD)
 		cli_fail(0, "%s", r.msg);
-	if (!ret)
+	if (!ret) {
 		bg_print_load_report(stdout, &srcs, &r);
+		bg_print_protect(stdout, &srcs, &r);
+	}
 	bg_load_report_free(&r);
 	bg_sources_free(&srcs);
+	free(protect);
 	return ret;
 }

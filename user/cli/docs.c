@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "agent/config.h"
+#include "core/protect.h" /* BG_RESOLV_CONF */
 #include "core/record.h"
 #include "core/roff.h"
 #include "core/version.h"
@@ -114,6 +115,10 @@ static void man8(FILE *f, const struct bg_cmd *const *cmds, size_t n)
 	      "control socket (in ", f);
 	r(f, BG_RECORD_DIR);
 	fputs(", named after the pin directory).\n", f);
+	tp(f, "BLOOMGATE_RESOLV_CONF");
+	fputs("The file whose nameserver lines are protected, instead of ", f);
+	r(f, BG_RESOLV_CONF);
+	fputs(" (tests).\n", f);
 	tp(f, "TMPDIR");
 	fputs("Where agent \\-\\-check makes its scratch directory (default "
 	      "/tmp).\n", f);
@@ -232,6 +237,10 @@ static int man5(FILE *f)
 	rl(f, "a list of UDP port numbers: [53, 5353]");
 	tp(f, "names");
 	rl(f, "a name or a list of names of A-Z a-z 0-9 . _ / : -");
+	tp(f, "addresses");
+	rl(f, "an IPv4 or IPv6 address or prefix, or a list of them, as a list's "
+	      "lines write them (without host bits, nor shorter than /8 or /16): "
+	      "[192.0.2.1, 2001:db8::/48]");
 	tp(f, "path");
 	rl(f, "an absolute path");
 	fputs(".SH KEYS\n", f);

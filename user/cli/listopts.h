@@ -30,6 +30,9 @@ struct list_ctx {
 	/* load */
 	int force; /* load even when an agent feeds this pin directory */
 	int artifact; /* --artifact: the one LIST is an artifact */
+	/* --protect: the operator's part of the protected set */
+	struct bg_protect_item protect[BG_PROTECT_MAX];
+	size_t n_protect;
 	/* build, publish */
 	const char *output; /* build -o */
 	unsigned long long capacity; /* a fixed-size filter map */

@@ -184,6 +184,11 @@ static void judge(const void *mem, const char *arg, struct bg_explanation *x,
 	*family = bg_parse_addr(arg, k4, k6, &why);
 	if (*family) {
 		x->kind = BG_EXPLAIN_ADDR;
+		x->family = *family;
+		if (*family == BG_KEY_IPV4)
+			memcpy(x->addr, &k4->addr, 4);
+		else
+			memcpy(x->addr, k6->addr, 16);
 		x->listed = *family == BG_KEY_IPV4 ?
 				    bg_filter_judge4(mem, k4->addr, &x->rejected) :
 				    bg_filter_judge6(mem, k6->addr, &x->rejected);
@@ -273,6 +278,25 @@ int bg_explain_found(const void *mem, bg_explain_find_fn find, void *ctx,
 	}
 	free(hits);
 	return c.err;
+}
+
+void bg_explain_protect(struct bg_explanation *x, const struct bg_protect_set *s)
+{
+	const struct bg_protect_item *it;
+	__u32 a;
+
+	if (x->kind != BG_EXPLAIN_ADDR || !x->listed || x->allowed)
+		return;
+	memcpy(&a, x->addr, 4);
+	if (!(x->family == BG_KEY_IPV4 ? bg_protect_test4(s, a) :
+					 bg_protect_test6(s, x->addr)))
+		return;
+	x->protect = 1;
+	it = bg_protect_lookup(s, x->family, x->addr);
+	if (it)
+		bg_protect_why(x->protect_why, sizeof(x->protect_why), it);
+	else
+		snprintf(x->protect_why, sizeof(x->protect_why), "in the protected set");
 }
 
 static void free_list(struct bg_explain_list *l)

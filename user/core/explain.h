@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "core/protect.h"
 #include "core/record.h"
 
 enum bg_explain_kind {
@@ -48,6 +49,12 @@ struct bg_explanation {
 	int allowed; /* listed, and the exact allowlist holds it */
 	int no_names; /* a name, and the filter holds no names at all */
 	int known; /* the load record belongs to this filter */
+	/* listed, not allowed, and the protected set holds it: passed
+	 * (bg_explain_protect()); why: its item's reason */
+	int protect;
+	char protect_why[128];
+	int family; /* an address: BG_KEY_IPV4 or BG_KEY_IPV6, in addr */
+	__u8 addr[16];
 	struct bg_explain_list block, allow; /* entries, in list order */
 	const char *unreadable; /* a recorded list that cannot be read now */
 };
@@ -62,6 +69,11 @@ struct bg_explanation {
 int bg_explain(const void *mem, const struct bg_record *rec, const char *arg,
 	       struct bg_explanation *x);
 void bg_explain_free(struct bg_explanation *x);
+
+/* After bg_explain() or bg_explain_found(): a listed, not allowlisted
+ * address that the protected set s (the live one, kern/protect.h) holds
+ * passes, as the datapath has it: x->protect, and why. */
+void bg_explain_protect(struct bg_explanation *x, const struct bg_protect_set *s);
 
 /* Longest source name + 1; bytes of a line's text kept ("..." marks a cut). */
 #define BG_EXPLAIN_NAME_MAX 65

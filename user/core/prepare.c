@@ -45,6 +45,7 @@ void bg_load_report_free(struct bg_load_report *r)
 	for (i = 0; i < r->n_detected; i++)
 		free(r->detected[i].file);
 	free(r->detected);
+	bg_protect_covers_free(&r->covers);
 	bg_load_report_init(r);
 }
 
@@ -294,6 +295,23 @@ static int parse_source(struct bg_source *src, struct bg_blocklist *bl,
 	return 0;
 }
 
+/* The protected set's part of the report: its items by kind, and the
+ * entries of the finished blocklist that cover one, with their lines
+ * (the lists re-read only when there are some). */
+static int protect_covers(const struct bg_load_opts *o, const struct bg_blocklist *bl,
+			  struct bg_load_report *r)
+{
+	int ret;
+
+	if (!o->protect)
+		return 0;
+	bg_protect_kinds(o->protect, r->protect_kinds);
+	ret = bg_protect_covers_find(o->protect, &bl->block, &r->covers);
+	if (!ret)
+		ret = bg_protect_covers_lines(&r->covers, o->sources);
+	return ret ? bg_load_fail(r, BG_STAGE_PARSE, ret, "out of memory") : 0;
+}
+
 /* The plan into the attachment's fixed-size map, or why it does not fit. */
 int bg_load_fit(struct bg_load_report *r, uint32_t capacity, int grows)
 {
@@ -357,6 +375,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 		count_rules(&r->rules, &bl->names, allow_file);
 		r->entries = bl->block.n4 + bl->block.n6 + r->rules.exact +
 			     r->rules.subs;
+		ret = protect_covers(o, bl, r);
 	}
 	free(allow_file);
 	t1 = bg_now_ms();

@@ -12,6 +12,7 @@
 
 #include "core/filter.h"
 #include "core/io.h"
+#include "core/protect.h"
 #include "core/sources.h"
 
 enum bg_load_stage {
@@ -89,6 +90,11 @@ struct bg_load_opts {
 	/* Threads of the parse and the build (0: every online CPU, at most
 	 * BG_PARSE_WORKERS_MAX); the filter is the same with any number. */
 	unsigned int threads;
+	/* The protected set (core/protect.h), finished, or NULL: the
+	 * entries that cover it are found once the lists are finished
+	 * (bg_load_report.covers), and the commit makes it the live set
+	 * before the new filter is swapped in. */
+	const struct bg_protect_set *protect;
 };
 
 /*
@@ -156,6 +162,13 @@ struct bg_load_report {
 	/* why a strict parse failed: rejected lines, too-deep rules, a list
 	 * that loaded no entry */
 	int strict_rejected, strict_too_deep, strict_empty;
+	/* the protected set: its items by kind (enum bg_protect_kind), the
+	 * entries that cover one (loaded, the datapath passing the protected
+	 * part), and protect_missing: the attachments have no set to write
+	 * (attached by a bloomgate older than it) */
+	unsigned int protect_kinds[BG_PROTECT_CONFIG + 1];
+	struct bg_protect_covers covers;
+	int protect_missing;
 	char msg[512];
 };
 

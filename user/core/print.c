@@ -2,6 +2,7 @@
 /* Reports as text (user/core/print.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,6 +200,43 @@ void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 		r->ms[BG_STAGE_PUBLISH]);
 }
 
+void bg_protect_where(char *buf, size_t len, const struct bg_sources *srcs,
+		      const struct bg_protect_cover *c)
+{
+	const char *file = srcs && c->source < srcs->n ?
+				   bg_list_name(srcs->v[c->source].path) : NULL;
+
+	if (file && c->line)
+		snprintf(buf, len, "at %s:%zu", file, c->line);
+	else if (file)
+		snprintf(buf, len, "in %s", file);
+	else if (c->list[0])
+		snprintf(buf, len, "in list %s", c->list);
+	else
+		buf[0] = 0;
+}
+
+void bg_print_protect(FILE *out, const struct bg_sources *srcs,
+		      const struct bg_load_report *r)
+{
+	char line[1024], where[PATH_MAX + 32];
+	size_t i;
+
+	bg_protect_summary(line, sizeof(line), r->protect_kinds);
+	fprintf(out, "protected set:    %s\n", line);
+	if (r->protect_missing)
+		fprintf(out, "protected set:    not written: the attachments were made "
+			"by a bloomgate older than the set (detach and attach again)\n");
+	for (i = 0; i < r->covers.n; i++) {
+		bg_protect_where(where, sizeof(where), srcs, &r->covers.v[i]);
+		bg_protect_cover_fmt(line, sizeof(line), &r->covers.v[i], where);
+		fprintf(out, "protected:        %s\n", line);
+	}
+	if (r->covers.more)
+		fprintf(out, "protected:        and %zu more entries over the protected set\n",
+			r->covers.more);
+}
+
 /* Entries named per reason in a name's answer; the rest are counted
  * ("and N more"). Address answers name every entry. */
 #define EXPLAIN_MAX 3
@@ -294,14 +332,18 @@ void bg_print_explanation(FILE *out, const char *arg,
 		return;
 	}
 	if (!x->known) {
-		fprintf(out, "%s: %s (%s; the lists behind this filter are not known)\n",
-			arg, x->allowed ? "no match" : "match",
-			x->allowed ? "allowlisted" :
+		fprintf(out, "%s: %s (%s%s; the lists behind this filter are not known)\n",
+			arg, x->allowed || x->protect ? "no match" : "match",
+			x->protect ? "protected: " : "",
+			x->protect ? x->protect_why : x->allowed ? "allowlisted" :
 			x->confirmed ? "confirmed" : "maybe listed");
 		return;
 	}
 	entries(&blk, &x->block, name);
-	if (x->allowed) {
+	if (x->protect) {
+		fprintf(out, "%s: no match (protected: %s%s%s)\n", arg, x->protect_why,
+			x->block.n ? "; listed by " : "", x->block.n ? blk.buf : "");
+	} else if (x->allowed) {
 		entries(&alw, &x->allow, name);
 		fprintf(out, "%s: no match (allowlisted by %s%s%s)\n", arg,
 			x->allow.n ? alw.buf : "the allowlist",

@@ -27,6 +27,18 @@ void bg_fmt_detected(char *buf, size_t len, const struct bg_load_detected *d);
 void bg_print_load_report(FILE *out, const struct bg_sources *srcs,
 			  const struct bg_load_report *r);
 
+/* The protected set's part of a load's report: "protected set:" and
+ * what it holds, then one line for each entry that covers a protected
+ * address ("protected: 203.0.113.0/24 at /lists/x.txt:12 covers
+ * 203.0.113.1, the address of interface eth0: loaded without it"); srcs
+ * (NULL for an artifact's) names the lists. */
+void bg_print_protect(FILE *out, const struct bg_sources *srcs,
+		      const struct bg_load_report *r);
+/* Where a cover's entry is, for its line: "at FILE:LINE", "in FILE", "in
+ * list NAME" (an artifact's), or "". */
+void bg_protect_where(char *buf, size_t len, const struct bg_sources *srcs,
+		      const struct bg_protect_cover *c);
+
 /* The one-line answer of check for arg, as "ARG: match (listed by ...)". */
 void bg_print_explanation(FILE *out, const char *arg,
 			  const struct bg_explanation *x);

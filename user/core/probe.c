@@ -9,6 +9,7 @@
 
 #include "bloomgate/dns.h"
 #include "core/filter.h"
+#include "core/protect.h"
 #include <string.h>
 
 #include "core/mem_lookup.h"
@@ -51,6 +52,18 @@ int bg_filter_allowed4(const void *mem, __u32 addr_be)
 int bg_filter_allowed6(const void *mem, const __u8 addr[16])
 {
 	return bg_header_ok(mem) && bg_allowed6(mem, mem, addr);
+}
+
+/* The protected set's search (bloomgate/lookup.h), as the datapath makes
+ * it before it would drop or flag an address. */
+int bg_protect_test4(const struct bg_protect_set *s, __u32 addr_be)
+{
+	return bg_protect_has4(s, __builtin_bswap32(addr_be));
+}
+
+int bg_protect_test6(const struct bg_protect_set *s, const __u8 addr[16])
+{
+	return bg_protect_has6(s, bg_be64_to_host(addr), bg_be64_to_host(addr + 8));
 }
 
 /*

@@ -11,9 +11,11 @@
 
 #include <bpf/bpf.h>
 
+#include "core/artprotect.h"
 #include "core/record.h"
 #include "kern/artifact.h"
 #include "kern/attach.h"
+#include "kern/load.h"
 #include "kern/pins.h"
 #include "kern/swap.h"
 
@@ -39,7 +41,8 @@ static void *make_map(void *arg)
 
 int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		  const char *record_path, int skip_index,
-		  unsigned int threads, struct bg_load_report *r)
+		  unsigned int threads, const struct bg_protect_set *protect,
+		  struct bg_load_report *r)
 {
 	const struct bg_art_plan *ap = &a->h->plan;
 	uint32_t capacity = 0, reshape = 0;
@@ -64,6 +67,11 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		return bg_load_fail(r, BG_STAGE_PARSE, -EINVAL,
 				    "a delta artifact is applied by the agent to "
 				    "its generation, not loaded alone");
+	if (protect) {
+		bg_protect_kinds(protect, r->protect_kinds);
+		if (bg_protect_art_covers(a, protect, &r->covers))
+			return bg_load_fail(r, BG_STAGE_BUILD, -ENOMEM, "out of memory");
+	}
 	ret = bg_attach_capacity(st, &capacity);
 	if (ret)
 		return bg_load_fail(r, BG_STAGE_BUILD, ret,
@@ -167,6 +175,13 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		      -ENOENT;
 	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
 	t1 = bg_now_ms();
+	/* the set it is judged against live before it is */
+	ret = bg_load_protect(st, protect, r);
+	if (ret) {
+		close(fd);
+		bg_record_keep(bg_filter_current_id(st->filters_fd));
+		return ret;
+	}
 	ret = reshape || repair ?
 		      bg_attach_reshape(st, reshape, reshape_grow, fd, why, sizeof(why)) :
 			bg_filter_publish(st->filters_fd, fd);

@@ -18,12 +18,15 @@ struct bg_state; /* kern/pins.h */
  * checked too unless skip_index), checks it fits the attachments' capacity,
  * writes the load record (record_path: the artifact file that check is to
  * read the index from, the record naming it with a's digest; NULL: none),
- * and publishes it in st's slot. The caller holds st's lock. On any
- * failure the running filter is untouched and r says why (r->failed,
- * r->msg); r->plan's counts, r->seed and r->filter_id as a load's.
+ * makes protect (NULL: none) the live protected set and publishes the
+ * filter in st's slot. The caller holds st's lock. On any failure the
+ * running filter is untouched and r says why (r->failed, r->msg);
+ * r->plan's counts, r->seed and r->filter_id as a load's; r->covers: the
+ * protected addresses the artifact's filter lists (bg_protect_art_covers()).
  */
 int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		  const char *record_path, int skip_index,
-		  unsigned int threads, struct bg_load_report *r);
+		  unsigned int threads, const struct bg_protect_set *protect,
+		  struct bg_load_report *r);
 
 #endif

@@ -25,6 +25,8 @@
 
 #include "bloomgate/dns.h"
 #include "kern/attach.h"
+#include "kern/netns.h"
+#include "kern/protect.h"
 #include "core/filter.h"
 #include "bloomgate.skel.h"
 
@@ -247,6 +249,45 @@ static __u32 xdp_mode_flag(int mode)
 							      XDP_FLAGS_DRV_MODE;
 }
 
+/* The protected set of pin directory dir (pinned already) refreshed with
+ * interface ifindex of this namespace in it, before it is attached. The
+ * operator's items stay. 0 (also when no set is pinned), or -errno with
+ * err set: a set that would be full refuses the attach. */
+static int protect_before(const char *dir, __u32 ifindex, char *err, size_t errlen)
+{
+	struct bg_attach_rec r = { .ifindex = ifindex, .netns_ino = bg_netns_ino() };
+	struct bg_state p = { .lock_fd = -1 };
+	struct bg_protect_src ps = { .st = &p, .also = &r, .keep_extra = 1 };
+	char path[PATH_MAX], why[256];
+	int ret;
+
+	bg_map_pin_path(path, sizeof(path), dir, BG_PIN_ATTACH);
+	p.attach_fd = bpf_obj_get(path);
+	bg_map_pin_path(path, sizeof(path), dir, BG_PIN_PROTECT);
+	p.protect_fd = bpf_obj_get(path);
+	ret = p.attach_fd < 0 || p.protect_fd < 0 ? 0 :
+		bg_protect_refresh(&ps, why, sizeof(why));
+	if (ret)
+		errf(err, errlen, "%s", why);
+	if (p.attach_fd >= 0)
+		close(p.attach_fd);
+	if (p.protect_fd >= 0)
+		close(p.protect_fd);
+	return ret;
+}
+
+/* The set from st's records (an attachment just recorded among them). */
+static int protect_after(const struct bg_state *st, char *err, size_t errlen)
+{
+	struct bg_protect_src ps = { .st = st, .keep_extra = 1 };
+	char why[256];
+	int ret = bg_protect_refresh(&ps, why, sizeof(why));
+
+	if (ret)
+		errf(err, errlen, "%s", why);
+	return ret;
+}
+
 int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	      size_t errlen)
 {
@@ -254,7 +295,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	struct xdp_program *prog = NULL;
 	struct bg_attach_rec rec;
 	struct bpf_map *maps[BG_PIN__COUNT];
-	struct bg_state st = { .lock_fd = -1 };
+	struct bg_state st = { .lock_fd = -1, .attach_fd = -1, .protect_fd = -1 };
 	char path[PATH_MAX], ebuf[128], c1[64], c2[64];
 	int ifindex, ret, fresh, progs_fd, dns_fd, pinned = 0, tmpl_fd = -1;
 	__u32 slot, key = BG_PROG_DNS, cap = 0, have, grows = 0;
@@ -312,6 +353,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	maps[BG_PIN_COUNTERS] = skel->maps.BG_MAP_COUNTERS;
 	maps[BG_PIN_EVENTS] = skel->maps.BG_MAP_EVENTS;
 	maps[BG_PIN_ATTACH] = skel->maps.BG_MAP_ATTACH;
+	maps[BG_PIN_PROTECT] = skel->maps.BG_MAP_PROTECT;
 	for (i = 0; i < BG_PIN__COUNT; i++) {
 		bg_map_pin_path(path, sizeof(path), st.dir, (enum bg_pin_map)i);
 		if (bpf_map__set_pin_path(maps[i], path)) {
@@ -385,6 +427,13 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 			/* other errors: as before, the attach itself decides */
 		}
 	}
+	/* a filter may be live already (this is not the first attachment):
+	 * the interface's addresses are protected before its program runs */
+	if (!fresh) {
+		ret = protect_before(st.dir, (__u32)ifindex, err, errlen);
+		if (ret)
+			goto out;
+	}
 	ret = xdp_program__attach(prog, ifindex,
 				  o->mode == BG_MODE_SKB ? XDP_MODE_SKB :
 							   XDP_MODE_NATIVE,
@@ -449,11 +498,19 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		     strerror(-ret));
 		goto undo;
 	}
-	st.attach_fd = -1; /* owned by the skeleton */
+	/* the set from the records, this one's now included */
+	st.protect_fd = bpf_map__fd(skel->maps.BG_MAP_PROTECT);
+	ret = protect_after(&st, err, errlen);
+	if (ret) {
+		memset(&rec, 0, sizeof(rec));
+		bpf_map_update_elem(st.attach_fd, &slot, &rec, BPF_ANY);
+		goto undo;
+	}
+	st.attach_fd = st.protect_fd = -1; /* owned by the skeleton */
 	ret = 0;
 	goto out;
 undo:
-	st.attach_fd = -1; /* owned by the skeleton */
+	st.attach_fd = st.protect_fd = -1; /* owned by the skeleton */
 	xdp_program__detach(prog, ifindex,
 			    o->mode == BG_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE,
 			    0);
@@ -511,41 +568,6 @@ struct grow_one {
 	int replaced;
 };
 
-static int ns_path_of(__u32 ino, char *path, size_t len);
-
-struct ns_call {
-	int fd;
-	int (*fn)(void *arg);
-	void *arg;
-	int ret;
-};
-
-/* In a thread of its own: setns() moves the calling thread only, and this
- * one ends right after. */
-static void *ns_call_thread(void *arg)
-{
-	struct ns_call *c = arg;
-
-	c->ret = setns(c->fd, CLONE_NEWNET) ? -errno : c->fn(c->arg);
-	return NULL;
-}
-
-/* fn(arg) in the network namespace of fd (-1: in the caller's). */
-static int in_netns(int fd, int (*fn)(void *arg), void *arg)
-{
-	struct ns_call c = { .fd = fd, .fn = fn, .arg = arg };
-	pthread_t t;
-	int ret;
-
-	if (fd < 0)
-		return fn(arg);
-	ret = pthread_create(&t, NULL, ns_call_thread, &c);
-	if (ret)
-		return -ret;
-	pthread_join(t, NULL);
-	return c.ret;
-}
-
 struct replace_call {
 	const struct grow_one *g;
 	int prog_fd, expect_fd;
@@ -567,7 +589,7 @@ static int replace_prog(const struct grow_one *g, int prog_fd, int expect_fd)
 {
 	struct replace_call c = { .g = g, .prog_fd = prog_fd, .expect_fd = expect_fd };
 
-	return in_netns(g->ns_fd, replace_here, &c);
+	return bg_netns_call(g->ns_fd, replace_here, &c);
 }
 
 /* The program in an attachment's BG_PROG_NEXT slot into the same slot of
@@ -671,9 +693,9 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		if (r.netns_ino != bg_netns_ino()) {
 			struct attached_call ac = { .r = &g[n].rec };
 
-			if (!ns_path_of(r.netns_ino, path, sizeof(path)) ||
+			if (!bg_netns_path(r.netns_ino, path, sizeof(path)) ||
 			    (g[n].ns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
-			    in_netns(g[n].ns_fd, attached_here, &ac)) {
+			    bg_netns_call(g[n].ns_fd, attached_here, &ac)) {
 				ret = -EXDEV;
 				errf(err, errlen, "cannot enter the network namespace "
 				     "(inode %u) of ifindex %u to replace its program",
@@ -704,10 +726,11 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 	}
 	/* One program a attachment, configured as its record says, all with
 	 * a new bg_filters of the new capacity holding filter_fd; the
-	 * counters, events and records stay the pinned ones. */
+	 * counters, events, records and protected set stay the pinned ones. */
 	for (k = 0; k < n; k++) {
 		struct bg_attach_opts o;
-		enum bg_pin_map pm[] = { BG_PIN_COUNTERS, BG_PIN_EVENTS, BG_PIN_ATTACH };
+		enum bg_pin_map pm[] = { BG_PIN_COUNTERS, BG_PIN_EVENTS, BG_PIN_ATTACH,
+					 BG_PIN_PROTECT };
 		size_t m;
 		int dns_fd;
 
@@ -727,6 +750,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		for (m = 0; m < sizeof(pm) / sizeof(pm[0]); m++) {
 			struct bpf_map *map = pm[m] == BG_PIN_COUNTERS ? g[k].skel->maps.BG_MAP_COUNTERS :
 					      pm[m] == BG_PIN_EVENTS ? g[k].skel->maps.BG_MAP_EVENTS :
+					      pm[m] == BG_PIN_PROTECT ? g[k].skel->maps.BG_MAP_PROTECT :
 								    g[k].skel->maps.BG_MAP_ATTACH;
 
 			bg_map_pin_path(path, sizeof(path), st->dir, pm[m]);
@@ -1065,66 +1089,6 @@ static int ifindex_gone_here(__u32 ifindex)
 	return errno == ENXIO || errno == ENODEV ? 1 : -errno;
 }
 
-/* A bind-mounted namespace (ip netns add, container runtimes) with nsfs
- * inode ino, from our mountinfo: its mount point into path. */
-static int ns_mount_of(__u32 ino, char *path, size_t len)
-{
-	char line[4096], want[32], root[64], mnt[PATH_MAX];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	snprintf(want, sizeof(want), "net:[%u]", ino);
-	while (!found && fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - nsfs ");
-		char *o;
-		const char *i;
-
-		/* id parent major:minor root mountpoint ... - nsfs ... */
-		if (!sep || sscanf(line, "%*s %*s %*s %63s %4095s", root, mnt) != 2 ||
-		    strcmp(root, want))
-			continue;
-		/* the mount point is octal-escaped (\040 for a blank) */
-		for (i = mnt, o = mnt; *i; o++) {
-			if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] && i[3]) {
-				*o = (char)(((i[1] - '0') << 6) | ((i[2] - '0') << 3) |
-					    (i[3] - '0'));
-				i += 4;
-			} else {
-				*o = *i++;
-			}
-		}
-		*o = 0;
-		found = snprintf(path, len, "%s", mnt) < (int)len;
-	}
-	fclose(f);
-	return found;
-}
-
-/* A path to the network namespace of nsfs inode ino: a bind mount, else a
- * process in it; 0 when none is found (the namespace is gone). */
-static int ns_path_of(__u32 ino, char *path, size_t len)
-{
-	struct dirent *de;
-	struct stat sb;
-	DIR *d;
-	int found = 0;
-
-	if (ns_mount_of(ino, path, len))
-		return 1;
-	d = opendir("/proc");
-	while (d && !found && (de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, len, "/proc/%s/ns/net", de->d_name);
-		found = stat(path, &sb) == 0 && (__u32)sb.st_ino == ino;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 static int gone_here(void *arg)
 {
 	return ifindex_gone_here(*(const __u32 *)arg);
@@ -1141,12 +1105,12 @@ int bg_attach_rec_gone(const struct bg_attach_rec *rec)
 	/* A namespace nothing holds any more took its interfaces with it
 	 * (veths are destroyed; a physical device moves to the initial
 	 * namespace, under another name and record). */
-	if (!ns_path_of(rec->netns_ino, path, sizeof(path)))
+	if (!bg_netns_path(rec->netns_ino, path, sizeof(path)))
 		return 1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 1 : -errno;
-	ret = in_netns(fd, gone_here, &ifindex);
+	ret = bg_netns_call(fd, gone_here, &ifindex);
 	close(fd);
 	return ret;
 }

@@ -11,6 +11,7 @@
 #include "kern/attach.h"
 #include "kern/load.h"
 #include "kern/pins.h"
+#include "kern/protect.h"
 #include "core/record.h"
 #include "kern/swap.h"
 
@@ -109,6 +110,13 @@ static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
 					     o->sources->n) : -ENOENT;
 	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
 	t1 = bg_now_ms();
+	/* the set the new filter is judged against live before it is */
+	ret = bg_load_protect(st, o->protect, r);
+	if (ret) {
+		close(fd);
+		bg_record_keep(bg_filter_current_id(st->filters_fd));
+		return ret;
+	}
 	ret = to ? bg_attach_reshape(st, to->cap, to->grow, fd, err, sizeof(err)) :
 		   bg_filter_publish(st->filters_fd, fd);
 	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
@@ -145,6 +153,22 @@ static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
 			     "but its load record could not be made current in %s "
 			     "(%s)", BG_RECORD_DIR, strerror(-keep));
 	return 0;
+}
+
+int bg_load_protect(struct bg_state *st, const struct bg_protect_set *s,
+		    struct bg_load_report *r)
+{
+	int ret;
+
+	if (!s)
+		return 0;
+	if (st->protect_fd < 0) {
+		r->protect_missing = 1;
+		return 0;
+	}
+	ret = bg_protect_publish(st->protect_fd, s);
+	return ret ? bg_load_fail(r, BG_STAGE_PUBLISH, ret, "cannot write the "
+				  "protected set: %s", strerror(-ret)) : 0;
 }
 
 int bg_load_commit_image(struct bg_state *st, const struct bg_load_opts *o,

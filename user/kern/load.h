@@ -47,6 +47,14 @@ int bg_load_commit_image(struct bg_state *st, const struct bg_load_opts *o,
 			 struct bg_load_report *r);
 
 /*
+ * Makes s (NULL: nothing to do) the live protected set of st, as a commit
+ * does before its swap; st attached by a bloomgate older than the set
+ * has none: r->protect_missing. 0, or failed at BG_STAGE_PUBLISH.
+ */
+int bg_load_protect(struct bg_state *st, const struct bg_protect_set *s,
+		    struct bg_load_report *r);
+
+/*
  * A filter map made on a thread of its own while the keys are sorted and
  * planned. Creating a map is the kernel zeroing its memory (542 MiB at
  * 100M keys: from a tenth of a second to over one on the VM the bench

@@ -26,6 +26,7 @@ static const char *const map_names[BG_PIN__COUNT] = {
 	[BG_PIN_COUNTERS] = BG_TEXTIFY(BG_MAP_COUNTERS),
 	[BG_PIN_EVENTS] = BG_TEXTIFY(BG_MAP_EVENTS),
 	[BG_PIN_ATTACH] = BG_TEXTIFY(BG_MAP_ATTACH),
+	[BG_PIN_PROTECT] = BG_TEXTIFY(BG_MAP_PROTECT),
 };
 
 int bg_bpffs_mounted(void)
@@ -138,13 +139,14 @@ int bg_state_open(struct bg_state *st, int lock)
 		[BG_PIN_COUNTERS] = &st->counters_fd,
 		[BG_PIN_EVENTS] = &st->events_fd,
 		[BG_PIN_ATTACH] = &st->attach_fd,
+		[BG_PIN_PROTECT] = &st->protect_fd,
 	};
 	char path[PATH_MAX];
 	int err, i, retried = 0;
 
 	memset(st, 0, sizeof(*st));
 	st->lock_fd = st->filters_fd = st->counters_fd = -1;
-	st->events_fd = st->attach_fd = -1;
+	st->events_fd = st->attach_fd = st->protect_fd = -1;
 	snprintf(st->dir, sizeof(st->dir), "%s", bg_pin_dir());
 	/* never mounted here: a new bpffs holds nothing to open */
 	if (!bg_bpffs_mounted())
@@ -173,6 +175,9 @@ int bg_state_open(struct bg_state *st, int lock)
 			i--;
 			continue;
 		}
+		/* attached by a bloomgate older than the protected set */
+		if (*fds[i] < 0 && errno == ENOENT && i == BG_PIN_PROTECT)
+			continue;
 		if (*fds[i] < 0) {
 			err = -errno;
 			bg_state_close(st);
@@ -189,14 +194,14 @@ int bg_state_open(struct bg_state *st, int lock)
 void bg_state_close(struct bg_state *st)
 {
 	int fds[] = { st->filters_fd, st->counters_fd, st->events_fd,
-		      st->attach_fd, st->lock_fd };
+		      st->attach_fd, st->protect_fd, st->lock_fd };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	st->filters_fd = st->counters_fd = st->events_fd = -1;
-	st->attach_fd = st->lock_fd = -1;
+	st->attach_fd = st->protect_fd = st->lock_fd = -1;
 }
 
 void bg_progs_pin_path(char *buf, size_t len, const char *dir, __u32 ifindex,

@@ -4,8 +4,8 @@
  * kernel is pinned under, and opening it with the directory lock.
  *
  * The pin directory (BG_PIN_DIR, or $BLOOMGATE_PIN_DIR) holds the filter
- * slot map, the counters, the event ring buffer, the attachment records
- * and one prog array per attachment. libxdp pins the XDP dispatcher itself
+ * slot map, the counters, the event ring buffer, the attachment records,
+ * the protected set and one prog array per attachment. libxdp pins the XDP dispatcher itself
  * under /sys/fs/bpf/xdp/. Kernel part: needs libbpf.
  */
 #ifndef BLOOMGATE_PINS_H
@@ -23,6 +23,9 @@ struct bg_state {
 	int counters_fd;
 	int events_fd;
 	int attach_fd;
+	/* the protected set (kern/protect.h); -1 when not pinned (an
+	 * attachment made by a bloomgate older than the set) */
+	int protect_fd;
 };
 
 /* The maps pinned once per pin directory, shared by every attachment. */
@@ -31,6 +34,7 @@ enum bg_pin_map {
 	BG_PIN_COUNTERS,
 	BG_PIN_EVENTS,
 	BG_PIN_ATTACH,
+	BG_PIN_PROTECT, /* may be missing: bg_state.protect_fd */
 	BG_PIN__COUNT,
 };
 
