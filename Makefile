@@ -231,6 +231,7 @@ $(BUILD)/tests/%: tests/tools/%.c
 # zlib for gzip, libcrypto for its ETags; test_fetch runs it.
 $(BUILD)/tests/httpd: TOOL_LDLIBS := -lmicrohttpd -lz -lcrypto
 $(BUILD)/tests/test_fetch: | $(BUILD)/tests/httpd
+$(BUILD)/tests/test_crowdsec: | $(BUILD)/tests/httpd
 
 # several sources in one step: their headers listed instead
 $(BUILD)/bench: $(BENCH_SRCS) $(BENCH_HDRS) tests/pktgen.h $(wildcard user/*/*.h) \
