@@ -588,6 +588,59 @@ static void test_pull_failures(void **state)
 	bg_cs_state_free(&st);
 }
 
+/* The peak of this process's resident memory (kB), since the last
+ * reset_peak(). */
+static long peak_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6))
+			kb = atol(line + 6);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void reset_peak(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+
+	assert_non_null(f);
+	fputs("5", f);
+	fclose(f);
+}
+
+/* The answer is parsed as it comes: 64 MiB of it (blanks inside the
+ * array, a never-ending body cut at max_bytes) cost no 64 MiB of memory. */
+static void test_pull_memory(void **state)
+{
+	char url[64], why[256], *body = malloc(8192 + 16);
+	struct bg_cfg_list l = lapi(url, sizeof(url));
+	struct bg_cs_state st = { .loaded = 1 };
+	struct bg_cs_pull_result r;
+	long before;
+
+	(void)state;
+	assert_non_null(body);
+	strcpy(body, "{\"new\":[\n");
+	memset(body + 9, ' ', 8191);
+	strcpy(body + 9 + 8191, "\n");
+	answer(body, "endless");
+	free(body);
+	l.max_bytes = 64 << 20;
+	reset_peak();
+	before = peak_kb();
+	assert_true(before > 0);
+	assert_int_equal(bg_cs_pull(&l, &st, NULL, &r, why, sizeof(why)), -EFBIG);
+	assert_true(r.bytes > l.max_bytes);
+	if (peak_kb() - before > 16 << 10)
+		fail_msg("64 MiB of answer took %ld kB more memory", peak_kb() - before);
+	bg_cs_state_free(&st);
+}
+
 struct aborter {
 	int *flag;
 	double after;
@@ -600,6 +653,12 @@ static void *set_later(void *arg)
 	usleep((useconds_t)(a->after * 1e6));
 	__atomic_store_n(a->flag, 1, __ATOMIC_RELAXED);
 	return NULL;
+}
+
+static void raise_flag(void *ctx, const struct bg_cs_refusal *r)
+{
+	(void)r;
+	__atomic_store_n((int *)ctx, 1, __ATOMIC_RELAXED);
 }
 
 /* A never-ending body: only the abort flag (the agent's stop) ends it,
@@ -626,6 +685,16 @@ static void test_pull_abort(void **state)
 	assert_non_null(strstr(why, "aborted"));
 	assert_int_equal(st.n, 0);
 	assert_int_equal(st.synced, 0);
+	/* raised while the answer's last element is read: the answer whole,
+	 * nothing of it taken */
+	flag = 0;
+	h.refused = raise_flag;
+	h.ctx = &flag;
+	answer("{\"new\":[" DEC(1, "ban", "Ip", "192.0.2.1", "1h0m0s") ","
+	       DEC(2, "captcha", "Ip", "192.0.2.2", "1h0m0s") "]}", NULL);
+	assert_int_equal(bg_cs_pull(&l, &st, &h, &r, why, sizeof(why)), -EINTR);
+	assert_int_equal(st.n, 0);
+	assert_int_equal(st.version, 0);
 	bg_cs_state_free(&st);
 }
 
@@ -731,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_pull_checked),
 		cmocka_unit_test(test_pull_failures),
 		cmocka_unit_test(test_pull_abort),
+		cmocka_unit_test(test_pull_memory),
 		cmocka_unit_test(test_config),
 	};
 

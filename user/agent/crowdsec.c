@@ -306,6 +306,7 @@ static int transfer(const struct bg_cfg_list *l, struct pull *p, const char *key
 	curl_slist_free_all(h);
 	memset(hdr, 0, sizeof(hdr));
 	p->r->http_status = (int)p->status;
+	p->r->bytes = p->bytes;
 	if (p->stopped || aborted(p->h ? p->h->abort : NULL)) {
 		bg_whyf(why, whylen, "the pull was aborted (the agent stops)");
 		return -EINTR;

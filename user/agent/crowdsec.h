@@ -169,6 +169,7 @@ struct bg_cs_hooks {
 struct bg_cs_pull_result {
 	size_t added, deleted, expired, refused;
 	int http_status;
+	uint64_t bytes; /* of the answer, read */
 	/* a warning to log (the key file's mode), once per set and cause;
 	 * "" when none */
 	char warn[256];
