@@ -692,7 +692,9 @@ static void test_pull_abort(void **state)
 	pthread_t th;
 
 	(void)state;
-	l.max_bytes = 0; /* no bound but the abort (and the time limit) */
+	/* no bound but the abort: the time limit past the safety alarm */
+	l.max_bytes = 0;
+	l.timeout = 3600;
 	answer("{\"new\":[\n" DEC(1, "ban", "Ip", "192.0.2.1", "1h0m0s") ",\n", "endless");
 	assert_int_equal(pthread_create(&th, NULL, set_later, &a), 0);
 	alarm(30);
