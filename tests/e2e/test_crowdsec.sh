@@ -78,13 +78,7 @@ chmod 0600 "$E2E_TMP/cs.key"
 printf '%s\n' "$L" >"$E2E_TMP/local.txt"
 printf '%s\n' "$OK" >"$E2E_TMP/allow.txt"
 CFG=$E2E_TMP/bloomgate.yaml
-cat >"$CFG" <<EOF
-interfaces:
-  - name: $IF_GWC
-    mode: $ATTACH_MODE
-state_dir: $E2E_TMP/state
-metrics: 127.0.0.1:$METRICS_PORT
-debounce: 0ms
+agent_config "$CFG" <<EOF
 lists:
   - name: crowdsec
     crowdsec: $URL

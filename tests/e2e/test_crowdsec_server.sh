@@ -97,13 +97,7 @@ spawn_in "$NS_GW" "$HTTPD" -l "$E2E_TMP/http.log" -c "$E2E_TMP/http.ctl" "$WWW" 
 wait_until 5 test -s "$E2E_TMP/http.port" || die "the test HTTP server did not start"
 URL=http://127.0.0.1:$(head -1 "$E2E_TMP/http.port")/
 config() { # FILE [EXTRA KEY LINES OF THE SOURCE]
-	cat >"$1" <<-EOF
-	interfaces:
-	  - name: $IF_GWC
-	    mode: $ATTACH_MODE
-	state_dir: $E2E_TMP/state
-	metrics: 127.0.0.1:$METRICS_PORT
-	debounce: 0ms
+	agent_config "$1" <<-EOF
 	lists:
 	  - name: cs
 	    crowdsec: $URL

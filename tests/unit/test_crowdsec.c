@@ -49,10 +49,10 @@
 #include "agent/fetch.h"
 #include "bloomgate/bloom.h"
 #include "core/sources.h"
+#include "httpd_child.h"
 
 static char dir[] = "/tmp/bg-test-cs.XXXXXX";
 static char www[PATH_MAX], keypath[PATH_MAX], ctlpath[PATH_MAX], logpath[PATH_MAX];
-static pid_t server;
 static int port;
 
 static char *in(const char *d, const char *name)
@@ -368,40 +368,6 @@ static void test_key_file(void **state)
 }
 
 /* ---- pulls against the test server -------------------------------------------- */
-
-static int start_server(void)
-{
-	char exe[PATH_MAX], httpd[PATH_MAX], line[32];
-	int pfd[2];
-	ssize_t n;
-	FILE *f;
-
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(httpd, sizeof(httpd), "%s/httpd", dirname(exe));
-	if (access(httpd, X_OK) || pipe(pfd))
-		return -1;
-	server = fork();
-	if (server < 0)
-		return -1;
-	if (!server) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl(httpd, httpd, "-l", logpath, "-c", ctlpath, www, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	f = fdopen(pfd[0], "r");
-	if (!f || !fgets(line, sizeof(line), f))
-		return -1;
-	fclose(f);
-	port = atoi(line);
-	return port > 0 ? 0 : -1;
-}
 
 static struct bg_cfg_list lapi(char *url, size_t len)
 {
@@ -792,22 +758,15 @@ static int setup(void **state)
 	if (bg_fetch_global_init())
 		return -1;
 	write_file(keypath, "0123456789abcdef\n", 0600);
-	return start_server();
+	port = httpd_start(logpath, ctlpath, www);
+	return port > 0 ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-	int status;
-
 	(void)state;
-	if (server > 0) {
-		kill(server, SIGTERM);
-		waitpid(server, &status, 0);
-	}
 	bg_fetch_global_cleanup();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return httpd_teardown(dir);
 }
 
 int main(void)
