@@ -207,8 +207,9 @@ awk 'BEGIN { printf "["; for (i = 0; i < 10000; i++) printf "%s{\"duration\":\"4
 cs decisions import -i "$E2E_TMP/bulk.json" || t_fail "cscli decisions import"
 all_in() { [ "$(decisions_total)" -eq $((before + 10000)) ]; }
 wait_until 60 all_in || t_fail "$(decisions_total) decisions in the filter, not $((before + 10000))"
-matches 100.64.0.0 || t_fail "the first imported decision is not enforced"
-matches 100.64.39.15 || t_fail "the last imported decision is not enforced"
+# taken into the set (counted), then live once the rebuild swapped it in
+wait_until 30 matches 100.64.0.0 || t_fail "the first imported decision is not enforced"
+wait_until 30 matches 100.64.39.15 || t_fail "the last imported decision is not enforced"
 t_end "$E2E_NAME"
 
 E2E_NAME=user_agent_and_key
