@@ -214,7 +214,8 @@ t_end "$E2E_NAME"
 
 E2E_NAME=user_agent_and_key
 t_begin
-grep -F "bad user agent" "$CSDIR/log/crowdsec.log" && t_fail "the local API logged a bad user agent"
+grep -qF "bad user agent" "$CSDIR/log/crowdsec.log" &&
+	t_fail "the local API logged a bad user agent: $(grep -F "bad user agent" "$CSDIR/log/crowdsec.log" | tail -n 1)"
 ver=$(sed -n 's/^.define BG_VERSION "\(.*\)"$/\1/p' "$E2E_ROOT/user/core/version.h")
 b=$(in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" cscli "$CSDIR" bouncers list -o json 2>/dev/null |
 	jq -r '.[] | select(.name == "bloomgate") | "\(.type) \(.version)"')
