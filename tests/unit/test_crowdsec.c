@@ -204,6 +204,40 @@ static void test_set_orders(void **state)
 	free(v);
 }
 
+/* The strings' bound: a scenario each, all different, until the bytes of
+ * BG_CS_STRS_MAX; the put past it refused, the set unchanged by it. */
+static void test_set_strings_bound(void **state)
+{
+	struct bg_cs_state st = { 0 };
+	union bg_cs_key k = key4("10.0.0.1", 32);
+	char scen[BG_CS_SCENARIO_MAX + 1];
+	uint64_t v;
+	int64_t id;
+	int r = 0;
+
+	(void)state;
+	memset(scen, 'x', sizeof(scen) - 1);
+	scen[sizeof(scen) - 1] = 0;
+	for (id = 1; id < 1000000; id++) {
+		snprintf(scen, 12, "%011u", (unsigned)id);
+		scen[11] = 'x';
+		v = st.version;
+		r = bg_cs_put(&st, id, &k, 2e9, "o", scen);
+		if (r != 1)
+			break;
+	}
+	assert_int_equal(r, -E2BIG);
+	assert_int_equal(st.version, v);
+	assert_int_equal(st.n, (size_t)id - 1);
+	assert_null(bg_cs_find(&st, id));
+	/* about BG_CS_STRS_MAX / 160 of them */
+	assert_true(st.n > BG_CS_STRS_MAX / (BG_CS_SCENARIO_MAX + 1) - 2);
+	assert_true(st.strs.len <= BG_CS_STRS_MAX);
+	/* a string held already still is */
+	assert_int_equal(bg_cs_put(&st, id, &k, 2e9, "o", bg_cs_str(&st, st.v[0].scenario)), 1);
+	bg_cs_state_free(&st);
+}
+
 /* ---- the copy ------------------------------------------------------------- */
 
 static void test_copy_roundtrip(void **state)
@@ -773,6 +807,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_set_orders),
+		cmocka_unit_test(test_set_strings_bound),
 		cmocka_unit_test(test_copy_roundtrip),
 		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_pull_checked),

@@ -444,12 +444,15 @@ int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
 		bg_cs_stream_free(&p.sc);
 	}
 	memset(key, 0, sizeof(key));
-	if (!ret)
+	if (!ret) {
 		ret = p.startup ? apply_whole(&p) : apply_changes(&p);
-	if (ret == -EINTR)
-		bg_whyf(why, whylen, "the pull was aborted (the agent stops)");
-	else if (ret == -E2BIG || ret == -ENOMEM)
-		bg_whyf(why, whylen, "the decisions do not fit: %s", strerror(-ret));
+		if (ret == -EINTR)
+			bg_whyf(why, whylen, "the pull was aborted (the agent stops)");
+		else if (ret)
+			bg_whyf(why, whylen, "the decisions do not fit in the set (%u at "
+				"most, %u bytes of their strings): %s", BG_CS_MAX,
+				BG_CS_STRS_MAX, strerror(-ret));
+	}
 	bg_cs_state_free(&p.ns);
 	free(p.dels);
 	if (ret) {

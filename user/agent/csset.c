@@ -78,7 +78,7 @@ static long intern(struct bg_cs_state *st, const char *src, size_t max)
 {
 	struct bg_cs_strs *t = &st->strs;
 	char s[BG_CS_SCENARIO_MAX + 1];
-	size_t n, i;
+	size_t n, i, need;
 
 	for (n = 0; src && src[n] && n < max && n < sizeof(s) - 1; n++)
 		s[n] = (unsigned char)src[n] >= 0x20 && (unsigned char)src[n] < 0x7f ?
@@ -92,13 +92,15 @@ static long intern(struct bg_cs_state *st, const char *src, size_t max)
 	     i = (i + 1) & (t->nslot - 1))
 		if (!strcmp(t->p + t->slot[i] - 1, s))
 			return (long)t->slot[i] - 1;
-	if (t->len + n + 1 > BG_CS_STRS_MAX)
+	/* offset 0 is "": the first string goes after it */
+	need = (t->len ? t->len : 1) + n + 1;
+	if (need > BG_CS_STRS_MAX)
 		return -E2BIG;
-	if (t->len + n + 1 > t->cap) {
+	if (need > t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 4096;
 		char *p;
 
-		while (cap < t->len + n + 1)
+		while (cap < need)
 			cap *= 2;
 		p = realloc(t->p, cap);
 		if (!p)
@@ -107,7 +109,7 @@ static long intern(struct bg_cs_state *st, const char *src, size_t max)
 		t->cap = cap;
 	}
 	if (!t->len)
-		t->p[t->len++] = 0; /* offset 0: "" */
+		t->p[t->len++] = 0;
 	memcpy(t->p + t->len, s, n + 1);
 	t->slot[i] = (uint32_t)t->len + 1;
 	t->n++;
@@ -205,6 +207,9 @@ int bg_cs_put(struct bg_cs_state *st, int64_t id, const union bg_cs_key *key,
 
 	if (!st->seed)
 		st->seed = random_seed() | 1;
+	/* the bound before any allocation: a new id past it is refused */
+	if (st->n >= BG_CS_MAX && !bg_cs_find(st, id))
+		return -E2BIG;
 	if (2 * (st->n + 1) > st->nslot && index_grow(st))
 		return -ENOMEM;
 	o = intern(st, origin, BG_CS_ORIGIN_MAX);
@@ -223,8 +228,6 @@ int bg_cs_put(struct bg_cs_state *st, int64_t id, const union bg_cs_key *key,
 		st->version++;
 		return 1;
 	}
-	if (st->n >= BG_CS_MAX)
-		return -E2BIG;
 	if (st->n == st->cap) {
 		size_t cap = st->cap ? 2 * st->cap : SLOTS_MIN;
 		struct bg_cs_decision *v;
