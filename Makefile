@@ -196,7 +196,9 @@ UNIT_LIBBPF := abi
 # reference)
 FUZZ_LIB_SRCS := user/core/io.c user/core/ip.c user/core/format.c \
 		 user/core/wire.c user/core/lists.c user/core/domains.c \
-		 user/core/sources.c user/core/par.c
+		 user/core/sources.c user/core/par.c user/agent/csstream.c
+# the decision stream's parser reads each element with json-c
+FUZZ_LDLIBS := -ljson-c
 FUZZ_LIB := $(BUILD)/fuzz/libbloomgate-fuzz.a
 $(BUILD)/fuzz/user/%.o: user/%.c
 	$(call msg,CC,$@)
@@ -206,7 +208,7 @@ $(FUZZ_LIB): $(call objs,$(BUILD)/fuzz,$(FUZZ_LIB_SRCS))
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(BINDEP) $< $(FUZZ_LIB) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(BINDEP) $< $(FUZZ_LIB) $(FUZZ_LDLIBS) -o $@
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(ASAN_LIBS) | $(SKEL)
 	$(call msg,CC,$@)
@@ -232,6 +234,7 @@ $(BUILD)/tests/httpd: TOOL_LDLIBS := -lmicrohttpd -lz -lcrypto
 $(BUILD)/tests/artforge: $(CORE_LIB)
 $(BUILD)/tests/artforge: TOOL_LDLIBS := $(CORE_LIB) $(CORE_LDLIBS)
 $(BUILD)/tests/test_fetch: | $(BUILD)/tests/httpd
+$(BUILD)/tests/test_crowdsec: | $(BUILD)/tests/httpd
 
 # several sources in one step: their headers listed instead
 $(BUILD)/bench: $(BENCH_SRCS) $(BENCH_HDRS) tests/pktgen.h $(wildcard user/*/*.h) \

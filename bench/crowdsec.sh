@@ -16,6 +16,13 @@
 # 2. A bulk of 10k and 100k decisions (`cscli decisions import`): from the
 #    import's start to every one enforced (bloomgate: its copy holds them
 #    all and the filter is live; the bouncer: its set has them all).
+# 0. A million decisions at the first pull, their ids in ascending and in
+#    descending order (the engine answers in descending order; it takes
+#    some 30 s to answer a million, so a canned answer of the same shape
+#    is served by build/tests/httpd): the pull (transfer, parse, the set,
+#    its copy written), from the pull's start to the filter live, the
+#    agent's CPU seconds and peak RSS by then; then SIGTERM during such a
+#    pull (a restarted agent's), and the time the agent took to exit.
 # 3. A flood from banned sources, end-to-end bench's method (bench/e2e.sh:
 #    build/livegen's live frames into a veth pair, the rate the growth of
 #    the receiving end's rx_queue_0_xdp_packets over the generator's time):
@@ -46,10 +53,13 @@ BULKS=${CS_BULKS:-10000 100000}
 FLOOD=${CS_FLOOD:-10000}
 FLOOD_ROUNDS=${CS_FLOOD_ROUNDS:-7}
 FLOOD_SECS=${CS_FLOOD_SECONDS:-0.5}
-PARTS=" ${CS_PARTS:-one bulk flood} "
+MILLION=${CS_MILLION:-1000000}
+MILLION_ROUNDS=${CS_MILLION_ROUNDS:-3}
+PARTS=" ${CS_PARTS:-million one bulk flood} "
 if [ "${1:-}" = --quick ]; then
 	ROUNDS=${CS_ROUNDS:-2} LIST_KEYS=${CS_LIST_KEYS:-100000} BULKS=${CS_BULKS:-1000}
-	FLOOD_ROUNDS=${CS_FLOOD_ROUNDS:-2}
+	FLOOD_ROUNDS=${CS_FLOOD_ROUNDS:-2} MILLION=${CS_MILLION:-100000}
+	MILLION_ROUNDS=${CS_MILLION_ROUNDS:-1}
 fi
 CPU=${E2E_CPU:-$(($(nproc) - 1))}
 NS=bgcsb IF_A=bgc0 IF_B=bgc1
@@ -142,7 +152,7 @@ start_agent_with() { # LIST-KEYS
 
 # ---- setup ---------------------------------------------------------------------
 
-for f in "$BG" "$GEN" "$LIVEGEN"; do
+for f in "$BG" "$GEN" "$LIVEGEN" "$BUILD/tests/httpd"; do
 	[ -x "$f" ] || die "$f is missing: run make bench"
 done
 bench_begin bloomgate-bench-crowdsec
@@ -195,6 +205,81 @@ out "### CrowdSec: bloomgate beside crowdsec-firewall-bouncer"
 out
 out "Produced by \`bench/crowdsec.sh\` (\`bench/run.sh --only crowdsec\` runs it alone), on the machine above. One CrowdSec local API (Debian's crowdsec $(crowdsec -version 2>&1 | sed -n 's/.*version: v*\([^-]*\).*/\1/p' | head -n1), alone, SQLite), two bouncers pulling its stream every second: bloomgate's agent (its filter in skb mode on a veth) and Debian's crowdsec-firewall-bouncer in nftables mode, in one network namespace on this machine. Medians over $ROUNDS rounds (range in brackets)."
 out
+
+# ---- 0. a million decisions at the first pull ------------------------------------
+
+million_answer() { # ORDER N FILE
+	awk -v n="$2" -v o="$1" 'BEGIN { printf "{\"deleted\":null,\"new\":["
+		for (i = 0; i < n; i++) printf "%s{\"duration\":\"3h59m59.361927607s\",\"id\":%d,\"origin\":\"cscli\",\"scenario\":\"manual '"'"'ban'"'"' from '"'"'bench'"'"'\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"100.%d.%d.%d\"}", i ? "," : "", o == "descending" ? n - i : i + 1, 64 + int(i / 65536), int(i / 256) % 256, i % 256
+		print "]}" }' >"$3.new" && mv "$3.new" "$3"
+}
+cpu_s() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$1/stat"; }
+hwm_mib() { awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+gets() { grep -c '^GET /v1/decisions/stream ' "$TMP/http.log" 2>/dev/null; }
+million_agent() { # PORT: the agent, its state kept (or new)
+	[ -n "$AGENT" ] && { kill "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=; }
+	cat >"$TMP/million.yaml" <<-EOF
+	interfaces:
+	  - name: $IF_A
+	    mode: skb
+	state_dir: $TMP/mstate
+	debounce: 0ms
+	lists:
+	  - name: crowdsec
+	    crowdsec: http://127.0.0.1:$1/
+	    api_key_file: $TMP/bg.key
+	    update_frequency: 1h
+	EOF
+	start_agent "$TMP/million.yaml" "$TMP/million.log"
+}
+: >"$TMP/million"
+: >"$TMP/million.stop"
+if [[ $PARTS == *" million "* ]]; then
+	mkdir -p "$TMP/www/v1/decisions"
+	: >"$TMP/http.log"
+	nsenter --net="/run/netns/$NS" "$BUILD/tests/httpd" -l "$TMP/http.log" "$TMP/www" \
+		>"$TMP/http.port" 2>>"$TMP/http.err" {LOCK_FD}>&- &
+	for _ in $(seq 1 250); do [ -s "$TMP/http.port" ] && break; sleep 0.02; done
+	HPORT=$(head -n1 "$TMP/http.port")
+	[ -n "$HPORT" ] || die "the test HTTP server did not start"
+	for order in ascending descending; do
+		say "$(count "$MILLION") decisions in $order id order, first pull"
+		million_answer "$order" "$MILLION" "$TMP/www/v1/decisions/stream"
+		for ((r = 1; r <= MILLION_ROUNDS; r++)); do
+			[ -n "$AGENT" ] && { kill "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=; }
+			in_ns "$BG" detach --all >/dev/null 2>&1
+			rm -rf "$TMP/mstate"
+			: >"$TMP/million.log"
+			million_agent "$HPORT"
+			wait_timing "$TMP/million.log" 0 300 || die "no filter from the pull of $MILLION"
+			grep -q "new copy, $MILLION entries" "$TMP/million.log" || die "not $MILLION in the copy: $(grep 'new copy' "$TMP/million.log")"
+			read -r seen fetch _ _ _ _ live _ <<<"$(last_timing "$TMP/million.log")"
+			echo "$order $(awk -v f="$fetch" 'BEGIN { printf "%.3f", f / 1000 }') $(awk -v a="$seen" -v b="$live" 'BEGIN { printf "%.3f", b - a }') $(cpu_s "$AGENT") $(hwm_mib "$AGENT")" >>"$TMP/million"
+		done
+		# SIGTERM during a pull of them: the agent restarted (its copy
+		# read back, then the whole set pulled again)
+		n=$(gets)
+		million_agent "$HPORT"
+		for _ in $(seq 1 3000); do [ "$(gets)" -gt "$n" ] && break; sleep 0.01; done
+		[ "$(gets)" -gt "$n" ] || die "the restarted agent did not pull"
+		t0=$(now)
+		kill -TERM "$AGENT"
+		wait "$AGENT"
+		rc=$?
+		echo "$order $(secs "$t0" "$(now)") $rc" >>"$TMP/million.stop"
+		AGENT=
+	done
+	out "#### A million decisions at the first pull"
+	out
+	out "| ids in | decisions | the pull (s) | from the pull's start to the filter live (s) | agent CPU by then (s) | agent peak RSS (MiB) | SIGTERM during the pull: exited after (s) |"
+	out "|---|---:|---:|---:|---:|---:|---:|"
+	for order in ascending descending; do
+		out "| $order order | $(count "$MILLION") | $(fmt %.2f "$(med "$TMP/million" "$order" 2)") | $(fmt %.2f "$(med "$TMP/million" "$order" 3)") ($(range "$TMP/million" "$order" 3 %.2f)) | $(fmt %.2f "$(med "$TMP/million" "$order" 4)") | $(fmt %.0f "$(med "$TMP/million" "$order" 5)") | $(col "$TMP/million.stop" "$order" 2) (status $(col "$TMP/million.stop" "$order" 3)) |"
+	done
+	out
+	out "bloomgate's agent alone (no other list), a fresh state, its first pull of a canned answer of the local API's shape (1.4.6's fields, ${MILLION_ROUNDS} rounds, medians, range in brackets), served by build/tests/httpd: the engine answers a million in descending id order too, but takes some 30 s to. The pull is the transfer with the answer parsed as it comes, the set made and its copy written; from its start to live adds the copy's parse by the rebuild, the filter's build and its swap. CPU and peak RSS are the agent's since its start. The last column: SIGTERM to an agent restarted on that state, once its pull of them was asked for (its copy read back before), to its exit."
+	out
+fi
 
 # ---- 1. one decision ---------------------------------------------------------------
 

@@ -599,6 +599,19 @@ e2e_init() {
 	topo_setup || die "cannot build the namespace topology${TOPO_ERR:+: $TOPO_ERR}"
 }
 
+# The agent's config at FILE: the gateway's client-side interface in
+# $ATTACH_MODE, its state in $E2E_TMP/state, metrics on
+# 127.0.0.1:$METRICS_PORT, no debounce; then the lines on stdin (its
+# lists: section).
+agent_config() { # FILE < LINES
+	{
+		printf 'interfaces:\n  - name: %s\n    mode: %s\n' "$IF_GWC" "$ATTACH_MODE"
+		printf 'state_dir: %s\nmetrics: 127.0.0.1:%s\ndebounce: 0ms\n' \
+			"$E2E_TMP/state" "$METRICS_PORT"
+		cat
+	} >"$1"
+}
+
 # The map id of the live filter (slot 0 of the pinned bg_filters; bpftool
 # prints the value as little-endian bytes), empty when none is loaded.
 current_filter_id() {

@@ -18,6 +18,19 @@
 #                             enforced, a decision that runs out meanwhile
 #                             leaves; the agent restarted meanwhile keeps
 #                             them (no gap); the API back: new bans flow
+#   ranges_bounded            Range decisions the engine takes (it takes
+#                             a /8, even a 2000::/3) wider than max_range_v4
+#                             (/16) and max_range_v6 (/32) are refused and
+#                             counted (too_wide); a /25 and a /48 enforced
+#   bulk_import               10k decisions imported at once (cscli
+#                             decisions import): every one enforced
+#   user_agent_and_key        the engine's log has no "bad user agent" and
+#                             knows the bouncer as bloomgate VERSION; a key
+#                             file readable by others: a warning, once, in
+#                             the log and from agent --check; a FIFO in its
+#                             place: agent --check fails at once, and the
+#                             agent stops at once on SIGTERM
+# (tests/e2e/test_crowdsec_server.sh: answers the engine never sends.)
 set -u
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -65,13 +78,7 @@ chmod 0600 "$E2E_TMP/cs.key"
 printf '%s\n' "$L" >"$E2E_TMP/local.txt"
 printf '%s\n' "$OK" >"$E2E_TMP/allow.txt"
 CFG=$E2E_TMP/bloomgate.yaml
-cat >"$CFG" <<EOF
-interfaces:
-  - name: $IF_GWC
-    mode: $ATTACH_MODE
-state_dir: $E2E_TMP/state
-metrics: 127.0.0.1:$METRICS_PORT
-debounce: 0ms
+agent_config "$CFG" <<EOF
 lists:
   - name: crowdsec
     crowdsec: $URL
@@ -165,6 +172,77 @@ wait_until 20 matches "$B" || t_fail "$B not matched with the API back: $(tail -
 wait_until 10 src_state_is crowdsec ok || t_fail "the source is $(src_state crowdsec) with the API back"
 expect_traffic d4 "$A $B" "$Z"
 agent_stop
+t_end "$E2E_NAME"
+
+metric() { metrics_get | sed -n "s/^$1 //p"; } # NAME{LABELS}
+decisions_total() { metrics_get | awk '/^bloomgate_crowdsec_decisions\{/ { n += $2 } END { print n + 0 }'; }
+
+E2E_NAME=ranges_bounded
+t_begin
+: >"$E2E_TMP/agent.log"
+agent_start
+wait_until 20 src_state_is crowdsec ok || t_fail "the source is $(src_state crowdsec)"
+RW=198.51.100.128/25 RW6=2001:db8:100:0:1::/80
+for r in 192.0.0.0/8 10.0.0.0/7 2000::/3 2001:db8::/24 "$RW" "$RW6"; do
+	cs decisions add --range "$r" --duration 1h || t_fail "cscli decisions add --range $r"
+done
+wait_until 10 matches 198.51.100.200 || t_fail "the /25 Range is not enforced"
+wait_until 10 matches 2001:db8:100:0:1::5 || t_fail "the /80 Range is not enforced"
+expect_traffic r1 "198.51.100.200 $A" "$Z"
+for x in "$S_IP4" 10.1.1.1 "$S_IP6" 2001:db8:ff::1; do
+	no_match "$x" || t_fail "$x matched: a Range wider than the bound taken"
+done
+tw=$(metric 'bloomgate_crowdsec_ignored_total{source="crowdsec",reason="too_wide"}')
+[ "${tw:-0}" -ge 4 ] || t_fail "too_wide counted ${tw:-0} times, not at least 4"
+cs decisions delete --range "$RW"
+cs decisions delete --range "$RW6"
+wait_until 10 no_match 198.51.100.200 || t_fail "the /25 Range stays after its deletion"
+wait_until 10 no_match 2001:db8:100:0:1::5 || t_fail "the /80 Range stays after its deletion"
+t_end "$E2E_NAME"
+
+E2E_NAME=bulk_import
+t_begin
+before=$(decisions_total)
+awk 'BEGIN { printf "["; for (i = 0; i < 10000; i++) printf "%s{\"duration\":\"4h\",\"scope\":\"ip\",\"type\":\"ban\",\"origin\":\"t\",\"reason\":\"bulk\",\"value\":\"100.64.%d.%d\"}", i ? "," : "", int(i / 256), i % 256; print "]" }' >"$E2E_TMP/bulk.json"
+cs decisions import -i "$E2E_TMP/bulk.json" || t_fail "cscli decisions import"
+all_in() { [ "$(decisions_total)" -eq $((before + 10000)) ]; }
+wait_until 60 all_in || t_fail "$(decisions_total) decisions in the filter, not $((before + 10000))"
+# taken into the set (counted), then live once the rebuild swapped it in
+wait_until 30 matches 100.64.0.0 || t_fail "the first imported decision is not enforced"
+wait_until 30 matches 100.64.39.15 || t_fail "the last imported decision is not enforced"
+t_end "$E2E_NAME"
+
+E2E_NAME=user_agent_and_key
+t_begin
+grep -qF "bad user agent" "$CSDIR/log/crowdsec.log" &&
+	t_fail "the local API logged a bad user agent: $(grep -F "bad user agent" "$CSDIR/log/crowdsec.log" | tail -n 1)"
+ver=$(sed -n 's/^.define BG_VERSION "\(.*\)"$/\1/p' "$E2E_ROOT/user/core/version.h")
+b=$(in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" cscli "$CSDIR" bouncers list -o json 2>/dev/null |
+	jq -r '.[] | select(.name == "bloomgate") | "\(.type) \(.version)"')
+t_expect_eq "the bouncer as the engine knows it" "bloomgate $ver" "$b"
+chmod 0644 "$E2E_TMP/cs.key"
+warned() { [ "$(grep -c "warning: api_key_file $E2E_TMP/cs.key is readable or writable by others" "$E2E_TMP/agent.log")" -ge 1 ]; }
+wait_until 10 warned || t_fail "no warning of the key file's mode: $(tail -n 2 "$E2E_TMP/agent.log")"
+# more pulls: no more warnings
+f0=$(metric 'bloomgate_source_fetches_total{source="crowdsec"}')
+fetched_more() { [ "$(metric 'bloomgate_source_fetches_total{source="crowdsec"}')" -ge $((f0 + 3)) ]; }
+wait_until 15 fetched_more || t_fail "no more pulls"
+t_expect_eq "warnings of the key file's mode" 1 "$(grep -c "is readable or writable by others" "$E2E_TMP/agent.log")"
+bg_capture agent --check --config "$CFG"
+grep -q "^list crowdsec (.*): ok, .*; warning: api_key_file .* is readable or writable by others (mode 0644" <<<"$BG_OUT" ||
+	t_fail "agent --check: $BG_OUT"
+# a FIFO for the key: refused at once (a pull used to wait for a writer)
+mv "$E2E_TMP/cs.key" "$E2E_TMP/cs.key.real"
+mkfifo -m 0600 "$E2E_TMP/cs.key"
+out=$(timeout 20 "$BG_BIN" agent --check --config "$CFG" 2>&1)
+t_expect_eq "agent --check with a FIFO for the key: exit (a list failed)" 4 "$?"
+grep -q "^list crowdsec (.*): FAILED: api_key_file $E2E_TMP/cs.key: not a regular file (a FIFO)" <<<"$out" ||
+	t_fail "agent --check: $out"
+wait_until 10 log_has "not a regular file (a FIFO)" || t_fail "the agent's pull did not fail on the FIFO"
+kill -TERM "$AGENT_PID"
+wait_pid "$AGENT_PID" 5 || t_fail "the agent did not stop within 5 s of SIGTERM with a FIFO for its key"
+rm -f "$E2E_TMP/cs.key"
+mv "$E2E_TMP/cs.key.real" "$E2E_TMP/cs.key"
 t_end "$E2E_NAME"
 
 echo "# $E2E_PASSED passed, $E2E_FAILED failed"

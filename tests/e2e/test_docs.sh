@@ -178,7 +178,7 @@ parser_keys() { # YAML
 
 # The keys of a section of bloomgate.yaml(5): its .TP tags "key (type)".
 page_keys() { # TITLE
-	section "$TMP/man5.txt" 3 "$1" | sed -n 's/^       \([a-z_][a-z_]*\) (.*)$/\1/p' | sort
+	section "$TMP/man5.txt" 3 "$1" | sed -n 's/^       \([a-z_][a-z0-9_]*\) (.*)$/\1/p' | sort
 }
 
 check_keys() { # NAME TITLE YAML

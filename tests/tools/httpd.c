@@ -16,7 +16,7 @@
  *             running server: lines "PATH MODE [ARG]", PATH an exact request
  *             path or "*"; the first line matching the request wins; '#'
  *             starts a comment. MODE is one of the behaviours below:
- *             ok, NNN (a status), truncate, garbage, slow, plain,
+ *             ok, NNN (a status), truncate, garbage, slow, endless, plain,
  *             novalidators, redirect TARGET.
  * SIGTERM or SIGINT: stops (slow bodies in flight are cut).
  *
@@ -32,6 +32,9 @@
  *   /garbage/F    200 with 4096 bytes of binary noise (same every time).
  *   /slow/F       200 with F dripped one byte every 100 ms, chunked (no
  *                 Content-Length, so a size cap must act while receiving).
+ *   /endless/F    200, chunked, never ending: F's first line once, then the
+ *                 rest of F over and over, as fast as the client reads (a
+ *                 body only a bound or an abort stops).
  *   /plain/F      F without gzip, whatever the client accepts.
  *   /redirect/F   302 to /F.
  *   novalidators  (control only) 200 without ETag or Last-Modified, never
@@ -59,7 +62,8 @@
 #define TRUNCATE_EXTRA 1000
 #define GARBAGE_BYTES 4096
 
-enum mode { M_OK, M_STATUS, M_TRUNCATE, M_GARBAGE, M_SLOW, M_REDIRECT };
+enum mode { M_OK, M_STATUS, M_TRUNCATE, M_GARBAGE, M_SLOW, M_ENDLESS,
+	    M_REDIRECT };
 
 struct req {
 	enum mode mode;
@@ -75,11 +79,13 @@ static int logfd = 2;
 static const char *control;
 static volatile int stopping;
 
-/* A body handed out piecewise (truncate, slow). */
+/* A body handed out piecewise (truncate, slow, endless). */
 struct drip {
 	char *buf;
 	size_t len;
 	int slow;
+	size_t head; /* endless: [0, head) once, then [head, len) for ever */
+	int endless;
 };
 
 static void log_req(const char *method, const char *url, const char *inm,
@@ -112,6 +118,8 @@ static int parse_mode(struct req *q, const char *w, const char *arg)
 		q->mode = M_GARBAGE;
 	} else if (!strcmp(w, "slow")) {
 		q->mode = M_SLOW;
+	} else if (!strcmp(w, "endless")) {
+		q->mode = M_ENDLESS;
 	} else if (!strcmp(w, "plain")) {
 		q->plain = 1;
 	} else if (!strcmp(w, "novalidators")) {
@@ -159,7 +167,7 @@ static void apply_control(struct req *q, const char *url)
 static void parse_url(struct req *q, const char *url)
 {
 	static const char *const prefixes[] = { "truncate", "garbage", "slow",
-						"plain", "redirect" };
+						"endless", "plain", "redirect" };
 	const char *p = url + (*url == '/');
 	size_t i, n;
 
@@ -288,6 +296,16 @@ static ssize_t drip_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 	if (stopping)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
+	if (d->endless) {
+		uint64_t at = pos < d->head ? pos :
+			      d->head + (pos - d->head) % (d->len - d->head);
+
+		n = d->len - at < max ? d->len - at : max;
+		if (at < d->head && n > d->head - at)
+			n = d->head - at;
+		memcpy(buf, d->buf + at, n);
+		return (ssize_t)n;
+	}
 	if (pos >= d->len)
 		/* truncate: the promised length is not reached; closing
 		 * now is the truncation */
@@ -410,18 +428,24 @@ static enum MHD_Result serve(struct MHD_Connection *c, const char *method,
 	etag_of(buf, len, etag);
 	http_date(st.st_mtime, lm, sizeof(lm));
 
-	if (q.mode == M_TRUNCATE || q.mode == M_SLOW) {
+	if (q.mode == M_TRUNCATE || q.mode == M_SLOW || q.mode == M_ENDLESS) {
+		const char *nl = memchr(buf, '\n', len);
+
 		d = calloc(1, sizeof(*d));
-		if (!d) {
+		if (!d || (q.mode == M_ENDLESS && (!nl || nl + 1 == buf + len))) {
+			free(d);
 			free(buf);
-			return MHD_NO;
+			log_req(method, url, inm, 500, 0);
+			return send_text(c, 500, "endless: a first line, then more\n");
 		}
 		d->buf = buf;
 		d->len = len;
 		d->slow = q.mode == M_SLOW;
+		d->endless = q.mode == M_ENDLESS;
+		d->head = nl ? (size_t)(nl + 1 - buf) : 0;
 		log_req(method, url, inm, 200, 0);
 		resp = MHD_create_response_from_callback(
-			d->slow ? MHD_SIZE_UNKNOWN : len + TRUNCATE_EXTRA,
+			d->slow || d->endless ? MHD_SIZE_UNKNOWN : len + TRUNCATE_EXTRA,
 			d->slow ? 1 : 4096, drip_read, d, drip_free);
 		if (!resp) {
 			drip_free(d);

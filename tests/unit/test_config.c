@@ -406,7 +406,7 @@ static const struct err_case err_cases[] = {
 	{ "? [a, b]\n: 1\n" L1,
 	  "t.yaml:1: a key must be a name, not a list" },
 	{ "lists:\n  - name: a\n    path: /a\n    refrsh: 1h\n",
-	  "t.yaml:4: lists[0]: unknown key 'refrsh' (name, url, path, format, subdomains, allow, refresh, timeout, max_bytes, max_shrink, allow_wide, crowdsec, api_key_file, update_frequency, origins, scopes, scenarios_containing, scenarios_not_containing)" },
+	  "t.yaml:4: lists[0]: unknown key 'refrsh' (name, url, path, format, subdomains, allow, refresh, timeout, max_bytes, max_shrink, allow_wide, crowdsec, api_key_file, update_frequency, origins, scopes, scenarios_containing, scenarios_not_containing, max_range_v4, max_range_v6)" },
 	{ "lists:\n  - name: a\n    path: /a\n    path: /b\n",
 	  "t.yaml:4: lists[0].path: given twice (first on line 3)" },
 	{ "interfaces:\n  - name: eth0\n    mtu: 1500\n" L1,
@@ -429,7 +429,7 @@ static const struct err_case err_cases[] = {
 	{ "lists:\n  name: a\n  path: /a\n",
 	  "t.yaml:2: lists: expected a list of maps ('- name: ...'), not a map" },
 	{ "lists:\n  - [a, /a]\n",
-	  "t.yaml:2: lists[0]: expected a map of keys (name, url, path, format, subdomains, allow, refresh, timeout, max_bytes, max_shrink, allow_wide, crowdsec, api_key_file, update_frequency, origins, scopes, scenarios_containing, scenarios_not_containing), not a list" },
+	  "t.yaml:2: lists[0]: expected a map of keys (name, url, path, format, subdomains, allow, refresh, timeout, max_bytes, max_shrink, allow_wide, crowdsec, api_key_file, update_frequency, origins, scopes, scenarios_containing, scenarios_not_containing, max_range_v4, max_range_v6), not a list" },
 	{ "interfaces: eth0\n" L1,
 	  "t.yaml:1: interfaces: expected a list of maps ('- name: ...'), not a single value" },
 	{ "interfaces:\n  - eth0\n" L1,
@@ -810,7 +810,7 @@ static void test_keys(void **state)
 	/* as many as the parser names in its errors (test_errors) */
 	assert_int_equal(s.in_section[0], 14);
 	assert_int_equal(s.in_section[1], 10);
-	assert_int_equal(s.in_section[2], 18);
+	assert_int_equal(s.in_section[2], 20);
 	assert_int_equal(s.in_section[3], 5);
 	assert_int_equal(s.in_section[4], 5);
 }

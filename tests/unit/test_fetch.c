@@ -36,11 +36,11 @@
 #include "agent/fetch.h"
 #include "core/format.h"
 #include "core/prepare.h"
+#include "httpd_child.h"
 
 static char dir[] = "/tmp/bg-test-fetch.XXXXXX";
 static char www[256], cache[256], logpath[256],
 	ctlpath[256];
-static pid_t server = -1;
 static int port;
 
 /* ---- helpers ---- */
@@ -340,48 +340,7 @@ static void assert_cache_clean(int expected_files)
 
 static int start_server(void)
 {
-	char exe[PATH_MAX], httpd[PATH_MAX], line[32];
-	const char *env = getenv("BG_TEST_HTTPD");
-	int pfd[2];
-	ssize_t n;
-	FILE *f;
-
-	if (env) {
-		snprintf(httpd, sizeof(httpd), "%s", env);
-	} else {
-		/* built next to this test: build/tests/httpd */
-		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n < 0)
-			return -1;
-		exe[n] = '\0';
-		snprintf(httpd, sizeof(httpd), "%s/httpd", dirname(exe));
-	}
-	if (access(httpd, X_OK)) {
-		fprintf(stderr, "test_fetch: no %s (make build/tests/httpd)\n",
-			httpd);
-		return -1;
-	}
-	if (pipe(pfd))
-		return -1;
-	server = fork();
-	if (server < 0)
-		return -1;
-	if (!server) {
-		/* a test that crashes takes its server with it */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl(httpd, httpd, "-l", logpath, "-c", ctlpath, www,
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	f = fdopen(pfd[0], "r");
-	if (!f || !fgets(line, sizeof(line), f))
-		return -1;
-	fclose(f);
-	port = atoi(line);
+	port = httpd_start(logpath, ctlpath, www);
 	return port > 0 ? 0 : -1;
 }
 
@@ -403,17 +362,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-	int status;
-
 	(void)state;
-	if (server > 0) {
-		kill(server, SIGTERM);
-		waitpid(server, &status, 0);
-	}
 	bg_fetch_global_cleanup();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return httpd_teardown(dir);
 }
 
 /* Each test starts with an empty cache and a server behaving. */

@@ -42,7 +42,13 @@ static const struct bg_metrics_source sources[] = {
 	  .fetches = 12 },
 	/* a name that needs every escape a label value has */
 	{ .list.name = "we\"ird\\na\nme", .state = "pending" },
+	/* a crowdsec: source: its decisions by origin, its refusals by
+	 * reason (7000 + reason) */
+	{ .list.name = "cs", .state = "ok", .entries = 5, .crowdsec = 1, .n_origins = 2,
+	  .origins = { { "cscli", 3 }, { "CAPI", 2 } },
+	  .cs_ignored = { 7000, 7001, 7002, 7003, 7004, 7005, 7006, 7007 } },
 };
+_Static_assert(BG_CS_IGN_MAX == 8, "a value for every reason above");
 
 /* Every counter and reason its own value, so a value in the wrong place
  * or shown twice is seen. */
@@ -84,7 +90,7 @@ static void fill(struct bg_metrics_view *v)
 	v->rebuilds = 4;
 	v->rebuild_failures = 1;
 	v->sources = sources;
-	v->nsources = 2;
+	v->nsources = 3;
 	v->start_time = 1764590000;
 	v->control = &control;
 }
@@ -218,6 +224,41 @@ static void test_lines(void **state)
 	assert_int_equal(count(t, "# TYPE bloomgate_verdicts_total "), 1);
 	assert_int_equal(count(t, "# HELP bloomgate_source_state "), 1);
 	assert_int_equal(count(t, "# HELP "), count(t, "# TYPE "));
+	free(t);
+}
+
+/* A crowdsec: source's families: the decisions in the filter by origin,
+ * and every reason of a refusal once, in the order of bg_cs_ign_names. */
+static void test_crowdsec(void **state)
+{
+	struct bg_metrics_view v;
+	char want[128];
+	char *t;
+	int i;
+
+	(void)state;
+	fill(&v);
+	t = render(&v);
+	assert_contains(t, "# TYPE bloomgate_crowdsec_decisions gauge\n"
+			   "bloomgate_crowdsec_decisions{source=\"cs\",origin=\"cscli\"} 3\n"
+			   "bloomgate_crowdsec_decisions{source=\"cs\",origin=\"CAPI\"} 2\n"
+			   "# HELP bloomgate_crowdsec_ignored_total ");
+	assert_contains(t, "# TYPE bloomgate_crowdsec_ignored_total counter\n"
+			   "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"type\"} 7000\n"
+			   "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"scope\"} 7001\n"
+			   "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"value\"} 7002\n"
+			   "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"too_wide\"} 7003\n"
+			   "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"duration\"} 7004\n"
+			   "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"expired\"} 7005\n"
+			   "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"malformed\"} 7006\n"
+			   "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"too_large\"} 7007\n");
+	for (i = 0; i < BG_CS_IGN_MAX; i++) {
+		snprintf(want, sizeof(want), "reason=\"%s\"} %d\n", bg_cs_ign_names[i], 7000 + i);
+		assert_int_equal(count(t, want), 1);
+	}
+	/* only the crowdsec: source has them */
+	assert_int_equal(count(t, "bloomgate_crowdsec_ignored_total{source=\"firehol\""), 0);
+	assert_int_equal(count(t, "# TYPE bloomgate_crowdsec_"), 2);
 	free(t);
 }
 
@@ -684,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_crowdsec),
 		cmocka_unit_test(test_promtool),
 		cmocka_unit_test(test_server_ipv4),
 		cmocka_unit_test(test_server_ipv6),

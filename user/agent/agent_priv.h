@@ -151,7 +151,7 @@ struct src {
 	struct bg_cs_state *cs;
 	size_t cs_n_origins;
 	struct bg_cs_origin_count cs_origins[BG_CS_ORIGINS_MAX];
-	uint64_t cs_ignored_type, cs_ignored_scope;
+	uint64_t cs_ignored[BG_CS_IGN_MAX]; /* by reason */
 };
 
 struct src *src_find(struct agent *a, const char *name);

@@ -94,12 +94,23 @@ static int other_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 		struct bg_cs_state st = { .loaded = 1 };
 		struct bg_cs_pull_result pr;
 		int ret = bg_cs_pull(l, &st, NULL, &pr, why, whylen);
+		size_t k, w;
 
-		if (!ret)
-			snprintf(why, whylen, "%zu ban decisions (%zu of another type or "
-				 "scope ignored)", st.n, pr.ignored);
+		if (!ret) {
+			w = (size_t)snprintf(why, whylen, "%zu ban decisions (%zu refused",
+					     st.n, pr.refused);
+			for (k = 0; k < BG_CS_IGN_MAX && w < whylen; k++)
+				if (st.ignored[k])
+					w += (size_t)snprintf(why + w, whylen - w, ", %s %llu",
+							      bg_cs_ign_names[k],
+							      (unsigned long long)st.ignored[k]);
+			if (w < whylen)
+				w += (size_t)snprintf(why + w, whylen - w, ")");
+			if (pr.warn[0] && w < whylen)
+				snprintf(why + w, whylen - w, "; warning: %s", pr.warn);
+		}
 		/* written as the agent's copy: its lines name the decisions */
-		if (!ret && ps && !bg_cs_write(&st, copy, l->list.url))
+		if (!ret && ps && !bg_cs_write(&st, copy, l->list.url, NULL))
 			agent_protect_check_list(out, ps, NULL, copy, l);
 		unlink(copy);
 		bg_cs_state_free(&st);

@@ -537,7 +537,7 @@ static const struct field iface_fields[I__COUNT + 1] = {
 enum { L_NAME, L_URL, L_PATH, L_FORMAT, L_SUBDOMAINS, L_ALLOW, L_REFRESH,
        L_TIMEOUT, L_MAX_BYTES, L_MAX_SHRINK, L_ALLOW_WIDE, L_CROWDSEC,
        L_API_KEY_FILE, L_UPDATE_FREQ, L_ORIGINS, L_SCOPES, L_SCEN_IN,
-       L_SCEN_OUT, L__COUNT };
+       L_SCEN_OUT, L_MAX_RANGE4, L_MAX_RANGE6, L__COUNT };
 
 #define L_OFF(m) offsetof(struct bg_cfg_list, m)
 static const struct field list_fields[L__COUNT + 1] = {
@@ -562,11 +562,11 @@ static const struct field list_fields[L__COUNT + 1] = {
 		.help = "how often a URL is fetched (jittered); a path is watched and needs none", .type = F_DURATION,
 			.off = L_OFF(refresh), .min = 0, .max = 30 * 86400 },
 	[L_TIMEOUT] = { .key = "timeout",
-		.help = "the time limit of a fetch (a URL only)", .type = F_DURATION,
+		.help = "the time limit of a fetch (a URL only; a crowdsec: source's pull: 120s unless given, its local API takes some 30 s to answer a million decisions)", .type = F_DURATION,
 			.off = L_OFF(timeout), .min = 0, .max = 86400,
 			.flags = FF_MIN_OPEN },
 	[L_MAX_BYTES] = { .key = "max_bytes",
-		.help = "the largest copy fetched", .type = F_SIZE,
+		.help = "the largest copy fetched (a crowdsec: source: the largest answer, some 250 bytes a decision)", .type = F_SIZE,
 			  .off = L_OFF(max_bytes) },
 	[L_MAX_SHRINK] = { .key = "max_shrink",
 		.help = "a share from 0 to 1 (or a percentage): a fetched copy with fewer than (1 - max_shrink) times the last good copy's entries is refused and the last good copy kept; 1: no guard", .type = F_SHARE,
@@ -597,6 +597,13 @@ static const struct field list_fields[L__COUNT + 1] = {
 	[L_SCEN_OUT] = { .key = "scenarios_not_containing",
 		.help = "crowdsec: only the decisions whose scenario contains none of these", .type = F_WORDS,
 			 .off = L_OFF(cs_scen_out) },
+	/* what a Range decision may cut off: see BG_CFG_CS_RANGE4 */
+	[L_MAX_RANGE4] = { .key = "max_range_v4",
+		.help = "crowdsec: the widest IPv4 Range decision enforced, a prefix length: a wider one is refused and counted (reason too_wide); the default /16 is a large hosting provider's block, wider is an ISP's or a region's (CrowdSec itself takes a /8)", .type = F_COUNT,
+			   .off = L_OFF(cs_max_range4), .min = 8, .max = 32 },
+	[L_MAX_RANGE6] = { .key = "max_range_v6",
+		.help = "crowdsec: the widest IPv6 Range decision enforced, a prefix length (too_wide past it); the default /32 is the usual allocation of a whole ISP, a site's is a /48", .type = F_COUNT,
+			   .off = L_OFF(cs_max_range6), .min = 16, .max = 128 },
 };
 
 /* artifact: one built filter, fetched as a list is (url or path) */
@@ -1101,6 +1108,8 @@ static void list_defaults(struct bg_cfg_list *l)
 	l->timeout = BG_CFG_TIMEOUT;
 	l->max_bytes = BG_CFG_MAX_BYTES;
 	l->max_shrink = BG_CFG_MAX_SHRINK;
+	l->cs_max_range4 = BG_CFG_CS_RANGE4;
+	l->cs_max_range6 = BG_CFG_CS_RANGE6;
 }
 
 static void artifact_defaults(struct bg_cfg_list *l)
@@ -1256,6 +1265,8 @@ static int crowdsec_list(struct pctx *p, struct bg_cfg_list *l, const size_t *li
 	l->list.format = BG_FMT_ADDR;
 	if (!lines[L_UPDATE_FREQ])
 		l->refresh = BG_CFG_CROWDSEC_EVERY;
+	if (!lines[L_TIMEOUT])
+		l->timeout = BG_CFG_CROWDSEC_TIMEOUT;
 	l->max_shrink = 1; /* decisions come and go: no shrink guard */
 	return 0;
 }
@@ -1297,7 +1308,7 @@ static int walk_lists(struct pctx *p, const struct ynode *y, size_t key_line,
 				return err;
 			continue;
 		}
-		for (j = L_API_KEY_FILE; j <= L_SCEN_OUT; j++)
+		for (j = L_API_KEY_FILE; j < L__COUNT; j++)
 			if (lines[j])
 				return bad(p, lines[j], "%s.%s: only a crowdsec: source has it",
 					   where, list_fields[j].key);

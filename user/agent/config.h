@@ -55,6 +55,16 @@ enum bg_src_kind {
 
 /* crowdsec: update_frequency's default (s) */
 #define BG_CFG_CROWDSEC_EVERY 10.0
+/* crowdsec: a pull's time limit by default (s): the local API (1.4.6) takes
+ * some 30 s to answer a million decisions */
+#define BG_CFG_CROWDSEC_TIMEOUT 120.0
+/* crowdsec: the widest Range decision taken by default. An IPv4 /16 is
+ * 65,536 addresses, a large hosting provider's block: wider is a whole
+ * network, an ISP's or a region's (CrowdSec itself takes a /8). An IPv6
+ * /32 is the usual allocation of a whole ISP (a site gets a /48): wider
+ * spans several. */
+#define BG_CFG_CS_RANGE4 16
+#define BG_CFG_CS_RANGE6 32
 
 struct bg_cfg_list {
 	/*
@@ -84,6 +94,9 @@ struct bg_cfg_list {
 	 * (NULL: none; scopes: NULL means ip,range) */
 	char *api_key_file;
 	char *cs_origins, *cs_scopes, *cs_scen_in, *cs_scen_out;
+	/* the widest Range decision taken, a prefix length: IPv4 8..32
+	 * (default BG_CFG_CS_RANGE4), IPv6 16..128 (BG_CFG_CS_RANGE6) */
+	uint64_t cs_max_range4, cs_max_range6;
 };
 
 /* The name of the source an `artifact:` or `fleet:` section makes: its

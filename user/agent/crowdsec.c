@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * A CrowdSec local API as a source of the agent (agent/crowdsec.h).
+ * A CrowdSec local API as a source of the agent (agent/crowdsec.h): the
+ * key, one pull, the copy. The set itself is agent/csset.c, the answer's
+ * parse agent/csstream.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,27 +13,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
-#include <json-c/json.h>
 
 #include "agent/crowdsec.h"
-#include "core/ip.h"
 #include "core/units.h"
+#include "core/version.h"
 
-/* The bounds of one pull: its answer's bytes (a million decisions are
- * some 250 MB of JSON) and its time. */
-#define CS_BODY_MAX (1ull << 30)
-#define CS_TIMEOUT 60L
+/* The bouncer key's bytes, at most (1.4.6 makes 32 hex digits) */
 #define CS_KEY_MAX 256
-
-void bg_cs_state_free(struct bg_cs_state *st)
-{
-	free(st->v);
-	memset(st, 0, sizeof(*st));
-}
+/* The body of an answer that is not 200 read, at most, before the
+ * transfer is cut (its status is what tells) */
+#define CS_ERROR_BODY_MAX 65536
+/* The apply loops read the abort flag every this many decisions */
+#define CS_ABORT_EVERY 65536
 
 static double wall(void)
 {
@@ -41,269 +39,220 @@ static double wall(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ---- the set ------------------------------------------------------------ */
-
-static size_t find(const struct bg_cs_state *st, int64_t id, int *found)
+static int aborted(const int *abort)
 {
-	size_t lo = 0, hi = st->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (st->v[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < st->n && st->v[lo].id == id;
-	return lo;
+	return abort && __atomic_load_n(abort, __ATOMIC_RELAXED);
 }
 
-static int put(struct bg_cs_state *st, const struct bg_cs_decision *d)
+/* ---- the key ------------------------------------------------------------- */
+
+static void key_warning(const char *path, const struct stat *sb, char *warn,
+			size_t warnlen)
 {
-	int found;
-	size_t at = find(st, d->id, &found);
+	const char *what = NULL;
 
-	if (found) {
-		if (memcmp(&st->v[at], d, sizeof(*d))) {
-			st->v[at] = *d;
-			st->version++;
+	if (sb->st_mode & (S_IROTH | S_IWOTH))
+		what = "readable or writable by others";
+	else if (sb->st_mode & S_IWGRP)
+		what = "writable by its group";
+	else if (sb->st_uid && sb->st_uid != geteuid())
+		what = "owned by another user";
+	if (what)
+		bg_whyf(warn, warnlen, "api_key_file %s is %s (mode %04o, uid %u): "
+			"the bouncer's key is a secret (chmod 600)", path, what,
+			(unsigned int)(sb->st_mode & 07777), (unsigned int)sb->st_uid);
+}
+
+int bg_cs_read_key(const char *path, char *key, size_t len, char *why,
+		   size_t whylen, char *warn, size_t warnlen)
+{
+	/* O_NONBLOCK: a FIFO without a writer opens at once (and is refused
+	 * below) rather than holding the pull, and the agent's stop, for
+	 * ever */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), err;
+	struct stat sb;
+	size_t n = 0;
+	ssize_t k;
+
+	if (warnlen)
+		warn[0] = 0;
+	if (fd < 0) {
+		err = errno;
+		bg_whyf(why, whylen, "api_key_file %s: %s", path, strerror(err));
+		return -err;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		bg_whyf(why, whylen, "api_key_file %s: not a regular file (%s)", path,
+			S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISDIR(sb.st_mode) ? "a directory" :
+			S_ISSOCK(sb.st_mode) ? "a socket" : "a device");
+		close(fd);
+		return -EINVAL;
+	}
+	if (sb.st_size >= (off_t)len) {
+		bg_whyf(why, whylen, "api_key_file %s: %lld bytes, more than a key (%zu at "
+			"most)", path, (long long)sb.st_size, len - 1);
+		close(fd);
+		return -EINVAL;
+	}
+	/* bounded: a file that grows meanwhile is cut at len - 1 */
+	while (n < len - 1 && (k = read(fd, key + n, len - 1 - n)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			err = errno;
+			close(fd);
+			bg_whyf(why, whylen, "api_key_file %s: %s", path, strerror(err));
+			return -err;
 		}
-		return 0;
+		n += (size_t)k;
 	}
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 64;
-		struct bg_cs_decision *v = realloc(st->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		st->v = v;
-		st->cap = cap;
+	close(fd);
+	key[n] = 0;
+	while (n && isspace((unsigned char)key[n - 1]))
+		key[--n] = 0;
+	for (k = 0; (size_t)k < n && key[k] > 0x20 && key[k] < 0x7f; k++)
+		;
+	if (!n || (size_t)k != n) {
+		memset(key, 0, len);
+		bg_whyf(why, whylen, "api_key_file %s: not one key (printable, no blank)",
+			path);
+		return -EINVAL;
 	}
-	memmove(&st->v[at + 1], &st->v[at], (st->n - at) * sizeof(*d));
-	st->v[at] = *d;
-	st->n++;
-	st->version++;
+	if (warnlen)
+		key_warning(path, &sb, warn, warnlen);
 	return 0;
 }
 
-static int drop(struct bg_cs_state *st, int64_t id)
-{
-	int found;
-	size_t at = find(st, id, &found);
+/* ---- one pull ---------------------------------------------------------------- */
 
-	if (!found)
-		return 0;
-	memmove(&st->v[at], &st->v[at + 1], (st->n - at - 1) * sizeof(st->v[0]));
-	st->n--;
-	st->version++;
-	return 1;
-}
-
-size_t bg_cs_expire(struct bg_cs_state *st, double now)
-{
-	size_t i, w = 0, n = st->n;
-
-	for (i = 0; i < st->n; i++)
-		if (st->v[i].until > now)
-			st->v[w++] = st->v[i];
-	st->n = w;
-	if (w != n)
-		st->version++;
-	return n - w;
-}
-
-/* ---- the API's fields ---------------------------------------------------- */
-
-/* Go's time.Duration text ("3h59m51.2s", "-1.26s", "500ms"): seconds, or
- * NAN when it is not one. */
-static double go_duration(const char *s)
-{
-	double total = 0, sign = 1;
-	int any = 0;
-
-	if (*s == '-') {
-		sign = -1;
-		s++;
-	}
-	while (*s) {
-		char *end;
-		double v = strtod(s, &end), unit;
-
-		if (end == s || *s == '-' || *s == '+')
-			return NAN;
-		s = end;
-		if (!strncmp(s, "ms", 2)) {
-			unit = 1e-3;
-			s += 2;
-		} else if (!strncmp(s, "us", 2) || !strncmp(s, "\xc2\xb5s", 3)) {
-			unit = 1e-6;
-			s += *s == 'u' ? 2 : 3;
-		} else if (!strncmp(s, "ns", 2)) {
-			unit = 1e-9;
-			s += 2;
-		} else if (*s == 'h' || *s == 'm' || *s == 's') {
-			unit = *s == 'h' ? 3600 : *s == 'm' ? 60 : 1;
-			s++;
-		} else {
-			return NAN;
-		}
-		total += v * unit;
-		any = 1;
-	}
-	return any ? sign * total : NAN;
-}
-
-static const char *jstr(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) &&
-			       json_object_is_type(v, json_type_string) ?
-		       json_object_get_string(v) :
-		       NULL;
-}
-
-/* printable ASCII, no '#'-free requirement: the text after "scenario="
- * runs to the end of the line */
-static void clean(char *dst, size_t len, const char *src)
-{
-	size_t i;
-
-	for (i = 0; src && src[i] && i + 1 < len; i++)
-		dst[i] = (unsigned char)src[i] >= 0x20 && (unsigned char)src[i] < 0x7f ?
-				 src[i] : '?';
-	dst[i] = 0;
-}
-
-/* An address or prefix of the API's value, checked with the project's own
- * parsers (the copy is parsed by the list parser later; a value that is
- * not one is counted here rather than reported as a bad line there). */
-static int value_ok(const char *v, int range)
-{
-	const char *slash = strchr(v, '/');
-	size_t n = slash ? (size_t)(slash - v) : strlen(v);
-	__u32 a4;
-	__u8 a6[16];
-	char *end;
-	long len;
-	int six;
-
-	if (!n || (slash && !range))
-		return 0;
-	six = bg_parse_ip4(v, n, &a4) != 0;
-	if (six && bg_parse_ip6(v, n, a6))
-		return 0;
-	if (!slash)
-		return 1;
-	len = strtol(slash + 1, &end, 10);
-	return *end == 0 && end != slash + 1 && len >= 0 && len <= (six ? 128 : 32);
-}
-
-/* One decision of the stream; 1 taken, 0 ignored (counted). */
-static int decision_of(struct json_object *o, struct bg_cs_state *st,
-		       struct bg_cs_decision *d, double now)
-{
-	const char *type = jstr(o, "type"), *scope = jstr(o, "scope"),
-		   *value = jstr(o, "value"), *dur = jstr(o, "duration");
-	struct json_object *id;
-	int range;
-	double secs;
-
-	memset(d, 0, sizeof(*d));
-	if (!json_object_object_get_ex(o, "id", &id))
-		return 0;
-	d->id = json_object_get_int64(id);
-	if (!type || strcasecmp(type, "ban")) {
-		st->ignored_type++;
-		return 0;
-	}
-	range = scope && !strcasecmp(scope, "range");
-	if (!scope || (!range && strcasecmp(scope, "ip")) || !value ||
-	    strlen(value) >= sizeof(d->value) || !value_ok(value, range)) {
-		st->ignored_scope++;
-		return 0;
-	}
-	snprintf(d->value, sizeof(d->value), "%s", value);
-	clean(d->origin, sizeof(d->origin), jstr(o, "origin"));
-	clean(d->scenario, sizeof(d->scenario), jstr(o, "scenario"));
-	secs = dur ? go_duration(dur) : NAN;
-	/* no duration: until the API deletes it */
-	d->until = secs == secs ? now + secs : now + 10 * 365 * 86400.0;
-	return 1;
-}
-
-/* ---- one pull ------------------------------------------------------------ */
-
-struct body {
-	char *p;
-	size_t n, cap;
-	int over;
+struct pull {
+	struct bg_cs_state *st; /* the set */
+	struct bg_cs_state ns; /* what the answer holds: the whole set at a
+				  startup pull, else what is new */
+	int64_t *dels; /* the ids deleted (not at a startup pull) */
+	size_t ndel, capdel;
+	const struct bg_cs_hooks *h;
+	struct bg_cs_pull_result *r;
+	struct bg_cs_stream sc;
+	CURL *c;
+	double now;
+	uint64_t bytes, max_bytes;
+	long status;
+	int startup, over, stopped, err;
 };
+
+/* what was received, for a log: printable ASCII but '\\' and '\'', the
+ * rest \xNN, cut with "..." */
+static void show(char *dst, size_t len, const char *src, size_t n)
+{
+	size_t i, w = 0;
+
+	for (i = 0; src && i < n && w + 5 < len; i++) {
+		unsigned char c = (unsigned char)src[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
+			dst[w++] = (char)c;
+		else
+			w += (size_t)snprintf(dst + w, len - w, "\\x%02x", c);
+	}
+	if (src && i < n && len > 4)
+		memcpy(dst + (w + 4 < len ? w : len - 4), "...", 4);
+	else
+		dst[w < len ? w : len - 1] = 0;
+}
+
+static void refused(struct pull *p, const struct bg_cs_elem *e)
+{
+	struct bg_cs_refusal f = { .id = e->id, .reason = e->refused,
+				   .name = bg_cs_ign_names[e->refused],
+				   .detail = e->detail, .deleted = e->deleted };
+
+	p->st->ignored[e->refused]++;
+	p->r->refused++;
+	/* a deletion not read: the decision it names stays until a whole
+	 * pull, due at once */
+	if (e->deleted)
+		p->st->want_full = 1;
+	if (!p->h || !p->h->refused)
+		return;
+	show(f.value, sizeof(f.value), e->value, e->value_len);
+	show(f.origin, sizeof(f.origin), e->origin, e->origin_len);
+	p->h->refused(p->h->ctx, &f);
+}
+
+/* An element of the answer, checked (agent/csstream.h), into the pull. */
+static int on_elem(void *ctx, const struct bg_cs_elem *e)
+{
+	struct pull *p = ctx;
+	char origin[BG_CS_ORIGIN_MAX + 1], scen[BG_CS_SCENARIO_MAX + 1];
+	int ret;
+
+	if (e->refused >= 0) {
+		refused(p, e);
+		return 0;
+	}
+	if (e->deleted) {
+		if (p->startup)
+			return 0; /* the whole set is what "new" holds */
+		if (p->ndel == p->capdel) {
+			size_t cap = p->capdel ? 2 * p->capdel : 1024;
+			int64_t *d;
+
+			if (cap > BG_CS_MAX)
+				return -E2BIG;
+			d = realloc(p->dels, cap * sizeof(*d));
+			if (!d)
+				return -ENOMEM;
+			p->dels = d;
+			p->capdel = cap;
+		}
+		p->dels[p->ndel++] = e->id;
+		return 0;
+	}
+	/* NUL-terminated (a string of JSON may hold a NUL: cut there) */
+	snprintf(origin, sizeof(origin), "%.*s", (int)e->origin_len,
+		 e->origin ? e->origin : "");
+	snprintf(scen, sizeof(scen), "%.*s", (int)e->scenario_len,
+		 e->scenario ? e->scenario : "");
+	ret = bg_cs_put(&p->ns, e->id, &e->key, p->now + (double)e->ns / 1e9, origin, scen);
+	if (ret < 0)
+		return ret;
+	p->r->added++;
+	return 0;
+}
 
 static size_t on_body(char *data, size_t sz, size_t nm, void *ctx)
 {
-	struct body *b = ctx;
+	struct pull *p = ctx;
 	size_t n = sz * nm;
 
-	if (b->n + n + 1 > CS_BODY_MAX) {
-		b->over = 1;
+	if (aborted(p->h ? p->h->abort : NULL)) {
+		p->stopped = 1;
 		return 0;
 	}
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
-		char *p;
-
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return 0;
-		b->p = p;
-		b->cap = cap;
+	if (!p->status)
+		curl_easy_getinfo(p->c, CURLINFO_RESPONSE_CODE, &p->status);
+	p->bytes += n;
+	if (p->status != 200)
+		return p->bytes > CS_ERROR_BODY_MAX ? 0 : n;
+	if (p->max_bytes && p->bytes > p->max_bytes) {
+		p->over = 1;
+		return 0;
 	}
-	memcpy(b->p + b->n, data, n);
-	b->n += n;
-	b->p[b->n] = 0;
-	return n;
+	p->err = bg_cs_stream_feed(&p->sc, data, n);
+	return p->err ? 0 : n;
 }
 
 static int on_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c,
 		       curl_off_t d)
 {
-	const int *abort = ctx;
+	const struct pull *p = ctx;
 
 	(void)a;
 	(void)b;
 	(void)c;
 	(void)d;
-	return abort && __atomic_load_n(abort, __ATOMIC_RELAXED);
-}
-
-static int read_key(const char *path, char *key, size_t len, char *why,
-		    size_t whylen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0) {
-		bg_whyf(why, whylen, "api_key_file %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	n = read(fd, key, len - 1);
-	close(fd);
-	if (n < 0) {
-		bg_whyf(why, whylen, "api_key_file %s: %s", path, strerror(errno));
-		return -EIO;
-	}
-	key[n] = 0;
-	while (n && isspace((unsigned char)key[n - 1]))
-		key[--n] = 0;
-	if (!n || strpbrk(key, "\r\n\t ")) {
-		bg_whyf(why, whylen, "api_key_file %s: not one key", path);
-		return -EINVAL;
-	}
-	return 0;
+	return aborted(p->h ? p->h->abort : NULL);
 }
 
 static void add_param(char *q, size_t len, const char *name, const char *v)
@@ -314,29 +263,16 @@ static void add_param(char *q, size_t len, const char *name, const char *v)
 		snprintf(q + o, len - o, "&%s=%s", name, v);
 }
 
-int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
-	       const int *abort, struct bg_cs_pull_result *r, char *why,
-	       size_t whylen)
+/* The transfer, the answer parsed as it comes. 0, or -errno with why. */
+static int transfer(const struct bg_cfg_list *l, struct pull *p, const char *key,
+		    char *why, size_t whylen)
 {
-	char key[CS_KEY_MAX], hdr[CS_KEY_MAX + 16], url[2048], q[1024];
-	struct curl_slist *h = NULL;
-	struct body b = { 0 };
-	struct json_object *root = NULL, *arr;
+	char hdr[CS_KEY_MAX + 16], url[2048], q[1024];
 	const char *base = l->list.url;
-	double now = wall();
-	long status = 0;
+	struct curl_slist *h = NULL;
 	CURLcode cc;
-	CURL *c;
-	size_t i;
-	int ret, startup = !st->synced || st->want_full ||
-			   now - st->last_full >= BG_CS_RESYNC;
 
-	memset(r, 0, sizeof(*r));
-	st->pulls++;
-	ret = read_key(l->api_key_file, key, sizeof(key), why, whylen);
-	if (ret)
-		goto fail;
-	snprintf(q, sizeof(q), "startup=%s", startup ? "true" : "false");
+	snprintf(q, sizeof(q), "startup=%s", p->startup ? "true" : "false");
 	add_param(q, sizeof(q), "scopes", l->cs_scopes ? l->cs_scopes : "ip,range");
 	add_param(q, sizeof(q), "origins", l->cs_origins);
 	add_param(q, sizeof(q), "scenarios_containing", l->cs_scen_in);
@@ -344,156 +280,264 @@ int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
 	snprintf(url, sizeof(url), "%s%sv1/decisions/stream?%s", base,
 		 base[strlen(base) - 1] == '/' ? "" : "/", q);
 	snprintf(hdr, sizeof(hdr), "X-Api-Key: %s", key);
-	c = curl_easy_init();
-	if (!c) {
-		ret = -ENOMEM;
+	p->c = curl_easy_init();
+	if (!p->c) {
 		bg_whyf(why, whylen, "out of memory");
-		goto fail;
+		return -ENOMEM;
 	}
 	h = curl_slist_append(h, hdr);
 	h = curl_slist_append(h, "Accept: application/json");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, CS_TIMEOUT);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)abort);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "bloomgate");
-	cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(c);
+	curl_easy_setopt(p->c, CURLOPT_URL, url);
+	curl_easy_setopt(p->c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(p->c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(p->c, CURLOPT_WRITEDATA, p);
+	curl_easy_setopt(p->c, CURLOPT_TIMEOUT_MS,
+			 (long)((l->timeout > 0 ? l->timeout : 120) * 1000));
+	curl_easy_setopt(p->c, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(p->c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(p->c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(p->c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(p->c, CURLOPT_XFERINFODATA, p);
+	curl_easy_setopt(p->c, CURLOPT_USERAGENT, BG_USER_AGENT);
+	cc = curl_easy_perform(p->c);
+	if (!p->status)
+		curl_easy_getinfo(p->c, CURLINFO_RESPONSE_CODE, &p->status);
+	curl_easy_cleanup(p->c);
 	curl_slist_free_all(h);
-	memset(key, 0, sizeof(key));
 	memset(hdr, 0, sizeof(hdr));
-	r->http_status = (int)status;
-	if (cc != CURLE_OK) {
-		bg_whyf(why, whylen, "the local API: %s", b.over ? "answer too large" :
-			curl_easy_strerror(cc));
-		ret = -EIO;
-		goto fail;
+	p->r->http_status = (int)p->status;
+	p->r->bytes = p->bytes;
+	if (p->stopped || aborted(p->h ? p->h->abort : NULL)) {
+		bg_whyf(why, whylen, "the pull was aborted (the agent stops)");
+		return -EINTR;
 	}
-	if (status == 403) {
+	if (p->status == 403) {
 		bg_whyf(why, whylen, "the local API refused the bouncer key (HTTP 403)");
-		ret = -EACCES;
-		goto fail;
+		return -EACCES;
 	}
-	if (status != 200) {
-		bg_whyf(why, whylen, "the local API answered HTTP %ld", status);
-		ret = -EIO;
-		goto fail;
+	if (p->status && p->status != 200) {
+		bg_whyf(why, whylen, "the local API answered HTTP %ld", p->status);
+		return -EIO;
 	}
-	root = b.p ? json_tokener_parse(b.p) : NULL;
-	if (!root || !json_object_is_type(root, json_type_object)) {
-		bg_whyf(why, whylen, "the local API's answer is not its JSON");
-		ret = -EBADMSG;
-		goto fail;
+	if (p->over) {
+		bg_whyf(why, whylen, "the local API's answer is larger than max_bytes "
+			"(%" PRIu64 ")", p->max_bytes);
+		return -EFBIG;
 	}
-	/* the whole set at startup, built aside and compared, so that a
-	 * restart whose set is the copy's changes nothing (a decision's end,
-	 * computed from its remaining duration at each pull, is kept when
-	 * within a minute); else the changes, in place */
-	{
-		struct bg_cs_state ns = { 0 }, *to = startup ? &ns : st;
-		size_t k;
-		int same, found;
+	if (p->err == -E2BIG) {
+		bg_whyf(why, whylen, "the local API's answer holds more than %u decisions "
+			"(or %u bytes of their strings)", BG_CS_MAX, BG_CS_STRS_MAX);
+		return -E2BIG;
+	}
+	if (p->err && p->err != -EBADMSG) {
+		bg_whyf(why, whylen, "the local API's answer: %s", strerror(-p->err));
+		return p->err;
+	}
+	if (cc != CURLE_OK && !p->err) {
+		bg_whyf(why, whylen, "the local API: %s", curl_easy_strerror(cc));
+		return -EIO;
+	}
+	if (p->err || bg_cs_stream_end(&p->sc)) {
+		bg_whyf(why, whylen, "the local API's answer is not the stream's JSON: %s",
+			p->sc.why);
+		return -EBADMSG;
+	}
+	return 0;
+}
 
-		if (!startup && json_object_object_get_ex(root, "deleted", &arr) &&
-		    json_object_is_type(arr, json_type_array))
-			for (i = 0; i < json_object_array_length(arr); i++) {
-				struct json_object *id;
+/* The whole set read (a startup pull) made the set: each decision the
+ * set held already keeps its end when within a minute (its end is
+ * computed from its remaining duration at each pull), so that a set
+ * unchanged writes the same copy. 0, or -EINTR. */
+static int apply_whole(struct pull *p)
+{
+	struct bg_cs_state *st = p->st, *ns = &p->ns, keep;
+	size_t i, same = 0;
 
-				if (json_object_object_get_ex(json_object_array_get_idx(arr, i),
-							      "id", &id))
-					r->deleted += (size_t)drop(st,
-								   json_object_get_int64(id));
-			}
-		if (json_object_object_get_ex(root, "new", &arr) &&
-		    json_object_is_type(arr, json_type_array))
-			for (i = 0; i < json_object_array_length(arr); i++) {
-				struct bg_cs_decision d;
+	for (i = 0; i < ns->n; i++) {
+		struct bg_cs_decision *d = &ns->v[i];
+		const struct bg_cs_decision *o = bg_cs_find(st, d->id);
 
-				if (!decision_of(json_object_array_get_idx(arr, i), st, &d,
-						 now)) {
-					r->ignored++;
-					continue;
-				}
-				if (d.until <= now)
-					continue;
-				k = find(st, d.id, &found);
-				if (startup && found && !strcmp(st->v[k].value, d.value) &&
-				    fabs(st->v[k].until - d.until) < 60)
-					d.until = st->v[k].until;
-				ret = put(to, &d);
-				if (ret) {
-					bg_cs_state_free(&ns);
-					goto fail;
-				}
-				r->added++;
-			}
-		if (startup) {
-			same = ns.n == st->n &&
-			       (!ns.n || !memcmp(ns.v, st->v, ns.n * sizeof(ns.v[0])));
-			free(st->v);
-			st->v = ns.v;
-			st->n = ns.n;
-			st->cap = ns.cap;
-			if (!same)
-				st->version++;
+		if (i % CS_ABORT_EVERY == 0 && aborted(p->h ? p->h->abort : NULL))
+			return -EINTR;
+		if (o && !memcmp(&o->key, &d->key, sizeof(d->key)) &&
+		    fabs(o->until - d->until) < 60 &&
+		    !strcmp(bg_cs_str(st, o->origin), bg_cs_str(ns, d->origin)) &&
+		    !strcmp(bg_cs_str(st, o->scenario), bg_cs_str(ns, d->scenario))) {
+			d->until = o->until;
+			same++;
 		}
 	}
-	st->synced = 1;
-	if (startup) {
-		st->last_full = now;
-		st->want_full = 0;
-		st->bulk = 0;
-	} else if (r->added >= BG_CS_BULK) {
-		st->bulk = 1;
-	} else if (st->bulk) {
-		/* the bulk ended: the whole set, for what the stream missed */
-		st->bulk = 0;
-		st->want_full = 1;
-	}
-	json_object_put(root);
-	free(b.p);
-	r->expired = bg_cs_expire(st, now);
+	/* ns becomes the set; st's counters and flags stay */
+	keep = *st;
+	st->v = ns->v;
+	st->n = ns->n;
+	st->cap = ns->cap;
+	st->slot = ns->slot;
+	st->nslot = ns->nslot;
+	st->seed = ns->seed;
+	st->strs = ns->strs;
+	ns->v = keep.v;
+	ns->slot = keep.slot;
+	ns->strs = keep.strs;
+	if (same != st->n || st->n != keep.n)
+		st->version++;
 	return 0;
-fail:
-	st->pull_failures++;
-	json_object_put(root);
-	free(b.p);
+}
+
+/* What changed since the last pull, made in the set. 0, -errno (-EINTR:
+ * the set may be changed in part; then it is pulled whole next). */
+static int apply_changes(struct pull *p)
+{
+	struct bg_cs_state *st = p->st, *ns = &p->ns;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < p->ndel; i++) {
+		if (i % CS_ABORT_EVERY == 0 && aborted(p->h ? p->h->abort : NULL))
+			goto stopped;
+		p->r->deleted += (size_t)bg_cs_delete(st, p->dels[i]);
+	}
+	for (i = 0; i < ns->n; i++) {
+		const struct bg_cs_decision *d = &ns->v[i];
+
+		if (i % CS_ABORT_EVERY == 0 && aborted(p->h ? p->h->abort : NULL))
+			goto stopped;
+		ret = bg_cs_put(st, d->id, &d->key, d->until, bg_cs_str(ns, d->origin),
+				bg_cs_str(ns, d->scenario));
+		if (ret < 0) {
+			st->want_full = 1;
+			return ret;
+		}
+	}
+	return 0;
+stopped:
+	st->want_full = 1;
+	return -EINTR;
+}
+
+int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
+	       const struct bg_cs_hooks *h, struct bg_cs_pull_result *r, char *why,
+	       size_t whylen)
+{
+	struct bg_cs_limits lim = { .max_range4 = (unsigned int)l->cs_max_range4,
+				    .max_range6 = (unsigned int)l->cs_max_range6 };
+	struct pull p = { .st = st, .h = h, .r = r, .now = wall(),
+			  .max_bytes = l->max_bytes };
+	char key[CS_KEY_MAX], warn[sizeof(r->warn)];
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	p.startup = !st->synced || st->want_full || p.now - st->last_full >= BG_CS_RESYNC;
+	st->pulls++;
+	ret = bg_cs_read_key(l->api_key_file, key, sizeof(key), why, whylen, warn,
+			     sizeof(warn));
+	/* the key file's warning once, until its cause changes */
+	if (!ret && strcmp(warn, st->key_warned))
+		snprintf(r->warn, sizeof(r->warn), "%s", warn);
+	if (!ret)
+		snprintf(st->key_warned, sizeof(st->key_warned), "%s", warn);
+	if (!ret)
+		ret = bg_cs_stream_init(&p.sc, &lim, on_elem, &p);
+	if (!ret) {
+		ret = transfer(l, &p, key, why, whylen);
+		bg_cs_stream_free(&p.sc);
+	}
+	memset(key, 0, sizeof(key));
+	if (!ret) {
+		ret = p.startup ? apply_whole(&p) : apply_changes(&p);
+		if (ret == -EINTR)
+			bg_whyf(why, whylen, "the pull was aborted (the agent stops)");
+		else if (ret)
+			bg_whyf(why, whylen, "the decisions do not fit in the set (%u at "
+				"most, %u bytes of their strings): %s", BG_CS_MAX,
+				BG_CS_STRS_MAX, strerror(-ret));
+	}
+	bg_cs_state_free(&p.ns);
+	free(p.dels);
+	if (ret) {
+		st->pull_failures++;
+	} else {
+		st->synced = 1;
+		if (p.startup) {
+			st->last_full = p.now;
+			st->want_full = 0;
+			st->bulk = 0;
+		} else if (r->added >= BG_CS_BULK) {
+			st->bulk = 1;
+		} else if (st->bulk) {
+			/* the bulk ended: the whole set, for what the stream missed */
+			st->bulk = 0;
+			st->want_full = 1;
+		}
+	}
 	/* what ran out goes, even while the API is away: its end is known */
-	r->expired = bg_cs_expire(st, now);
+	r->expired = bg_cs_expire(st, p.now);
 	return ret;
 }
 
 /* ---- the copy ------------------------------------------------------------ */
 
-int bg_cs_write(struct bg_cs_state *st, const char *path, const char *origin)
+struct by_id {
+	int64_t id;
+	uint32_t at;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct by_id *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int write_lines(const struct bg_cs_state *st, FILE *f, const char *origin,
+		       const int *abort)
+{
+	struct by_id *o = malloc((st->n ? st->n : 1) * sizeof(*o));
+	char text[64];
+	size_t i;
+
+	if (!o)
+		return -ENOMEM;
+	/* in id order: the same set, the same bytes */
+	for (i = 0; i < st->n; i++) {
+		o[i].id = st->v[i].id;
+		o[i].at = (uint32_t)i;
+	}
+	qsort(o, st->n, sizeof(*o), cmp_id);
+	fprintf(f, "# bloomgate: the ban decisions of the CrowdSec local API %s, "
+		"%zu, one a line\n", origin, st->n);
+	for (i = 0; i < st->n; i++) {
+		const struct bg_cs_decision *d = &st->v[o[i].at];
+
+		if (i % CS_ABORT_EVERY == 0 && aborted(abort)) {
+			free(o);
+			return -EINTR;
+		}
+		bg_cs_key_text(&d->key, text, sizeof(text));
+		fprintf(f, "%s # crowdsec decision %" PRId64 " origin=%s until=%.0f "
+			"scenario=%s\n", text, d->id,
+			d->origin ? bg_cs_str(st, d->origin) : "-", d->until,
+			bg_cs_str(st, d->scenario));
+	}
+	free(o);
+	return 0;
+}
+
+int bg_cs_write(struct bg_cs_state *st, const char *path, const char *origin,
+		const int *abort)
 {
 	char tmp[4200];
 	FILE *f;
-	size_t i;
-	int ret = 0;
+	int ret;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	fprintf(f, "# bloomgate: the ban decisions of the CrowdSec local API %s, "
-		"%zu, one a line\n", origin, st->n);
-	for (i = 0; i < st->n; i++) {
-		const struct bg_cs_decision *d = &st->v[i];
-
-		fprintf(f, "%s # crowdsec decision %" PRId64 " origin=%s until=%.0f "
-			"scenario=%s\n", d->value, d->id, d->origin[0] ? d->origin : "-",
-			d->until, d->scenario);
-	}
-	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+	ret = write_lines(st, f, origin, abort);
+	if (!ret && (fflush(f) || ferror(f) || fsync(fileno(f))))
 		ret = -EIO;
 	if (fclose(f) && !ret)
 		ret = -EIO;
@@ -506,12 +550,21 @@ int bg_cs_write(struct bg_cs_state *st, const char *path, const char *origin)
 	return ret;
 }
 
-/* The fields of a copy's line; 0, or -1 when it is not one. */
-static int line_fields(const char *line, struct bg_cs_decision *d)
+/* A copy's line: its value's text and fields; 0, or -1 when it is not
+ * one. origin and scenario as written (printable ASCII). */
+struct line {
+	char value[64];
+	int64_t id;
+	char origin[BG_CS_ORIGIN_MAX + 1];
+	char scenario[BG_CS_SCENARIO_MAX + 1];
+	double until;
+};
+
+static int line_fields(const char *line, struct line *d)
 {
-	const char *c = strstr(line, " # crowdsec decision ");
+	static const char tag[] = " # crowdsec decision ";
+	const char *c = strstr(line, tag), *p;
 	char *end;
-	const char *p;
 	size_t n;
 
 	memset(d, 0, sizeof(*d));
@@ -521,81 +574,71 @@ static int line_fields(const char *line, struct bg_cs_decision *d)
 	if (!n || n >= sizeof(d->value))
 		return -1;
 	memcpy(d->value, line, n);
-	p = c + strlen(" # crowdsec decision ");
+	p = c + strlen(tag);
 	d->id = strtoll(p, &end, 10);
-	if (end == p || strncmp(end, " origin=", 8))
+	if (end == p || d->id <= 0 || strncmp(end, " origin=", 8))
 		return -1;
 	p = end + 8;
 	n = strcspn(p, " ");
 	if (n >= sizeof(d->origin) || strncmp(p + n, " until=", 7))
 		return -1;
 	memcpy(d->origin, p, n);
+	if (!strcmp(d->origin, "-"))
+		d->origin[0] = 0;
 	p += n + 7;
 	d->until = strtod(p, &end);
-	if (end == p || strncmp(end, " scenario=", 10))
+	if (end == p || !isfinite(d->until) || strncmp(end, " scenario=", 10))
 		return -1;
 	p = end + 10;
 	n = strcspn(p, "\r\n");
 	if (n >= sizeof(d->scenario))
 		n = sizeof(d->scenario) - 1;
-	{
-		char tmp[sizeof(d->scenario)];
-
-		memcpy(tmp, p, n);
-		tmp[n] = 0;
-		clean(d->scenario, sizeof(d->scenario), tmp);
-	}
+	memcpy(d->scenario, p, n);
 	return 0;
 }
 
-int bg_cs_read(struct bg_cs_state *st, const char *path)
+int bg_cs_read(struct bg_cs_state *st, const char *path, const struct bg_cfg_list *l,
+	       const int *abort)
 {
+	struct bg_cs_limits lim = { .max_range4 = (unsigned int)l->cs_max_range4,
+				    .max_range6 = (unsigned int)l->cs_max_range6 };
 	FILE *f = fopen(path, "re");
-	char line[512];
+	char buf[512];
+	size_t lines = 0, dropped = 0;
 	int ret = 0;
 
 	st->loaded = 1;
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		struct bg_cs_decision d;
+	while (!ret && fgets(buf, sizeof(buf), f)) {
+		union bg_cs_key k;
+		struct line d;
+		const char *why;
 
-		if (line[0] == '#' || line_fields(line, &d))
+		if (lines++ % CS_ABORT_EVERY == 0 && aborted(abort))
+			ret = -EINTR;
+		else if (buf[0] == '#')
 			continue;
-		ret = put(st, &d);
+		else if (line_fields(buf, &d) ||
+			 bg_cs_value(d.value, strlen(d.value), 1, &lim, &k, &why) >= 0)
+			dropped++; /* written by another bloomgate, or refused now */
+		else if ((ret = bg_cs_put(st, d.id, &k, d.until, d.origin, d.scenario)) > 0)
+			ret = 0;
 	}
 	fclose(f);
 	st->written = st->version;
+	if (dropped)
+		st->version++;
 	return ret;
-}
-
-size_t bg_cs_origins(const struct bg_cs_state *st, struct bg_cs_origin_count *v,
-		     size_t max)
-{
-	size_t i, j, n = 0;
-
-	for (i = 0; i < st->n; i++) {
-		for (j = 0; j < n; j++)
-			if (!strcmp(v[j].origin, st->v[i].origin))
-				break;
-		if (j == n) {
-			if (n == max)
-				continue;
-			snprintf(v[n].origin, sizeof(v[n].origin), "%s", st->v[i].origin);
-			v[n++].n = 0;
-		}
-		v[j].n++;
-	}
-	return n;
 }
 
 int bg_cs_line_text(const char *line, char *out, size_t len)
 {
-	struct bg_cs_decision d;
+	struct line d;
 
 	if (line_fields(line, &d))
 		return -1;
 	snprintf(out, len, "crowdsec decision %" PRId64 " (origin %s, scenario %s)",
-		 d.id, d.origin, d.scenario);
+		 d.id, d.origin[0] ? d.origin : "-", d.scenario);
 	return 0;
 }

@@ -200,6 +200,10 @@ static int cscfg_dup(struct bg_cfg_list *d, const struct bg_cfg_list *s)
 	d->cs_scopes = dup0(s->cs_scopes);
 	d->cs_scen_in = dup0(s->cs_scen_in);
 	d->cs_scen_out = dup0(s->cs_scen_out);
+	d->timeout = s->timeout;
+	d->max_bytes = s->max_bytes;
+	d->cs_max_range4 = s->cs_max_range4;
+	d->cs_max_range6 = s->cs_max_range6;
 	if (!d->list.url || !d->api_key_file || (s->cs_origins && !d->cs_origins) ||
 	    (s->cs_scopes && !d->cs_scopes) || (s->cs_scen_in && !d->cs_scen_in) ||
 	    (s->cs_scen_out && !d->cs_scen_out)) {
@@ -207,6 +211,23 @@ static int cscfg_dup(struct bg_cfg_list *d, const struct bg_cfg_list *s)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* A decision refused by a pull: the first few logged (all are counted) */
+#define CS_REFUSED_LOGGED 5
+struct cs_refusals {
+	const char *source;
+	size_t n;
+};
+
+static void cs_refused(void *ctx, const struct bg_cs_refusal *f)
+{
+	struct cs_refusals *c = ctx;
+
+	if (c->n++ < CS_REFUSED_LOGGED)
+		agent_log("source %s: decision %lld refused (%s: %s): value '%s', "
+			  "origin '%s'", c->source, (long long)f->id, f->name, f->detail,
+			  f->value, f->origin);
 }
 
 /* A crowdsec: source's fetch: one pull of its stream into its set; the set
@@ -228,16 +249,26 @@ static void cs_fetch(struct agent *a, struct fetch_job *j)
 		snprintf(r->err, sizeof(r->err), "%s", strerror(ENAMETOOLONG));
 		return;
 	}
-	if (!st->loaded && bg_cs_read(st, j->copy))
+	struct cs_refusals refusals = { .source = j->f.list.name };
+	struct bg_cs_hooks hooks = { .abort = &a->work.quit, .refused = cs_refused,
+				     .ctx = &refusals };
+
+	if (!st->loaded && bg_cs_read(st, j->copy, &j->cscfg, &a->work.quit))
 		agent_log("source %s: its last copy cannot be read back: the local "
 			  "API's next answer makes it", j->f.list.name);
-	ret = bg_cs_pull(&j->cscfg, st, &a->work.quit, &pr, why, sizeof(why));
+	ret = bg_cs_pull(&j->cscfg, st, &hooks, &pr, why, sizeof(why));
+	if (pr.warn[0])
+		agent_log("source %s: warning: %s", j->f.list.name, pr.warn);
+	if (refusals.n > CS_REFUSED_LOGGED)
+		agent_log("source %s: %zu more decisions refused by that pull "
+			  "(bloomgate_crowdsec_ignored_total)", j->f.list.name,
+			  refusals.n - CS_REFUSED_LOGGED);
 	if (ret)
 		snprintf(j->cs_err, sizeof(j->cs_err), "%s", why);
 	/* no copy yet and no answer yet: nothing to write (an empty copy would
 	 * say "no decision", which is not known) */
 	if (st->version != st->written || (!j->kept_sha[0] && st->synced)) {
-		int err = bg_cs_write(st, cand, j->f.list.url);
+		int err = bg_cs_write(st, cand, j->f.list.url, &a->work.quit);
 
 		if (!err)
 			err = bg_sha256_file(cand, r->sha256);
@@ -297,8 +328,7 @@ static void fetch_done(struct agent *a, struct job *jj)
 			s->cs = j->cs;
 			s->cs_n_origins = bg_cs_origins(j->cs, s->cs_origins,
 							BG_CS_ORIGINS_MAX);
-			s->cs_ignored_type = j->cs->ignored_type;
-			s->cs_ignored_scope = j->cs->ignored_scope;
+			memcpy(s->cs_ignored, j->cs->ignored, sizeof(s->cs_ignored));
 			pthread_mutex_unlock(&a->lock);
 		} else {
 			bg_cs_state_free(j->cs);

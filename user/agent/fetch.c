@@ -25,6 +25,7 @@
 #include "core/url.h"
 #include "agent/fetch.h"
 #include "core/sha.h"
+#include "core/version.h"
 
 #define FETCH_TIMEOUT_DEFAULT 30.0
 #define FETCH_MAX_REDIRS 5L
@@ -620,7 +621,7 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 			 timeout * 1000 < 1 ? 1L : (long)(timeout * 1000));
 	/* no SIGALRM for name resolution: the agent has threads */
 	curl_easy_setopt(s.h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(s.h, CURLOPT_USERAGENT, "bloomgate-agent");
+	curl_easy_setopt(s.h, CURLOPT_USERAGENT, BG_USER_AGENT);
 	curl_easy_setopt(s.h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(s.h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(s.h, CURLOPT_WRITEDATA, &s);

@@ -410,20 +410,18 @@ static void render_sources(FILE *out, const struct bg_metrics_source *s,
 					   s[i].origins[k].n);
 			}
 		family(out, "bloomgate_crowdsec_ignored_total", "counter",
-		       "Decisions of a crowdsec: source not enforced: another type "
-		       "than ban, or another scope than ip and range.");
-		for (i = 0; i < n; i++) {
-			struct label l[2] = { { "source", s[i].list.name },
-					      { "reason", "type" } };
+		       "Decisions of a crowdsec: source refused, by reason: type "
+		       "(not a ban), scope (not Ip or Range), value, too_wide, "
+		       "duration, expired, malformed, too_large (each time the API "
+		       "sends one).");
+		for (i = 0; i < n; i++)
+			for (k = 0; s[i].crowdsec && k < BG_CS_IGN_MAX; k++) {
+				struct label l[2] = { { "source", s[i].list.name },
+						      { "reason", bg_cs_ign_names[k] } };
 
-			if (!s[i].crowdsec)
-				continue;
-			sample_u64(out, "bloomgate_crowdsec_ignored_total", l, 2,
-				   s[i].cs_ignored_type);
-			l[1].val = "scope";
-			sample_u64(out, "bloomgate_crowdsec_ignored_total", l, 2,
-				   s[i].cs_ignored_scope);
-		}
+				sample_u64(out, "bloomgate_crowdsec_ignored_total", l, 2,
+					   s[i].cs_ignored[k]);
+			}
 	}
 
 	/* Every known state for every source, one of them 1, so that a

@@ -85,12 +85,13 @@ struct bg_metrics_source {
 	uint64_t fetch_failures; /* total */
 	uint64_t not_modified; /* total 304 answers */
 	uint64_t fetches; /* total attempts */
-	/* a crowdsec: source: its decisions by origin, and those ignored
-	 * (another type than ban, another scope than ip and range) */
+	/* a crowdsec: source: its decisions in the filter by origin, and
+	 * those refused since the start by reason (enum bg_cs_ign, named by
+	 * bg_cs_ign_names) */
 	int crowdsec;
 	size_t n_origins;
 	struct bg_cs_origin_count origins[BG_CS_ORIGINS_MAX];
-	uint64_t cs_ignored_type, cs_ignored_scope;
+	uint64_t cs_ignored[BG_CS_IGN_MAX];
 };
 
 /* The live filter, as the agent built (or adopted) it. */

@@ -68,8 +68,7 @@ int render(void *ctx, FILE *out)
 		ms[i].crowdsec = s->cfg->kind == BG_SRC_CROWDSEC;
 		ms[i].n_origins = s->cs_n_origins;
 		memcpy(ms[i].origins, s->cs_origins, sizeof(ms[i].origins));
-		ms[i].cs_ignored_type = s->cs_ignored_type;
-		ms[i].cs_ignored_scope = s->cs_ignored_scope;
+		memcpy(ms[i].cs_ignored, s->cs_ignored, sizeof(ms[i].cs_ignored));
 	}
 	filter = a->filter;
 	v.filter = a->have_filter ? &filter : NULL;

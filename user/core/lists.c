@@ -463,6 +463,31 @@ parse_line(const char *p, const char *le, int has_nul, struct bg_key4 *k4,
 	return kind;
 }
 
+int bg_list_entry(const char *s, size_t n, struct bg_key4 *k4,
+		  struct bg_key6 *k6, const char **reason)
+{
+	const char *r = R_NOT_IP;
+	struct bg_key4 t4;
+	struct bg_key6 t6;
+	size_t i;
+	int fl, kind = parse_line(s, s + n, 1, &t4, &t6, &r, &fl);
+
+	/* the one token and nothing else: a blank, a comment or a line
+	 * end beside it would be text a list line could hold, not an entry */
+	for (i = 0; kind > 0 && i < n; i++)
+		if (is_space(s[i]) || is_comment(s[i]) || s[i] == '\n') {
+			kind = 0;
+			r = i ? R_TRAILING : R_NOT_IP;
+		}
+	if (kind == BG_KEY_IPV4 && k4)
+		*k4 = t4;
+	else if (kind == BG_KEY_IPV6 && k6)
+		*k6 = t6;
+	else if (kind <= 0 && reason)
+		*reason = r;
+	return kind > 0 ? kind : 0;
+}
+
 /* A wide prefix (lists.h): 1, and its reason of rejection. */
 static inline int is_wide(int kind, const struct bg_key4 *k4,
 			  const struct bg_key6 *k6, const char **reason)

@@ -146,6 +146,21 @@ int bg_parse_addr(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
 int bg_parse_prefix(const char *tok, struct bg_key4 *k4, struct bg_key6 *k6,
 		    const char **reason);
 
+/*
+ * One entry alone, s[0..n) (not NUL-terminated; any bytes), read by the very
+ * line parser of a list (bg_list_parse_buf()): an address or a CIDR prefix,
+ * masked to its length, an IPv4-mapped IPv6 one made the IPv4 entry it
+ * names. Nothing else may be there: a blank, a comment, a line end or a NUL
+ * beside the token is refused. Returns BG_KEY_IPV4 or BG_KEY_IPV6 and fills
+ * that key, or 0 and sets *reason (the list parser's own words: "bad prefix
+ * length (no blanks around '/')"). Wide prefixes are accepted: the caller
+ * judges them (bg_key_wide()). Any pointer but s may be NULL. The agent's
+ * crowdsec: source checks each decision's value with it (agent/crowdsec.h),
+ * so that what it takes is what its copy's list parse reads back.
+ */
+int bg_list_entry(const char *s, size_t n, struct bg_key4 *k4,
+		  struct bg_key6 *k6, const char **reason);
+
 /* 1 if addr (network byte order) lies inside prefix, else 0. */
 int bg_prefix_covers4(const struct bg_key4 *prefix, __u32 addr_be);
 int bg_prefix_covers6(const struct bg_key6 *prefix, const __u8 addr[16]);

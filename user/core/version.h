@@ -7,5 +7,9 @@
 #define BLOOMGATE_VERSION_H
 
 #define BG_VERSION "0.9.0"
+/* What the agent's HTTP requests say they are (a list's fetch, a CrowdSec
+ * local API's pull: CrowdSec reads a bouncer's type and version from it,
+ * and logs "bad user agent" for one without a '/') */
+#define BG_USER_AGENT "bloomgate/" BG_VERSION
 
 #endif
