@@ -36,12 +36,19 @@ static const struct bg_metrics_filter filter = {
 	.build_seconds = 0.25,
 	.swap_seconds = 0.000125,
 };
-static const struct bg_metrics_source sources[] = {
-	{ .list.name = "firehol", .state = "ok", .entries = 4521,
-	  .last_success = 1764599507.5, .fetch_failures = 2, .not_modified = 7,
-	  .fetches = 12 },
+/* a list's driver as metrics sees it (its flags; the ops are the
+ * agent's, which a unit test does not link) */
+static const struct src_ops list_ops = { .kind = "list" };
+static const struct bg_cfg_list cfgs[] = {
+	{ .list.name = "firehol" },
 	/* a name that needs every escape a label value has */
-	{ .list.name = "we\"ird\\na\nme", .state = "pending" },
+	{ .list.name = "we\"ird\\na\nme" },
+};
+static const struct source sources[] = {
+	{ .cfg = &cfgs[0], .ops = &list_ops, .state = "ok",
+	  .rec = { .entries = 4521, .last_ok = 1764599507.5, .failures = 2,
+		   .not_modified = 7, .fetches = 12, .rejected = 3 } },
+	{ .cfg = &cfgs[1], .ops = &list_ops, .state = "pending" },
 };
 
 /* Every counter and reason its own value, so a value in the wrong place
@@ -186,6 +193,8 @@ static void test_lines(void **state)
 	assert_contains(t, "# TYPE bloomgate_source_entries gauge\n"
 			   "bloomgate_source_entries{source=\"firehol\"} 4521\n"
 			   "bloomgate_source_entries{source=\"we\\\"ird\\\\na\\nme\"} 0\n");
+	assert_contains(t, "# TYPE bloomgate_source_rejected_lines gauge\n"
+			   "bloomgate_source_rejected_lines{source=\"firehol\"} 3\n");
 	assert_contains(t, "bloomgate_source_last_success_timestamp_seconds{source=\"firehol\"} 1764599507.5\n");
 	assert_contains(t, "# TYPE bloomgate_source_fetch_failures_total counter\n"
 			   "bloomgate_source_fetch_failures_total{source=\"firehol\"} 2\n");
@@ -272,8 +281,9 @@ static void test_numbers(void **state)
 				       .predicted_fpr = __builtin_nan(""),
 				       .build_seconds = __builtin_inf(),
 				       .swap_seconds = 1e-9 };
-	struct bg_metrics_source s = { .list.name = "x", .state = "rotten",
-				       .last_success = 1764599507.123456 };
+	struct bg_cfg_list cfg = { .list.name = "x" };
+	struct source s = { .cfg = &cfg, .ops = &list_ops, .state = "rotten",
+			    .rec.last_ok = 1764599507.123456 };
 	struct bg_metrics_view v = { .filter = &f, .sources = &s, .nsources = 1 };
 	char *t;
 

@@ -33,6 +33,31 @@ void bg_hex(const uint8_t *d, size_t n, char *out)
 	out[2 * n] = 0;
 }
 
+int bg_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int bg_unhex(const char *s, size_t n, uint8_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int hi = bg_hexval((unsigned char)s[2 * i]), lo;
+
+		/* the second digit is read only after the first: a string
+		 * shorter than 2n ends at its NUL, which is no digit */
+		if (hi < 0 || (lo = bg_hexval((unsigned char)s[2 * i + 1])) < 0)
+			return -EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
 void bg_sha_hex(const uint8_t sha[BG_SHA_LEN], char out[65])
 {
 	bg_hex(sha, BG_SHA_LEN, out);
