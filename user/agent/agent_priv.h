@@ -48,10 +48,12 @@
 #define RETRY_MAX 3600.0
 /* Fetches at once: a slow list holds one of them, the others go on. */
 #define FETCH_THREADS 4
-/* Seconds a stopping agent waits for the rebuild in progress before it
- * exits without it (the filter stays live: nothing is published before
- * the build is whole, and the store's transaction is rolled back). */
-#define STOP_WAIT 3.0
+/* Seconds a stopping agent waits for the fetches and the rebuild in
+ * progress before it exits without them (the filter stays live: nothing
+ * is published before the build is whole, and the store's transaction is
+ * rolled back): a stop takes at most about this long, whatever the agent
+ * was doing (the unit gives it 10 s). */
+#define STOP_WAIT 1.5
 /* Seconds the start (or a reload) waits for its round of fetches before
  * it goes on without the lists still being fetched: a slow list is taken
  * by a later rebuild, and holds up neither the first filter nor the
@@ -172,8 +174,8 @@ void work_store(struct agent *a, struct job *j);
 void work_drain(struct agent *a);
 /* Tells the workers to stop and joins them: the fetches abort, the main
  * worker's queue is dropped, the store thread writes the rows still
- * queued (not entries). -ETIMEDOUT when the main worker or the store
- * thread was still busy after STOP_WAIT (left running). */
+ * queued (not entries). -ETIMEDOUT when a fetch, the main worker or the
+ * store thread was still busy after STOP_WAIT (left running). */
 int work_stop(struct agent *a);
 
 /* ---- control.c ----------------------------------------------------------- */
@@ -293,6 +295,10 @@ struct agent {
 	 * (ifaces.c) */
 	int reshape, reshape_grow;
 	uint32_t reshape_cap;
+	/* the interfaces' job of a reload runs (its answer waits for it), and
+	 * what it changed of them ("" nothing) */
+	int ifaces_busy;
+	char ifaces_said[512];
 	uint64_t rb_started, rb_done; /* rebuild jobs started, the last done */
 	double reload_seen; /* unix time of the last reload: a config
 			       change's "change seen" */

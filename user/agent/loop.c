@@ -394,7 +394,7 @@ int bg_agent_run(const char *config_path)
 		 * published, its transaction not committed; the live filter
 		 * stays. Exiting here rather than waiting for it is what
 		 * makes a stop prompt. */
-		agent_log("a build or a store import is in progress: abandoned, "
+		agent_log("a fetch, a build or a store import is in progress: abandoned, "
 			  "the filter stays as it is");
 		if (a.cfg.detach_on_stop)
 			detach_ifaces(&a);

@@ -247,6 +247,9 @@ int reload_config(struct agent *a, char *err, size_t errlen);
  * guard); list strings borrowed. */
 void src_fetch_opts(const struct bg_config *c, const struct bg_cfg_list *l,
 		    struct bg_fetch_src *f);
+/* A path source's open: its directory watched (a file replaced by rename
+ * counts). */
+int src_watch_open(struct agent *a, struct source *s);
 /* The common job of a file or URL fetch: 0 or -ENOMEM. */
 int src_file_fetch_begin(struct agent *a, struct source *s, void **job);
 void src_file_fetch(void *job, const char *copy, const char *kept_sha,

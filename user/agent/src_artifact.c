@@ -88,6 +88,7 @@ const struct src_ops src_artifact_ops = {
 	.kind = "artifact",
 	.built = 1,
 	.retry_base = RETRY_BASE,
+	.open = src_watch_open,
 	.fetch_begin = src_file_fetch_begin,
 	.fetch = art_fetch,
 	.fetch_end = src_file_fetch_end,

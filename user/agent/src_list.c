@@ -81,9 +81,7 @@ void src_file_fetch_end(struct agent *a, struct source *s, void *job,
 	free(j);
 }
 
-/* A path source: its directory watched (a file replaced by rename
- * counts). */
-static int list_open(struct agent *a, struct source *s)
+int src_watch_open(struct agent *a, struct source *s)
 {
 	char d[PATH_MAX], *slash;
 
@@ -183,7 +181,7 @@ static int list_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 const struct src_ops src_list_ops = {
 	.kind = "list",
 	.retry_base = RETRY_BASE,
-	.open = list_open,
+	.open = src_watch_open,
 	.fetch_begin = src_file_fetch_begin,
 	.fetch = src_file_fetch,
 	.fetch_end = src_file_fetch_end,
