@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "core/counters.h"
+#include "agent/csstream.h"
 #include "agent/metrics.h"
 
 static struct bg_counters counters;
@@ -36,17 +37,30 @@ static const struct bg_metrics_filter filter = {
 	.build_seconds = 0.25,
 	.swap_seconds = 0.000125,
 };
-static const struct bg_metrics_source sources[] = {
-	{ .list.name = "firehol", .state = "ok", .entries = 4521,
-	  .last_success = 1764599507.5, .fetch_failures = 2, .not_modified = 7,
-	  .fetches = 12 },
+/* a list's driver as metrics sees it (its flags; the ops are the
+ * agent's, which a unit test does not link) */
+static const struct src_ops list_ops = { .kind = "list" };
+static const struct bg_cfg_list cfgs[] = {
+	{ .list.name = "firehol" },
 	/* a name that needs every escape a label value has */
-	{ .list.name = "we\"ird\\na\nme", .state = "pending" },
-	/* a crowdsec: source: its decisions by origin, its refusals by
-	 * reason (7000 + reason) */
-	{ .list.name = "cs", .state = "ok", .entries = 5, .crowdsec = 1, .n_origins = 2,
-	  .origins = { { "cscli", 3 }, { "CAPI", 2 } },
-	  .cs_ignored = { 7000, 7001, 7002, 7003, 7004, 7005, 7006, 7007 } },
+	{ .list.name = "we\"ird\\na\nme" },
+	{ .list.name = "cs" },
+};
+/* a crowdsec: source's driver: its entries are decisions */
+static const struct src_ops cs_ops = { .kind = "crowdsec", .decisions = 1 };
+static const struct source sources[] = {
+	{ .cfg = &cfgs[0], .ops = &list_ops, .state = "ok",
+	  .rec = { .entries = 4521, .last_ok = 1764599507.5, .failures = 2,
+		   .not_modified = 7, .fetches = 12, .rejected = 3 } },
+	{ .cfg = &cfgs[1], .ops = &list_ops, .state = "pending" },
+	/* its decisions by origin, its refusals by reason (7000 + reason,
+	 * in the order of bg_cs_ign_names) */
+	{ .cfg = &cfgs[2], .ops = &cs_ops, .state = "ok", .rec = { .entries = 5 },
+	  .n_origins = 2, .origins = { { "cscli", 3 }, { "CAPI", 2 } },
+	  .refused = { .n = 8, .v = { { "type", 7000 }, { "scope", 7001 },
+				   { "value", 7002 }, { "too_wide", 7003 },
+				   { "duration", 7004 }, { "expired", 7005 },
+				   { "malformed", 7006 }, { "too_large", 7007 } } } },
 };
 _Static_assert(BG_CS_IGN_MAX == 8, "a value for every reason above");
 
@@ -210,6 +224,8 @@ static void test_lines(void **state)
 	assert_contains(t, "# TYPE bloomgate_source_entries gauge\n"
 			   "bloomgate_source_entries{source=\"firehol\"} 4521\n"
 			   "bloomgate_source_entries{source=\"we\\\"ird\\\\na\\nme\"} 0\n");
+	assert_contains(t, "# TYPE bloomgate_source_rejected_lines gauge\n"
+			   "bloomgate_source_rejected_lines{source=\"firehol\"} 3\n");
 	assert_contains(t, "bloomgate_source_last_success_timestamp_seconds{source=\"firehol\"} 1764599507.5\n");
 	assert_contains(t, "# TYPE bloomgate_source_fetch_failures_total counter\n"
 			   "bloomgate_source_fetch_failures_total{source=\"firehol\"} 2\n");
@@ -331,8 +347,9 @@ static void test_numbers(void **state)
 				       .predicted_fpr = __builtin_nan(""),
 				       .build_seconds = __builtin_inf(),
 				       .swap_seconds = 1e-9 };
-	struct bg_metrics_source s = { .list.name = "x", .state = "rotten",
-				       .last_success = 1764599507.123456 };
+	struct bg_cfg_list cfg = { .list.name = "x" };
+	struct source s = { .cfg = &cfg, .ops = &list_ops, .state = "rotten",
+			    .rec.last_ok = 1764599507.123456 };
 	struct bg_metrics_view v = { .filter = &f, .sources = &s, .nsources = 1 };
 	char *t;
 

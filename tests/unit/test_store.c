@@ -155,7 +155,7 @@ static void test_open_create_reopen(void **state)
 	assert_int_equal(st.st_mode & 07777, 0700);
 	assert_int_equal(stat(f->db, &st), 0);
 	assert_int_equal(sql_int(f, "PRAGMA user_version"), BG_STORE_SCHEMA);
-	assert_int_equal(BG_STORE_SCHEMA, 2);
+	assert_int_equal(BG_STORE_SCHEMA, 3);
 	/* the sources only: no table of entries */
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM sqlite_schema WHERE"
 				    " type = 'table'"), 1);
@@ -220,17 +220,18 @@ static void fill(struct bg_store_source *s, const char *name, int k)
 	s->format = BG_FMT_ADBLOCK;
 	s->subdomains = 1;
 	s->allow = k & 1;
-	snprintf(s->etag, sizeof(s->etag), "\"etag-%d\"", k);
-	snprintf(s->last_modified, sizeof(s->last_modified),
+	snprintf(s->rec.v.etag, sizeof(s->rec.v.etag), "\"etag-%d\"", k);
+	snprintf(s->rec.v.last_modified, sizeof(s->rec.v.last_modified),
 		 "Tue, 01 Dec 2026 12:00:%02d GMT", k);
-	memset(s->sha256, 'a' + k, 64);
-	s->last_ok = 1764590400.25 + k;
-	s->last_attempt = 1764590500.5 + k;
-	snprintf(s->last_error, sizeof(s->last_error), "HTTP %d", 500 + k);
-	s->entries = 1000000 + k;
-	s->fetches = 10 + k;
-	s->failures = 2 + k;
-	s->not_modified = 7 + k;
+	memset(s->rec.sha256, 'a' + k, 64);
+	s->rec.last_ok = 1764590400.25 + k;
+	s->rec.last_attempt = 1764590500.5 + k;
+	snprintf(s->rec.last_error, sizeof(s->rec.last_error), "HTTP %d", 500 + k);
+	s->rec.entries = 1000000 + k;
+	s->rec.fetches = 10 + k;
+	s->rec.failures = 2 + k;
+	s->rec.not_modified = 7 + k;
+	s->rec.rejected = 30 + k;
 	s->generation = (1ULL << 40) + k;
 }
 
@@ -243,16 +244,17 @@ static void assert_source_equal(const struct bg_store_source *a,
 	assert_int_equal(a->format, b->format);
 	assert_int_equal(a->subdomains, b->subdomains);
 	assert_int_equal(a->allow, b->allow);
-	assert_string_equal(a->etag, b->etag);
-	assert_string_equal(a->last_modified, b->last_modified);
-	assert_string_equal(a->sha256, b->sha256);
-	assert_true(a->last_ok == b->last_ok);
-	assert_true(a->last_attempt == b->last_attempt);
-	assert_string_equal(a->last_error, b->last_error);
-	assert_int_equal(a->entries, b->entries);
-	assert_int_equal(a->fetches, b->fetches);
-	assert_int_equal(a->failures, b->failures);
-	assert_int_equal(a->not_modified, b->not_modified);
+	assert_string_equal(a->rec.v.etag, b->rec.v.etag);
+	assert_string_equal(a->rec.v.last_modified, b->rec.v.last_modified);
+	assert_string_equal(a->rec.sha256, b->rec.sha256);
+	assert_true(a->rec.last_ok == b->rec.last_ok);
+	assert_true(a->rec.last_attempt == b->rec.last_attempt);
+	assert_string_equal(a->rec.last_error, b->rec.last_error);
+	assert_int_equal(a->rec.entries, b->rec.entries);
+	assert_int_equal(a->rec.fetches, b->rec.fetches);
+	assert_int_equal(a->rec.failures, b->rec.failures);
+	assert_int_equal(a->rec.not_modified, b->rec.not_modified);
+	assert_int_equal(a->rec.rejected, b->rec.rejected);
 	assert_int_equal(a->generation, b->generation);
 }
 
@@ -304,7 +306,7 @@ static void test_sources(void **state)
 	assert_int_equal(bg_store_index_set(f->s, "zeta", NULL), 0);
 	assert_int_equal(bg_store_source_get(f->s, "zeta", &got), 0);
 	assert_string_equal(got.index_sha256, "");
-	assert_int_equal(got.fetches, c.fetches);
+	assert_int_equal(got.rec.fetches, c.rec.fetches);
 	/* a row made by the index record alone */
 	assert_int_equal(bg_store_index_set(f->s, "omega", &ix), 0);
 	assert_int_equal(bg_store_source_get(f->s, "omega", &got), 0);
@@ -464,7 +466,7 @@ static void fetched(struct fix *f, const char *name, const char *text)
 		memset(&src, 0, sizeof(src));
 		snprintf(src.name, sizeof(src.name), "%s", name);
 	}
-	sha256_hex(text, strlen(text), src.sha256);
+	sha256_hex(text, strlen(text), src.rec.sha256);
 	assert_int_equal(bg_store_source_put(f->s, &src), 0);
 }
 
@@ -486,7 +488,7 @@ static struct bg_prov_source psrc(struct fix *f, const char *name,
 
 	copy_path(f, name, copies[k], sizeof(copies[k]));
 	assert_int_equal(bg_store_source_get(f->s, name, &row), 0);
-	snprintf(shas[k], sizeof(shas[k]), "%s", row.sha256);
+	snprintf(shas[k], sizeof(shas[k]), "%s", row.rec.sha256);
 	v.copy = copies[k];
 	v.sha256 = shas[k];
 	return v;
@@ -604,7 +606,7 @@ static void test_addr_entries(void **state)
 	assert_int_equal(bg_store_source_get(f->s, "fire", &row), 0);
 	assert_int_equal(row.index_entries, 7); /* the wide one loads nothing */
 	assert_string_equal(row.origin, url);
-	assert_string_equal(row.index_sha256, row.sha256);
+	assert_string_equal(row.index_sha256, row.rec.sha256);
 
 	/* the allow list of another source, nesting inside the first */
 	assert_int_equal(add_list(f, "ok", "/etc/ok.txt",
@@ -1437,7 +1439,7 @@ static void test_corrupt_and_stale(void **state)
 	 * killed before it recorded it */
 	assert_int_equal(bg_store_source_get(f->s, "c", &row), 0);
 	assert_int_equal(bg_store_index_set(f->s, "c",
-		&(struct bg_store_index){ .origin = row.origin, .sha256 = row.sha256,
+		&(struct bg_store_index){ .origin = row.origin, .sha256 = row.rec.sha256,
 					  .checksum = row.index_checksum ^ 1 }), 0);
 	expect_problem(f, "c", "not the one the store records", "10.9.0.1", 1);
 	expect_bad(f, "c", -ESTALE, "not the one the store records");
@@ -1500,7 +1502,7 @@ static void kill_writer_at(struct fix *f, const char *list, uint32_t mask)
 			_exit(3);
 		copy_path(f, "c", copy, sizeof(copy));
 		v.copy = copy;
-		v.sha256 = row.sha256;
+		v.sha256 = row.rec.sha256;
 		bg_prov_reindex(s, &v, 1, 0);
 		_exit(0);
 	}
@@ -1651,8 +1653,8 @@ static void test_upgrade_v1(void **state)
 	assert_true(file_size(f->db) < before / 10);
 	assert_int_equal(bg_store_source_get(f->s, "fire", &got), 0);
 	assert_string_equal(got.url, "https://x/fire");
-	assert_string_equal(got.etag, "\"e1\"");
-	assert_int_equal(got.fetches, 7);
+	assert_string_equal(got.rec.v.etag, "\"e1\"");
+	assert_int_equal(got.rec.fetches, 7);
 	assert_string_equal(got.index_sha256, "");
 	/* its copy is there, its index not yet */
 	fetched(f, "fire", "10.0.0.1\n");
@@ -1667,6 +1669,41 @@ static void test_upgrade_v1(void **state)
 	bg_store_close(f->s);
 	f->s = NULL;
 	open_store(f);
+	assert_int_equal(bg_store_open_ro(f->state, &ro), 0);
+	bg_store_close(ro);
+}
+
+/* A version-2 store (no count of rejected lines) is upgraded on open: the
+ * column added, 0 for the rows there, which keep everything else; a
+ * reader waits for the agent's upgrade. */
+static void test_upgrade_v2(void **state)
+{
+	struct fix *f = *state;
+	struct bg_store_source got, c;
+	struct bg_store *ro;
+	sqlite3 *db;
+
+	open_store(f);
+	fill(&c, "kept", 3);
+	c.rec.rejected = 0;
+	assert_int_equal(bg_store_source_put(f->s, &c), 0);
+	bg_store_close(f->s);
+	f->s = NULL;
+	/* back to what version 2 was */
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "ALTER TABLE sources DROP COLUMN rejected;"
+				      "PRAGMA user_version = 2;", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(bg_store_open_ro(f->state, &ro), -EPROTO);
+	open_store(f);
+	assert_int_equal(sql_int(f, "PRAGMA user_version"), BG_STORE_SCHEMA);
+	assert_int_equal(bg_store_source_get(f->s, "kept", &got), 0);
+	assert_source_equal(&got, &c);
+	c.rec.rejected = 17;
+	assert_int_equal(bg_store_source_put(f->s, &c), 0);
+	assert_int_equal(bg_store_source_get(f->s, "kept", &got), 0);
+	assert_int_equal(got.rec.rejected, 17);
 	assert_int_equal(bg_store_open_ro(f->state, &ro), 0);
 	bg_store_close(ro);
 }
@@ -1704,6 +1741,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_kill_writer, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_v2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_v1, setup,
 						teardown),
 	};

@@ -3,19 +3,21 @@
  * The agent's own state, shared by its files (user/agent/agent.h has what
  * the CLI sees). Who touches what:
  *
- *   the loop (loop.c: one thread) owns struct agent and every struct src:
- *   it alone writes them, and writes what the metrics thread reads
- *   (status.c: render()) under a->lock. It never blocks on work: it waits
- *   in epoll, and hands every fetch, parse, build, swap and store write to
- *   the workers as a job (work.c).
+ *   the loop (loop.c: one thread) owns struct agent and every struct
+ *   source (source.h): it alone writes them, and writes what the metrics
+ *   thread reads (status.c: render()) under a->lock. It never blocks on
+ *   work: it waits in epoll, and hands every fetch, parse, build, swap and
+ *   store write to the workers as a job (work.c).
  *
  *   the workers (work.c): FETCH_THREADS fetch threads; one main worker
  *   that runs rebuilds (rebuild.c) and interface changes (ifaces.c), in
  *   order; one store thread for every store write (rows, entries, a list
- *   removed), in order. A job holds copies of all it needs: a worker reads
- *   nothing of struct agent but a->store (the store thread's alone once
- *   the workers run) and a->work.quit (atomic). When a job is done, its
- *   done() runs on the loop, which applies the result.
+ *   removed), in order. A job holds copies of all it needs: a worker
+ *   reads of struct agent only a->work.quit (atomic), the store thread
+ *   a->store (its alone once the workers run), and the main worker
+ *   a->incr (the filter a CrowdSec source patches in place: the main
+ *   worker's alone, made, used and dropped by its jobs). When a job is
+ *   done, its done() runs on the loop, which applies the result.
  *
  *   the metrics thread (metrics.c) calls render(), which takes a->lock.
  */
@@ -36,22 +38,22 @@
 #include "agent/instance.h"
 #include "agent/metrics.h"
 #include "agent/request.h"
+#include "agent/source.h"
 #include "agent/store.h"
 #include "kern/pins.h"
 
-/* Retry after a failed fetch: 30 s, doubling, at most the refresh interval
- * or an hour. */
+/* Retry after a failed fetch: 30 s (a driver may say less), doubling, at
+ * most the refresh interval or an hour. */
 #define RETRY_BASE 30.0
-/* ... a fleet store's: 1 s, doubling, at most its poll (a store busy or
- * restarting is usually back at once, and its link wakes the fetch too) */
-#define FLEET_RETRY_BASE 1.0
 #define RETRY_MAX 3600.0
 /* Fetches at once: a slow list holds one of them, the others go on. */
 #define FETCH_THREADS 4
-/* Seconds a stopping agent waits for the rebuild in progress before it
- * exits without it (the filter stays live: nothing is published before
- * the build is whole, and the store's transaction is rolled back). */
-#define STOP_WAIT 3.0
+/* Seconds a stopping agent waits for the fetches and the rebuild in
+ * progress before it exits without them (the filter stays live: nothing
+ * is published before the build is whole, and the store's transaction is
+ * rolled back): a stop takes at most about this long, whatever the agent
+ * was doing (the unit gives it 10 s). */
+#define STOP_WAIT 1.5
 /* Seconds the start (or a reload) waits for its round of fetches before
  * it goes on without the lists still being fetched: a slow list is taken
  * by a later rebuild, and holds up neither the first filter nor the
@@ -109,73 +111,11 @@ int desc_from_json(struct json_object *o, struct desc *d);
 void desc_diff(const struct desc *old, const struct desc *new, char *out,
 	       size_t len);
 
-/* ---- sources (feed.c) --------------------------------------------------- */
-
-enum src_phase {
-	SRC_IDLE,
-	SRC_FETCHING, /* a fetch job runs */
-	SRC_CANDIDATE, /* a new copy waits for a rebuild to judge it */
-	SRC_IN_REBUILD, /* ... and a rebuild judges it now */
-};
-
-/* One source at run time. */
-struct src {
-	const struct bg_cfg_list *cfg;
-	char copy[PATH_MAX]; /* the last good copy */
-	struct bg_fetch_validators v; /* of the copy */
-	const char *state; /* "pending", "ok", "failing" */
-	char sha256[65]; /* of the copy */
-	uint64_t entries, fetches, failures, not_modified;
-	unsigned failed_in_row;
-	double last_ok, last_attempt; /* unix time */
-	double due; /* monotonic time of the next fetch or check; 0: none */
-	char last_error[256];
-	int have_copy;
-	int wd; /* inotify watch of its directory (path sources), -1 */
-	double changed_at; /* unix time of its first inotify event since the
-			      last refresh; 0: none */
-	int phase; /* enum src_phase */
-	int mark; /* a reload (or the start) waits for this source's fetch */
-	/* the candidate: its hash, validators, when its change was seen
-	 * (unix time) and the fetch time */
-	char cand_sha[65];
-	struct bg_fetch_validators cand_v;
-	double cand_seen, cand_fetch_ms;
-	/* the last candidate refused, and why: the same bytes again are
-	 * refused at once, without a rebuild */
-	char refused_sha[65];
-	char refused_why[256];
-	/* a crowdsec: source: its decisions (agent/crowdsec.h), handed to
-	 * each fetch job and back (NULL while one runs); what metrics show
-	 * of them, copied when a fetch is done */
-	struct bg_cs_state *cs;
-	size_t cs_n_origins;
-	struct bg_cs_origin_count cs_origins[BG_CS_ORIGINS_MAX];
-	uint64_t cs_ignored[BG_CS_IGN_MAX]; /* by reason */
-};
-
-struct src *src_find(struct agent *a, const char *name);
-void src_set_state(struct src *s, const char *state, const char *why);
-int setup_sources(struct agent *a, const struct src *old, size_t nold);
-/* Starts the fetch of every due source that is idle; all: every source. */
-void run_due(struct agent *a, int all);
-void on_inotify(struct agent *a);
-/* Marks every source for a reload (or the start): the wait ends when each
- * has been fetched once more. */
-void mark_all(struct agent *a);
-int marks_pending(const struct agent *a);
-/* The description wanted now: every good copy, a candidate as if good. */
+/* The description wanted now: every good copy, a candidate as if good
+ * (desc.c). */
 int wanted_desc(const struct agent *a, struct desc *d);
-/* The store's row of s, written by the main worker. */
-void store_put(struct agent *a, const struct src *s);
-/* A list a reload removed: its store row and copies go (main worker, after
- * the rebuild in progress). */
-void forget_list(struct agent *a, const char *name, const char *copy);
-/* Re-reads the config; 0, or nonzero with the old one kept. */
-/* err: why not (the config's file:line), errlen bytes. */
-int reload_config(struct agent *a, char *err, size_t errlen);
 
-/* ---- rebuild.c ----------------------------------------------------------- */
+/* ---- rebuild.c, live.c --------------------------------------------------- */
 
 /* Starts a rebuild when one is due and none runs, or settles the reloads
  * waiting when nothing changed. */
@@ -184,17 +124,16 @@ void want_rebuild(struct agent *a, int now);
 /* At start, once every source was fetched: adopts the pinned filter when
  * it is built from what is wanted now; 1 when adopted. */
 int adopt(struct agent *a);
-/* The store's entries follow the copies (a job of the store thread);
- * timing: the rebuild's, logged once they did. */
 struct rb_timing;
 struct bg_prov_writer;
 struct incr;
-/* The incremental state (main worker), freed. */
+/* The filter kept for a CrowdSec source's changes (src_crowdsec.c), freed. */
 void incr_free(struct incr *in);
 /* The store follows the live filter (store thread): pw, a rebuild's
  * provenance writer, committed; or, without one, every copy re-indexed
  * where its index is missing or of another copy (an adopted filter);
- * then the lists gone from the config pruned. Takes pw. */
+ * then the lists gone from the config pruned. Takes pw. timing: the
+ * rebuild's, logged once the store followed. */
 void sync_store_entries(struct agent *a, const struct rb_timing *timing,
 			struct bg_prov_writer *pw);
 
@@ -235,8 +174,8 @@ void work_store(struct agent *a, struct job *j);
 void work_drain(struct agent *a);
 /* Tells the workers to stop and joins them: the fetches abort, the main
  * worker's queue is dropped, the store thread writes the rows still
- * queued (not entries). -ETIMEDOUT when the main worker or the store
- * thread was still busy after STOP_WAIT (left running). */
+ * queued (not entries). -ETIMEDOUT when a fetch, the main worker or the
+ * store thread was still busy after STOP_WAIT (left running). */
 int work_stop(struct agent *a);
 
 /* ---- control.c ----------------------------------------------------------- */
@@ -256,16 +195,6 @@ void reloads_answer(struct agent *a, uint64_t seq, const char *failure);
 double clients_deadline(const struct agent *a); /* monotonic; 0: none */
 void clients_expire(struct agent *a);
 void clients_close(struct agent *a);
-
-/* ---- fleet (loop.c) ------------------------------------------------------- */
-
-/* Starts (or, after a reload, restarts) the link to the fleet store when
- * the config has fleet:, stops it when not. */
-void fleet_setup(struct agent *a);
-/* The link woke the loop: the fleet source is fetched as soon as idle. */
-void fleet_wake(struct agent *a);
-/* Sends the gateway's report now (the loop's; a->lock not held). */
-void fleet_report(struct agent *a);
 
 /* ---- events.c, ifaces.c, status.c --------------------------------------- */
 
@@ -340,7 +269,7 @@ struct agent {
 	char *config_path;
 	struct bg_instance instance; /* the locks: one agent a pin and state dir */
 	struct bg_config cfg;
-	struct src *src;
+	struct source *src; /* one a configured source, in the config's order */
 	size_t nsrc;
 	/* the main worker's once it runs (rebuilds, rows, entries) */
 	struct bg_store *store;
@@ -366,16 +295,10 @@ struct agent {
 	uint8_t art_digest[32];
 	double art_applied_at;
 	char last_error[600]; /* the last rebuild's failure; "" after a success */
-	/* the live filter kept for a crowdsec: source's small changes
-	 * (rebuild.c, core/patch.h's bg_inc): the main worker's alone, made
-	 * after a full rebuild, used and changed by the next ones */
+	/* the live filter kept for a CrowdSec source's small changes
+	 * (src_crowdsec.c, core/patch.h's bg_inc): the main worker's alone,
+	 * made after a full rebuild, used and changed by the next ones */
 	struct incr *incr;
-	/* fleet: (agent/fleet.h) the link's thread, its wake-up eventfd, a
-	 * wake-up that came while the source was busy, the next report */
-	struct bg_fleet_link *fleet;
-	int fleet_fd;
-	int fleet_pending;
-	double fleet_report_due; /* monotonic; 0: none */
 	double start_time;
 	struct desc live; /* what the live filter is built from */
 	int have_live;
@@ -387,6 +310,10 @@ struct agent {
 	 * (ifaces.c) */
 	int reshape, reshape_grow;
 	uint32_t reshape_cap;
+	/* the interfaces' job of a reload runs (its answer waits for it), and
+	 * what it changed of them ("" nothing) */
+	int ifaces_busy;
+	char ifaces_said[512];
 	uint64_t rb_started, rb_done; /* rebuild jobs started, the last done */
 	double reload_seen; /* unix time of the last reload: a config
 			       change's "change seen" */

@@ -49,10 +49,6 @@ enum bg_src_kind {
 	BG_SRC_CROWDSEC = 3, /* a CrowdSec local API's decisions (agent/crowdsec.h) */
 };
 
-/* A source that is a built filter (an artifact's, the fleet's): swapped in
- * as it is, never parsed with the others. */
-#define BG_SRC_BUILT(kind) ((kind) == BG_SRC_ARTIFACT || (kind) == BG_SRC_FLEET)
-
 /* crowdsec: update_frequency's default (s) */
 #define BG_CFG_CROWDSEC_EVERY 10.0
 /* crowdsec: a pull's time limit by default (s): the local API (1.4.6) takes

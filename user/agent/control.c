@@ -664,7 +664,8 @@ void reloads_step(struct agent *a)
 	struct client *c;
 
 	for (c = a->clients; c; c = c->next)
-		if (c->reload == 1 && (!pending || now >= c->wait_until)) {
+		if (c->reload == 1 && !a->ifaces_busy &&
+		    (!pending || now >= c->wait_until)) {
 			/* the next rebuild to start has every change the
 			 * reload brought, config and copies alike */
 			c->reload = 2;
@@ -677,20 +678,29 @@ void reloads_answer(struct agent *a, uint64_t seq, const char *failure)
 {
 	struct client *c, *next;
 	char what[1024], text[1200];
+	int answered = 0;
 
 	for (c = a->clients; c; c = next) {
 		next = c->next;
 		if (c->reload != 2 || (seq && c->seq > seq))
 			continue;
+		answered = 1;
 		if (a->generation == c->gen_before) {
-			snprintf(what, sizeof(what), "nothing changed");
+			snprintf(what, sizeof(what), "%s", a->ifaces_said[0] ?
+				 "the filter unchanged" : "nothing changed");
 		} else {
 			struct desc none = { 0 };
 
 			desc_diff(c->have_before ? &c->before : &none, &a->live,
 				  what, sizeof(what));
 		}
-		if (failure)
+		if (a->ifaces_said[0])
+			snprintf(what + strlen(what), sizeof(what) - strlen(what),
+				 "; %s", a->ifaces_said);
+		if (failure && !a->filter_id)
+			snprintf(text, sizeof(text), "error: %s; no filter of this "
+				 "agent's runs yet", failure);
+		else if (failure)
 			snprintf(text, sizeof(text), "error: %s; the running filter "
 				 "is unchanged (generation %llu)", failure,
 				 (unsigned long long)a->generation);
@@ -706,6 +716,9 @@ void reloads_answer(struct agent *a, uint64_t seq, const char *failure)
 			client_answer(a, c, text);
 		}
 	}
+	/* said once: the next reload says what it changes */
+	if (answered)
+		a->ifaces_said[0] = 0;
 }
 
 /* ---- the client ----------------------------------------------------------- */

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The agent's interfaces: attached as the config says (an interface
- * attached already is left as it is: fail-static, no gap), and the
+ * attached already stays attached: fail-static, no gap; when its options
+ * changed in the config, a program with the new ones is swapped in for
+ * the attached one by the kernel's atomic replace, and when its capacity
+ * did, the next build swaps in programs of the new shape), and the
  * attachments of deleted interfaces removed. At start before the workers
  * run; at a reload as a main-worker job (attaching loads programs: not on
  * the loop), with its own copy of the config's interfaces.
  */
 #include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +63,59 @@ static int shape_differs(const struct bg_attach_rec *r, const struct bg_cfg_ifac
 struct shape_want {
 	int reshape, grow;
 	uint32_t cap;
+	/* what changed of the interfaces, for the reload's answer */
+	char said[512];
 };
+
+/* Appends a part to w->said ("; " between parts). */
+static void said(struct shape_want *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void said(struct shape_want *w, const char *fmt, ...)
+{
+	size_t o = strlen(w->said);
+	va_list ap;
+
+	if (o && o + 2 < sizeof(w->said))
+		o += (size_t)snprintf(w->said + o, sizeof(w->said) - o, "; ");
+	if (o >= sizeof(w->said))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(w->said + o, sizeof(w->said) - o, fmt, ap);
+	va_end(ap);
+}
+
+/* An interface attached already whose options differ from its config's
+ * (match, action, DNS action and ports, unparsed, chain): a program with
+ * the new ones swapped in, no gap. */
+static void reconfigure(const struct bg_attach_rec *r, const struct bg_cfg_iface *f,
+			struct shape_want *w)
+{
+	struct bg_attach_opts have = bg_attach_defaults;
+	char what[256], err[256];
+	int ret;
+
+	have.match = (enum bg_match)r->match;
+	have.action = (enum bg_action)r->action;
+	have.dns_action = (enum bg_dns_action)r->dns_action;
+	have.unparsed = r->mode & BG_ATTACH_F_UNPARSED_DROP ? BG_UNPARSED_DROP :
+							  BG_UNPARSED_PASS;
+	memcpy(have.dns_ports, r->dns_ports, sizeof(have.dns_ports));
+	have.chain = !!(r->mode & BG_ATTACH_F_CHAIN);
+	if (!bg_attach_opts_diff(&have, &f->attach, what, sizeof(what)))
+		return;
+	if ((r->mode & BG_ATTACH_MODE_MASK) != f->attach.mode)
+		agent_log("interface %s: its mode changed in the config: that takes "
+			  "a detach (bloomgate detach %s) and the agent's attach",
+			  f->name, f->name);
+	ret = bg_attach_reconfigure(f->name, &f->attach, err, sizeof(err));
+	if (ret < 0) {
+		agent_log("interface %s: %s; its program stays as it was", f->name, err);
+		said(w, "interface %s: %s not changed: %s", f->name, what, err);
+		return;
+	}
+	agent_log("interface %s: %s: a program with them swapped in", f->name, what);
+	said(w, "interface %s: %s", f->name, what);
+}
 
 /* Attaches the interfaces not attached yet; an attached one is left as it
  * is, and when its filter map's shape is not the one its config asks for,
@@ -89,19 +146,24 @@ static void attach_all(const struct bg_cfg_iface *ifs, size_t n,
 				break;
 		if (idx && k < nrec) {
 			/* attached already: fail-static, no gap */
+			reconfigure(&recs[k], f, w);
 			if (!w->reshape && shape_differs(&recs[k], f)) {
 				w->reshape = 1;
 				cfg_shape(f, &w->cap, &w->grow);
 				agent_log("interface %s: its capacity setting changed: "
 					  "the next build swaps in programs for it",
 					  f->name);
+				said(w, "interface %s: capacity changed", f->name);
 			}
 			continue;
 		}
-		if (bg_attach(f->name, &f->attach, err, sizeof(err)))
+		if (bg_attach(f->name, &f->attach, err, sizeof(err))) {
 			agent_log("interface %s: %s", f->name, err);
-		else
+			said(w, "interface %s: not attached: %s", f->name, err);
+		} else {
 			agent_log("interface %s: attached", f->name);
+			said(w, "interface %s: attached", f->name);
+		}
 	}
 }
 
@@ -110,6 +172,7 @@ static void want_shape(struct agent *a, const struct shape_want *w)
 	a->reshape = w->reshape;
 	a->reshape_cap = w->cap;
 	a->reshape_grow = w->grow;
+	snprintf(a->ifaces_said, sizeof(a->ifaces_said), "%s", w->said);
 }
 
 void attach_ifaces_now(struct agent *a)
@@ -146,6 +209,7 @@ static void ifaces_done(struct agent *a, struct job *jj)
 	struct ifaces_job *j = (struct ifaces_job *)jj;
 	size_t i;
 
+	a->ifaces_busy = 0;
 	want_shape(a, &j->w);
 	if (j->w.reshape)
 		want_rebuild(a, 1);
@@ -174,6 +238,8 @@ void attach_ifaces_later(struct agent *a)
 	j->protect.n = a->cfg.protect.n;
 	j->j.run = ifaces_run;
 	j->j.done = ifaces_done;
+	/* a reload is answered once it is done (what changed is said) */
+	a->ifaces_busy = 1;
 	for (i = 0; i < a->cfg.n_ifaces; i++) {
 		j->v[i] = a->cfg.ifaces[i];
 		j->v[i].name = strdup(a->cfg.ifaces[i].name);

@@ -18,7 +18,7 @@
  * keeps its copy, so one bad source never empties the filter nor removes
  * the others' entries, also across restarts (the copies and the sources'
  * validators live on disk). A new copy is a candidate until the rebuild's
- * parse judged it (feed.c, rebuild.c). A burst of changes coalesces into
+ * parse judged it (source.c, rebuild.c). A burst of changes coalesces into
  * one rebuild (cfg.debounce); a change during a rebuild is taken by the
  * next; a rebuild that fails leaves the old filter live and is retried at
  * the next change.
@@ -120,87 +120,6 @@ int agent_add_fd(struct agent *a, int fd, uint32_t events)
 	return epoll_ctl(a->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-/* ---- the fleet ------------------------------------------------------------ */
-
-void fleet_setup(struct agent *a)
-{
-	int ret;
-
-	bg_fleet_link_stop(a->fleet);
-	a->fleet = NULL;
-	a->fleet_report_due = 0;
-	if (!a->cfg.fleet.db)
-		return;
-	if (a->fleet_fd < 0) {
-		a->fleet_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (a->fleet_fd < 0 || agent_add_fd(a, a->fleet_fd, 0)) {
-			agent_log("fleet: cannot start its link: %s", strerror(errno));
-			return;
-		}
-	}
-	ret = bg_fleet_link_start(a->cfg.fleet.db, a->fleet_fd, &a->fleet);
-	if (ret) {
-		agent_log("fleet: cannot start its link: %s", strerror(-ret));
-		a->fleet = NULL;
-		return;
-	}
-	a->fleet_report_due = agent_mono();
-}
-
-void fleet_wake(struct agent *a)
-{
-	struct src *s = src_find(a, BG_CFG_FLEET_NAME);
-	uint64_t n;
-
-	if (a->fleet_fd >= 0)
-		while (read(a->fleet_fd, &n, sizeof(n)) == sizeof(n))
-			;
-	a->fleet_pending = 0;
-	if (!s || !s->cfg || s->cfg->kind != BG_SRC_FLEET)
-		return;
-	/* a fetch (or a rebuild of its candidate) runs: this one's turn
-	 * comes when it is done, and its due time is then the poll's */
-	if (s->phase != SRC_IDLE) {
-		a->fleet_pending = 1;
-		return;
-	}
-	s->due = agent_mono();
-}
-
-void fleet_report(struct agent *a)
-{
-	struct src *s = src_find(a, BG_CFG_FLEET_NAME);
-	struct bg_fleet_report r = { .generation = 0 };
-	struct bg_counters c;
-	struct bg_state st;
-
-	a->fleet_report_due = agent_mono() + a->cfg.fleet.report;
-	if (!a->fleet)
-		return;
-	snprintf(r.gateway, sizeof(r.gateway), "%s", a->cfg.fleet.gateway);
-	pthread_mutex_lock(&a->lock);
-	if (a->art_live) {
-		r.generation = a->art_generation;
-		r.applied_at = a->art_applied_at;
-	}
-	r.filter_id = a->filter_id;
-	r.keys = a->filter.keys;
-	r.entries = s ? s->entries : 0;
-	snprintf(r.state, sizeof(r.state), "%s", s && s->state ? s->state : "pending");
-	snprintf(r.last_error, sizeof(r.last_error), "%.500s",
-		 a->last_error[0] ? a->last_error : s ? s->last_error : "");
-	pthread_mutex_unlock(&a->lock);
-	if (!bg_state_open(&st, 0)) {
-		if (!bg_counters_read(st.counters_fd, &c)) {
-			r.packets = c.cnt[BG_CNT_PACKETS];
-			r.dropped = c.cnt[BG_CNT_DROPPED];
-			r.bloom_fp = c.cnt[BG_CNT_BLOOM_FP] + c.cnt[BG_CNT_DNS_BLOOM_FP];
-		}
-		bg_state_close(&st);
-	}
-	bg_fleet_link_report(a->fleet, &r);
-}
-
 /* ---- signals, timers ----------------------------------------------------- */
 
 static void on_signal(struct agent *a)
@@ -218,18 +137,15 @@ static void on_signal(struct agent *a)
 	}
 }
 
-/* Milliseconds to the nearest deadline, -1 for none. A source that is
- * busy (fetching, or its candidate waiting) is fetched when it is idle
- * again, not at its due time: it is no deadline of the loop's. */
+/* Milliseconds to the nearest deadline, -1 for none. */
 static int next_timeout(const struct agent *a)
 {
-	double now = agent_mono(), t = 0, c;
+	double now = agent_mono(), t = sources_due(a), c;
 	size_t i;
 
 	for (i = 0; i < a->nsrc; i++)
-		if (a->src[i].due && a->src[i].phase == SRC_IDLE &&
-		    (!t || a->src[i].due < t))
-			t = a->src[i].due;
+		if (a->src[i].tick_at && (!t || a->src[i].tick_at < t))
+			t = a->src[i].tick_at;
 	/* a rebuild due waits for the one running, and for the start */
 	if (a->rebuild_at && !a->rebuilding && a->started &&
 	    (!t || a->rebuild_at < t))
@@ -241,8 +157,6 @@ static int next_timeout(const struct agent *a)
 	c = clients_deadline(a);
 	if (c && (!t || c < t))
 		t = c;
-	if (a->fleet_report_due && (!t || a->fleet_report_due < t))
-		t = a->fleet_report_due;
 	if (!t)
 		return -1;
 	return t <= now ? 0 : (int)ceil((t - now) * 1e3);
@@ -251,6 +165,8 @@ static int next_timeout(const struct agent *a)
 /* After every wakeup: what is due now. */
 static void step(struct agent *a)
 {
+	size_t i;
+
 	if (!a->started && (!marks_pending(a) || agent_mono() >= a->start_until)) {
 		a->started = 1;
 		if (adopt(a))
@@ -259,10 +175,9 @@ static void step(struct agent *a)
 			want_rebuild(a, 1);
 	}
 	reloads_step(a);
-	if (a->fleet_pending)
-		fleet_wake(a);
-	if (a->fleet && a->fleet_report_due && a->fleet_report_due <= agent_mono())
-		fleet_report(a);
+	for (i = 0; i < a->nsrc; i++)
+		if (a->src[i].ops->tick)
+			a->src[i].tick_at = a->src[i].ops->tick(a, &a->src[i]);
 	run_due(a, 0);
 	maybe_rebuild(a);
 	clients_expire(a);
@@ -272,35 +187,35 @@ static void step(struct agent *a)
 	}
 }
 
+/* A driver's own file descriptor: handled, 1; else 0. */
+static int on_source_fd(struct agent *a, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < a->nsrc; i++)
+		if (a->src[i].fd == fd && a->src[i].ops->on_fd) {
+			a->src[i].ops->on_fd(a, &a->src[i]);
+			return 1;
+		}
+	return 0;
+}
+
 /* ---- start and stop ------------------------------------------------------ */
 
 static void agent_free(struct agent *a)
 {
-	size_t i;
-
-	/* the metrics thread first: its render reads the agent (the fleet
-	 * link's state included) until it is stopped */
+	/* the metrics thread first: its render reads the agent (the
+	 * sources' links included) until it is stopped */
 	if (a->metrics)
 		bg_metrics_stop(a->metrics);
 	a->metrics = NULL;
 	clients_close(a);
 	close_events(a);
-	bg_fleet_link_stop(a->fleet);
-	a->fleet = NULL;
-	if (a->fleet_fd >= 0)
-		close(a->fleet_fd);
 	if (a->ctlfd >= 0) {
 		close(a->ctlfd);
 		unlink(a->ctl_path);
 	}
-	for (i = 0; i < a->nsrc; i++) {
-		if (a->src[i].phase == SRC_CANDIDATE)
-			bg_fetch_discard(a->src[i].copy);
-		if (a->src[i].cs) {
-			bg_cs_state_free(a->src[i].cs);
-			free(a->src[i].cs);
-		}
-	}
+	sources_free(a);
 	if (a->infd >= 0)
 		close(a->infd);
 	if (a->sigfd >= 0)
@@ -316,7 +231,6 @@ static void agent_free(struct agent *a)
 	desc_free(&a->live);
 	incr_free(a->incr); /* the workers are stopped */
 	a->incr = NULL;
-	free(a->src);
 	bg_config_free(&a->cfg);
 	free(a->config_path);
 	pthread_mutex_destroy(&a->lock);
@@ -336,10 +250,10 @@ static void verify_indexes(struct agent *a)
 	if (!a->store || bg_prov_verify(a->store, 1, &bad, &n))
 		return;
 	for (i = 0; i < n; i++) {
-		const struct src *s = src_find(a, bad[i].name);
+		const struct source *s = src_find(a, bad[i].name);
 
-		/* an artifact's index is in it, not in the store */
-		if (s && BG_SRC_BUILT(s->cfg->kind))
+		/* a built filter's index is in it, not in the store */
+		if (s && s->ops->built)
 			continue;
 		agent_log("source %s: provenance %s: indexing it again",
 			  bad[i].name, bad[i].why);
@@ -350,7 +264,6 @@ static void verify_indexes(struct agent *a)
 int bg_agent_run(const char *config_path)
 {
 	struct agent a = { .epfd = -1, .sigfd = -1, .infd = -1, .ctlfd = -1,
-			   .fleet_fd = -1,
 			   .instance = { .run_fd = -1, .state_fd = -1 } };
 	struct epoll_event ev[16];
 	uint64_t usec = 0;
@@ -438,7 +351,6 @@ int bg_agent_run(const char *config_path)
 		agent_free(&a);
 		return 1;
 	}
-	fleet_setup(&a);
 	/* Every source once, then the filter (step()): adopted when the
 	 * copies are those the live filter was built from, rebuilt
 	 * otherwise. */
@@ -472,9 +384,7 @@ int bg_agent_run(const char *config_path)
 				work_drain(&a);
 			else if (fd == events_fd(&a))
 				consume_events(&a);
-			else if (fd == a.fleet_fd && a.fleet_fd >= 0)
-				fleet_wake(&a);
-			else
+			else if (!on_source_fd(&a, fd))
 				on_client(&a, fd, ev[i].events);
 		}
 		if (a.stop)
@@ -490,7 +400,7 @@ int bg_agent_run(const char *config_path)
 		 * published, its transaction not committed; the live filter
 		 * stays. Exiting here rather than waiting for it is what
 		 * makes a stop prompt. */
-		agent_log("a build or a store import is in progress: abandoned, "
+		agent_log("a fetch, a build or a store import is in progress: abandoned, "
 			  "the filter stays as it is");
 		if (a.cfg.detach_on_stop)
 			detach_ifaces(&a);

@@ -352,89 +352,106 @@ static void render_interfaces(FILE *out, const struct bg_attach_rec *recs,
 
 /* ---- Sources and filter ------------------------------------------------ */
 
-static void render_sources(FILE *out, const struct bg_metrics_source *s,
-			   size_t n)
+/* The families every source has: a value of its record each. */
+static void render_records(FILE *out, const struct source *s, size_t n)
 {
 	static const struct {
 		const char *name, *type, *help;
-		size_t off; /* of a uint64_t in bg_metrics_source; SIZE_MAX:
-			     * last_success */
+		size_t off; /* of a uint64_t in bg_src_record; SIZE_MAX:
+			     * last_ok */
 	} fams[] = {
 		{ "bloomgate_source_entries", "gauge",
 		  "Entries in the source's last good copy.",
-		  offsetof(struct bg_metrics_source, entries) },
+		  offsetof(struct bg_src_record, entries) },
+		{ "bloomgate_source_rejected_lines", "gauge",
+		  "Lines of the source's last good copy its parse rejected "
+		  "(the agent's log names the first of them).",
+		  offsetof(struct bg_src_record, rejected) },
 		{ "bloomgate_source_last_success_timestamp_seconds", "gauge",
 		  "When the source last fetched or read successfully (unix time; 0: never).",
 		  SIZE_MAX },
 		{ "bloomgate_source_fetches_total", "counter",
 		  "Fetch or read attempts.",
-		  offsetof(struct bg_metrics_source, fetches) },
+		  offsetof(struct bg_src_record, fetches) },
 		{ "bloomgate_source_fetch_failures_total", "counter",
 		  "Failed attempts (the last good copy stayed in use).",
-		  offsetof(struct bg_metrics_source, fetch_failures) },
+		  offsetof(struct bg_src_record, failures) },
 		{ "bloomgate_source_not_modified_total", "counter",
 		  "Fetches answered 304 Not Modified.",
-		  offsetof(struct bg_metrics_source, not_modified) },
+		  offsetof(struct bg_src_record, not_modified) },
 	};
-	size_t f, i, k;
+	size_t f, i;
 
-	if (!n)
-		return;
 	for (f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
 		family(out, fams[f].name, fams[f].type, fams[f].help);
 		for (i = 0; i < n; i++) {
-			struct label l = { "source", s[i].list.name };
+			struct label l = { "source", s[i].cfg->list.name };
 
 			if (fams[f].off == SIZE_MAX)
 				sample_double(out, fams[f].name, &l, 1,
-					      s[i].last_success);
+					      s[i].rec.last_ok);
 			else
 				sample_u64(out, fams[f].name, &l, 1,
-					   *(const uint64_t *)((const char *)&s[i] +
+					   *(const uint64_t *)((const char *)&s[i].rec +
 							       fams[f].off));
 		}
 	}
+}
 
-	for (i = 0; i < n && !s[i].crowdsec; i++)
+/* The sources of decisions: by origin, and refused by reason. */
+static void render_decisions(FILE *out, const struct source *s, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n && !s[i].ops->decisions; i++)
 		;
-	if (i < n) {
-		family(out, "bloomgate_crowdsec_decisions", "gauge",
-		       "Ban decisions of a crowdsec: source in the filter, by origin "
-		       "(the datapath counts drops per verdict, not per origin).");
-		for (i = 0; i < n; i++)
-			for (k = 0; s[i].crowdsec && k < s[i].n_origins; k++) {
-				struct label l[2] = { { "source", s[i].list.name },
-						      { "origin", s[i].origins[k].origin } };
+	if (i == n)
+		return;
+	family(out, "bloomgate_crowdsec_decisions", "gauge",
+	       "Ban decisions of a crowdsec: source in the filter, by origin "
+	       "(the datapath counts drops per verdict, not per origin).");
+	for (i = 0; i < n; i++)
+		for (k = 0; s[i].ops->decisions && k < s[i].n_origins; k++) {
+			struct label l[2] = { { "source", s[i].cfg->list.name },
+					      { "origin", s[i].origins[k].name } };
 
-				sample_u64(out, "bloomgate_crowdsec_decisions", l, 2,
-					   s[i].origins[k].n);
-			}
-		family(out, "bloomgate_crowdsec_ignored_total", "counter",
-		       "Decisions of a crowdsec: source refused, by reason: type "
-		       "(not a ban), scope (not Ip or Range), value, too_wide, "
-		       "duration, expired, malformed, too_large (each time the API "
-		       "sends one).");
-		for (i = 0; i < n; i++)
-			for (k = 0; s[i].crowdsec && k < BG_CS_IGN_MAX; k++) {
-				struct label l[2] = { { "source", s[i].list.name },
-						      { "reason", bg_cs_ign_names[k] } };
+			sample_u64(out, "bloomgate_crowdsec_decisions", l, 2,
+				   s[i].origins[k].n);
+		}
+	family(out, "bloomgate_crowdsec_ignored_total", "counter",
+	       "Decisions of a crowdsec: source refused, by reason: type "
+	       "(not a ban), scope (not Ip or Range), value, too_wide, "
+	       "duration, expired, malformed, too_large (each time the API "
+	       "sends one; the agent's log names the first of a pull).");
+	for (i = 0; i < n; i++)
+		for (k = 0; s[i].ops->decisions && k < s[i].refused.n; k++) {
+			struct label l[2] = { { "source", s[i].cfg->list.name },
+					      { "reason", s[i].refused.v[k].reason } };
 
-				sample_u64(out, "bloomgate_crowdsec_ignored_total", l, 2,
-					   s[i].cs_ignored[k]);
-			}
-	}
+			sample_u64(out, "bloomgate_crowdsec_ignored_total", l, 2,
+				   s[i].refused.v[k].count);
+		}
+}
 
+static void render_sources(FILE *out, const struct source *s, size_t n)
+{
+	size_t i, k;
+
+	if (!n)
+		return;
+	render_records(out, s, n);
+	render_decisions(out, s, n);
 	/* Every known state for every source, one of them 1, so that a
 	 * query for state="failing" == 1 sees the source at 0 before it
 	 * fails; a state outside the list is shown too rather than lost. */
 	family(out, "bloomgate_source_state", "gauge",
 	       "The source's state: 1 for the current one, 0 for the others.");
 	for (i = 0; i < n; i++) {
-		const char *cur = s[i].state ? s[i].state : "";
+		const char *cur = s[i].state ? s[i].state : "pending";
 		int known = 0;
 
 		for (k = 0; bg_metrics_source_states[k]; k++) {
-			struct label l[2] = { { "source", s[i].list.name },
+			struct label l[2] = { { "source", s[i].cfg->list.name },
 					      { "state", bg_metrics_source_states[k] } };
 			int on = !strcmp(cur, bg_metrics_source_states[k]);
 
@@ -442,7 +459,7 @@ static void render_sources(FILE *out, const struct bg_metrics_source *s,
 			sample_u64(out, "bloomgate_source_state", l, 2, on);
 		}
 		if (!known) {
-			struct label l[2] = { { "source", s[i].list.name },
+			struct label l[2] = { { "source", s[i].cfg->list.name },
 					      { "state", cur } };
 
 			sample_u64(out, "bloomgate_source_state", l, 2, 1);

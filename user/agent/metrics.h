@@ -40,9 +40,12 @@
  *   bloomgate_fragments_total, bloomgate_no_filter_packets_total,
  *   bloomgate_events_lost_total, bloomgate_address_protected_total,
  *   bloomgate_unparsed_dropped_total        the other datapath counters
- *   bloomgate_source_entries, _last_success_timestamp_seconds,
- *   _fetch_failures_total, _not_modified_total, _fetches_total,
+ *   bloomgate_source_entries, _rejected_lines,
+ *   _last_success_timestamp_seconds, _fetch_failures_total,
+ *   _not_modified_total, _fetches_total,
  *   bloomgate_source_state{state} 0/1       per source, label source="NAME"
+ *   bloomgate_crowdsec_decisions{origin}, bloomgate_crowdsec_ignored_total
+ *   {reason}                                a source of decisions
  *   bloomgate_filter_loaded 0/1, bloomgate_filter_keys, _bytes,
  *   _bloom_bytes_per_key (the Bloom part's bits per key / 8: promtool's
  *   lint wants the base unit), _map_bytes_per_key (the map's: _bytes /
@@ -65,34 +68,13 @@
 #include <stdio.h>
 
 #include "bloomgate/abi.h"
-#include "agent/crowdsec.h"
+#include "agent/source.h"
 #include "core/sources.h"
 #include "core/version.h"
 
 /* The states a source can be in, as bloomgate_source_state{state=...}
  * renders them (always all four, one of them 1); NULL-terminated. */
 extern const char *const bg_metrics_source_states[];
-
-/* What the agent knows about one source, at scrape time. */
-struct bg_metrics_source {
-	/* the list (borrowed); list.name, unique among the sources, labels
-	 * its samples */
-	struct bg_list_desc list;
-	const char *state; /* one of bg_metrics_source_states (another
-			    * string is rendered too, as the one set to 1) */
-	uint64_t entries; /* entries of the last good copy */
-	double last_success; /* unix time, 0: never */
-	uint64_t fetch_failures; /* total */
-	uint64_t not_modified; /* total 304 answers */
-	uint64_t fetches; /* total attempts */
-	/* a crowdsec: source: its decisions in the filter by origin, and
-	 * those refused since the start by reason (enum bg_cs_ign, named by
-	 * bg_cs_ign_names) */
-	int crowdsec;
-	size_t n_origins;
-	struct bg_cs_origin_count origins[BG_CS_ORIGINS_MAX];
-	uint64_t cs_ignored[BG_CS_IGN_MAX];
-};
 
 /* The live filter, as the agent built (or adopted) it. */
 struct bg_metrics_filter {
@@ -124,7 +106,9 @@ struct bg_metrics_view {
 	/* Rebuilds since start, successful and failed: here rather than in
 	 * the filter, because they count while no filter is loaded too. */
 	uint64_t rebuilds, rebuild_failures;
-	const struct bg_metrics_source *sources;
+	/* the agent's sources, as they are (agent/source.h): cfg->list.name,
+	 * unique among them, labels their samples */
+	const struct source *sources;
 	size_t nsources;
 	double start_time; /* agent start, unix time */
 	/* 1: the live filter is not the one this agent published or

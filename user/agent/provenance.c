@@ -27,6 +27,7 @@
 #include "core/sources.h"
 #include "agent/fetch.h"
 #include "agent/provenance.h"
+#include "core/sha.h"
 
 /* "BGPROV" and a line end: a file cut to text, or read as text, shows it. */
 static const char MAGIC[8] = { 'B', 'G', 'P', 'R', 'O', 'V', '\r', '\n' };
@@ -149,41 +150,6 @@ static inline uint32_t rec_line(const uint8_t *r)
 	memcpy(&l, r + 8, 4);
 	return l;
 }
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = d[b[i] >> 4];
-		out[2 * i + 1] = d[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-/* 64 hex digits into 32 bytes: 0, or -1 for anything else. */
-static int unhex(const char *s, uint8_t out[32])
-{
-	int i;
-
-	if (!s || strlen(s) != 64)
-		return -1;
-	for (i = 0; i < 64; i++) {
-		int c = s[i], v = c >= '0' && c <= '9' ? c - '0' :
-				  c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-				  c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-
-		if (v < 0)
-			return -1;
-		if (i & 1)
-			out[i / 2] |= (uint8_t)v;
-		else
-			out[i / 2] = (uint8_t)(v << 4);
-	}
-	return 0;
-}
-
 
 /* Pages of block sums (BG_PROV_BLOCK bytes of them each) of nblocks. */
 static uint64_t sum_pages(uint64_t nblocks)
@@ -371,7 +337,7 @@ static int index_current(struct bg_prov_writer *w, struct psrc *s)
 	    bg_store_index_path(w->dir, s->list.name, path, sizeof(path)) ||
 	    read_header(path, &h))
 		return 0;
-	hex(h.copy_sha, 32, sha);
+	bg_hex(h.copy_sha, 32, sha);
 	if (strcmp(sha, s->sha) || h.format != s->list.format ||
 	    h.subdomains != s->list.subdomains || h.allow != s->list.allow ||
 	    h.allow_wide != s->list.allow_wide || strncmp(h.name, s->list.name, sizeof(h.name)) ||
@@ -835,7 +801,7 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 		return -ESTALE;
 	if (!s->sha[0] && (ret = bg_sha256_file(s->copy, s->sha)))
 		return ret;
-	if (unhex(s->sha, h.copy_sha))
+	if (strlen(s->sha) != 64 || bg_unhex(s->sha, 32, h.copy_sha))
 		return -EINVAL;
 
 	nlines = count ? max_line / BG_PROV_LINE_STEP + 1 : 0;
@@ -1266,12 +1232,12 @@ static int rsrc_open(struct bg_store *store, const struct bg_store_source *src,
 		return ret;
 	}
 	snprintf(s->origin, sizeof(s->origin), "%s", row.origin);
-	hex(s->h->copy_sha, 32, sha);
-	if (strcmp(sha, row.sha256)) {
+	bg_hex(s->h->copy_sha, 32, sha);
+	if (strcmp(sha, row.rec.sha256)) {
 		snprintf(s->why, sizeof(s->why),
 			 "index of another copy (SHA-256 %.12s..., the copy's is "
 			 "%.12s...): it changed since it was indexed",
-			 sha, row.sha256[0] ? row.sha256 : "unknown");
+			 sha, row.rec.sha256[0] ? row.rec.sha256 : "unknown");
 		rsrc_close(s);
 		return -ESTALE;
 	}
@@ -1340,7 +1306,7 @@ int bg_prov_open(struct bg_store *store, struct bg_prov_reader **rp)
 	}
 	for (i = 0; i < n; i++) {
 		/* a source never fetched has nothing to name: not a problem */
-		if (!v[i].sha256[0] && !v[i].index_sha256[0])
+		if (!v[i].rec.sha256[0] && !v[i].index_sha256[0])
 			continue;
 		ret = rsrc_open(store, &v[i], &r->v[r->n++], 0);
 		if (ret == -ENOMEM) {
@@ -1405,7 +1371,7 @@ int bg_prov_verify(struct bg_store *store, int drop, struct bg_prov_bad **badp,
 		struct rsrc s;
 		char path[PATH_MAX];
 
-		if (!v[i].sha256[0] && !v[i].index_sha256[0])
+		if (!v[i].rec.sha256[0] && !v[i].index_sha256[0])
 			continue;
 		ret = rsrc_open(store, &v[i], &s, 1);
 		rsrc_close(&s);

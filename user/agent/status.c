@@ -25,18 +25,28 @@ int agent_filter_foreign(const struct agent *a, uint32_t live)
 	return a->filter_id && live && live != a->filter_id;
 }
 
+/* 1 when a source's link is up now (fleet), -1 when none has a link. */
+static int links_up(const struct agent *a)
+{
+	int up = -1;
+	size_t i;
+
+	for (i = 0; i < a->nsrc; i++)
+		if (a->src[i].ops->link_up && a->src[i].ops->link_up(&a->src[i]) > up)
+			up = a->src[i].ops->link_up(&a->src[i]);
+	return up;
+}
+
 int render(void *ctx, FILE *out)
 {
 	struct agent *a = ctx;
 	struct bg_attach_rec recs[BG_ATTACH_MAX];
-	struct bg_metrics_source *ms;
 	struct bg_metrics_view v = { 0 };
 	struct bg_metrics_filter filter;
 	struct bg_metrics_control ctl;
 	struct bg_counters c;
 	struct bg_state st;
 	uint32_t live = 0;
-	size_t i;
 	int ret;
 
 	/* the kernel's part first, outside the lock */
@@ -50,52 +60,64 @@ int render(void *ctx, FILE *out)
 	}
 	pthread_mutex_lock(&a->lock);
 	v.foreign = agent_filter_foreign(a, live);
-	ms = calloc(a->nsrc ? a->nsrc : 1, sizeof(*ms));
-	if (!ms) {
-		pthread_mutex_unlock(&a->lock);
-		return -ENOMEM;
-	}
-	for (i = 0; i < a->nsrc; i++) {
-		const struct src *s = &a->src[i];
-
-		ms[i].list = s->cfg->list;
-		ms[i].state = s->state ? s->state : "pending";
-		ms[i].entries = s->entries;
-		ms[i].last_success = s->last_ok;
-		ms[i].fetch_failures = s->failures;
-		ms[i].not_modified = s->not_modified;
-		ms[i].fetches = s->fetches;
-		ms[i].crowdsec = s->cfg->kind == BG_SRC_CROWDSEC;
-		ms[i].n_origins = s->cs_n_origins;
-		memcpy(ms[i].origins, s->cs_origins, sizeof(ms[i].origins));
-		memcpy(ms[i].cs_ignored, s->cs_ignored, sizeof(ms[i].cs_ignored));
-	}
 	filter = a->filter;
 	v.filter = a->have_filter ? &filter : NULL;
 	v.rebuilds = a->rebuilds;
 	v.rebuild_failures = a->rebuild_failures;
-	v.sources = ms;
+	v.sources = a->src;
 	v.nsources = a->nsrc;
 	v.start_time = a->start_time;
 	v.art_live = a->art_live;
 	v.art_generation = a->art_generation;
 	v.fleet = a->cfg.fleet.db != NULL;
-	v.fleet_up = bg_fleet_link_up(a->fleet);
+	v.fleet_up = links_up(a) > 0;
 	control_metrics(a, &ctl);
 	v.control = &ctl;
-	/* rendered under the lock: the names point into the config, which
-	 * a reload frees under it */
+	/* rendered under the lock: the sources and their names (the
+	 * config's) are freed under it by a reload */
 	ret = bg_metrics_render(out, &v);
 	pthread_mutex_unlock(&a->lock);
-	free(ms);
 	return ret;
+}
+
+/* One source as status shows it. */
+static struct json_object *source_json(const struct source *s, double now)
+{
+	struct json_object *j = json_object_new_object();
+	char url[1024];
+
+	if (!j)
+		return NULL;
+	json_object_object_add(j, "name", json_object_new_string(s->cfg->list.name));
+	json_object_object_add(j, "kind", json_object_new_string(s->ops->kind));
+	json_object_object_add(j, "origin", json_object_new_string(
+		bg_url_redact(bg_list_origin(&s->cfg->list), url, sizeof(url))));
+	json_object_object_add(j, "state", json_object_new_string(
+		s->state ? s->state : "pending"));
+	json_object_object_add(j, "entries", json_object_new_int64((int64_t)s->rec.entries));
+	json_object_object_add(j, "rejected", json_object_new_int64((int64_t)s->rec.rejected));
+	json_object_object_add(j, "last_success", json_object_new_double(s->rec.last_ok));
+	json_object_object_add(j, "last_error", json_object_new_string(s->rec.last_error));
+	json_object_object_add(j, "next_fetch_in", s->due ?
+		json_object_new_double(fmax(0, s->due - now)) : NULL);
+	if (s->refused.n) {
+		struct json_object *r = json_object_new_object();
+		size_t k;
+
+		for (k = 0; r && k < s->refused.n; k++)
+			json_object_object_add(r, s->refused.v[k].reason,
+					       json_object_new_int64((int64_t)s->refused.v[k].count));
+		json_object_object_add(j, "refused", r);
+	}
+	if (s->ops->status)
+		s->ops->status(s, j);
+	return j;
 }
 
 struct json_object *status_json(struct agent *a)
 {
 	struct bg_state st;
 	uint32_t live = 0;
-	char url[1024];
 	struct json_object *o = json_object_new_object(), *arr;
 	double now = agent_mono();
 	size_t i;
@@ -133,26 +155,15 @@ struct json_object *status_json(struct agent *a)
 
 		json_object_object_add(fl, "gateway", json_object_new_string(a->cfg.fleet.gateway));
 		json_object_object_add(fl, "connected",
-				       json_object_new_boolean(bg_fleet_link_up(a->fleet)));
+				       json_object_new_boolean(links_up(a) > 0));
 		json_object_object_add(o, "fleet", fl);
 	}
 	arr = json_object_new_array();
 	for (i = 0; arr && i < a->nsrc; i++) {
-		const struct src *s = &a->src[i];
-		struct json_object *j = json_object_new_object();
+		struct json_object *j = source_json(&a->src[i], now);
 
 		if (!j)
 			break;
-		json_object_object_add(j, "name", json_object_new_string(s->cfg->list.name));
-		json_object_object_add(j, "origin", json_object_new_string(
-			bg_url_redact(bg_list_origin(&s->cfg->list), url, sizeof(url))));
-		json_object_object_add(j, "state", json_object_new_string(
-			s->state ? s->state : "pending"));
-		json_object_object_add(j, "entries", json_object_new_int64((int64_t)s->entries));
-		json_object_object_add(j, "last_success", json_object_new_double(s->last_ok));
-		json_object_object_add(j, "last_error", json_object_new_string(s->last_error));
-		json_object_object_add(j, "next_fetch_in", s->due ?
-			json_object_new_double(fmax(0, s->due - now)) : NULL);
 		json_object_array_add(arr, j);
 	}
 	json_object_object_add(o, "sources", arr);

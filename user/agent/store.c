@@ -57,6 +57,7 @@ static const char SCHEMA[] =
 	" failures INTEGER NOT NULL DEFAULT 0,"
 	" not_modified INTEGER NOT NULL DEFAULT 0,"
 	" generation INTEGER NOT NULL DEFAULT 0,"
+	" rejected INTEGER NOT NULL DEFAULT 0,"
 	" origin TEXT NOT NULL DEFAULT '',"
 	" entries_format INTEGER NOT NULL DEFAULT 0,"
 	" index_sha256 TEXT NOT NULL DEFAULT '',"
@@ -72,14 +73,17 @@ static const char UPGRADE_1[] =
 	"ALTER TABLE sources ADD COLUMN index_entries INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE sources ADD COLUMN index_bytes INTEGER NOT NULL DEFAULT 0;"
 	"DROP TABLE IF EXISTS entries;";
+/* Version 2 to 3: the lines a copy's parse rejected. */
+static const char UPGRADE_2[] =
+	"ALTER TABLE sources ADD COLUMN rejected INTEGER NOT NULL DEFAULT 0;";
 
 /* The columns of struct bg_store_source, in the order every statement
  * below binds and reads them. */
 #define SRC_COLS                                                               \
 	"name, url, path, format, subdomains, allow, etag, last_modified, "    \
 	"sha256, last_ok, last_attempt, last_error, entries, fetches, "        \
-	"failures, not_modified, generation"
-#define SRC_NCOLS 17
+	"failures, not_modified, generation, rejected"
+#define SRC_NCOLS 18
 /* Read after them; set by bg_store_index_set() only. */
 #define IDX_COLS                                                               \
 	"origin, entries_format, index_sha256, index_checksum, "              \
@@ -100,12 +104,12 @@ static const char *const SQL[ST__COUNT] = {
 		       " FROM sources WHERE name = ?1",
 	[ST_SRC_PUT] = "INSERT INTO sources (" SRC_COLS ") VALUES (?1, ?2, ?3,"
 		       " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-		       " ?16, ?17) ON CONFLICT (name) DO UPDATE SET"
+		       " ?16, ?17, ?18) ON CONFLICT (name) DO UPDATE SET"
 		       " url = ?2, path = ?3, format = ?4, subdomains = ?5,"
 		       " allow = ?6, etag = ?7, last_modified = ?8, sha256 = ?9,"
 		       " last_ok = ?10, last_attempt = ?11, last_error = ?12,"
 		       " entries = ?13, fetches = ?14, failures = ?15,"
-		       " not_modified = ?16, generation = ?17",
+		       " not_modified = ?16, generation = ?17, rejected = ?18",
 	[ST_SRC_LIST] = "SELECT " SRC_COLS ", " IDX_COLS
 			" FROM sources ORDER BY name",
 	[ST_SRC_DEL] = "DELETE FROM sources WHERE name = ?1",
@@ -218,10 +222,12 @@ static int schema(struct bg_store *s, int *upgraded)
 	if (ret)
 		return ret;
 	ret = user_version(s, &v);
-	if (!ret && (v == 0 || v == 1)) {
+	if (!ret && v >= 0 && v < BG_STORE_SCHEMA) {
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 			 BG_STORE_SCHEMA);
-		ret = exec(s, v == 0 ? SCHEMA : UPGRADE_1);
+		ret = exec(s, v == 0 ? SCHEMA : v == 1 ? UPGRADE_1 : "");
+		if (!ret && v >= 1)
+			ret = exec(s, UPGRADE_2);
 		if (!ret)
 			ret = exec(s, sql);
 		*upgraded = v == 1;
@@ -278,7 +284,7 @@ static int open_db(const char *state_dir, int ro, struct bg_store **sp)
 	if (ret)
 		goto err;
 	if (ro) {
-		/* a version-1 file is upgraded by the agent, not by a reader:
+		/* an older file is upgraded by the agent, not by a reader:
 		 * until then it is another version (check falls back) */
 		ret = v == 0 ? -ENOENT : v != BG_STORE_SCHEMA ? -EPROTO : 0;
 		if (ret)
@@ -362,17 +368,18 @@ static void read_source(sqlite3_stmt *st, struct bg_store_source *o)
 	o->format = sqlite3_column_int(st, 3);
 	o->subdomains = sqlite3_column_int(st, 4);
 	o->allow = sqlite3_column_int(st, 5);
-	col_text(st, 6, o->etag, sizeof(o->etag));
-	col_text(st, 7, o->last_modified, sizeof(o->last_modified));
-	col_text(st, 8, o->sha256, sizeof(o->sha256));
-	o->last_ok = sqlite3_column_double(st, 9);
-	o->last_attempt = sqlite3_column_double(st, 10);
-	col_text(st, 11, o->last_error, sizeof(o->last_error));
-	col_u64(st, 12, &o->entries);
-	col_u64(st, 13, &o->fetches);
-	col_u64(st, 14, &o->failures);
-	col_u64(st, 15, &o->not_modified);
+	col_text(st, 6, o->rec.v.etag, sizeof(o->rec.v.etag));
+	col_text(st, 7, o->rec.v.last_modified, sizeof(o->rec.v.last_modified));
+	col_text(st, 8, o->rec.sha256, sizeof(o->rec.sha256));
+	o->rec.last_ok = sqlite3_column_double(st, 9);
+	o->rec.last_attempt = sqlite3_column_double(st, 10);
+	col_text(st, 11, o->rec.last_error, sizeof(o->rec.last_error));
+	col_u64(st, 12, &o->rec.entries);
+	col_u64(st, 13, &o->rec.fetches);
+	col_u64(st, 14, &o->rec.failures);
+	col_u64(st, 15, &o->rec.not_modified);
 	col_u64(st, 16, &o->generation);
+	col_u64(st, 17, &o->rec.rejected);
 	col_text(st, SRC_NCOLS, o->origin, sizeof(o->origin));
 	o->entries_format = sqlite3_column_int(st, SRC_NCOLS + 1);
 	col_text(st, SRC_NCOLS + 2, o->index_sha256, sizeof(o->index_sha256));
@@ -443,17 +450,18 @@ int bg_store_source_put(struct bg_store *s, const struct bg_store_source *src)
 	sqlite3_bind_int(st, 4, src->format);
 	sqlite3_bind_int(st, 5, src->subdomains);
 	sqlite3_bind_int(st, 6, src->allow);
-	bind_str(st, 7, src->etag, sizeof(src->etag));
-	bind_str(st, 8, src->last_modified, sizeof(src->last_modified));
-	bind_str(st, 9, src->sha256, sizeof(src->sha256));
-	sqlite3_bind_double(st, 10, src->last_ok);
-	sqlite3_bind_double(st, 11, src->last_attempt);
-	bind_str(st, 12, src->last_error, sizeof(src->last_error));
-	bind_u64(st, 13, src->entries);
-	bind_u64(st, 14, src->fetches);
-	bind_u64(st, 15, src->failures);
-	bind_u64(st, 16, src->not_modified);
+	bind_str(st, 7, src->rec.v.etag, sizeof(src->rec.v.etag));
+	bind_str(st, 8, src->rec.v.last_modified, sizeof(src->rec.v.last_modified));
+	bind_str(st, 9, src->rec.sha256, sizeof(src->rec.sha256));
+	sqlite3_bind_double(st, 10, src->rec.last_ok);
+	sqlite3_bind_double(st, 11, src->rec.last_attempt);
+	bind_str(st, 12, src->rec.last_error, sizeof(src->rec.last_error));
+	bind_u64(st, 13, src->rec.entries);
+	bind_u64(st, 14, src->rec.fetches);
+	bind_u64(st, 15, src->rec.failures);
+	bind_u64(st, 16, src->rec.not_modified);
 	bind_u64(st, 17, src->generation);
+	bind_u64(st, 18, src->rec.rejected);
 	return step_done(st);
 }
 

@@ -30,14 +30,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/source.h" /* struct bg_src_record */
 #include "core/explain.h" /* BG_EXPLAIN_NAME_MAX */
 #include "core/sources.h"
 
 /* The database file in the state directory. */
 #define BG_STORE_FILE "bloomgate.db"
 /* PRAGMA user_version of the schema this build writes. 2: the entries
- * table gave way to index files (version 1 is upgraded on open). */
-#define BG_STORE_SCHEMA 2
+ * table gave way to index files; 3: the rejected lines of a copy (older
+ * versions are upgraded on open). */
+#define BG_STORE_SCHEMA 3
 /* STATE_DIR/BG_STORE_INDEX_DIR/NAME BG_STORE_INDEX_EXT: a source's index. */
 #define BG_STORE_INDEX_DIR "index"
 #define BG_STORE_INDEX_EXT ".idx"
@@ -85,10 +87,10 @@ struct bg_store_source {
 	char name[BG_STORE_NAME_MAX];
 	char url[1024], path[1024]; /* one of them, the other "" */
 	int format, subdomains, allow; /* as configured (enum bg_format) */
-	char etag[256], last_modified[64], sha256[65];
-	double last_ok, last_attempt; /* unix time, 0: never */
-	char last_error[256];
-	uint64_t entries, fetches, failures, not_modified, generation;
+	/* what the source holds and did: the agent's struct source.rec, as
+	 * it is */
+	struct bg_src_record rec;
+	uint64_t generation; /* the agent's filter generation at the write */
 	/*
 	 * Set by bg_store_index_set(), ignored by bg_store_source_put(): the
 	 * index the provenance writer committed for the source: where its

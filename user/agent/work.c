@@ -224,24 +224,32 @@ int work_stop(struct agent *a)
 {
 	struct work *w = &a->work;
 	struct timespec until;
+	long ns;
 	int i, ret = 0;
 
 	if (!w->have_main && !w->have_store && !w->nfetch)
 		return 0;
+	/* one deadline for all: a stop takes at most STOP_WAIT */
+	clock_gettime(CLOCK_REALTIME, &until);
+	ns = until.tv_nsec + (long)((STOP_WAIT - (time_t)STOP_WAIT) * 1e9);
+	until.tv_sec += (time_t)STOP_WAIT + ns / 1000000000L;
+	until.tv_nsec = ns % 1000000000L;
 	__atomic_store_n(&w->quit, 1, __ATOMIC_RELAXED);
 	wake(&w->fetchq);
 	wake(&w->mainq);
 	wake(&w->storeq);
-	/* a fetch aborts at its next progress callback or chunk */
-	for (i = 0; i < w->nfetch; i++)
-		pthread_join(w->fetch_th[i], NULL);
-	w->nfetch = 0;
+	/* a fetch aborts at its next progress callback or chunk, a pull at
+	 * its next decision; one that does not by the deadline is left */
 	drop_queued(&w->fetchq);
-	/* a rebuild cannot be cut short mid-stage: it gets STOP_WAIT, and
-	 * the store thread as long to write the rows queued */
+	if (w->nfetch && wait_idle(&w->fetchq, &until))
+		ret = -ETIMEDOUT;
+	for (i = 0; !ret && i < w->nfetch; i++)
+		pthread_join(w->fetch_th[i], NULL);
+	if (!ret)
+		w->nfetch = 0;
+	/* a rebuild cannot be cut short mid-stage: it gets what is left of
+	 * STOP_WAIT, and the store thread as long to write the rows queued */
 	drop_queued(&w->mainq);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)STOP_WAIT;
 	if (w->have_main && wait_idle(&w->mainq, &until))
 		ret = -ETIMEDOUT;
 	if (w->have_store && wait_idle(&w->storeq, &until))

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Attachment settings and their names (user/core/attach_opts.h). */
 #include <stdio.h>
+#include <string.h>
 
+#include "bloomgate/dns.h"
 #include "core/attach_opts.h"
 #include "core/filter.h"
 #include "core/units.h"
@@ -136,4 +138,52 @@ int bg_capacity_regrow(const struct bg_filter_params *p, __u32 elems)
 {
 	return p->nelems > elems ||
 	       (uint64_t)bg_capacity_grown(p) * BG_CAPACITY_SHRINK_FACTOR < elems;
+}
+
+/* The ports as set: none given is BG_DNS_PORT alone. */
+static void ports_of(const struct bg_attach_opts *o, char *buf, size_t len)
+{
+	__u16 p[BG_DNS_PORTS_MAX] = { BG_DNS_PORT };
+	size_t i;
+
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++)
+		if (o->dns_ports[i])
+			break;
+	bg_fmt_ports(buf, len, i < BG_DNS_PORTS_MAX ? o->dns_ports : p);
+}
+
+/* Appends "what a -> b" to out (", " between) when a and b differ. */
+static int diff_one(char *out, size_t len, const char *what, const char *a,
+		    const char *b)
+{
+	size_t o;
+
+	if (!strcmp(a, b))
+		return 0;
+	if (out && (o = strlen(out)) < len)
+		snprintf(out + o, len - o, "%s%s %s -> %s", o ? ", " : "", what, a, b);
+	return 1;
+}
+
+int bg_attach_opts_diff(const struct bg_attach_opts *a,
+			const struct bg_attach_opts *b, char *out, size_t len)
+{
+	char pa[64], pb[64];
+	int d = 0;
+
+	if (out && len)
+		out[0] = 0;
+	ports_of(a, pa, sizeof(pa));
+	ports_of(b, pb, sizeof(pb));
+	d |= diff_one(out, len, "match", bg_match_name(a->match), bg_match_name(b->match));
+	d |= diff_one(out, len, "action", bg_action_name(a->action),
+		      bg_action_name(b->action));
+	d |= diff_one(out, len, "dns-action",
+		      bg_dns_action_name(a->dns_action ? a->dns_action : BG_DNS_ACTION_NXDOMAIN),
+		      bg_dns_action_name(b->dns_action ? b->dns_action : BG_DNS_ACTION_NXDOMAIN));
+	d |= diff_one(out, len, "dns-ports", pa, pb);
+	d |= diff_one(out, len, "unparsed", bg_enum_name(bg_unparsed_values, a->unparsed),
+		      bg_enum_name(bg_unparsed_values, b->unparsed));
+	d |= diff_one(out, len, "chain", a->chain ? "on" : "off", b->chain ? "on" : "off");
+	return d;
 }

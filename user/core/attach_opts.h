@@ -82,6 +82,21 @@ void bg_fmt_ports(char *buf, size_t len, const __u16 *ports);
 /* "any size", or "16000 keys, 1.86 MiB" */
 void bg_fmt_capacity(char *buf, size_t len, __u32 elems);
 
+/*
+ * What differs between two attachments' options, as a reload says it
+ * ("match dst -> src, dns-ports 53 -> 53,5353"): their match, action, DNS
+ * action and ports, unparsed policy and chain, with the defaults made
+ * explicit (an absent DNS action is nxdomain, no port is 53); "" when
+ * nothing does. 1 when something differs, else 0. out may be NULL.
+ */
+int bg_attach_opts_diff(const struct bg_attach_opts *a,
+			const struct bg_attach_opts *b, char *out, size_t len);
+static inline int bg_attach_opts_differ(const struct bg_attach_opts *a,
+					const struct bg_attach_opts *b)
+{
+	return bg_attach_opts_diff(a, b, NULL, 0);
+}
+
 struct bg_filter_params;
 /*
  * A growing capacity (attach's default): the one plan

@@ -423,17 +423,10 @@ static int record_of(struct json_object *root, struct bg_record *r)
 	r->filter_id = (__u32)id;
 	if (json_object_object_get_ex(root, "artifact", &art)) {
 		const char *p = get_string(art, "path"), *h = get_string(art, "sha256");
-		int j;
 
-		if (!p || !*p || !h || strlen(h) != 64)
+		if (!p || !*p || !h || strlen(h) != 64 ||
+		    bg_unhex(h, sizeof(r->artifact_sha), r->artifact_sha))
 			return -EPROTO;
-		for (j = 0; j < 32; j++) {
-			unsigned int b;
-
-			if (sscanf(h + 2 * j, "%2x", &b) != 1)
-				return -EPROTO;
-			r->artifact_sha[j] = (__u8)b;
-		}
 		r->artifact = strdup(p);
 		if (!r->artifact)
 			return -ENOMEM;

@@ -33,6 +33,31 @@ void bg_hex(const uint8_t *d, size_t n, char *out)
 	out[2 * n] = 0;
 }
 
+int bg_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int bg_unhex(const char *s, size_t n, uint8_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int hi = bg_hexval((unsigned char)s[2 * i]), lo;
+
+		/* the second digit is read only after the first: a string
+		 * shorter than 2n ends at its NUL, which is no digit */
+		if (hi < 0 || (lo = bg_hexval((unsigned char)s[2 * i + 1])) < 0)
+			return -EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
 void bg_sha_hex(const uint8_t sha[BG_SHA_LEN], char out[65])
 {
 	bg_hex(sha, BG_SHA_LEN, out);
@@ -48,20 +73,9 @@ int bg_sha_hex_ok(const char *s)
 	return !s[2 * BG_SHA_LEN];
 }
 
-static int nibble(char c)
-{
-	return c <= '9' ? c - '0' : c - 'a' + 10;
-}
-
 int bg_sha_unhex(const char *s, uint8_t out[BG_SHA_LEN])
 {
-	size_t i;
-
-	if (!bg_sha_hex_ok(s))
-		return -EINVAL;
-	for (i = 0; i < BG_SHA_LEN; i++)
-		out[i] = (uint8_t)(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
-	return 0;
+	return bg_sha_hex_ok(s) ? bg_unhex(s, BG_SHA_LEN, out) : -EINVAL;
 }
 
 int bg_sha256_file(const char *path, char out[65])

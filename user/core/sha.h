@@ -16,6 +16,11 @@
 void bg_sha256(const void *data, size_t len, uint8_t out[BG_SHA_LEN]);
 /* Lowercase hex of n bytes into out (2n + 1 bytes with the NUL). */
 void bg_hex(const uint8_t *d, size_t n, char *out);
+/* The value of one hex digit (either case), -1 for another byte. */
+int bg_hexval(int c);
+/* n bytes from the 2n hex digits at s (either case): 0, or -EINVAL (a
+ * byte that is not a digit; out then holds what came before it). */
+int bg_unhex(const char *s, size_t n, uint8_t *out);
 /* Hex of a digest (65 bytes with the NUL). */
 void bg_sha_hex(const uint8_t sha[BG_SHA_LEN], char out[65]);
 /* 1 when s is a digest as bg_sha_hex() writes it: 64 lowercase hex digits

@@ -869,6 +869,151 @@ out:
 	return ret;
 }
 
+/* ---- options of an attachment -------------------------------------------- */
+
+/* The record of o's options, as bg_attach() writes them, over r's. */
+static void rec_of_opts(struct bg_attach_rec *r, const struct bg_attach_opts *o,
+			const struct bloomgate *skel)
+{
+	size_t i;
+
+	r->match = (__u8)o->match;
+	r->action = (__u8)o->action;
+	r->dns_action = skel->rodata->cfg_dns_action;
+	for (i = 0; i < BG_DNS_PORTS_MAX; i++)
+		r->dns_ports[i] = skel->rodata->cfg_dns_ports[i];
+	r->mode &= (__u8)~(BG_ATTACH_F_UNPARSED_DROP | BG_ATTACH_F_CHAIN);
+	if (skel->rodata->cfg_unparsed == BG_UNPARSED_DROP)
+		r->mode |= BG_ATTACH_F_UNPARSED_DROP;
+	if (o->chain)
+		r->mode |= BG_ATTACH_F_CHAIN;
+}
+
+/* The program for attachment g (its record's capacity and shape) with
+ * options o, loaded on the pinned maps (the filter slot st->filters_fd
+ * shared), its DNS program in its own prog array and, with o->chain, the
+ * chained program kept. 0, or -errno with err. */
+static int load_configured(struct bg_state *st, struct grow_one *g,
+			   const struct bg_attach_opts *o, char *err, size_t errlen)
+{
+	enum bg_pin_map pm[] = { BG_PIN_COUNTERS, BG_PIN_EVENTS, BG_PIN_ATTACH };
+	__u32 key = BG_PROG_DNS;
+	char path[PATH_MAX];
+	int tmpl_fd = -1, dns_fd, ret;
+	size_t m;
+
+	g->skel = bloomgate__open();
+	if (!g->skel) {
+		errf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return -errno;
+	}
+	ret = skel_configure(g->skel, o, g->rec.capacity, &tmpl_fd, err, errlen);
+	for (m = 0; !ret && m < sizeof(pm) / sizeof(pm[0]); m++) {
+		struct bpf_map *map = pm[m] == BG_PIN_COUNTERS ? g->skel->maps.BG_MAP_COUNTERS :
+				      pm[m] == BG_PIN_EVENTS ? g->skel->maps.BG_MAP_EVENTS :
+							    g->skel->maps.BG_MAP_ATTACH;
+
+		bg_map_pin_path(path, sizeof(path), st->dir, pm[m]);
+		if (bpf_map__set_pin_path(map, path)) {
+			ret = -errno;
+			errf(err, errlen, "cannot set pin path %s", path);
+		}
+	}
+	if (!ret && bpf_map__reuse_fd(g->skel->maps.BG_MAP_FILTERS, st->filters_fd)) {
+		ret = -errno;
+		errf(err, errlen, "cannot share the filter slot: %s", strerror(errno));
+	}
+	if (!ret && (ret = bloomgate__load(g->skel)))
+		errf(err, errlen, "cannot load the XDP program: %s", strerror(-ret));
+	if (tmpl_fd >= 0)
+		close(tmpl_fd);
+	if (ret)
+		return ret;
+	dns_fd = bpf_program__fd(g->skel->progs.bloomgate_dns);
+	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.BG_MAP_PROGS), &key,
+				&dns_fd, BPF_ANY)) {
+		errf(err, errlen, "cannot set up the DNS program: %s", strerror(errno));
+		return -errno;
+	}
+	ret = o->chain ? next_copy(st->dir, &g->rec,
+				   bpf_map__fd(g->skel->maps.BG_MAP_PROGS)) : 0;
+	if (ret)
+		errf(err, errlen, "cannot keep the chained program: %s", strerror(-ret));
+	return ret;
+}
+
+int bg_attach_reconfigure(const char *ifname, const struct bg_attach_opts *o,
+			  char *err, size_t errlen)
+{
+	struct grow_one g = { .old_fd = -1, .ns_fd = -1 };
+	struct bg_attach_opts want = *o, have;
+	struct bg_state st;
+	char path[PATH_MAX];
+	int ifindex = ifindex_of(ifname, err, errlen), ret;
+	__u32 cur;
+
+	if (ifindex < 0)
+		return ifindex;
+	ret = bg_state_open(&st, 1);
+	if (ret) {
+		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		return ret;
+	}
+	ret = find_rec(st.attach_fd, (__u32)ifindex, &g.slot);
+	if (ret != 1) {
+		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		ret = ret < 0 ? ret : -ENOENT;
+		goto out;
+	}
+	bpf_map_lookup_elem(st.attach_fd, &g.slot, &g.rec);
+	opts_of_rec(&g.rec, &have);
+	/* the shape is the filter's (a capacity change), the mode is the
+	 * hook's: neither changes here */
+	want.mode = have.mode;
+	want.capacity = have.capacity;
+	want.grow = have.grow;
+	if (!bg_attach_opts_differ(&have, &want)) {
+		ret = 1;
+		goto out;
+	}
+	ret = load_configured(&st, &g, &want, err, errlen);
+	if (ret)
+		goto out;
+	cur = attached_id(&g.rec);
+	g.old_fd = bpf_prog_get_fd_by_id(cur ? cur : g.rec.prog_id);
+	if (g.old_fd < 0) {
+		ret = -errno;
+		errf(err, errlen, "cannot open the attached program %u: %s",
+		     cur ? cur : g.rec.prog_id, strerror(errno));
+		goto out;
+	}
+	ret = replace_prog(&g, bpf_program__fd(g.skel->progs.bloomgate_xdp), g.old_fd);
+	if (ret) {
+		errf(err, errlen, "cannot replace the program on %s: %s", ifname,
+		     strerror(-ret));
+		goto out;
+	}
+	/* swapped in: the record and the prog array pin name the new ones */
+	rec_of_opts(&g.rec, &want, g.skel);
+	g.rec.prog_id = prog_id_of(bpf_program__fd(g.skel->progs.bloomgate_xdp));
+	g.rec.dns_prog_id = prog_id_of(bpf_program__fd(g.skel->progs.bloomgate_dns));
+	bpf_map_update_elem(st.attach_fd, &g.slot, &g.rec, BPF_ANY);
+	bg_progs_pin_path(path, sizeof(path), st.dir, g.rec.ifindex, g.rec.netns_ino);
+	unlink(path);
+	if (bpf_obj_pin(bpf_map__fd(g.skel->maps.BG_MAP_PROGS), path)) {
+		ret = -errno;
+		errf(err, errlen, "the options changed, but %s cannot be pinned: DNS "
+		     "queries pass there once this program exits (%s)", path,
+		     strerror(errno));
+	}
+out:
+	if (g.old_fd >= 0)
+		close(g.old_fd);
+	bloomgate__destroy(g.skel);
+	bg_state_close(&st);
+	return ret;
+}
+
 /* ---- the next program ------------------------------------------------------ */
 
 int bg_attach_next_id(const char *dir, const struct bg_attach_rec *r, __u32 *id)

@@ -67,6 +67,20 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		      char *err, size_t errlen);
 
 /*
+ * Changes the options of ifname's attachment in this network namespace to
+ * o's: its match, action, DNS action and ports, unparsed policy and chain
+ * (not its mode, nor its filter map's shape: a capacity change is
+ * bg_attach_reshape()'s). A new program with o's options, on the pinned
+ * filter slot, counters and records, replaces the attached one with the
+ * kernel's atomic XDP replace (each packet runs the old program or the
+ * new: no gap), then the record and the prog array pin name it; the
+ * chained program stays when o->chain. 0, 1 when nothing differs, or
+ * -errno with err set (the old program then stays).
+ */
+int bg_attach_reconfigure(const char *ifname, const struct bg_attach_opts *o,
+			  char *err, size_t errlen);
+
+/*
  * `bloomgate chain`: puts program prog (a pinned path on bpffs, or "id:N")
  * in the BG_PROG_NEXT slot of ifname's attachment, which must have been
  * made with --chain: every packet bloomgate passes there goes on to it
