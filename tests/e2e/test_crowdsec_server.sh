@@ -154,12 +154,14 @@ for want in duration:6 value:3 too_wide:5 too_large:1 scope:0 expired:0 malforme
 	grep -qxF "bloomgate_crowdsec_ignored_total{source=\"cs\",reason=\"${want%:*}\"} $((${want#*:} * ${k:-0}))" <<<"$m" ||
 		t_fail "metrics: ${want%:*} is not ${want#*:} a pull ($k pulls): $(grep crowdsec_ignored <<<"$m" | tr '\n' ' ')"
 done
-log_has "source cs: decision 10 refused (duration: not a duration as the API writes one): value '$D1', origin 'cscli'" ||
+log_has "source cs: refused decision 10 from 'cscli': duration (not a duration as the API writes one): '$D1'" ||
 	t_fail "the first refusal is not logged: $(grep refused "$E2E_TMP/agent.log" | head -n 3)"
-log_has "source cs: decision 14 refused (duration: not a duration as the API writes one): value '$D5'" ||
+log_has "source cs: refused decision 14 from 'cscli': duration (not a duration as the API writes one): '$D5'" ||
 	t_fail "the fifth refusal is not logged"
-log_has "source cs: 11 more decisions refused by that pull" || t_fail "no count of the refusals not logged: $(grep refused "$E2E_TMP/agent.log" | tail -n 2)"
-log_has "decision 15 refused" && t_fail "more than the first five refusals of a pull logged"
+log_has "source cs: refused decision 30 from 'cscli': too_wide" ||
+	t_fail "the tenth refusal is not logged: $(grep refused "$E2E_TMP/agent.log" | head -n 12)"
+log_has "source cs: refused 6 more (16 in all)" || t_fail "no count of the refusals not logged: $(grep refused "$E2E_TMP/agent.log" | tail -n 2)"
+log_has "refused decision 31 " && t_fail "more than the first ten refusals of a pull logged"
 t_end "$E2E_NAME"
 
 E2E_NAME=million_descending
