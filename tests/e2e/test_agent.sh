@@ -168,6 +168,34 @@ wait_until 5 matches "$U" || t_fail "$U not matched after a rename over the file
 wait_until 5 no_match "$V" || t_fail "$V still matched after the file without it replaced the old"
 t_end "$E2E_NAME"
 
+# ---- 4b. a rejected line: named, counted, printed ----------------------------------------
+
+src_line() { bg status 2>/dev/null | grep "^  list $1 "; }
+src_line_has() { src_line "$1" | grep -q -- "$2"; } # NAME PATTERN
+E2E_NAME=rejected_line_named
+t_begin
+printf '%s\n' 0.0.0.0/0 >>"$E2E_TMP/local.txt"
+ln=$(wc -l <"$E2E_TMP/local.txt")
+why="prefix shorter than /8 blocks too much"
+wait_until 5 agent_log_has "source local: refused $E2E_TMP/local.txt:$ln: $why" ||
+	t_fail "the rejected line is not named in the log: $(grep -F 'source local' "$E2E_TMP/agent.log" | tail -n 3)"
+agent_log_has "source local: new copy, 2 entries, 1 rejected lines" ||
+	t_fail "the new copy's line: $(grep -F 'source local: new copy' "$E2E_TMP/agent.log" | tail -n 1)"
+no_match "$Z" || t_fail "0.0.0.0/0 was loaded: $Z matched"
+wait_until 5 src_line_has local ': ok, 2 entries, 1 rejected lines' ||
+	t_fail "status: $(src_line local)"
+grep -qxF 'bloomgate_source_rejected_lines{source="local"} 1' <<<"$(metrics_get)" ||
+	t_fail "metrics: $(metrics_get | grep rejected_lines)"
+bg_capture agent --check --config "$CFG"
+grep -qxF "  $E2E_TMP/local.txt:$ln: $why (needs --allow-wide): '0.0.0.0/0'" <<<"$BG_OUT" ||
+	t_fail "agent --check does not print the rejected line: $BG_OUT"
+grep -q "^list local .*: ok, 2 entries, 1 rejected lines" <<<"$BG_OUT" || t_fail "agent --check: $BG_OUT"
+# back as it was: nothing rejected
+printf '%s\n' "$Y" "$U" >"$E2E_TMP/local.new" && mv "$E2E_TMP/local.new" "$E2E_TMP/local.txt"
+wait_until 5 src_line_has local ': ok, 2 entries, last' ||
+	t_fail "status after the line went: $(src_line local)"
+t_end "$E2E_NAME"
+
 # ---- 5. failures keep the last good copy ----------------------------------------------
 
 E2E_NAME=server_500_keeps_filter
@@ -214,6 +242,29 @@ kill -HUP "$AGENT_PID"
 wait_until 5 agent_log_has "SIGHUP" || t_fail "SIGHUP not seen in the agent's log"
 alive "$AGENT_PID" || t_fail "the agent died on SIGHUP"
 matches "$X" || t_fail "$X not matched after SIGHUP"
+t_end "$E2E_NAME"
+
+# ---- 6b. the interface's options follow the config ----------------------------------------
+
+E2E_NAME=reload_changes_attach_options
+t_begin
+id0=$(xdp_prog_id "$IF_GWC")
+sed -i "s/^    unparsed: drop$/    unparsed: drop\n    action: flag/" "$CFG"
+bg_capture reload
+t_expect_eq "reload with action: flag: exit" 0 "$BG_RC"
+grep -qF "interface $IF_GWC: action drop -> flag" <<<"$BG_OUT" || t_fail "reload answered '$BG_OUT'"
+id1=$(xdp_prog_id "$IF_GWC")
+[ -n "$id1" ] && [ "$id1" != "$id0" ] || t_fail "the program was not replaced ($id0 -> $id1)"
+bg status | grep -q "^attached: $IF_GWC .*, action flag, " || t_fail "status: $(bg status | grep '^attached')"
+f0=$(bg_stat flagged)
+expect_traffic t6b "" "$X $Z" # flagged: passed
+[ "$(bg_stat flagged)" -gt "${f0:-0}" ] || t_fail "no packet flagged after the reload"
+sed -i "/^    action: flag$/d" "$CFG"
+bg_capture reload
+grep -qF "interface $IF_GWC: action flag -> drop" <<<"$BG_OUT" || t_fail "reload back answered '$BG_OUT'"
+expect_traffic t6c "$X" "$Z"
+bg_capture reload
+grep -qF "interface $IF_GWC" <<<"$BG_OUT" && t_fail "a reload with nothing changed said: $BG_OUT"
 t_end "$E2E_NAME"
 
 # ---- 7. metrics --------------------------------------------------------------------------

@@ -855,7 +855,7 @@ IDX=$(ip -n "$NS_GW" -o link show dev "$IF_GWC" | cut -d: -f1)
 t_expect_eq "the map pinned as bg_filter" "$(current_filter_id)" \
 	"$(bpftool map show pinned "$BG_PIN/bg_filter" 2>/dev/null | sed -n 's/^\([0-9]*\): .*/\1/p')"
 mapfile -t OURS < <({ pinned_map_ids; current_filter_id; } | sort -u)
-((${#OURS[@]} == 6)) || t_fail "expected 6 maps of ours (4 shared pins, the attachment's bg_progs pin, the filter) before detach, found ${#OURS[@]}"
+((${#OURS[@]} == 7)) || t_fail "expected 7 maps of ours (5 shared pins: bg_filters, bg_stats, bg_events, bg_attach, bg_protect; the attachment's bg_progs pin; the filter) before detach, found ${#OURS[@]}: $(ls "$BG_PIN" | tr "\n" " ")"
 bg_capture detach "$IF_GWC"
 [ "$BG_RC" -eq 0 ] || t_fail "detach failed: $BG_ERR"
 l=$(ip -n "$NS_GW" link show dev "$IF_GWC")

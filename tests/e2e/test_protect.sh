@@ -25,8 +25,10 @@
 #   agent_protect                 agent --check and the agent's log name the
 #                                 list:line and the protected address; the
 #                                 config's protect: holds; a reload changes it
-#   crowdsec_range                a CrowdSec decision 192.0.0.0/8 (and one
-#                                 on the next hop itself) leaves the gateway
+#   crowdsec_range                a CrowdSec decision 192.0.0.0/8 (taken:
+#                                 max_range_v4 8 here; refused by the default
+#                                 bound, test_crowdsec.sh) and one on the
+#                                 next hop itself leave the gateway
 #                                 reachable; the log names the decision
 set -u
 # shellcheck source=tests/e2e/lib.sh
@@ -256,6 +258,7 @@ lists:
     crowdsec: $CS_URL
     api_key_file: $T/cs.key
     update_frequency: 1s
+    max_range_v4: 8 # the widest the engine takes: the protected set judges
 EOF
 }
 # not the whole documentation ranges: the next hop (192.0.2.130) is left

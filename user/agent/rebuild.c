@@ -544,12 +544,14 @@ static void rb_run(struct agent *a, struct job *jj)
 
 /* A job's source back in the agent's (a->lock held): a candidate kept
  * becomes the last good copy, one refused is remembered with why. */
-static void rb_source_done(struct agent *a, const struct rb_src *r)
+static void rb_source_done(struct agent *a, struct rb_src *r)
 {
 	struct source *s = src_find(a, r->list.name);
 
 	if (!s || s->ops != r->ops)
-		return; /* removed by a reload meanwhile */
+		return; /* removed by a reload meanwhile (rb_done frees its loan) */
+	if (r->ops->take_back)
+		r->ops->take_back(s, (struct rb_src *)r);
 	if (!r->cand || s->phase != SRC_IN_REBUILD || strcmp(s->cand_sha, r->cand_sha)) {
 		if (r->counted && r->have_copy && !strcmp(s->rec.sha256, r->sha)) {
 			s->rec.entries = r->entries;
@@ -670,6 +672,9 @@ static void rb_done(struct agent *a, struct job *jj)
 
 		if (s && j->v[i].cand)
 			store_put(a, s);
+		/* a loan not taken back: its source is gone */
+		if (j->v[i].lent)
+			j->v[i].ops->take_back(NULL, &j->v[i]);
 		bg_list_desc_free(&j->v[i].list);
 	}
 	reloads_answer(a, j->seq, j->ret ? j->msg : NULL);
@@ -709,6 +714,8 @@ static int rb_take(struct rb_job *j, struct source *s)
 			j->change_seen = s->cand_seen;
 		j->fetch_ms += s->cand_fetch_ms;
 	}
+	if (s->ops->lend)
+		s->ops->lend(s, r);
 	j->n++;
 	return 0;
 }

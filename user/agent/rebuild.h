@@ -45,6 +45,8 @@ struct rb_src {
 	 * them (the first few; the count at the end), once */
 	struct src_refusal_log log;
 	int logged;
+	/* the driver's, lent by its source for the job (ops->lend) */
+	void *lent;
 };
 
 struct rb_job {

@@ -89,6 +89,28 @@ static void print_control(FILE *out, struct json_object *c)
 		"followers, %lld connections\n", fol, unsent, cut, rf, rc);
 }
 
+/* A source's rejected input, as status counts it: a list's rejected lines
+ * (", 2 rejected lines"), a source of decisions' refusals by reason
+ * (", refused: value 3, too_wide 1"); nothing when there is none. */
+static void print_refused(FILE *out, struct json_object *s)
+{
+	struct json_object *v;
+	int first = 1;
+
+	if (json_object_object_get_ex(s, "rejected", &v) && json_object_get_int64(v) > 0)
+		fprintf(out, ", %lld rejected lines", (long long)json_object_get_int64(v));
+	if (!json_object_object_get_ex(s, "refused", &v) ||
+	    !json_object_is_type(v, json_type_object))
+		return;
+	json_object_object_foreach(v, reason, n) {
+		if (json_object_get_int64(n) <= 0)
+			continue;
+		fprintf(out, "%s %s %lld", first ? ", refused:" : ",", reason,
+			(long long)json_object_get_int64(n));
+		first = 0;
+	}
+}
+
 void bg_report_agent_status(FILE *out, struct json_object *o)
 {
 	struct json_object *v, *srcs;
@@ -142,6 +164,7 @@ void bg_report_agent_status(FILE *out, struct json_object *o)
 			       json_object_object_get_ex(s, "origin", &v) ? json_object_get_string(v) : "?",
 			       json_object_object_get_ex(s, "state", &v) ? json_object_get_string(v) : "?",
 			       json_object_object_get_ex(s, "entries", &v) ? (long long)json_object_get_int64(v) : 0);
+			print_refused(out, s);
 			if (json_object_object_get_ex(s, "last_success", &v) && json_object_get_double(v) > 0)
 				fprintf(out, ", last success %.0f s ago",
 				       fmax(0, (double)time(NULL) - json_object_get_double(v)));

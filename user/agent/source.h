@@ -33,6 +33,7 @@
 #include "agent/fetch.h"
 
 struct bg_protect_set;
+struct rb_src;
 
 struct agent;
 struct json_object;
@@ -178,6 +179,11 @@ struct src_ops {
 	int (*patch)(struct agent *a, struct rb_job *j, size_t at);
 	/* loop: the rebuild refused the source's candidate */
 	void (*refused)(struct agent *a, struct source *s);
+	/* loop: what the source's patch reads, lent to the rebuild's copy
+	 * of the source (r->lent) when the job starts, and taken back when
+	 * it is done (s NULL: the source is gone; r->lent is freed) */
+	void (*lend)(struct source *s, struct rb_src *r);
+	void (*take_back)(struct source *s, struct rb_src *r);
 	/* loop: a full rebuild went live (a source that patches keeps the
 	 * filter for its next change) */
 	void (*rebuilt)(struct agent *a, const struct rb_job *j);

@@ -39,11 +39,66 @@
  * target is built whole (which resets it). */
 #define INCR_RATE_BOUND 2.0
 
-/* The source's own state: its decisions (NULL while a pull holds them). */
+/* The keys of one copy of the decisions (the last good one, or a
+ * candidate), made from the set in memory as the copy is written: what
+ * the in-place patch changes the live filter by, without parsing the
+ * copies. sha: the copy's. */
+struct cs_keys {
+	struct bg_blocklist bl; /* finished; block only */
+	char sha[65];
+};
+
+/* The source's own state: its decisions (NULL while a pull holds them),
+ * and the keys of its last good copy and of its candidate (NULL while a
+ * rebuild holds them, or when not known: the patch then parses). */
 struct cs_src {
 	struct bg_cs_state *st;
 	uint64_t decisions;
+	struct cs_keys *kept, *cand;
 };
+
+static void keys_free(struct cs_keys *k)
+{
+	if (k) {
+		bg_blocklist_free(&k->bl);
+		free(k);
+	}
+}
+
+/* The keys of the set as its copy of that sha holds them (the same the
+ * list parser makes of the copy's lines: each decision's key, checked
+ * by the parser's own bg_list_entry()), finished; NULL: out of memory. */
+static struct cs_keys *keys_of(const struct bg_cs_state *st, const char *sha)
+{
+	struct cs_keys *k = calloc(1, sizeof(*k));
+	struct bg_list *l;
+	size_t i, n4 = 0, n6 = 0;
+
+	if (!k)
+		return NULL;
+	bg_blocklist_init(&k->bl);
+	l = &k->bl.block;
+	for (i = 0; i < st->n; i++)
+		st->v[i].key.kind == BG_KEY_IPV4 ? n4++ : n6++;
+	if ((n4 && !(l->v4 = malloc(n4 * sizeof(*l->v4)))) ||
+	    (n6 && !(l->v6 = malloc(n6 * sizeof(*l->v6))))) {
+		keys_free(k);
+		return NULL;
+	}
+	l->cap4 = n4;
+	l->cap6 = n6;
+	for (i = 0; i < st->n; i++)
+		if (st->v[i].key.kind == BG_KEY_IPV4)
+			l->v4[l->n4++] = st->v[i].key.k4;
+		else
+			l->v6[l->n6++] = st->v[i].key.k6;
+	l->accepted = st->n;
+	l->lines = st->n;
+	l->files = 1;
+	bg_blocklist_finish(&k->bl);
+	snprintf(k->sha, sizeof(k->sha), "%s", sha);
+	return k;
+}
 
 static int cs_open(struct agent *a, struct source *s)
 {
@@ -74,8 +129,11 @@ static void cs_close(struct agent *a, struct source *s)
 	struct cs_src *c = s->priv;
 
 	(void)a;
-	if (c)
+	if (c) {
 		cs_state_free(c->st);
+		keys_free(c->kept);
+		keys_free(c->cand);
+	}
 	free(c);
 }
 
@@ -83,6 +141,9 @@ static void cs_close(struct agent *a, struct source *s)
  * strings copied) and what the pull found. */
 struct cs_job {
 	struct bg_cs_state *st;
+	/* the keys of the copy read back (a restart), and of the candidate
+	 * written */
+	struct cs_keys *kept, *cand;
 	struct bg_cfg_list cfg;
 	char name[BG_CFG_NAME_MAX + 1];
 	char pull_err[256];
@@ -183,6 +244,8 @@ static void cs_fetch(void *job, const char *copy, const char *kept_sha,
 	if (!st->loaded && bg_cs_read(st, copy, &j->cfg, quit))
 		agent_log("source %s: its last copy cannot be read back: the local "
 			  "API's next answer makes it", j->name);
+	else if (kept_sha[0] && !j->kept && st->version == st->written)
+		j->kept = keys_of(st, kept_sha); /* the copy, read back whole */
 	ret = bg_cs_pull(&j->cfg, st, &(struct bg_cs_hooks){ .abort = quit,
 			 .refused = cs_refused_one, .ctx = &log }, &pr, why, sizeof(why));
 	src_refused_end(&log);
@@ -206,6 +269,7 @@ static void cs_fetch(void *job, const char *copy, const char *kept_sha,
 			r->outcome = ret ? BG_FETCH_FAILED : BG_FETCH_UNCHANGED;
 		} else {
 			r->outcome = BG_FETCH_CHANGED;
+			j->cand = keys_of(st, r->sha256);
 		}
 	} else if (!ret) {
 		r->outcome = BG_FETCH_UNCHANGED;
@@ -235,6 +299,15 @@ static void cs_fetch_end(struct agent *a, struct source *s, void *job,
 
 		c->st = j->st;
 		c->decisions = j->st->n;
+		if (j->kept && !c->kept) {
+			c->kept = j->kept;
+			j->kept = NULL;
+		}
+		if (j->cand) {
+			keys_free(c->cand);
+			c->cand = j->cand;
+			j->cand = NULL;
+		}
 		s->n_origins = bg_cs_origins(j->st, o, BG_CS_ORIGINS_MAX);
 		if (s->n_origins > SRC_ORIGINS_MAX)
 			s->n_origins = SRC_ORIGINS_MAX;
@@ -253,7 +326,70 @@ static void cs_fetch_end(struct agent *a, struct source *s, void *job,
 	} else {
 		cs_state_free(j->st); /* gone with its source */
 	}
+	keys_free(j->kept);
+	keys_free(j->cand);
 	free(j);
+}
+
+/* The keys the patch reads: those of the rebuild's copy and candidate,
+ * when they are the ones the source holds. */
+struct cs_loan {
+	struct cs_keys *old, *new;
+};
+
+static void cs_lend(struct source *s, struct rb_src *r)
+{
+	struct cs_src *c = s->priv;
+	struct cs_loan *l;
+
+	if (!c || !r->cand || !c->cand || strcmp(c->cand->sha, r->cand_sha) ||
+	    (r->have_copy && (!c->kept || strcmp(c->kept->sha, r->sha))) ||
+	    !(l = calloc(1, sizeof(*l))))
+		return;
+	l->new = c->cand;
+	c->cand = NULL;
+	if (r->have_copy) {
+		l->old = c->kept;
+		c->kept = NULL;
+	}
+	r->lent = l;
+}
+
+static void cs_take_back(struct source *s, struct rb_src *r)
+{
+	struct cs_src *c = s ? s->priv : NULL;
+	struct cs_loan *l = r->lent;
+
+	r->lent = NULL;
+	if (!l) {
+		/* kept by a rebuild without a loan (the copy's keys were not
+		 * known): the candidate's keys are the copy's from now on */
+		if (c && r->verdict == 1 && c->cand && !strcmp(c->cand->sha, r->cand_sha)) {
+			keys_free(c->kept);
+			c->kept = c->cand;
+			c->cand = NULL;
+		}
+		return;
+	}
+	if (c && r->verdict == 1) {
+		/* the candidate is the copy now */
+		keys_free(c->kept);
+		c->kept = l->new;
+		l->new = NULL;
+	} else if (c) {
+		if (!c->kept) {
+			c->kept = l->old;
+			l->old = NULL;
+		}
+		/* not judged: a candidate still, for the next rebuild */
+		if (!r->verdict && !c->cand) {
+			c->cand = l->new;
+			l->new = NULL;
+		}
+	}
+	keys_free(l->old);
+	keys_free(l->new);
+	free(l);
 }
 
 /* The copy the rebuild refused is gone: the decisions are written again
@@ -557,29 +693,40 @@ static int incr_apply(struct incr *in, struct rb_src *s,
 		      const struct bg_protect_set *ps, struct bg_inc_result *res,
 		      double *parse_ms)
 {
-	struct bg_blocklist old, new;
+	const struct cs_loan *l = s->lent;
+	struct bg_blocklist old, new, none;
+	const struct bg_blocklist *o = &old, *n = &new;
 	char cand[PATH_MAX + 8], why[256];
 	double t0 = bg_now_ms();
-	int ret;
+	int ret = 0;
 
 	if (bg_fetch_candidate(s->copy, cand, sizeof(cand)))
 		return -ENAMETOOLONG;
-	ret = parse_one(&s->list, s->have_copy ? s->copy : NULL, &old);
-	if (!ret)
-		ret = parse_one(&s->list, cand, &new);
-	else
-		bg_blocklist_init(&new);
+	bg_blocklist_init(&old);
+	bg_blocklist_init(&new);
+	bg_blocklist_init(&none);
+	bg_blocklist_finish(&none);
+	if (l) {
+		/* the keys made from the decisions in memory */
+		o = l->old ? &l->old->bl : &none;
+		n = &l->new->bl;
+	} else {
+		ret = parse_one(&s->list, s->have_copy ? s->copy : NULL, &old);
+		if (!ret)
+			ret = parse_one(&s->list, cand, &new);
+	}
 	*parse_ms = bg_now_ms() - t0;
 	if (!ret)
-		ret = bg_inc_apply(in->inc, &old, &new, INCR_RATE_BOUND, res, why,
+		ret = bg_inc_apply(in->inc, o, n, INCR_RATE_BOUND, res, why,
 				   sizeof(why));
-	s->entries = new.block.accepted;
+	s->entries = n->block.accepted;
 	s->counted = 1;
 	/* the new decisions over the protected set, located in the copy */
 	if (!ret && ps)
-		agent_protect_changes(ps, &old.block, &new.block, cand, &s->list);
+		agent_protect_changes(ps, &o->block, &n->block, cand, &s->list);
 	bg_blocklist_free(&old);
 	bg_blocklist_free(&new);
+	bg_blocklist_free(&none);
 	if (ret == -EXDEV)
 		agent_log("source %s: built whole: %s", s->list.name, why);
 	return ret;
@@ -654,11 +801,12 @@ static int cs_patch(struct agent *a, struct rb_job *j, size_t at)
 	rb_published(j, &r);
 	j->fast = 1;
 	agent_log("filter %llu live: %s's change in place (%llu keys added, %llu "
-		  "removed; %llu keys), parse %.1f ms, copy %.1f ms, swapped in "
+		  "removed; %llu keys), %s %.1f ms, copy %.1f ms, swapped in "
 		  "%.1f ms", (unsigned long long)j->generation, s->list.name,
 		  (unsigned long long)res.added, (unsigned long long)res.removed,
-		  (unsigned long long)r.plan.n, parse_ms, r.ms[BG_STAGE_BUILD],
-		  r.ms[BG_STAGE_PUBLISH]);
+		  (unsigned long long)r.plan.n,
+		  s->lent ? "from the decisions in memory" : "parse", parse_ms,
+		  r.ms[BG_STAGE_BUILD], r.ms[BG_STAGE_PUBLISH]);
 	rb_timed(j, &r);
 	bg_load_report_free(&r);
 	return 0;
@@ -676,6 +824,8 @@ const struct src_ops src_crowdsec_ops = {
 	.fetch_end = cs_fetch_end,
 	.refused = cs_refused,
 	.patch = cs_patch,
+	.lend = cs_lend,
+	.take_back = cs_take_back,
 	.rebuilt = cs_rebuilt,
 	.status = cs_status,
 	.check = cs_check,

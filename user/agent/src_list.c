@@ -110,16 +110,25 @@ static int list_judge(const struct bg_cfg_list *cfg, uint64_t entries,
 	return bg_fetch_judge(&f, entries, rejected, prev_entries, why, len);
 }
 
-/* agent --check: the rejected lines printed as the parse finds them */
+/* agent --check: the rejected lines printed as the parse finds them,
+ * each named as the agent's log names it: the list's origin and line */
+struct check_ctx {
+	struct src_refusal_log log;
+	char origin[1024]; /* redacted */
+};
+
 static void check_diag(void *ctx, const struct bg_diag *d)
 {
-	struct src_refusal_log *l = ctx;
-	char where[PATH_MAX + 32];
+	struct check_ctx *c = ctx;
+	char where[sizeof(c->origin) + 32];
 
 	if (d->warning)
 		return;
-	snprintf(where, sizeof(where), "line %zu", d->line);
-	src_refused_log(l, d->line ? where : "the file", d->reason, d->text);
+	if (d->line)
+		snprintf(where, sizeof(where), "%s:%zu", c->origin, d->line);
+	else
+		snprintf(where, sizeof(where), "%s", c->origin);
+	src_refused_log(&c->log, where, d->reason, d->text);
 }
 
 /* The copy fetched into dir parsed as the rebuild parses it, and judged:
@@ -128,10 +137,12 @@ static int list_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 		      const char *dir, const struct bg_protect_set *ps,
 		      FILE *out)
 {
-	char copy[PATH_MAX], cand[PATH_MAX + 8], url[1024], *lines = NULL;
+	char copy[PATH_MAX], cand[PATH_MAX + 8], *lines = NULL;
 	struct bg_fetch_validators v = { { 0 }, { 0 } };
-	struct src_refusal_log log = { .source = l->list.name };
-	struct bg_list_opts o = { .diag = check_diag, .diag_ctx = &log,
+	struct check_ctx c = { .log = { .source = l->list.name } };
+	struct src_refusal_log *log = &c.log;
+	const char *url = c.origin;
+	struct bg_list_opts o = { .diag = check_diag, .diag_ctx = &c,
 				  .max_bytes = cfg->max_list_bytes,
 				  .allow_wide = l->list.allow_wide };
 	struct bg_source s = { .list = l->list };
@@ -143,7 +154,7 @@ static int list_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	int bad, ret;
 
 	src_fetch_opts(cfg, l, &f);
-	bg_url_redact(bg_list_origin(&l->list), url, sizeof(url));
+	bg_url_redact(bg_list_origin(&l->list), c.origin, sizeof(c.origin));
 	snprintf(copy, sizeof(copy), "%s/%s.list", dir, l->list.name);
 	if (bg_fetch(&f, copy, &v, &r) || r.outcome == BG_FETCH_FAILED ||
 	    bg_fetch_candidate(copy, cand, sizeof(cand))) {
@@ -151,16 +162,16 @@ static int list_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 		return 1;
 	}
 	/* the rejected lines after the list's own line */
-	log.out = open_memstream(&lines, &n);
-	if (!log.out)
-		log.out = out;
+	log->out = open_memstream(&lines, &n);
+	if (!log->out)
+		log->out = out;
 	s.path = cand;
 	bg_blocklist_init(&bl);
 	ret = bg_source_parse_info(&s, &bl, &o, &in);
 	if (!ret && in.format == BG_FMT_ADDR)
 		agent_protect_check_list(out, ps, &bl, cand, l);
 	bg_blocklist_free(&bl);
-	src_refused_end(&log);
+	src_refused_end(log);
 	bg_fetch_discard(copy);
 	if (ret < 0) {
 		snprintf(r.err, sizeof(r.err), "reading the copy: %s", strerror(-ret));
@@ -174,8 +185,8 @@ static int list_check(const struct bg_config *cfg, const struct bg_cfg_list *l,
 	else
 		fprintf(out, "list %s (%s): ok, %zu entries, %zu rejected lines\n",
 			l->list.name, url, in.entries, in.rejected);
-	if (log.out != out) {
-		fclose(log.out);
+	if (log->out != out) {
+		fclose(log->out);
 		fputs(lines ? lines : "", out);
 		free(lines);
 	}

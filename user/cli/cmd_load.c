@@ -31,7 +31,7 @@ static int load_done(void *ctx, unsigned int npos, char *err, size_t errlen)
 	return ret;
 }
 
-/* --protect ADDR|PREFIX: read by the lists' own parser; a set that
+/* --protect ADDR[/LEN]: read by the lists' own parser; a set that
  * would be full is refused when it is gathered. */
 static int opt_protect(void *ctx, const struct bg_opt *o, const struct bg_optval *v,
 		       char *err, size_t errlen)
@@ -54,7 +54,7 @@ static int opt_protect(void *ctx, const struct bg_opt *o, const struct bg_optval
 
 static const struct bg_opt load_opts[] = {
 	LIST_OPTS,
-	{ .name = "protect", .type = BG_OPT_STRING, .metavar = "ADDR|PREFIX",
+	{ .name = "protect", .type = BG_OPT_STRING, .metavar = "ADDR[/LEN]",
 	  .help = "never drop this address or prefix, whatever a list says (added "
 		  "to the protected set, for this load's filter)",
 	  .max_count = BG_OPT_MANY, .set = opt_protect },
