@@ -67,8 +67,6 @@ struct json_object;
 
 /* One line to stderr, whole even when threads log at once. */
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-double agent_mono(void); /* seconds, CLOCK_MONOTONIC */
-double agent_wall(void); /* unix time */
 double agent_rnd(void); /* 0..1 */
 int agent_mkdir_p(const char *dir, mode_t mode);
 int agent_add_fd(struct agent *a, int fd, uint32_t events);

@@ -44,6 +44,7 @@
 
 #include "agent/fetch.h"
 #include "agent/fleetdb.h"
+#include "core/units.h"
 #include "core/url.h"
 
 /* pg_type.oid of bytea (catalog/pg_type_d.h is a server header) */
@@ -182,12 +183,11 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!why || !whylen)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
+	bg_vwhyf(why, whylen, fmt, ap);
 	va_end(ap);
-	one_line(why);
+	if (why && whylen)
+		one_line(why);
 }
 
 /* Every occurrence of the n bytes at secret in *msg (malloc'd) replaced

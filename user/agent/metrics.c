@@ -18,6 +18,7 @@
 
 #include <microhttpd.h>
 
+#include "core/clock.h"
 #include "core/attach_opts.h"
 #include "core/counters.h"
 #include "agent/metrics.h"
@@ -627,14 +628,6 @@ struct bg_metrics_server {
 	uint64_t cut; /* connections cut off at the deadline */
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* One slot per connection, found by socket: notify() and on_request()
  * run on the server's one thread, the reaper on its own. */
 static struct conn_slot *slot_of(struct bg_metrics_server *s, int fd)
@@ -666,7 +659,7 @@ static void notify(void *cls, struct MHD_Connection *conn, void **socket_ctx,
 		if (c) {
 			c->fd = fd;
 			c->answered = 0;
-			c->since = mono_s();
+			c->since = bg_mono();
 		}
 	} else if ((c = slot_of(s, fd))) {
 		/* before libmicrohttpd closes the socket: the reaper never
@@ -690,7 +683,7 @@ static void mark_answered(struct bg_metrics_server *s, struct MHD_Connection *co
 		/* the next request on a kept-alive connection gets a deadline
 		 * of its own */
 		c->answered = 1;
-		c->since = mono_s();
+		c->since = bg_mono();
 	}
 	pthread_mutex_unlock(&s->lock);
 }
@@ -703,7 +696,7 @@ static void *reap(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping) {
-		double now = mono_s();
+		double now = bg_mono();
 
 		for (i = 0; i < sizeof(s->conns) / sizeof(s->conns[0]); i++) {
 			struct conn_slot *c = &s->conns[i];
@@ -716,12 +709,7 @@ static void *reap(void *arg)
 			}
 			c->since = now; /* once per deadline */
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 250 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		bg_deadline(&ts, 0.25);
 		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "agent/agent_priv.h"
+#include "core/clock.h"
 #include "core/url.h"
 
 const struct src_ops *src_ops_of(const struct bg_cfg_list *l)
@@ -59,7 +60,7 @@ void src_set_state(struct source *s, const char *state, const char *why)
 
 void src_ok(struct source *s)
 {
-	s->rec.last_ok = agent_wall();
+	s->rec.last_ok = bg_wall();
 	s->failed_in_row = 0;
 	s->rec.last_error[0] = 0;
 	src_set_state(s, "ok", NULL);
@@ -77,7 +78,7 @@ double src_retry_at(const struct source *s)
 {
 	double max = fmin(s->cfg->refresh, RETRY_MAX);
 
-	return agent_mono() + bg_backoff(s->failed_in_row,
+	return bg_mono() + bg_backoff(s->failed_in_row,
 					 fmin(s->ops->retry_base, max), max,
 					 agent_rnd());
 }
@@ -242,7 +243,7 @@ static int fetched(struct source *s, struct fetch_job *j)
 	s->phase = SRC_IDLE;
 	s->mark = 0;
 	s->rec.fetches++;
-	s->rec.last_attempt = agent_wall();
+	s->rec.last_attempt = bg_wall();
 	if (r->outcome == BG_FETCH_CHANGED && s->refused_sha[0] &&
 	    !strcmp(r->sha256, s->refused_sha)) {
 		/* the bytes refused last time: refused again, no rebuild */
@@ -299,7 +300,7 @@ static void fetch_done(struct agent *a, struct job *jj)
 		 * was fetched: that change is fetched next */
 		if (s->cfg->refresh > 0)
 			s->due = j->r.outcome == BG_FETCH_FAILED ? src_retry_at(s) :
-				 agent_mono() + bg_jitter(s->cfg->refresh, agent_rnd());
+				 bg_mono() + bg_jitter(s->cfg->refresh, agent_rnd());
 	}
 	/* what the source owns goes back to it (or with the job) */
 	j->ops->fetch_end(a, s, j->drv, &j->r, note, sizeof(note));
@@ -342,7 +343,7 @@ static void start_fetch(struct agent *a, struct source *s)
 	if (s->have_copy)
 		memcpy(j->kept_sha, s->rec.sha256, sizeof(j->kept_sha));
 	j->v = s->rec.v;
-	j->seen = s->changed_at ? s->changed_at : agent_wall();
+	j->seen = s->changed_at ? s->changed_at : bg_wall();
 	s->changed_at = 0;
 	s->due = 0;
 	s->phase = SRC_FETCHING;
@@ -351,7 +352,7 @@ static void start_fetch(struct agent *a, struct source *s)
 
 void run_due(struct agent *a, int all)
 {
-	double now = agent_mono();
+	double now = bg_mono();
 	size_t i;
 
 	for (i = 0; i < a->nsrc && !a->stop; i++) {
@@ -374,7 +375,7 @@ void mark_all(struct agent *a)
 		/* a candidate waiting is what a fetch would bring */
 		s->mark = s->phase != SRC_CANDIDATE;
 		if (s->phase == SRC_IDLE || s->phase == SRC_IN_REBUILD)
-			s->due = agent_mono();
+			s->due = bg_mono();
 	}
 }
 
@@ -425,9 +426,9 @@ void on_inotify(struct agent *a)
 				if (e->len && strcmp(e->name, base))
 					continue;
 				/* debounced: an editor's several writes are one */
-				s->due = agent_mono() + a->cfg.debounce;
+				s->due = bg_mono() + a->cfg.debounce;
 				if (!s->changed_at)
-					s->changed_at = agent_wall();
+					s->changed_at = bg_wall();
 			}
 			p += sizeof(*e) + e->len;
 		}

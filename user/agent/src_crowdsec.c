@@ -26,6 +26,7 @@
 #include "agent/crowdsec.h"
 #include "agent/protect.h"
 #include "agent/rebuild.h"
+#include "core/clock.h"
 #include "core/patch.h"
 #include "core/url.h"
 #include "kern/attach.h"
@@ -170,7 +171,7 @@ static void cs_fetch(void *job, const char *copy, const char *kept_sha,
 	struct bg_cs_pull_result pr;
 	struct src_refusal_log log = { .source = j->name };
 	char cand[PATH_MAX + 8], why[256];
-	double t0 = agent_mono();
+	double t0 = bg_mono();
 	int ret;
 
 	(void)v;
@@ -214,7 +215,7 @@ static void cs_fetch(void *job, const char *copy, const char *kept_sha,
 	if (!r->err[0])
 		snprintf(r->err, sizeof(r->err), "%s", j->pull_err);
 	r->entries = st->n;
-	r->seconds = agent_mono() - t0;
+	r->seconds = bg_mono() - t0;
 }
 
 static void cs_fetch_end(struct agent *a, struct source *s, void *job,
@@ -488,7 +489,7 @@ static void incr_run(struct agent *a, struct job *jj)
 	struct incr_job *ij = (struct incr_job *)jj;
 	struct rb_job *j = &ij->rb;
 	int cs = patching_source(j->v, j->n);
-	double t0 = bg_now_ms();
+	double t0 = bg_mono_ms();
 	struct incr *in;
 
 	drop_incr(a);
@@ -502,7 +503,7 @@ static void incr_run(struct agent *a, struct job *jj)
 	a->incr = in;
 	agent_log("source %s: its changes go live in place (the filter of %llu "
 		  "keys kept in memory, %.0f ms)", in->cs,
-		  (unsigned long long)bg_inc_plan(in->inc)->n, bg_now_ms() - t0);
+		  (unsigned long long)bg_inc_plan(in->inc)->n, bg_mono_ms() - t0);
 }
 
 static void incr_done(struct agent *a, struct job *jj)
@@ -559,7 +560,7 @@ static int incr_apply(struct incr *in, struct rb_src *s,
 {
 	struct bg_blocklist old, new;
 	char cand[PATH_MAX + 8], why[256];
-	double t0 = bg_now_ms();
+	double t0 = bg_mono_ms();
 	int ret;
 
 	if (bg_fetch_candidate(s->copy, cand, sizeof(cand)))
@@ -569,7 +570,7 @@ static int incr_apply(struct incr *in, struct rb_src *s,
 		ret = parse_one(&s->list, cand, &new);
 	else
 		bg_blocklist_init(&new);
-	*parse_ms = bg_now_ms() - t0;
+	*parse_ms = bg_mono_ms() - t0;
 	if (!ret)
 		ret = bg_inc_apply(in->inc, &old, &new, INCR_RATE_BOUND, res, why,
 				   sizeof(why));
