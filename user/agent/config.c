@@ -29,6 +29,7 @@
 #include "agent/config.h"
 #include "agent/fleetdb.h"
 #include "bloomgate/dns.h" /* BG_DNS_PORT */
+#include "core/url.h"
 #include "core/filter.h"
 #include "core/format.h"
 #include "core/io.h"
@@ -680,48 +681,22 @@ static void enum_names(const struct bg_opt_enum *v, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", v->name);
 }
 
+/* HOST:PORT (bg_hostport()), the host an address or localhost. */
 static int check_hostport(const char *s, const char **why)
 {
 	char host[256];
-	const char *colon, *h = s, *e;
 	unsigned char addr[16];
-	size_t hl;
-	long port;
-	char *end;
+	unsigned int port;
+	int v6;
 
-	if (*s == '[') {
-		e = strchr(s, ']');
-		if (!e || e[1] != ':') {
-			*why = "an IPv6 address is written [ADDR]:PORT";
-			return -1;
-		}
-		h = s + 1;
-		hl = (size_t)(e - h);
-		colon = e + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon) {
-			*why = "no :PORT";
-			return -1;
-		}
-		hl = (size_t)(colon - s);
-		if (memchr(s, ':', hl)) {
-			*why = "an IPv6 address needs brackets: [::1]:9571";
-			return -1;
-		}
-	}
-	if (!hl || hl >= sizeof(host)) {
-		*why = "no host";
+	if (bg_hostport(s, 1, host, sizeof(host), &port, &v6, why))
 		return -1;
-	}
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	if (*s == '[') {
+	if (v6) {
 		if (inet_pton(AF_INET6, host, addr) != 1) {
 			*why = "not an IPv6 address";
 			return -1;
 		}
-	} else if (strspn(host, "0123456789.") == hl) {
+	} else if (strspn(host, "0123456789.") == strlen(host)) {
 		if (inet_pton(AF_INET, host, addr) != 1) {
 			*why = "not an IPv4 address";
 			return -1;
@@ -732,16 +707,6 @@ static int check_hostport(const char *s, const char **why)
 		 * unexpected): refused here, with the file and line, rather
 		 * than at run time */
 		*why = "an IPv4 address, [IPv6] or localhost: names are not looked up";
-		return -1;
-	}
-	if (colon[1] < '0' || colon[1] > '9') {
-		*why = "the port is not a number";
-		return -1;
-	}
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (*end || errno || port < 1 || port > 65535) {
-		*why = "the port is not 1..65535";
 		return -1;
 	}
 	return 0;
