@@ -29,6 +29,7 @@
 #include "agent/config.h"
 #include "agent/fleetdb.h"
 #include "bloomgate/dns.h" /* BG_DNS_PORT */
+#include "core/grow.h"
 #include "core/url.h"
 #include "core/filter.h"
 #include "core/format.h"
@@ -149,16 +150,9 @@ static int y_next(struct pctx *p, yaml_parser_t *yp, yaml_event_t *ev)
 
 static int y_add(struct pctx *p, struct ynode *y, struct ynode *kid)
 {
-	if (y->n == y->cap) {
-		size_t cap = y->cap ? 2 * y->cap : 8;
-		struct ynode **k = realloc(y->kids, cap * sizeof(*k));
-
-		if (!k) {
-			ynode_free(kid);
-			return fail(p, -ENOMEM, 0, "out of memory");
-		}
-		y->kids = k;
-		y->cap = cap;
+	if (bg_grow(&y->kids, &y->cap, y->n + 1, sizeof(*y->kids), 8)) {
+		ynode_free(kid);
+		return fail(p, -ENOMEM, 0, "out of memory");
 	}
 	y->kids[y->n++] = kid;
 	return 0;

@@ -22,6 +22,7 @@
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
 #include "bloomgate/hash.h"
+#include "core/grow.h"
 #include "core/domains.h"
 #include "core/lists.h"
 #include "core/sources.h"
@@ -439,17 +440,12 @@ static int grow_records(struct wsrc *ws)
 
 static int grow_lines(struct wsrc *ws, size_t step)
 {
-	size_t nl = ws->nlines ? ws->nlines : 256, i;
-	uint64_t *v;
+	size_t nl = ws->nlines, i;
 
-	while (nl <= step)
-		nl *= 2;
-	v = realloc(ws->lines, nl * sizeof(*v));
-	if (!v)
+	if (bg_grow(&ws->lines, &nl, step + 1, sizeof(*ws->lines), 256))
 		return -ENOMEM;
 	for (i = ws->nlines; i < nl; i++)
-		v[i] = LINE_NONE;
-	ws->lines = v;
+		ws->lines[i] = LINE_NONE;
 	ws->nlines = nl;
 	return 0;
 }
@@ -1411,16 +1407,9 @@ static struct bg_explain_hit *new_hit(struct hits *h)
 {
 	struct bg_explain_hit *nv;
 
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 8;
-
-		nv = realloc(h->v, cap * sizeof(*nv));
-		if (!nv) {
-			h->err = -ENOMEM;
-			return NULL;
-		}
-		h->v = nv;
-		h->cap = cap;
+	if (bg_grow(&h->v, &h->cap, h->n + 1, sizeof(*h->v), 8)) {
+		h->err = -ENOMEM;
+		return NULL;
 	}
 	nv = &h->v[h->n++];
 	memset(nv, 0, sizeof(*nv));
