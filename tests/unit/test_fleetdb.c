@@ -801,7 +801,7 @@ static void test_status_lag(void **state)
 	assert_int_equal(publish_full(db, 2, 100), 0);
 	assert_int_equal(publish_full(db, 3, 100), 0);
 	/* made an hour apart: which generation's age is the lag shows */
-	sql("UPDATE bloomgate_generations SET created_at = bg_mono() -"
+	sql("UPDATE bloomgate_generations SET created_at = now() -"
 	    " (3 - generation) * interval '1 hour'");
 	r = report_of("gw-b", 1);
 	snprintf(r.last_error, sizeof(r.last_error), "verify: checksum mismatch");

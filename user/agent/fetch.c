@@ -43,21 +43,6 @@ void bg_fetch_global_cleanup(void)
 	curl_global_cleanup();
 }
 
-const char *bg_fetch_outcome_name(enum bg_fetch_outcome o)
-{
-	switch (o) {
-	case BG_FETCH_CHANGED:
-		return "changed";
-	case BG_FETCH_UNCHANGED:
-		return "unchanged";
-	case BG_FETCH_NOT_MODIFIED:
-		return "not-modified";
-	case BG_FETCH_FAILED:
-		return "failed";
-	}
-	return "?";
-}
-
 double bg_jitter(double interval, double rnd)
 {
 	if (rnd < 0)

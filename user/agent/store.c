@@ -338,11 +338,6 @@ void bg_store_close(struct bg_store *s)
 	free(s);
 }
 
-const char *bg_store_errmsg(struct bg_store *s)
-{
-	return s && s->db ? sqlite3_errmsg(s->db) : "no store";
-}
-
 /* ---- Sources ------------------------------------------------------------ */
 
 /* Column i as text into dst of size n, cut if longer. */

@@ -29,13 +29,6 @@ static int userinfo(const char *url, const char **s, const char **e)
 	return 1;
 }
 
-int bg_url_has_secret(const char *url)
-{
-	const char *s, *e;
-
-	return url && userinfo(url, &s, &e);
-}
-
 char *bg_redact(const char *s, const struct bg_span *v, size_t n, char *out,
 		size_t len)
 {

@@ -41,9 +41,6 @@ char *bg_redact(const char *s, const struct bg_span *v, size_t n, char *out,
  */
 char *bg_url_redact(const char *url, char *out, size_t len);
 
-/* 1 when url carries a userinfo (something bg_url_redact() hides). */
-int bg_url_has_secret(const char *url);
-
 /*
  * The one HOST:PORT parser (the metrics address, in the config's check and
  * where the server binds): "HOST:PORT" or "[IPV6]:PORT". The last colon
