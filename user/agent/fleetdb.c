@@ -44,6 +44,7 @@
 
 #include "agent/fetch.h"
 #include "agent/fleetdb.h"
+#include "core/sha.h"
 #include "core/units.h"
 #include "core/url.h"
 
@@ -248,14 +249,6 @@ static size_t uri_scheme(const char *s, size_t n)
 	return 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* 1 when the n bytes at s, percent-decoded, are "password" (libpq
  * decodes a URI's query keys too: "pass%77ord" is the password). */
 static int is_password_key(const char *s, size_t n)
@@ -266,9 +259,10 @@ static int is_password_key(const char *s, size_t n)
 
 	for (i = 0; i < n; i++, k++) {
 		c = (unsigned char)s[i];
-		if (c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-		    hexval(s[i + 2]) >= 0) {
-			c = hexval(s[i + 1]) * 16 + hexval(s[i + 2]);
+		if (c == '%' && i + 2 < n && bg_hexval((unsigned char)s[i + 1]) >= 0 &&
+		    bg_hexval((unsigned char)s[i + 2]) >= 0) {
+			c = bg_hexval((unsigned char)s[i + 1]) * 16 +
+			    bg_hexval((unsigned char)s[i + 2]);
 			i += 2;
 		}
 		if (k >= sizeof(want) - 1 || c != want[k])
