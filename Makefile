@@ -196,7 +196,8 @@ UNIT_LIBBPF := abi
 # reference)
 FUZZ_LIB_SRCS := user/core/io.c user/core/ip.c user/core/format.c \
 		 user/core/wire.c user/core/lists.c user/core/domains.c \
-		 user/core/sources.c user/core/par.c user/agent/csstream.c
+		 user/core/sources.c user/core/par.c user/core/grow.c \
+		 user/agent/csstream.c
 # the decision stream's parser reads each element with json-c
 FUZZ_LDLIBS := -ljson-c
 FUZZ_LIB := $(BUILD)/fuzz/libbloomgate-fuzz.a

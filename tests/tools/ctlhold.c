@@ -32,6 +32,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/clock.h"
 
 static volatile sig_atomic_t stop;
 
@@ -39,14 +40,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int connect_to(const char *path, const char *cmd)
@@ -110,7 +103,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	t_end = now_s() + limit;
+	t_end = bg_mono() + limit;
 	fds = calloc((size_t)n, sizeof(*fds));
 	if (!fds)
 		return 1;
@@ -120,7 +113,7 @@ int main(int argc, char **argv)
 			printf("error connect: %s\n", strerror(errno));
 	}
 	/* a refusal is answered at once: a second for every answer to come */
-	for (t = now_s() + 1.0; now_s() < t;)
+	for (t = bg_mono() + 1.0; bg_mono() < t;)
 		usleep(20000);
 	for (i = 0; i < n; i++) {
 		if (fds[i] >= 0 && sort_one(fds[i]))
@@ -129,7 +122,7 @@ int main(int argc, char **argv)
 	}
 	printf("held %ld\nready\n", held);
 	fflush(stdout);
-	while (now_s() < t_end && !stop)
+	while (bg_mono() < t_end && !stop)
 		usleep(50000);
 	for (i = 0; i < n; i++) {
 		struct pollfd p = { .fd = fds[i], .events = POLLRDHUP };

@@ -24,14 +24,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "core/clock.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -46,7 +39,7 @@ static double ask(const char *path, const char *cmd)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char buf[65536], line[256];
 	size_t got = 0;
-	double t0 = now_ms();
+	double t0 = bg_mono_ms();
 	ssize_t n;
 	int fd;
 
@@ -72,7 +65,7 @@ static double ask(const char *path, const char *cmd)
 		printf("error empty answer\n");
 		return -1;
 	}
-	return now_ms() - t0;
+	return bg_mono_ms() - t0;
 }
 
 int main(int argc, char **argv)
@@ -99,8 +92,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ctlping: one SOCKET\n");
 		return 2;
 	}
-	t_end = now_ms() + limit * 1e3;
-	while ((count < 0 || n < count) && now_ms() < t_end &&
+	t_end = bg_mono_ms() + limit * 1e3;
+	while ((count < 0 || n < count) && bg_mono_ms() < t_end &&
 	       !(stop && !access(stop, F_OK))) {
 		t = ask(argv[optind], cmd);
 		if (t >= 0) {

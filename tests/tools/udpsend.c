@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/clock.h"
 
 #define MAX_DST 256
 #define UDP_PROBE_MAGIC 0x42475544U /* "BGUD" */
@@ -56,14 +57,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int parse_addr(const char *s, uint16_t port, struct sockaddr_storage *ss,
@@ -211,9 +204,9 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	memset(buf, 0, sizeof(buf));
 
-	t0 = now_s();
+	t0 = bg_mono();
 	while (!stop && (!count || finished < nd)) {
-		double t = now_s();
+		double t = bg_mono();
 
 		if (duration > 0 && t - t0 >= duration)
 			break;

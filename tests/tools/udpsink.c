@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/clock.h"
 
 #define MAX_ADDR 1024
 #define UDP_PROBE_MAGIC 0x42475544U /* "BGUD", as udpsend sends it */
@@ -50,14 +51,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void count_addr(const char *a)
@@ -250,7 +243,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	t0 = last = now_s();
+	t0 = last = bg_mono();
 	while (!stop) {
 		double t;
 		int n = poll(pf, 2, 20);
@@ -261,8 +254,8 @@ int main(int argc, char **argv)
 		}
 		for (i = 0; i < 2; i++)
 			if (n > 0 && (pf[i].revents & POLLIN) && drain(pf[i].fd, i) > 0)
-				last = now_s();
-		t = now_s();
+				last = bg_mono();
+		t = bg_mono();
 		if (t - t0 >= timeout)
 			break;
 		if (stop_file && !stop_seen && access(stop_file, F_OK) == 0)

@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "core/clock.h"
 #include "core/print.h"
 
 /* The line printed for the record, parsed; the line must end in '\n'. */
@@ -52,12 +53,10 @@ static void test_address_event(void **state)
 {
 	struct bg_event e = { .ifindex = 1, .family = BG_KEY_IPV4,
 			      .which = BG_MATCH_DST, .verdict = BG_VERDICT_FLAG };
-	struct timespec mono;
 	struct json_object *o, *v;
 
 	(void)state;
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	e.ts_ns = (__u64)mono.tv_sec * 1000000000ULL + (__u64)mono.tv_nsec;
+	e.ts_ns = bg_mono_ns();
 	memcpy(e.addr, (unsigned char[]){ 198, 51, 100, 7 }, 4);
 	o = json_line(&e, sizeof(e));
 	assert_string_equal(str(o, "verdict"), "flag");

@@ -43,6 +43,7 @@
 #include <openssl/evp.h>
 
 #include "agent/fleetdb.h"
+#include "core/clock.h"
 
 #define MIB (1024 * 1024)
 
@@ -56,14 +57,6 @@ static pid_t watchdog = -1;
 static char why[512];
 
 /* ---- helpers ---- */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* tests/pg.sh VERB pgdir; its one line of output in out (may be NULL).
  * Its exit status. */
@@ -699,16 +692,16 @@ static void test_missing_generation(void **state)
 static int wait_notified(struct bg_fleetdb *db, int ms, uint64_t *gen)
 {
 	struct pollfd p = { .fd = bg_fleetdb_fd(db), .events = POLLIN };
-	double end = now() + ms / 1000.0;
+	double end = bg_mono() + ms / 1000.0;
 	int ret;
 
 	for (;;) {
 		ret = bg_fleetdb_notified(db, gen);
 		if (ret)
 			return ret;
-		if (now() >= end)
+		if (bg_mono() >= end)
 			return 0;
-		poll(&p, 1, (int)((end - now()) * 1000) + 1);
+		poll(&p, 1, (int)((end - bg_mono()) * 1000) + 1);
 	}
 }
 
@@ -722,9 +715,9 @@ static void test_notify(void **state)
 	assert_int_equal(bg_fleetdb_listen(gw, why, sizeof(why)), 0);
 	assert_true(bg_fleetdb_fd(gw) >= 0);
 	/* nothing yet, and no wait for it */
-	t0 = now();
+	t0 = bg_mono();
 	assert_int_equal(bg_fleetdb_notified(gw, &gen), 0);
-	assert_true(now() - t0 < 0.1);
+	assert_true(bg_mono() - t0 < 0.1);
 
 	assert_int_equal(publish_full(pub, 1, 1200 * 1024), 0);
 	assert_int_equal(wait_notified(gw, 5000, &gen), 1);
@@ -736,9 +729,9 @@ static void test_notify(void **state)
 	assert_int_equal(publish_full(pub, 3, 100), 0);
 	{
 		uint64_t hi = 0;
-		double end = now() + 5;
+		double end = bg_mono() + 5;
 
-		while (hi < 3 && now() < end)
+		while (hi < 3 && bg_mono() < end)
 			if (wait_notified(gw, 1000, &gen) == 1 && gen > hi)
 				hi = gen;
 		assert_int_equal(hi, 3);
@@ -1031,7 +1024,7 @@ static void test_server_gone(void **state)
 	raw = NULL;
 
 	assert_int_equal(pg("stop-keep", NULL, 0), 0);
-	t0 = now();
+	t0 = bg_mono();
 	ret = bg_fleetdb_latest(db, &got, why, sizeof(why));
 	assert_true(ret == -ENOTCONN || ret == -ECONNREFUSED);
 	assert_null(strchr(why, '\n'));
@@ -1051,7 +1044,7 @@ static void test_server_gone(void **state)
 	assert_null(again);
 	assert_null(strstr(why, "s3cr3tpw"));
 	assert_non_null(strstr(why, "password=***"));
-	assert_true(now() - t0 < 2);
+	assert_true(bg_mono() - t0 < 2);
 	bg_fleetdb_close(db);
 	bg_fleetdb_close(gw);
 
@@ -1239,22 +1232,22 @@ static void test_bench(void **state)
 		g.generation = i;
 		reset_peak();
 		rss0 = vm_kib("VmRSS:");
-		t0 = now();
+		t0 = bg_mono();
 		assert_int_equal(bg_fleetdb_publish(db, &g, NULL, NULL, 0, art,
 						    NULL, why, sizeof(why)),
 				 0);
-		t = now() - t0;
+		t = bg_mono() - t0;
 		peak = vm_kib("VmHWM:");
 		printf("# publish %" PRIu64 " MiB (generation %" PRIu64 "): %.2f s, %.1f MB/s, peak RSS +%ld KiB\n",
 		       mib, i, t, mib * MIB / t / 1e6, peak - rss0);
 
 		reset_peak();
 		rss0 = vm_kib("VmRSS:");
-		t0 = now();
+		t0 = bg_mono();
 		assert_int_equal(bg_fleetdb_fetch(db, i, 0, out, NULL, why,
 						  sizeof(why)),
 				 0);
-		t = now() - t0;
+		t = bg_mono() - t0;
 		peak = vm_kib("VmHWM:");
 		printf("# fetch %" PRIu64 " MiB (generation %" PRIu64 "): %.2f s, %.1f MB/s, peak RSS +%ld KiB\n",
 		       mib, i, t, mib * MIB / t / 1e6, peak - rss0);

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "bloomgate/bloom.h"
+#include "core/clock.h"
 #include "core/domains.h"
 #include "core/filter.h"
 #include "core/lists.h"
@@ -991,12 +992,11 @@ static void test_elements_changed(void **state)
 	struct bg_list la, lb;
 	struct bg_filter_params p;
 	struct bg_patch_result res;
-	struct timespec t0, t1;
 	__u32 *v = malloc((n + change) * sizeof(*v));
 	void *mem, *m1, *m2;
 	size_t i, diff = 0;
 	char why[256] = "";
-	double per, secs;
+	double per, secs, t0;
 	int rej;
 
 	(void)state;
@@ -1026,12 +1026,11 @@ static void test_elements_changed(void **state)
 	mem = build(BL(&la, NULL, NULL), &p, 0x1234, 1);
 	m1 = dup_image(mem, p.bytes);
 	m2 = dup_image(mem, p.bytes);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = bg_mono();
 	assert_int_equal(bg_filter_patch(m1, &p, p.n, BL(&la, NULL, NULL),
 					 BL(&lb, NULL, NULL), 2, &res, why,
 					 sizeof(why)), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	secs = bg_mono() - t0;
 	assert_int_equal(res.added, change);
 	assert_int_equal(res.removed, change);
 	assert_int_equal(bg_filter_patch(m2, &p, p.n, BL(&la, NULL, NULL),

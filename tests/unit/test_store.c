@@ -36,6 +36,7 @@
 
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
+#include "core/clock.h"
 #include "core/domains.h"
 #include "core/filter.h"
 #include "core/format.h"
@@ -1117,14 +1118,6 @@ static void test_two_workers(void **state)
 /* 200k entries, timed; nothing is asserted about time (CI machines vary),
  * everything about what was written, and its size: at most 16 bytes an
  * entry on disk. */
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void test_index_200k(void **state)
 {
 	const size_t want = 200000;
@@ -1157,9 +1150,9 @@ static void test_index_200k(void **state)
 	}
 	fetched(f, "big", list);
 	v = psrc(f, "big", "/big", BG_FMT_ADDR, 0, 0);
-	t0 = now();
+	t0 = bg_mono();
 	assert_int_equal(bg_prov_reindex(f->s, &v, 1, 0), 1);
-	t1 = now();
+	t1 = bg_mono();
 	index_path(f, "big", path, sizeof(path));
 	print_message("provenance: 200k entries parsed and indexed in %.3f s, "
 		      "%.2f bytes an entry (sanitizer build)\n", t1 - t0,

@@ -36,16 +36,13 @@
 #include "agent/fetch.h"
 #include "agent/fleet.h"
 #include "agent/instance.h"
+#include "agent/log.h"
 #include "agent/metrics.h"
 #include "agent/request.h"
 #include "agent/source.h"
 #include "agent/store.h"
 #include "kern/pins.h"
 
-/* Retry after a failed fetch: 30 s (a driver may say less), doubling, at
- * most the refresh interval or an hour. */
-#define RETRY_BASE 30.0
-#define RETRY_MAX 3600.0
 /* Fetches at once: a slow list holds one of them, the others go on. */
 #define FETCH_THREADS 4
 /* Seconds a stopping agent waits for the fetches and the rebuild in
@@ -63,13 +60,29 @@
 struct agent;
 struct json_object;
 
+/* ---- sources.c: the agent's table of sources ------------------------------ */
+
+struct source *src_find(struct agent *a, const char *name);
+int setup_sources(struct agent *a, const struct source *old, size_t nold);
+/* Frees the sources' own state (the agent stops). */
+void sources_free(struct agent *a);
+/* Starts the fetch of every due source that is idle; all: every source. */
+void run_due(struct agent *a, int all);
+void on_inotify(struct agent *a);
+/* Marks every source for a reload (or the start): the wait ends when each
+ * has been fetched once more. */
+void mark_all(struct agent *a);
+int marks_pending(const struct agent *a);
+/* The earliest due time of an idle source (monotonic), 0 for none. */
+double sources_due(const struct agent *a);
+/* The store's row of s, written by the store thread. */
+void store_put(struct agent *a, const struct source *s);
+/* Re-reads the config; 0, or nonzero with the old one kept. err: why not
+ * (the config's file:line), errlen bytes. */
+int reload_config(struct agent *a, char *err, size_t errlen);
+
 /* ---- loop.c: helpers ---------------------------------------------------- */
 
-/* One line to stderr, whole even when threads log at once. */
-void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-double agent_mono(void); /* seconds, CLOCK_MONOTONIC */
-double agent_wall(void); /* unix time */
-double agent_rnd(void); /* 0..1 */
 int agent_mkdir_p(const char *dir, mode_t mode);
 int agent_add_fd(struct agent *a, int fd, uint32_t events);
 

@@ -39,6 +39,7 @@
 #include "agent/agent_priv.h"
 #include "agent/report.h"
 #include "agent/request.h"
+#include "core/clock.h"
 #include "core/counters.h"
 #include "core/record.h"
 #include "kern/swap.h"
@@ -253,7 +254,7 @@ static void client_answer(struct agent *a, struct client *c, const char *text)
 	c->out[n] = 0;
 	c->out_len = n;
 	c->out_off = 0;
-	c->deadline = agent_mono() + CLIENT_WRITE_S;
+	c->deadline = bg_mono() + CLIENT_WRITE_S;
 	/* a waiting reload left the set; a reader is in it for input */
 	if (epoll_ctl(a->epfd, EPOLL_CTL_MOD, c->fd, &ev) &&
 	    epoll_ctl(a->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
@@ -276,7 +277,7 @@ static void log_limited(struct log_limit *l, const char *fmt, ...)
 
 static void log_limited(struct log_limit *l, const char *fmt, ...)
 {
-	double now = agent_mono();
+	double now = bg_mono();
 	char line[1024];
 	va_list ap;
 
@@ -368,7 +369,7 @@ void on_control(struct agent *a)
 		c->fd = fd;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
-		c->deadline = agent_mono() + CLIENT_READ_S;
+		c->deadline = bg_mono() + CLIENT_READ_S;
 		c->next = a->clients;
 		a->clients = c;
 		pthread_mutex_lock(&a->lock);
@@ -571,7 +572,7 @@ double clients_deadline(const struct agent *a)
 void clients_expire(struct agent *a)
 {
 	struct client *c, *next;
-	double now = agent_mono();
+	double now = bg_mono();
 
 	for (c = a->clients; c; c = next) {
 		next = c->next;
@@ -649,9 +650,9 @@ void start_reload(struct agent *a, int fd)
 		}
 		return;
 	}
-	a->reload_seen = agent_wall();
+	a->reload_seen = bg_wall();
 	c->reload = 1;
-	c->wait_until = agent_mono() + FETCH_WAIT;
+	c->wait_until = bg_mono() + FETCH_WAIT;
 	/* every source now; the rebuild when each was fetched once more */
 	mark_all(a);
 	run_due(a, 0);
@@ -660,7 +661,7 @@ void start_reload(struct agent *a, int fd)
 void reloads_step(struct agent *a)
 {
 	int pending = marks_pending(a);
-	double now = agent_mono();
+	double now = bg_mono();
 	struct client *c;
 
 	for (c = a->clients; c; c = c->next)
@@ -760,7 +761,7 @@ static int agent_request(const char *cmd)
 
 int bg_agent_ask(const char *cmd, double timeout, FILE *out)
 {
-	struct timespec t0, t;
+	double t0;
 	char buf[4096];
 	ssize_t n;
 	int fd, ret = 0;
@@ -768,14 +769,12 @@ int bg_agent_ask(const char *cmd, double timeout, FILE *out)
 	fd = agent_request(cmd);
 	if (fd < 0)
 		return fd;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = bg_mono();
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		double left;
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = timeout - ((double)(t.tv_sec - t0.tv_sec) +
-				  (double)(t.tv_nsec - t0.tv_nsec) / 1e9);
+		left = timeout - (bg_mono() - t0);
 		if (left <= 0) {
 			ret = -ETIMEDOUT;
 			break;
@@ -803,7 +802,7 @@ int bg_agent_ask(const char *cmd, double timeout, FILE *out)
 int bg_agent_follow(const char *cmd, double timeout, volatile sig_atomic_t *stop,
 		    int (*line)(void *ctx, const char *l), void *ctx)
 {
-	struct timespec t0, t;
+	double t0;
 	char buf[8192];
 	size_t have = 0;
 	ssize_t n;
@@ -812,14 +811,12 @@ int bg_agent_follow(const char *cmd, double timeout, volatile sig_atomic_t *stop
 	fd = agent_request(cmd);
 	if (fd < 0)
 		return fd;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = bg_mono();
 	while (!*stop) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		char *nl;
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (timeout > 0 && (double)(t.tv_sec - t0.tv_sec) +
-					   (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >= timeout)
+		if (timeout > 0 && bg_mono() - t0 >= timeout)
 			break;
 		/* in slices: a signal's *stop and the timeout are seen */
 		n = poll(&p, 1, 100);

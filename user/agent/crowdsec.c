@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 
 #include "agent/crowdsec.h"
+#include "core/clock.h"
 #include "core/units.h"
 #include "core/version.h"
 
@@ -30,14 +31,6 @@
 #define CS_ERROR_BODY_MAX 65536
 /* The apply loops read the abort flag every this many decisions */
 #define CS_ABORT_EVERY 65536
-
-static double wall(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int aborted(const int *abort)
 {
@@ -422,7 +415,7 @@ int bg_cs_pull(const struct bg_cfg_list *l, struct bg_cs_state *st,
 {
 	struct bg_cs_limits lim = { .max_range4 = (unsigned int)l->cs_max_range4,
 				    .max_range6 = (unsigned int)l->cs_max_range6 };
-	struct pull p = { .st = st, .h = h, .r = r, .now = wall(),
+	struct pull p = { .st = st, .h = h, .r = r, .now = bg_wall(),
 			  .max_bytes = l->max_bytes };
 	char key[CS_KEY_MAX], warn[sizeof(r->warn)];
 	int ret;

@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
+#include "core/grow.h"
 #include "agent/crowdsec.h"
 #include "bloomgate/hash.h"
 
@@ -96,18 +97,8 @@ static long intern(struct bg_cs_state *st, const char *src, size_t max)
 	need = (t->len ? t->len : 1) + n + 1;
 	if (need > BG_CS_STRS_MAX)
 		return -E2BIG;
-	if (need > t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 4096;
-		char *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(t->p, cap);
-		if (!p)
-			return -ENOMEM;
-		t->p = p;
-		t->cap = cap;
-	}
+	if (bg_grow(&t->p, &t->cap, need, 1, 4096))
+		return -ENOMEM;
 	if (!t->len)
 		t->p[t->len++] = 0;
 	memcpy(t->p + t->len, s, n + 1);

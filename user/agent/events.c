@@ -41,6 +41,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/agent_priv.h"
+#include "core/clock.h"
 #include "core/print.h"
 
 /* Events taken from the ring buffer before the loop goes back to epoll:
@@ -127,7 +128,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		bg_print_event_json(a->events_out, data, size);
 	if (a->evq && size >= sizeof(*e)) {
 		n = bg_event_text(line, sizeof(line), data, size,
-				  ifname_of(a->evq, e->ifindex, agent_mono()));
+				  ifname_of(a->evq, e->ifindex, bg_mono()));
 		if (n > 0)
 			evq_add(a->evq, line, (size_t)n);
 	}
@@ -345,7 +346,7 @@ static void follower_send(struct agent *a, struct client *c, double now)
 static void followers_feed(struct agent *a)
 {
 	struct client *c, *next;
-	double now = agent_mono();
+	double now = bg_mono();
 
 	for (c = a->clients; c && a->evq; c = next) {
 		next = c->next;
@@ -376,7 +377,7 @@ void consume_events(struct agent *a)
 
 void events_writable(struct agent *a, struct client *c)
 {
-	double now = agent_mono();
+	double now = bg_mono();
 
 	follower_lapped(a, c, now);
 	follower_send(a, c, now);
@@ -464,7 +465,7 @@ int events_follow(struct agent *a, struct client *c, char *why, size_t len)
 
 void events_unfollow(struct agent *a, struct client *c)
 {
-	behind_end(c, agent_mono(), "left");
+	behind_end(c, bg_mono(), "left");
 	pthread_mutex_lock(&a->lock);
 	if (a->followers)
 		a->followers--;

@@ -22,6 +22,8 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include "core/clock.h"
+#include "core/units.h"
 #include "core/url.h"
 #include "agent/fetch.h"
 #include "core/sha.h"
@@ -39,21 +41,6 @@ int bg_fetch_global_init(void)
 void bg_fetch_global_cleanup(void)
 {
 	curl_global_cleanup();
-}
-
-const char *bg_fetch_outcome_name(enum bg_fetch_outcome o)
-{
-	switch (o) {
-	case BG_FETCH_CHANGED:
-		return "changed";
-	case BG_FETCH_UNCHANGED:
-		return "unchanged";
-	case BG_FETCH_NOT_MODIFIED:
-		return "not-modified";
-	case BG_FETCH_FAILED:
-		return "failed";
-	}
-	return "?";
 }
 
 double bg_jitter(double interval, double rnd)
@@ -78,14 +65,6 @@ double bg_backoff(unsigned int n, double base, double max, double rnd)
 	if (d > max)
 		d = max;
 	return bg_jitter(d, rnd);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 
@@ -252,7 +231,7 @@ static void fail(struct bg_fetch_result *r, const char *fmt, ...)
 	r->outcome = BG_FETCH_FAILED;
 	r->sha256[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	bg_vwhyf(r->err, sizeof(r->err), fmt, ap);
 	va_end(ap);
 }
 
@@ -706,7 +685,7 @@ out:
 int bg_fetch(const struct bg_fetch_src *src, const char *cache_path,
 	     struct bg_fetch_validators *v, struct bg_fetch_result *r)
 {
-	double t0 = now();
+	double t0 = bg_mono();
 	int ret;
 
 	if (!r)
@@ -718,6 +697,6 @@ int bg_fetch(const struct bg_fetch_src *src, const char *cache_path,
 		ret = fetch_url(src, cache_path, v, r);
 	else
 		ret = fetch_path(src, cache_path, r);
-	r->seconds = now() - t0;
+	r->seconds = bg_mono() - t0;
 	return ret;
 }

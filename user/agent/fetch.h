@@ -158,9 +158,6 @@ int bg_fetch_keep(const char *cache_path);
 /* The candidate refused (or stale, at start) is removed. */
 void bg_fetch_discard(const char *cache_path);
 
-/* "changed", "unchanged", "not-modified", "failed". */
-const char *bg_fetch_outcome_name(enum bg_fetch_outcome o);
-
 /*
  * Retry delay after n consecutive failures: base * 2^(n-1), capped at max,
  * then jittered by +-10% from rnd (0..1; 0.5: none), so that gateways that

@@ -13,15 +13,8 @@
 #include <unistd.h>
 
 #include "agent/fleet.h"
+#include "core/clock.h"
 #include "core/artifact.h"
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The generation of the artifact at path (the copy kept: the one applied
  * here); 0 when it is none (or not a store's); -1 when it cannot be
@@ -141,7 +134,7 @@ int bg_fleet_fetch(const char *dburl, const char *cache_path, const char *kept_h
 	char cand[4200], why[512], kept[65] = "", got_hex[65] = "";
 	struct bg_fleetdb *db = NULL;
 	struct bg_fleet_gen g;
-	double t0 = mono();
+	double t0 = bg_mono();
 	int ret, done = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -221,7 +214,7 @@ int bg_fleet_fetch(const char *dburl, const char *cache_path, const char *kept_h
 out:
 	if (db)
 		bg_fleetdb_close(db);
-	r->seconds = mono() - t0;
+	r->seconds = bg_mono() - t0;
 	return 0;
 }
 

@@ -19,12 +19,10 @@
  * rows are visible); fetching and the status read one snapshot
  * (REPEATABLE READ), so that a prune meanwhile does not leave a fetch
  * with half the chunks of a generation whose row it has read.
- *
- * This file is long (past the project's 900 lines) on purpose: it is
- * everything the store says in SQL (the schema and its migrations, each
- * query, the transactions) and the one place that quotes a connection
- * string (so the one that scrubs its passwords from messages), which
- * read best together.
+
+ * Its parts: this file (messages without a secret, errors, the connection,
+ * the schema and its migrations), fleetdb_gen.c (the generations) and
+ * fleetdb_gw.c (notifications, the gateways' reports and status).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -44,33 +42,10 @@
 
 #include "agent/fetch.h"
 #include "agent/fleetdb.h"
+#include "agent/fleetdb_priv.h"
+#include "core/sha.h"
+#include "core/units.h"
 #include "core/url.h"
-
-/* pg_type.oid of bytea (catalog/pg_type_d.h is a server header) */
-#define BYTEA_OID 17
-
-/* pg_advisory_xact_lock() keys: "bloomgat" in ASCII, then which critical
- * section. Every bloomgate takes the same, and they are unlikely to meet
- * another application's keys in the same database. */
-#define LOCK_MIGRATE "7092166037569233152" /* 0x626c6f6f6d676100 */
-#define LOCK_PUBLISH "7092166037569233153" /* 0x626c6f6f6d676101 */
-
-/* The text that replaces a password: the one mask (core/url.h). */
-#define SECRET BG_URL_SECRET
-
-/* Seconds of silence on a TCP connection before the kernel probes it, and
- * the probes: a gateway that LISTENs for hours learns within a minute or
- * two that its server went away with the network (no FIN, no RST), instead
- * of after the kernel's default two hours. Unix sockets ignore them. */
-#define KEEPALIVE_IDLE "30"
-#define KEEPALIVE_INTERVAL "10"
-#define KEEPALIVE_COUNT "6"
-
-struct bg_fleetdb {
-	PGconn *conn;
-	/* the server said FATAL outside a command: the session is over */
-	int gone;
-};
 
 /*
  * The tables of schema version 1; version 2 (to_v2()) changed what
@@ -140,18 +115,6 @@ static const char SCHEMA_SQL[] =
 	" state text NOT NULL DEFAULT '',"
 	" reported_at timestamptz NOT NULL DEFAULT now());";
 
-/* The highest generation ever published: the store's newest, or the one
- * bloomgate_meta remembers when rows were deleted since. */
-#define LAST_SQL                                                               \
-	"SELECT greatest(coalesce(max(generation), 0),"                       \
-	" coalesce((SELECT value::bigint FROM bloomgate_meta"                 \
-	" WHERE key = 'last_generation'), 0)) FROM bloomgate_generations"
-
-/* The columns of struct bg_fleet_gen, in the order gen_row() reads them. */
-#define GEN_COLS                                                               \
-	"generation, kind, coalesce(base_generation, 0), sha256,"             \
-	" coalesce(base_sha256, ''), full_bytes, delta_bytes, keys, entries," \
-	" extract(epoch FROM created_at), publisher"
 
 /* ---- Why, in one line, without a secret -------------------------------- */
 
@@ -175,19 +138,16 @@ static void one_line(char *s)
 	*w = '\0';
 }
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
+void fdb_say(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!why || !whylen)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
+	bg_vwhyf(why, whylen, fmt, ap);
 	va_end(ap);
-	one_line(why);
+	if (why && whylen)
+		one_line(why);
 }
 
 /* Every occurrence of the n bytes at secret in *msg (malloc'd) replaced
@@ -248,14 +208,6 @@ static size_t uri_scheme(const char *s, size_t n)
 	return 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* 1 when the n bytes at s, percent-decoded, are "password" (libpq
  * decodes a URI's query keys too: "pass%77ord" is the password). */
 static int is_password_key(const char *s, size_t n)
@@ -266,9 +218,10 @@ static int is_password_key(const char *s, size_t n)
 
 	for (i = 0; i < n; i++, k++) {
 		c = (unsigned char)s[i];
-		if (c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-		    hexval(s[i + 2]) >= 0) {
-			c = hexval(s[i + 1]) * 16 + hexval(s[i + 2]);
+		if (c == '%' && i + 2 < n && bg_hexval((unsigned char)s[i + 1]) >= 0 &&
+		    bg_hexval((unsigned char)s[i + 2]) >= 0) {
+			c = bg_hexval((unsigned char)s[i + 1]) * 16 +
+			    bg_hexval((unsigned char)s[i + 2]);
 			i += 2;
 		}
 		if (k >= sizeof(want) - 1 || c != want[k])
@@ -397,7 +350,7 @@ static int scrub_url(char **msg, const char *url)
 }
 
 /*
- * say() for a message that may quote url: formatted whole, its passwords
+ * fdb_say() for a message that may quote url: formatted whole, its passwords
  * scrubbed, then made one line and cut to whylen (in that order: a
  * password cut in half by whylen, or with its white space squeezed, would
  * no longer be found).
@@ -459,8 +412,8 @@ static int res_errno(const struct bg_fleetdb *db, const PGresult *res)
 }
 
 /* Says why what failed: the server's primary message, or libpq's. */
-static int res_fail(const struct bg_fleetdb *db, const PGresult *res,
-		    const char *what, char *why, size_t whylen)
+int fdb_res_fail(const struct bg_fleetdb *db, const PGresult *res,
+		 const char *what, char *why, size_t whylen)
 {
 	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) :
 				NULL;
@@ -469,23 +422,23 @@ static int res_fail(const struct bg_fleetdb *db, const PGresult *res,
 	if (!msg || !*msg)
 		msg = PQerrorMessage(db->conn);
 	if (err == -ENOTCONN)
-		say(why, whylen, "%s: connection to the fleet database lost: %s",
+		fdb_say(why, whylen, "%s: connection to the fleet database lost: %s",
 		    what, msg);
 	else
-		say(why, whylen, "%s: %s", what, msg);
+		fdb_say(why, whylen, "%s: %s", what, msg);
 	return err;
 }
 
 /* 0 when db can be used; -ENOTCONN when its connection is gone (a dead
  * handle stays dead: see bg_fleetdb_connect() in the header). */
-static int usable(const struct bg_fleetdb *db, char *why, size_t whylen)
+int fdb_usable(const struct bg_fleetdb *db, char *why, size_t whylen)
 {
 	if (!db || !db->conn) {
-		say(why, whylen, "no fleet database handle");
+		fdb_say(why, whylen, "no fleet database handle");
 		return -EINVAL;
 	}
 	if (PQstatus(db->conn) != CONNECTION_OK || db->gone) {
-		say(why, whylen,
+		fdb_say(why, whylen,
 		    "connection to the fleet database lost: connect again");
 		return -ENOTCONN;
 	}
@@ -496,9 +449,9 @@ static int usable(const struct bg_fleetdb *db, char *why, size_t whylen)
  * Runs sql with n text parameters; the result when it is a success (its
  * rows or none), else NULL with *err and why set.
  */
-static PGresult *run(struct bg_fleetdb *db, const char *what, const char *sql,
-		     int n, const char *const *params, int *err, char *why,
-		     size_t whylen)
+PGresult *fdb_run(struct bg_fleetdb *db, const char *what, const char *sql,
+		  int n, const char *const *params, int *err, char *why,
+		  size_t whylen)
 {
 	PGresult *res;
 	ExecStatusType st;
@@ -510,17 +463,17 @@ static PGresult *run(struct bg_fleetdb *db, const char *what, const char *sql,
 	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		return res;
-	*err = res_fail(db, res, what, why, whylen);
+	*err = fdb_res_fail(db, res, what, why, whylen);
 	PQclear(res);
 	return NULL;
 }
 
-/* run() for a command whose result is not needed: 0 or -errno. */
-static int cmd(struct bg_fleetdb *db, const char *what, const char *sql, int n,
-	       const char *const *params, char *why, size_t whylen)
+/* fdb_run() for a command whose result is not needed: 0 or -errno. */
+int fdb_cmd(struct bg_fleetdb *db, const char *what, const char *sql, int n,
+	    const char *const *params, char *why, size_t whylen)
 {
 	int err = 0;
-	PGresult *res = run(db, what, sql, n, params, &err, why, whylen);
+	PGresult *res = fdb_run(db, what, sql, n, params, &err, why, whylen);
 
 	PQclear(res);
 	return res ? 0 : err;
@@ -528,7 +481,7 @@ static int cmd(struct bg_fleetdb *db, const char *what, const char *sql, int n,
 
 /* Ends a transaction that failed (its why already said), when there is
  * one and the connection can still say so. */
-static void rollback(struct bg_fleetdb *db)
+void fdb_rollback(struct bg_fleetdb *db)
 {
 	if (PQstatus(db->conn) == CONNECTION_OK &&
 	    PQtransactionStatus(db->conn) != PQTRANS_IDLE)
@@ -536,7 +489,7 @@ static void rollback(struct bg_fleetdb *db)
 }
 
 /* uint64 as a bigint parameter (above INT64_MAX: INT64_MAX). */
-static const char *u64s(char b[24], uint64_t v)
+const char *fdb_u64s(char b[24], uint64_t v)
 {
 	if (v > INT64_MAX)
 		v = INT64_MAX;
@@ -544,7 +497,7 @@ static const char *u64s(char b[24], uint64_t v)
 	return b;
 }
 
-static uint64_t col_u64(const PGresult *res, int row, int col)
+uint64_t fdb_col_u64(const PGresult *res, int row, int col)
 {
 	const char *s = PQgetvalue(res, row, col);
 
@@ -552,13 +505,13 @@ static uint64_t col_u64(const PGresult *res, int row, int col)
 	return *s == '-' ? 0 : strtoull(s, NULL, 10);
 }
 
-static double col_double(const PGresult *res, int row, int col)
+double fdb_col_double(const PGresult *res, int row, int col)
 {
 	return strtod(PQgetvalue(res, row, col), NULL);
 }
 
-static void col_str(const PGresult *res, int row, int col, char *out,
-		    size_t size)
+void fdb_col_str(const PGresult *res, int row, int col, char *out,
+		 size_t size)
 {
 	snprintf(out, size, "%s", PQgetvalue(res, row, col));
 }
@@ -604,7 +557,7 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 	if (db)
 		*db = NULL;
 	if (!url || !db) {
-		say(why, whylen, "no fleet database URL");
+		fdb_say(why, whylen, "no fleet database URL");
 		return -EINVAL;
 	}
 	bg_fleetdb_redact(url, redacted, sizeof(redacted));
@@ -640,7 +593,7 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 	val[6] = NULL;
 	conn = PQconnectdbParams(kw, val, 1);
 	if (!conn) {
-		say(why, whylen, "fleet database %s: out of memory", redacted);
+		fdb_say(why, whylen, "fleet database %s: out of memory", redacted);
 		return -ENOMEM;
 	}
 	if (PQstatus(conn) != CONNECTION_OK) {
@@ -652,7 +605,7 @@ int bg_fleetdb_connect(const char *url, double timeout, struct bg_fleetdb **db,
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		PQfinish(conn);
-		say(why, whylen, "out of memory");
+		fdb_say(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
 	d->conn = conn;
@@ -671,10 +624,6 @@ void bg_fleetdb_close(struct bg_fleetdb *db)
 
 /* ---- Schema -------------------------------------------------------------- */
 
-static int get_chunks(struct bg_fleetdb *db, const char *gen, const char *part,
-		      uint64_t want, int fd, EVP_MD_CTX *md, const char *tmp,
-		      char *why, size_t whylen);
-
 /* The schema version bloomgate_meta records (0: no tables yet). */
 static int read_version(struct bg_fleetdb *db, long *v, char *why, size_t whylen)
 {
@@ -683,14 +632,14 @@ static int read_version(struct bg_fleetdb *db, long *v, char *why, size_t whylen
 	int ret = 0;
 
 	*v = 0;
-	res = run(db, "migrate: read the schema version",
+	res = fdb_run(db, "migrate: read the schema version",
 		  "SELECT to_regclass('bloomgate_meta') IS NOT NULL", 0, NULL,
 		  &ret, why, whylen);
 	if (!res)
 		return ret;
 	if (!strcmp(PQgetvalue(res, 0, 0), "t")) {
 		PQclear(res);
-		res = run(db, "migrate: read the schema version",
+		res = fdb_run(db, "migrate: read the schema version",
 			  "SELECT value FROM bloomgate_meta"
 			  " WHERE key = 'schema_version'",
 			  0, NULL, &ret, why, whylen);
@@ -699,7 +648,7 @@ static int read_version(struct bg_fleetdb *db, long *v, char *why, size_t whylen
 		if (PQntuples(res)) {
 			*v = strtol(PQgetvalue(res, 0, 0), &end, 10);
 			if (*end || *v < 1) {
-				say(why, whylen,
+				fdb_say(why, whylen,
 				    "migrate: schema version '%.32s' in bloomgate_meta is no version",
 				    PQgetvalue(res, 0, 0));
 				ret = -EIO;
@@ -724,16 +673,16 @@ static int rehash(struct bg_fleetdb *db, const char *gen, uint64_t want,
 
 	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
 		EVP_MD_CTX_free(md);
-		say(why, whylen, "out of memory");
+		fdb_say(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = cmd(db, "migrate: savepoint", "SAVEPOINT bg_rehash", 0, NULL, why,
+	ret = fdb_cmd(db, "migrate: savepoint", "SAVEPOINT bg_rehash", 0, NULL, why,
 		  whylen);
 	if (!ret)
-		ret = get_chunks(db, gen, "full", want, -1, md, "", why, whylen);
+		ret = fdb_get_chunks(db, gen, "full", want, -1, md, "", why, whylen);
 	if (ret == -EIO) {
 		EVP_MD_CTX_free(md);
-		return cmd(db, "migrate: savepoint", "ROLLBACK TO SAVEPOINT bg_rehash",
+		return fdb_cmd(db, "migrate: savepoint", "ROLLBACK TO SAVEPOINT bg_rehash",
 			   0, NULL, why, whylen);
 	}
 	if (!ret && !EVP_DigestFinal_ex(md, d, NULL))
@@ -742,12 +691,12 @@ static int rehash(struct bg_fleetdb *db, const char *gen, uint64_t want,
 	if (!ret) {
 		bg_sha_hex(d, hex);
 		params[1] = hex;
-		ret = cmd(db, "migrate: generation's checksum",
+		ret = fdb_cmd(db, "migrate: generation's checksum",
 			  "UPDATE bloomgate_generations SET sha256 = $2"
 			  " WHERE generation = $1", 2, params, why, whylen);
 	}
 	if (!ret)
-		ret = cmd(db, "migrate: savepoint", "RELEASE SAVEPOINT bg_rehash", 0,
+		ret = fdb_cmd(db, "migrate: savepoint", "RELEASE SAVEPOINT bg_rehash", 0,
 			  NULL, why, whylen);
 	return ret;
 }
@@ -769,21 +718,21 @@ static int to_v2(struct bg_fleetdb *db, char *why, size_t whylen)
 	PGresult *res;
 	int ret = 0, i;
 
-	res = run(db, "migrate: generations",
+	res = fdb_run(db, "migrate: generations",
 		  "SELECT generation, full_bytes FROM bloomgate_generations"
 		  " ORDER BY generation", 0, NULL, &ret, why, whylen);
 	if (!res)
 		return ret;
 	for (i = 0; !ret && i < PQntuples(res); i++)
-		ret = rehash(db, PQgetvalue(res, i, 0), col_u64(res, i, 1), why, whylen);
+		ret = rehash(db, PQgetvalue(res, i, 0), fdb_col_u64(res, i, 1), why, whylen);
 	PQclear(res);
 	if (!ret)
-		ret = cmd(db, "migrate: deltas' bases",
+		ret = fdb_cmd(db, "migrate: deltas' bases",
 			  "UPDATE bloomgate_generations d SET base_sha256 = b.sha256"
 			  " FROM bloomgate_generations b WHERE d.kind = 'delta'"
 			  " AND b.generation = d.base_generation", 0, NULL, why, whylen);
 	if (!ret)
-		ret = cmd(db, "migrate: the last generation",
+		ret = fdb_cmd(db, "migrate: the last generation",
 			  "INSERT INTO bloomgate_meta (key, value) SELECT"
 			  " 'last_generation', coalesce(max(generation), 0)::text"
 			  " FROM bloomgate_generations ON CONFLICT (key) DO NOTHING",
@@ -798,7 +747,7 @@ int bg_fleetdb_migrate(struct bg_fleetdb *db, char *why, size_t whylen)
 	long v = 0;
 	int ret;
 
-	ret = usable(db, why, whylen);
+	ret = fdb_usable(db, why, whylen);
 	if (ret)
 		return ret;
 	/*
@@ -808,9 +757,9 @@ int bg_fleetdb_migrate(struct bg_fleetdb *db, char *why, size_t whylen)
 	 * catalog's unique index). Released by COMMIT or ROLLBACK, also when
 	 * an error ends the session.
 	 */
-	ret = cmd(db, "migrate: begin", "BEGIN", 0, NULL, why, whylen);
+	ret = fdb_cmd(db, "migrate: begin", "BEGIN", 0, NULL, why, whylen);
 	if (!ret)
-		ret = cmd(db, "migrate: lock",
+		ret = fdb_cmd(db, "migrate: lock",
 			  "SELECT pg_advisory_xact_lock(" LOCK_MIGRATE ")", 0,
 			  NULL, why, whylen);
 	if (!ret)
@@ -818,20 +767,20 @@ int bg_fleetdb_migrate(struct bg_fleetdb *db, char *why, size_t whylen)
 	if (ret)
 		goto out;
 	if (v > BG_FLEETDB_SCHEMA) {
-		say(why, whylen,
+		fdb_say(why, whylen,
 		    "the fleet database has schema version %ld, newer than this bloomgate's %d: upgrade bloomgate",
 		    v, BG_FLEETDB_SCHEMA);
 		ret = -EPROTO;
 		goto out;
 	}
 	if (v == BG_FLEETDB_SCHEMA) {
-		ret = cmd(db, "migrate: commit", "COMMIT", 0, NULL, why, whylen);
+		ret = fdb_cmd(db, "migrate: commit", "COMMIT", 0, NULL, why, whylen);
 		goto out;
 	}
 	/* none yet (v 0): the tables; then each version's upgrade of the
 	 * one before */
 	if (v < 1)
-		ret = cmd(db, "migrate: create the tables", SCHEMA_SQL, 0, NULL, why,
+		ret = fdb_cmd(db, "migrate: create the tables", SCHEMA_SQL, 0, NULL, why,
 			  whylen);
 	if (!ret && v < 2)
 		ret = to_v2(db, why, whylen);
@@ -840,884 +789,15 @@ int bg_fleetdb_migrate(struct bg_fleetdb *db, char *why, size_t whylen)
 	snprintf(ver, sizeof(ver), "%d", BG_FLEETDB_SCHEMA);
 	params[0] = "schema_version";
 	params[1] = ver;
-	ret = cmd(db, "migrate: record the schema version",
+	ret = fdb_cmd(db, "migrate: record the schema version",
 		  "INSERT INTO bloomgate_meta (key, value) VALUES ($1, $2)"
 		  " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
 		  2, params, why, whylen);
 	if (!ret)
-		ret = cmd(db, "migrate: commit", "COMMIT", 0, NULL, why, whylen);
+		ret = fdb_cmd(db, "migrate: commit", "COMMIT", 0, NULL, why, whylen);
 out:
 	if (ret)
-		rollback(db);
+		fdb_rollback(db);
 	return ret;
 }
 
-/* ---- Generations ----------------------------------------------------------- */
-
-static void gen_row(const PGresult *res, int row, struct bg_fleet_gen *g)
-{
-	memset(g, 0, sizeof(*g));
-	g->generation = col_u64(res, row, 0);
-	g->kind = !strcmp(PQgetvalue(res, row, 1), "delta") ? BG_FLEET_DELTA :
-							       BG_FLEET_FULL;
-	g->base_generation = col_u64(res, row, 2);
-	col_str(res, row, 3, g->sha256, sizeof(g->sha256));
-	col_str(res, row, 4, g->base_sha256, sizeof(g->base_sha256));
-	g->full_bytes = col_u64(res, row, 5);
-	g->delta_bytes = col_u64(res, row, 6);
-	g->keys = col_u64(res, row, 7);
-	g->entries = col_u64(res, row, 8);
-	g->created = col_double(res, row, 9);
-	col_str(res, row, 10, g->publisher, sizeof(g->publisher));
-}
-
-/* A generation's row: the newest (gen 0) or gen's. 1 found, 0 not,
- * -errno. */
-static int gen_query(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
-		     char *why, size_t whylen)
-{
-	const char *params[1];
-	char b[24];
-	PGresult *res;
-	int ret;
-
-	if (!g)
-		return -EINVAL;
-	memset(g, 0, sizeof(*g));
-	ret = usable(db, why, whylen);
-	if (ret)
-		return ret;
-	params[0] = u64s(b, gen);
-	res = run(db, gen ? "generation" : "newest generation",
-		  gen ? "SELECT " GEN_COLS " FROM bloomgate_generations"
-			" WHERE generation = $1" :
-			"SELECT " GEN_COLS " FROM bloomgate_generations"
-			" ORDER BY generation DESC LIMIT 1",
-		  gen ? 1 : 0, gen ? params : NULL, &ret, why, whylen);
-	if (!res)
-		return ret;
-	ret = PQntuples(res) > 0;
-	if (ret)
-		gen_row(res, 0, g);
-	PQclear(res);
-	return ret;
-}
-
-int bg_fleetdb_latest(struct bg_fleetdb *db, struct bg_fleet_gen *g,
-		      char *why, size_t whylen)
-{
-	int ret = gen_query(db, 0, g, why, whylen);
-
-	return ret < 0 ? ret : 0;
-}
-
-int bg_fleetdb_next(struct bg_fleetdb *db, uint64_t *next, char *why,
-		    size_t whylen)
-{
-	PGresult *res;
-	int ret;
-
-	*next = 0;
-	ret = usable(db, why, whylen);
-	if (ret)
-		return ret;
-	res = run(db, "the next generation", LAST_SQL, 0, NULL, &ret, why, whylen);
-	if (!res)
-		return ret;
-	*next = col_u64(res, 0, 0) + 1;
-	PQclear(res);
-	return 0;
-}
-
-int bg_fleetdb_get(struct bg_fleetdb *db, uint64_t gen, struct bg_fleet_gen *g,
-		   char *why, size_t whylen)
-{
-	int ret = gen ? gen_query(db, gen, g, why, whylen) : 0;
-
-	if (!gen && g)
-		memset(g, 0, sizeof(*g));
-
-	if (ret == 0) {
-		say(why, whylen, "generation %" PRIu64 " is not in the fleet database",
-		    gen);
-		return -ENOENT;
-	}
-	return ret < 0 ? ret : 0;
-}
-
-static ssize_t read_full(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = read(fd, (char *)buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
-/*
- * Inserts the file open at fd (size bytes when it was opened) as the
- * chunks of generation gen's part: a chunk read, a chunk sent, as a
- * binary parameter. buf holds BG_FLEETDB_CHUNK bytes.
- */
-static int put_chunks(struct bg_fleetdb *db, const char *gen, const char *part,
-		      int fd, const char *path, uint64_t size, char *buf,
-		      char *why, size_t whylen)
-{
-	static const Oid types[4] = { 0, 0, 0, BYTEA_OID };
-	static const int formats[4] = { 0, 0, 0, 1 };
-	const char *params[4];
-	int lengths[4] = { 0, 0, 0, 0 };
-	char seqs[24], what[64];
-	uint64_t done = 0;
-	uint32_t seq;
-	PGresult *res;
-	ssize_t n;
-
-	for (seq = 0;; seq++) {
-		n = read_full(fd, buf, BG_FLEETDB_CHUNK);
-		if (n < 0) {
-			say(why, whylen, "%s: %s", path, strerror((int)-n));
-			return (int)n;
-		}
-		if (!n)
-			break;
-		done += (uint64_t)n;
-		if (done > size)
-			break;
-		snprintf(seqs, sizeof(seqs), "%" PRIu32, seq);
-		params[0] = gen;
-		params[1] = part;
-		params[2] = seqs;
-		params[3] = buf;
-		lengths[3] = (int)n;
-		res = PQexecParams(db->conn,
-				   "INSERT INTO bloomgate_chunks"
-				   " (generation, part, seq, data)"
-				   " VALUES ($1, $2, $3, $4)",
-				   4, types, params, lengths, formats, 0);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-			int err;
-
-			snprintf(what, sizeof(what), "publish: %s chunk %" PRIu32,
-				 part, seq);
-			err = res_fail(db, res, what, why, whylen);
-			PQclear(res);
-			return err;
-		}
-		PQclear(res);
-	}
-	if (done != size) {
-		say(why, whylen,
-		    "%s: changed while it was read (%" PRIu64 " bytes, then %" PRIu64 " or more)",
-		    path, size, done);
-		return -EIO;
-	}
-	return 0;
-}
-
-/* The file at path, open; its size in *size (0 in *size: an error). */
-static int open_part(const char *path, uint64_t want, uint64_t *size, int *fd,
-		     char *why, size_t whylen)
-{
-	struct stat st;
-	int err;
-
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0 || fstat(*fd, &st) < 0) {
-		err = -errno;
-		say(why, whylen, "%s: %s", path, strerror(errno));
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-		return err;
-	}
-	posix_fadvise(*fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	*size = (uint64_t)st.st_size;
-	if (!S_ISREG(st.st_mode) || !*size || (want && want != *size)) {
-		if (!S_ISREG(st.st_mode))
-			say(why, whylen, "%s: not a regular file", path);
-		else if (!*size)
-			say(why, whylen, "%s: empty", path);
-		else
-			say(why, whylen,
-			    "%s: %" PRIu64 " bytes, the generation says %" PRIu64,
-			    path, *size, want);
-		close(*fd);
-		*fd = -1;
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int check_gen(const struct bg_fleet_gen *g, const char *full_path,
-		     const char *delta_path, const struct bg_fleet_list *lists,
-		     size_t nlists, char *why, size_t whylen)
-{
-	size_t i;
-
-	if (!g || !full_path) {
-		say(why, whylen, "publish: no generation or no artifact");
-		return -EINVAL;
-	}
-	if (!g->generation || g->generation > INT64_MAX) {
-		say(why, whylen, "publish: generation %" PRIu64 " out of range",
-		    g->generation);
-		return -EINVAL;
-	}
-	if (g->kind != BG_FLEET_FULL && g->kind != BG_FLEET_DELTA) {
-		say(why, whylen, "publish: kind %d is neither full nor delta",
-		    g->kind);
-		return -EINVAL;
-	}
-	if (!bg_sha_hex_ok(g->sha256)) {
-		say(why, whylen, "publish: checksum '%.64s' is no SHA-256 in hex",
-		    g->sha256);
-		return -EINVAL;
-	}
-	if (g->kind == BG_FLEET_DELTA &&
-	    (!delta_path || !g->base_generation ||
-	     g->base_generation >= g->generation || !bg_sha_hex_ok(g->base_sha256))) {
-		say(why, whylen,
-		    "publish: a delta needs its file, a base generation below %" PRIu64 " and the base's checksum",
-		    g->generation);
-		return -EINVAL;
-	}
-	if (nlists && !lists) {
-		say(why, whylen, "publish: no lists");
-		return -EINVAL;
-	}
-	for (i = 0; i < nlists; i++) {
-		if (!lists[i].name[0] || (strcmp(lists[i].role, "block") &&
-					  strcmp(lists[i].role, "allow"))) {
-			say(why, whylen,
-			    "publish: list %zu ('%.64s'): no name, or role '%.16s' is neither block nor allow",
-			    i, lists[i].name, lists[i].role);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static int put_lists(struct bg_fleetdb *db, const char *gen,
-		     const struct bg_fleet_list *lists, size_t nlists,
-		     char *why, size_t whylen)
-{
-	const char *params[7];
-	char entries[24];
-	size_t i;
-	int ret;
-
-	for (i = 0; i < nlists; i++) {
-		params[0] = gen;
-		params[1] = lists[i].name;
-		params[2] = lists[i].origin;
-		params[3] = lists[i].role;
-		params[4] = lists[i].format;
-		params[5] = lists[i].sha256;
-		params[6] = u64s(entries, lists[i].entries);
-		ret = cmd(db, "publish: list",
-			  "INSERT INTO bloomgate_lists (generation, name, origin,"
-			  " role, format, sha256, entries)"
-			  " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-			  7, params, why, whylen);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/* 0 when gen is the number the next publish takes (bg_fleetdb_next());
- * -EAGAIN when it is not: another publisher was first. */
-static int is_next(struct bg_fleetdb *db, uint64_t gen, char *why, size_t whylen)
-{
-	uint64_t last;
-	PGresult *res;
-	int ret = 0;
-
-	res = run(db, "publish: newest generation", LAST_SQL, 0, NULL, &ret, why,
-		  whylen);
-	if (!res)
-		return ret;
-	last = col_u64(res, 0, 0);
-	PQclear(res);
-	if (last == gen - 1)
-		return 0;
-	say(why, whylen,
-	    "publish: generation %" PRIu64 " is not the next one (the last published is %" PRIu64 "): another publisher was first",
-	    gen, last);
-	return -EAGAIN;
-}
-
-int bg_fleetdb_publish(struct bg_fleetdb *db, const struct bg_fleet_gen *g,
-		       const char *sources_json, const struct bg_fleet_list *lists,
-		       size_t nlists, const char *full_path, const char *delta_path,
-		       char *why, size_t whylen)
-{
-	char gen[24], base[24], fb[24], dbytes[24], keys[24], entries[24];
-	char host[256], *buf = NULL;
-	uint64_t full_size = 0, delta_size = 0;
-	int full_fd = -1, delta_fd = -1, ret, delta;
-	const char *params[12];
-
-	ret = usable(db, why, whylen);
-	if (!ret)
-		ret = check_gen(g, full_path, delta_path, lists, nlists, why,
-				whylen);
-	if (ret)
-		return ret;
-	delta = g->kind == BG_FLEET_DELTA;
-	/* the files first: a missing one is known before anything is sent */
-	ret = open_part(full_path, g->full_bytes, &full_size, &full_fd, why,
-			whylen);
-	if (!ret && delta)
-		ret = open_part(delta_path, g->delta_bytes, &delta_size,
-				&delta_fd, why, whylen);
-	if (ret)
-		goto out;
-	buf = malloc(BG_FLEETDB_CHUNK);
-	if (!buf) {
-		say(why, whylen, "out of memory");
-		ret = -ENOMEM;
-		goto out;
-	}
-
-	u64s(gen, g->generation);
-	ret = cmd(db, "publish: begin", "BEGIN", 0, NULL, why, whylen);
-	/* publishers one at a time: the check of the newest below and the
-	 * insert are then one step */
-	if (!ret)
-		ret = cmd(db, "publish: lock",
-			  "SELECT pg_advisory_xact_lock(" LOCK_PUBLISH ")", 0,
-			  NULL, why, whylen);
-	if (ret)
-		goto out;
-	ret = is_next(db, g->generation, why, whylen);
-	if (ret)
-		goto out;
-
-	if (!g->publisher[0] && !gethostname(host, sizeof(host)))
-		host[sizeof(host) - 1] = '\0';
-	else
-		snprintf(host, sizeof(host), "%s", g->publisher);
-	params[0] = gen;
-	params[1] = delta ? "delta" : "full";
-	params[2] = delta ? u64s(base, g->base_generation) : NULL;
-	params[3] = g->sha256;
-	params[4] = delta ? g->base_sha256 : NULL;
-	params[5] = u64s(fb, full_size);
-	params[6] = u64s(dbytes, delta_size);
-	params[7] = u64s(keys, g->keys);
-	params[8] = u64s(entries, g->entries);
-	params[9] = sources_json;
-	params[10] = host;
-	ret = cmd(db, "publish: generation",
-		  "INSERT INTO bloomgate_generations (generation, kind,"
-		  " base_generation, sha256, base_sha256, full_bytes,"
-		  " delta_bytes, keys, entries, sources, publisher)"
-		  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-		  11, params, why, whylen);
-	if (!ret)
-		ret = put_chunks(db, gen, "full", full_fd, full_path, full_size,
-				 buf, why, whylen);
-	if (!ret && delta)
-		ret = put_chunks(db, gen, "delta", delta_fd, delta_path,
-				 delta_size, buf, why, whylen);
-	if (!ret)
-		ret = put_lists(db, gen, lists, nlists, why, whylen);
-	/* the number is used for good, whatever becomes of its rows */
-	params[0] = gen;
-	if (!ret)
-		ret = cmd(db, "publish: the last generation",
-			  "INSERT INTO bloomgate_meta (key, value)"
-			  " VALUES ('last_generation', $1) ON CONFLICT (key)"
-			  " DO UPDATE SET value = EXCLUDED.value", 1, params, why,
-			  whylen);
-	/* queued by the server, sent to the listeners when COMMIT succeeds
-	 * (and never when it does not) */
-	params[0] = BG_FLEETDB_CHANNEL;
-	params[1] = gen;
-	if (!ret)
-		ret = cmd(db, "publish: notify", "SELECT pg_notify($1, $2)", 2,
-			  params, why, whylen);
-	if (!ret)
-		ret = cmd(db, "publish: commit", "COMMIT", 0, NULL, why, whylen);
-out:
-	if (ret)
-		rollback(db);
-	free(buf);
-	if (full_fd >= 0)
-		close(full_fd);
-	if (delta_fd >= 0)
-		close(delta_fd);
-	return ret;
-}
-
-int bg_fleetdb_prune(struct bg_fleetdb *db, unsigned int keep, char *why,
-		     size_t whylen)
-{
-	const char *params[1];
-	char k[24];
-	int ret;
-
-	ret = usable(db, why, whylen);
-	if (ret)
-		return ret;
-	params[0] = u64s(k, keep ? keep : BG_FLEETDB_KEEP);
-	/* under the publishers' lock: the newest are counted with no
-	 * publication half done; chunks and lists go by ON DELETE CASCADE */
-	ret = cmd(db, "prune: begin", "BEGIN", 0, NULL, why, whylen);
-	if (!ret)
-		ret = cmd(db, "prune: lock",
-			  "SELECT pg_advisory_xact_lock(" LOCK_PUBLISH ")", 0,
-			  NULL, why, whylen);
-	if (!ret)
-		ret = cmd(db, "prune",
-			  "DELETE FROM bloomgate_generations WHERE generation"
-			  " NOT IN (SELECT generation FROM bloomgate_generations"
-			  " ORDER BY generation DESC LIMIT $1)",
-			  1, params, why, whylen);
-	if (!ret)
-		ret = cmd(db, "prune: commit", "COMMIT", 0, NULL, why, whylen);
-	if (ret)
-		rollback(db);
-	return ret;
-}
-
-/* ---- Fetch ----------------------------------------------------------------- */
-
-/* The errno of a failure of the local file: its own, but ENOENT (the
- * directory of path is not there), which from fetch says that the
- * generation is not. */
-static int file_err(int e)
-{
-	return e == ENOENT ? -EIO : -e;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Stops the query whose rows are coming (the rest would be read for
- * nothing) and reads what is left of them, so that the connection can
- * take the next command. */
-static void abandon(struct bg_fleetdb *db)
-{
-	PGcancel *c = PQgetCancel(db->conn);
-	char err[256];
-	PGresult *res;
-
-	if (c) {
-		PQcancel(c, err, sizeof(err));
-		PQfreeCancel(c);
-	}
-	while ((res = PQgetResult(db->conn)))
-		PQclear(res);
-}
-
-/*
- * Streams the chunks of gen's part into fd (-1: none) and md (NULL: none:
- * their SHA-256), in seq order, each checked to be the next: the rows come
- * one at a time (single-row mode), binary, so that one chunk is in memory
- * whatever the artifact's size. -EIO when they are not want bytes in
- * order.
- */
-static int get_chunks(struct bg_fleetdb *db, const char *gen, const char *part,
-		      uint64_t want, int fd, EVP_MD_CTX *md, const char *tmp,
-		      char *why, size_t whylen)
-{
-	const char *params[2] = { gen, part };
-	uint64_t done = 0;
-	uint32_t seq = 0, s;
-	PGresult *res;
-	int ret = 0, len;
-
-	if (!PQsendQueryParams(db->conn,
-			       "SELECT seq, data FROM bloomgate_chunks"
-			       " WHERE generation = $1 AND part = $2"
-			       " ORDER BY seq",
-			       2, NULL, params, NULL, NULL, 1) ||
-	    !PQsetSingleRowMode(db->conn)) {
-		ret = res_fail(db, NULL, "fetch: chunks", why, whylen);
-		abandon(db);
-		return ret;
-	}
-	while ((res = PQgetResult(db->conn))) {
-		switch (PQresultStatus(res)) {
-		case PGRES_SINGLE_TUPLE:
-			len = PQgetlength(res, 0, 1);
-			memcpy(&s, PQgetvalue(res, 0, 0), sizeof(s));
-			s = ntohl(s);
-			if (PQgetlength(res, 0, 0) != 4 || s != seq ||
-			    !len || done + (uint64_t)len > want) {
-				say(why, whylen,
-				    "fetch: generation %s %s: chunk %" PRIu32 " (%d bytes) where chunk %" PRIu32 " of %" PRIu64 " bytes in all was due",
-				    gen, part, s, len, seq, want);
-				ret = -EIO;
-			} else {
-				if (md && !EVP_DigestUpdate(md, PQgetvalue(res, 0, 1),
-							    (size_t)len))
-					ret = -ENOMEM;
-				if (!ret && fd >= 0)
-					ret = write_all(fd, PQgetvalue(res, 0, 1),
-							(size_t)len);
-				if (ret) {
-					say(why, whylen, "%s: %s", tmp,
-					    strerror(-ret));
-					ret = file_err(-ret);
-				}
-			}
-			done += (uint64_t)len;
-			seq++;
-			break;
-		case PGRES_TUPLES_OK:
-			break; /* the end: no row, the query's status */
-		default:
-			ret = res_fail(db, res, "fetch: chunks", why, whylen);
-			break;
-		}
-		PQclear(res);
-		if (ret) {
-			abandon(db);
-			return ret;
-		}
-	}
-	if (PQstatus(db->conn) != CONNECTION_OK)
-		return res_fail(db, NULL, "fetch: chunks", why, whylen);
-	if (done != want) {
-		say(why, whylen,
-		    "fetch: generation %s %s: %" PRIu64 " bytes in the chunks, %" PRIu64 " in its row",
-		    gen, part, done, want);
-		return -EIO;
-	}
-	return 0;
-}
-
-/* fsync of the directory holding path: the rename in it survives a power
- * cut. */
-static int sync_dir_of(const char *path, char *why, size_t whylen)
-{
-	char dir[PATH_MAX], *slash;
-	int ret;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		slash[slash == dir] = '\0'; /* "/x": "/" */
-	ret = bg_fsync_dir(dir);
-	if (ret)
-		say(why, whylen, "fetch: %s: %s", dir, strerror(-ret));
-	return ret ? file_err(-ret) : 0;
-}
-
-int bg_fleetdb_fetch(struct bg_fleetdb *db, uint64_t gen, int delta,
-		     const char *path, char sha[65], char *why, size_t whylen)
-{
-	char g[24], tmp[PATH_MAX];
-	const char *params[1];
-	uint64_t want = 0;
-	EVP_MD_CTX *md = NULL;
-	uint8_t d[BG_SHA_LEN];
-	PGresult *res;
-	int ret, fd = -1;
-
-	ret = usable(db, why, whylen);
-	if (ret)
-		return ret;
-	if (!path) {
-		say(why, whylen, "fetch: no path");
-		return -EINVAL;
-	}
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
-		say(why, whylen, "fetch: %s: path too long", path);
-		return -ENAMETOOLONG;
-	}
-	params[0] = u64s(g, gen);
-	ret = cmd(db, "fetch: begin",
-		  "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL,
-		  why, whylen);
-	if (ret)
-		return ret;
-	res = run(db, "fetch: generation",
-		  "SELECT kind, full_bytes, delta_bytes"
-		  " FROM bloomgate_generations WHERE generation = $1",
-		  1, params, &ret, why, whylen);
-	if (!res)
-		goto out;
-	if (!PQntuples(res)) {
-		say(why, whylen,
-		    "fetch: generation %" PRIu64 " is not in the fleet database",
-		    gen);
-		ret = -ENOENT;
-	} else if (delta && strcmp(PQgetvalue(res, 0, 0), "delta")) {
-		say(why, whylen,
-		    "fetch: generation %" PRIu64 " is a full one: it has no delta",
-		    gen);
-		ret = -ENOENT;
-	} else {
-		want = col_u64(res, 0, delta ? 2 : 1);
-	}
-	PQclear(res);
-	if (ret)
-		goto out;
-
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		ret = file_err(errno);
-		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	/* an artifact is no secret; mkstemp's 0600 would hide it from a
-	 * reader that is not root */
-	fchmod(fd, 0644);
-	if (sha && (!(md = EVP_MD_CTX_new()) ||
-		    !EVP_DigestInit_ex(md, EVP_sha256(), NULL))) {
-		say(why, whylen, "out of memory");
-		ret = -ENOMEM;
-	}
-	if (!ret)
-		ret = get_chunks(db, g, delta ? "delta" : "full", want, fd, md, tmp,
-				 why, whylen);
-	if (!ret && md && !EVP_DigestFinal_ex(md, d, NULL))
-		ret = -ENOMEM;
-	EVP_MD_CTX_free(md);
-	if (!ret && sha)
-		bg_sha_hex(d, sha);
-	if (!ret)
-		ret = cmd(db, "fetch: end", "COMMIT", 0, NULL, why, whylen);
-	if (!ret && fsync(fd) < 0) {
-		ret = file_err(errno);
-		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
-	}
-	if (close(fd) < 0 && !ret) {
-		ret = file_err(errno);
-		say(why, whylen, "fetch: %s: %s", tmp, strerror(errno));
-	}
-	if (!ret && rename(tmp, path) < 0) {
-		ret = file_err(errno);
-		say(why, whylen, "fetch: %s: %s", path, strerror(errno));
-	}
-	if (ret) {
-		unlink(tmp);
-		goto out;
-	}
-	return sync_dir_of(path, why, whylen);
-out:
-	rollback(db);
-	return ret;
-}
-
-/* ---- Notifications ----------------------------------------------------------- */
-
-int bg_fleetdb_listen(struct bg_fleetdb *db, char *why, size_t whylen)
-{
-	int ret = usable(db, why, whylen);
-
-	if (ret)
-		return ret;
-	return cmd(db, "listen", "LISTEN " BG_FLEETDB_CHANNEL, 0, NULL, why,
-		   whylen);
-}
-
-int bg_fleetdb_fd(const struct bg_fleetdb *db)
-{
-	return db && db->conn ? PQsocket(db->conn) : -1;
-}
-
-int bg_fleetdb_notified(struct bg_fleetdb *db, uint64_t *gen)
-{
-	PGnotify *n;
-	uint64_t v;
-	char *end;
-	int got = 0;
-
-	if (!db || !db->conn || !gen)
-		return -EINVAL;
-	*gen = 0;
-	/* libpq's socket is non-blocking: this reads what has come, if
-	 * anything, and returns */
-	if (PQstatus(db->conn) != CONNECTION_OK || db->gone ||
-	    !PQconsumeInput(db->conn))
-		return -ENOTCONN;
-	while ((n = PQnotifies(db->conn))) {
-		if (!strcmp(n->relname, BG_FLEETDB_CHANNEL)) {
-			errno = 0;
-			v = strtoull(n->extra, &end, 10);
-			/* a payload that is no number (another program on
-			 * the channel) announces nothing */
-			if (!errno && end != n->extra && !*end) {
-				got = 1;
-				if (v > *gen)
-					*gen = v;
-			}
-		}
-		PQfreemem(n);
-	}
-	/* PQnotifies() parsed what came: a FATAL among it (db->gone), or
-	 * the close read with it */
-	if (PQstatus(db->conn) != CONNECTION_OK || db->gone)
-		return -ENOTCONN;
-	return got;
-}
-
-/* ---- Gateways ------------------------------------------------------------------ */
-
-int bg_fleetdb_report(struct bg_fleetdb *db, const struct bg_fleet_report *r,
-		      char *why, size_t whylen)
-{
-	char gen[24], applied[32], fid[24], keys[24], entries[24], packets[24],
-		dropped[24], fp[24];
-	const char *params[11];
-	int ret;
-
-	ret = usable(db, why, whylen);
-	if (ret)
-		return ret;
-	if (!r || !r->gateway[0]) {
-		say(why, whylen, "report: no gateway name");
-		return -EINVAL;
-	}
-	snprintf(applied, sizeof(applied), "%.6f",
-		 r->applied_at > 0 ? r->applied_at : 0);
-	snprintf(fid, sizeof(fid), "%" PRIu32, r->filter_id);
-	params[0] = r->gateway;
-	params[1] = u64s(gen, r->generation);
-	params[2] = applied;
-	params[3] = fid;
-	params[4] = u64s(keys, r->keys);
-	params[5] = u64s(entries, r->entries);
-	params[6] = u64s(packets, r->packets);
-	params[7] = u64s(dropped, r->dropped);
-	params[8] = u64s(fp, r->bloom_fp);
-	params[9] = r->last_error;
-	params[10] = r->state;
-	return cmd(db, "report",
-		   "INSERT INTO bloomgate_gateways AS g (gateway, generation,"
-		   " applied_at, filter_id, keys, entries, packets, dropped,"
-		   " bloom_fp, last_error, state, reported_at)"
-		   " VALUES ($1, $2, CASE WHEN $3::float8 > 0"
-		   " THEN to_timestamp($3::float8) END, $4, $5, $6, $7, $8, $9,"
-		   " $10, $11, now())"
-		   " ON CONFLICT (gateway) DO UPDATE SET"
-		   " generation = EXCLUDED.generation,"
-		   " applied_at = EXCLUDED.applied_at,"
-		   " filter_id = EXCLUDED.filter_id, keys = EXCLUDED.keys,"
-		   " entries = EXCLUDED.entries, packets = EXCLUDED.packets,"
-		   " dropped = EXCLUDED.dropped, bloom_fp = EXCLUDED.bloom_fp,"
-		   " last_error = EXCLUDED.last_error, state = EXCLUDED.state,"
-		   " reported_at = EXCLUDED.reported_at",
-		   11, params, why, whylen);
-}
-
-int bg_fleetdb_status(struct bg_fleetdb *db, struct bg_fleet_gen *latest,
-		      struct bg_fleet_report **v, size_t *n, char *why,
-		      size_t whylen)
-{
-	struct bg_fleet_gen newest;
-	struct bg_fleet_report *out = NULL;
-	PGresult *res = NULL;
-	int ret, i, rows;
-
-	if (v)
-		*v = NULL;
-	if (n)
-		*n = 0;
-	if (!v || !n)
-		return -EINVAL;
-	ret = usable(db, why, whylen);
-	if (ret)
-		return ret;
-	/* the newest and the lags from one snapshot: a generation published
-	 * meanwhile is in both or in neither */
-	ret = cmd(db, "status: begin",
-		  "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL,
-		  why, whylen);
-	if (!ret)
-		ret = bg_fleetdb_latest(db, &newest, why, whylen);
-	if (ret)
-		goto out;
-	/*
-	 * lag_seconds: since the creation of the oldest generation newer than
-	 * the gateway's, the first it does not run (a pruned one is not
-	 * counted: the lag is then the oldest kept's). now() is the
-	 * transaction's start, the same instant for every row.
-	 */
-	res = run(db, "status",
-		  "SELECT g.gateway, g.generation,"
-		  " coalesce(extract(epoch FROM g.applied_at), 0), g.filter_id,"
-		  " g.keys, g.entries, g.packets, g.dropped, g.bloom_fp,"
-		  " g.last_error, g.state, extract(epoch FROM g.reported_at),"
-		  " n.newest - g.generation,"
-		  " coalesce((SELECT greatest(extract(epoch FROM"
-		  "   now() - min(x.created_at)), 0)"
-		  "  FROM bloomgate_generations x"
-		  "  WHERE x.generation > g.generation), 0)"
-		  " FROM bloomgate_gateways g, (SELECT coalesce(max(generation),"
-		  "  0) AS newest FROM bloomgate_generations) n"
-		  " ORDER BY g.gateway",
-		  0, NULL, &ret, why, whylen);
-	if (!res)
-		goto out;
-	rows = PQntuples(res);
-	out = calloc(rows ? (size_t)rows : 1, sizeof(*out));
-	if (!out) {
-		say(why, whylen, "out of memory");
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < rows; i++) {
-		struct bg_fleet_report *r = &out[i];
-
-		col_str(res, i, 0, r->gateway, sizeof(r->gateway));
-		r->generation = col_u64(res, i, 1);
-		r->applied_at = col_double(res, i, 2);
-		r->filter_id = (uint32_t)col_u64(res, i, 3);
-		r->keys = col_u64(res, i, 4);
-		r->entries = col_u64(res, i, 5);
-		r->packets = col_u64(res, i, 6);
-		r->dropped = col_u64(res, i, 7);
-		r->bloom_fp = col_u64(res, i, 8);
-		col_str(res, i, 9, r->last_error, sizeof(r->last_error));
-		col_str(res, i, 10, r->state, sizeof(r->state));
-		r->reported_at = col_double(res, i, 11);
-		r->lag_generations = strtoll(PQgetvalue(res, i, 12), NULL, 10);
-		r->lag_seconds = col_double(res, i, 13);
-	}
-	ret = cmd(db, "status: end", "COMMIT", 0, NULL, why, whylen);
-	if (ret)
-		goto out;
-	if (latest)
-		*latest = newest;
-	*v = out;
-	*n = (size_t)rows;
-	out = NULL;
-out:
-	PQclear(res);
-	free(out);
-	if (ret)
-		rollback(db);
-	return ret;
-}

@@ -15,6 +15,7 @@
 #include "agent/agent_priv.h"
 #include "agent/provenance.h"
 #include "agent/rebuild.h"
+#include "core/clock.h"
 #include "core/sha.h"
 #include "kern/pins.h"
 #include "kern/swap.h"
@@ -34,7 +35,7 @@ struct sync_job {
 static void sync_run(struct agent *a, struct job *jj)
 {
 	struct sync_job *j = (struct sync_job *)jj;
-	double t = bg_now_ms();
+	double t = bg_mono_ms();
 	int ret = 0;
 
 	/* a stopping agent leaves the indexes as they are: the next start
@@ -64,7 +65,7 @@ static void sync_run(struct agent *a, struct job *jj)
 			  "plan %.1f ms, build %.1f ms, swap %.2f ms, live at %.6f, "
 			  "store %.1f ms", j->timing.seen, j->timing.fetch,
 			  j->timing.parse, j->timing.plan, j->timing.build,
-			  j->timing.swap, j->timing.live_at, bg_now_ms() - t);
+			  j->timing.swap, j->timing.live_at, bg_mono_ms() - t);
 }
 
 static void sync_done(struct agent *a, struct job *jj)

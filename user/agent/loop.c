@@ -45,6 +45,7 @@
 #include "agent/instance.h"
 #include "agent/provenance.h"
 #include "kern/swap.h"
+#include "core/clock.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -67,22 +68,6 @@ void agent_log(const char *fmt, ...)
 	fwrite(line, 1, (size_t)n, stderr);
 	fflush(stderr);
 	funlockfile(stderr);
-}
-
-double agent_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-double agent_wall(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 double agent_rnd(void)
@@ -140,7 +125,7 @@ static void on_signal(struct agent *a)
 /* Milliseconds to the nearest deadline, -1 for none. */
 static int next_timeout(const struct agent *a)
 {
-	double now = agent_mono(), t = sources_due(a), c;
+	double now = bg_mono(), t = sources_due(a), c;
 	size_t i;
 
 	for (i = 0; i < a->nsrc; i++)
@@ -167,7 +152,7 @@ static void step(struct agent *a)
 {
 	size_t i;
 
-	if (!a->started && (!marks_pending(a) || agent_mono() >= a->start_until)) {
+	if (!a->started && (!marks_pending(a) || bg_mono() >= a->start_until)) {
 		a->started = 1;
 		if (adopt(a))
 			a->rebuild_at = 0;
@@ -181,9 +166,9 @@ static void step(struct agent *a)
 	run_due(a, 0);
 	maybe_rebuild(a);
 	clients_expire(a);
-	if (a->watchdog_due && a->watchdog_due <= agent_mono()) {
+	if (a->watchdog_due && a->watchdog_due <= bg_mono()) {
 		sd_notify(0, "WATCHDOG=1");
-		a->watchdog_due = agent_mono() + a->watchdog_every;
+		a->watchdog_due = bg_mono() + a->watchdog_every;
 	}
 }
 
@@ -272,7 +257,7 @@ int bg_agent_run(const char *config_path)
 	int ret, n, i;
 
 	pthread_mutex_init(&a.lock, NULL);
-	a.start_time = agent_wall();
+	a.start_time = bg_wall();
 	if (bg_fetch_global_init()) {
 		agent_log("cannot initialise libcurl");
 		return 1;
@@ -355,11 +340,11 @@ int bg_agent_run(const char *config_path)
 	 * copies are those the live filter was built from, rebuilt
 	 * otherwise. */
 	mark_all(&a);
-	a.start_until = agent_mono() + FETCH_WAIT;
+	a.start_until = bg_mono() + FETCH_WAIT;
 	run_due(&a, 1);
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec) {
 		a.watchdog_every = (double)usec / 2e6;
-		a.watchdog_due = agent_mono() + a.watchdog_every;
+		a.watchdog_due = bg_mono() + a.watchdog_every;
 	}
 	/* Ready now: the agent answers, and a pinned filter is live; the
 	 * first fetches (one may be slow) and rebuild go on behind. */

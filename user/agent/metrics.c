@@ -18,6 +18,8 @@
 
 #include <microhttpd.h>
 
+#include "core/url.h"
+#include "core/clock.h"
 #include "core/attach_opts.h"
 #include "core/counters.h"
 #include "agent/metrics.h"
@@ -627,14 +629,6 @@ struct bg_metrics_server {
 	uint64_t cut; /* connections cut off at the deadline */
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* One slot per connection, found by socket: notify() and on_request()
  * run on the server's one thread, the reaper on its own. */
 static struct conn_slot *slot_of(struct bg_metrics_server *s, int fd)
@@ -666,7 +660,7 @@ static void notify(void *cls, struct MHD_Connection *conn, void **socket_ctx,
 		if (c) {
 			c->fd = fd;
 			c->answered = 0;
-			c->since = mono_s();
+			c->since = bg_mono();
 		}
 	} else if ((c = slot_of(s, fd))) {
 		/* before libmicrohttpd closes the socket: the reaper never
@@ -690,7 +684,7 @@ static void mark_answered(struct bg_metrics_server *s, struct MHD_Connection *co
 		/* the next request on a kept-alive connection gets a deadline
 		 * of its own */
 		c->answered = 1;
-		c->since = mono_s();
+		c->since = bg_mono();
 	}
 	pthread_mutex_unlock(&s->lock);
 }
@@ -703,7 +697,7 @@ static void *reap(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping) {
-		double now = mono_s();
+		double now = bg_mono();
 
 		for (i = 0; i < sizeof(s->conns) / sizeof(s->conns[0]); i++) {
 			struct conn_slot *c = &s->conns[i];
@@ -716,12 +710,7 @@ static void *reap(void *arg)
 			}
 			c->since = now; /* once per deadline */
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 250 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		bg_deadline(&ts, 0.25);
 		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -810,39 +799,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 }
 
 /*
- * "HOST:PORT" or "[V6]:PORT" into host and port; the last colon splits,
- * so a bare IPv6 address without brackets is refused rather than misread.
- */
-static int split_addr(const char *addr, char *host, size_t hostlen,
-		      char *port, size_t portlen)
-{
-	const char *colon, *h = addr;
-	size_t hl;
-
-	if (*addr == '[') {
-		const char *close = strchr(addr, ']');
-
-		if (!close || close[1] != ':')
-			return -EINVAL;
-		h = addr + 1;
-		hl = close - h;
-		colon = close + 1;
-	} else {
-		colon = strrchr(addr, ':');
-		if (!colon || memchr(addr, ':', colon - addr))
-			return -EINVAL;
-		hl = colon - addr;
-	}
-	if (!hl || hl >= hostlen || !colon[1] || strlen(colon + 1) >= portlen ||
-	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	strcpy(port, colon + 1);
-	return atoi(port) > 65535 ? -EINVAL : 0;
-}
-
-/*
  * The listening socket is ours, not libmicrohttpd's: bind errors come back
  * with their errno for the message, IPv6 is bound v6-only (so "[::]:P"
  * and "0.0.0.0:P" mean what they say), and the port chosen for port 0 is
@@ -861,13 +817,17 @@ static int listen_on(const char *addr, int *family, int *port, char *err,
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	char host[256], serv[8];
+	const char *why;
+	unsigned int pn;
 	int fd, one = 1, rc;
 
-	if (split_addr(addr, host, sizeof(host), serv, sizeof(serv))) {
+	if (bg_hostport(addr, 0, host, sizeof(host), &pn, NULL, &why)) {
 		snprintf(err, errlen,
-			 "metrics address %s: expected HOST:PORT or [IPV6]:PORT", addr);
+			 "metrics address %s: expected HOST:PORT or [IPV6]:PORT (%s)",
+			 addr, why);
 		return -EINVAL;
 	}
+	snprintf(serv, sizeof(serv), "%u", pn);
 	if (!strcmp(host, "localhost"))
 		strcpy(host, "127.0.0.1");
 	rc = getaddrinfo(host, serv, &hints, &res);

@@ -30,6 +30,7 @@
 #include "agent/protect.h"
 #include "agent/provenance.h"
 #include "agent/rebuild.h"
+#include "core/clock.h"
 #include "core/print.h"
 #include "core/record.h"
 #include "core/url.h"
@@ -173,7 +174,7 @@ void rb_published(struct rb_job *j, const struct bg_load_report *r)
 void rb_timed(struct rb_job *j, const struct bg_load_report *r)
 {
 	/* live since the swap, before the description is saved */
-	j->timing.live_at = agent_wall();
+	j->timing.live_at = bg_wall();
 	rb_save_filter(j, r->filter_id);
 	j->timing.parse = r->ms[BG_STAGE_PARSE];
 	j->timing.plan = r->ms[BG_STAGE_PLAN];
@@ -764,7 +765,7 @@ static void start_rebuild(struct agent *a, int foreign)
 			agent_log("source %s: left out of this rebuild: out of memory",
 				  a->src[i].cfg->list.name);
 	if (!j->change_seen)
-		j->change_seen = a->reload_seen ? a->reload_seen : agent_wall();
+		j->change_seen = a->reload_seen ? a->reload_seen : bg_wall();
 	a->reload_seen = 0;
 	a->rebuilding = 1;
 	work_main(a, &j->j);
@@ -772,7 +773,7 @@ static void start_rebuild(struct agent *a, int foreign)
 
 void want_rebuild(struct agent *a, int now)
 {
-	double t = agent_mono() + (now ? 0 : a->cfg.debounce);
+	double t = bg_mono() + (now ? 0 : a->cfg.debounce);
 
 	if (!a->rebuild_at || t < a->rebuild_at)
 		a->rebuild_at = t;
@@ -803,7 +804,7 @@ void maybe_rebuild(struct agent *a)
 	int foreign;
 
 	if (!a->started || a->rebuilding || !a->rebuild_at ||
-	    a->rebuild_at > agent_mono())
+	    a->rebuild_at > bg_mono())
 		return;
 	a->rebuild_at = 0;
 	if (wanted_desc(a, &want)) {

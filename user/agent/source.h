@@ -206,6 +206,11 @@ struct src_ops {
 		     const char *dir, const struct bg_protect_set *ps, FILE *out);
 };
 
+/* Retry after a failed fetch: 30 s (a driver may say less), doubling, at
+ * most the refresh interval or an hour. */
+#define RETRY_BASE 30.0
+#define RETRY_MAX 3600.0
+
 extern const struct src_ops src_list_ops, src_crowdsec_ops, src_artifact_ops,
 	src_fleet_ops;
 
@@ -214,7 +219,6 @@ const struct src_ops *src_ops_of(const struct bg_cfg_list *l);
 
 /* ---- source.c ------------------------------------------------------------- */
 
-struct source *src_find(struct agent *a, const char *name);
 /* Logs a source's state when it changes: once per change. The caller
  * holds a->lock (the metrics thread reads the state). */
 void src_set_state(struct source *s, const char *state, const char *why);
@@ -232,24 +236,6 @@ void src_refused_count(struct src_refusals *r, const char *reason, uint64_t n);
 void src_refused_log(struct src_refusal_log *l, const char *where,
 		     const char *reason, const char *text);
 void src_refused_end(struct src_refusal_log *l);
-int setup_sources(struct agent *a, const struct source *old, size_t nold);
-/* Frees the sources' own state (the agent stops). */
-void sources_free(struct agent *a);
-/* Starts the fetch of every due source that is idle; all: every source. */
-void run_due(struct agent *a, int all);
-void on_inotify(struct agent *a);
-/* Marks every source for a reload (or the start): the wait ends when each
- * has been fetched once more. */
-void mark_all(struct agent *a);
-int marks_pending(const struct agent *a);
-/* The earliest due time of an idle source (monotonic), 0 for none. */
-double sources_due(const struct agent *a);
-/* The store's row of s, written by the store thread. */
-void store_put(struct agent *a, const struct source *s);
-/* Re-reads the config; 0, or nonzero with the old one kept. err: why not
- * (the config's file:line), errlen bytes. */
-int reload_config(struct agent *a, char *err, size_t errlen);
-
 /* ---- the list driver's, shared by the artifact's ---------------------- */
 
 /* The fetch options of a list or artifact (its bounds, its shrink

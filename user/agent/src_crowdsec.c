@@ -26,6 +26,7 @@
 #include "agent/crowdsec.h"
 #include "agent/protect.h"
 #include "agent/rebuild.h"
+#include "core/clock.h"
 #include "core/patch.h"
 #include "core/url.h"
 #include "kern/attach.h"
@@ -231,7 +232,7 @@ static void cs_fetch(void *job, const char *copy, const char *kept_sha,
 	struct bg_cs_pull_result pr;
 	struct src_refusal_log log = { .source = j->name };
 	char cand[PATH_MAX + 8], why[256];
-	double t0 = agent_mono();
+	double t0 = bg_mono();
 	int ret;
 
 	(void)v;
@@ -278,7 +279,7 @@ static void cs_fetch(void *job, const char *copy, const char *kept_sha,
 	if (!r->err[0])
 		snprintf(r->err, sizeof(r->err), "%s", j->pull_err);
 	r->entries = st->n;
-	r->seconds = agent_mono() - t0;
+	r->seconds = bg_mono() - t0;
 }
 
 static void cs_fetch_end(struct agent *a, struct source *s, void *job,
@@ -624,7 +625,7 @@ static void incr_run(struct agent *a, struct job *jj)
 	struct incr_job *ij = (struct incr_job *)jj;
 	struct rb_job *j = &ij->rb;
 	int cs = patching_source(j->v, j->n);
-	double t0 = bg_now_ms();
+	double t0 = bg_mono_ms();
 	struct incr *in;
 
 	drop_incr(a);
@@ -638,7 +639,7 @@ static void incr_run(struct agent *a, struct job *jj)
 	a->incr = in;
 	agent_log("source %s: its changes go live in place (the filter of %llu "
 		  "keys kept in memory, %.0f ms)", in->cs,
-		  (unsigned long long)bg_inc_plan(in->inc)->n, bg_now_ms() - t0);
+		  (unsigned long long)bg_inc_plan(in->inc)->n, bg_mono_ms() - t0);
 }
 
 static void incr_done(struct agent *a, struct job *jj)
@@ -697,7 +698,7 @@ static int incr_apply(struct incr *in, struct rb_src *s,
 	struct bg_blocklist old, new, none;
 	const struct bg_blocklist *o = &old, *n = &new;
 	char cand[PATH_MAX + 8], why[256];
-	double t0 = bg_now_ms();
+	double t0 = bg_mono_ms();
 	int ret = 0;
 
 	if (bg_fetch_candidate(s->copy, cand, sizeof(cand)))
@@ -715,7 +716,7 @@ static int incr_apply(struct incr *in, struct rb_src *s,
 		if (!ret)
 			ret = parse_one(&s->list, cand, &new);
 	}
-	*parse_ms = bg_now_ms() - t0;
+	*parse_ms = bg_mono_ms() - t0;
 	if (!ret)
 		ret = bg_inc_apply(in->inc, o, n, INCR_RATE_BOUND, res, why,
 				   sizeof(why));

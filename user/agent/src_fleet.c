@@ -18,6 +18,7 @@
 #include "agent/agent_priv.h"
 #include "agent/fleetdb.h"
 #include "agent/rebuild.h"
+#include "core/clock.h"
 #include "core/counters.h"
 #include "kern/pins.h"
 #include "kern/swap.h"
@@ -67,7 +68,7 @@ static int fleet_open(struct agent *a, struct source *s)
 		f->link = NULL;
 		return 0;
 	}
-	f->report_due = agent_mono();
+	f->report_due = bg_mono();
 	return 0;
 }
 
@@ -84,7 +85,7 @@ static void fleet_on_fd(struct agent *a, struct source *s)
 	 * comes when it is done, and its due time is then the poll's */
 	f->pending = s->phase != SRC_IDLE;
 	if (!f->pending)
-		s->due = agent_mono();
+		s->due = bg_mono();
 }
 
 /* The gateway's report, sent now (the loop's; a->lock not held). */
@@ -94,7 +95,7 @@ static void fleet_report(struct agent *a, struct source *s, struct fleet_src *f)
 	struct bg_counters c;
 	struct bg_state st;
 
-	f->report_due = agent_mono() + a->cfg.fleet.report;
+	f->report_due = bg_mono() + a->cfg.fleet.report;
 	if (!f->link)
 		return;
 	snprintf(r.gateway, sizeof(r.gateway), "%s", a->cfg.fleet.gateway);
@@ -127,9 +128,9 @@ static double fleet_tick(struct agent *a, struct source *s)
 
 	if (f->pending && s->phase == SRC_IDLE) {
 		f->pending = 0;
-		s->due = agent_mono();
+		s->due = bg_mono();
 	}
-	if (f->link && f->report_due && f->report_due <= agent_mono())
+	if (f->link && f->report_due && f->report_due <= bg_mono())
 		fleet_report(a, s, f);
 	return f->link ? f->report_due : 0;
 }
@@ -141,7 +142,7 @@ static void fleet_live_changed(struct agent *a, struct source *s)
 	(void)a;
 	/* the fleet hears at once what this gateway enforces now */
 	if (f->link)
-		f->report_due = agent_mono();
+		f->report_due = bg_mono();
 }
 
 static int fleet_link_up(const struct source *s)

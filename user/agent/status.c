@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "agent/agent_priv.h"
+#include "core/clock.h"
 #include "core/url.h"
 #include "core/counters.h"
 #include "kern/attach.h"
@@ -119,7 +120,7 @@ struct json_object *status_json(struct agent *a)
 	struct bg_state st;
 	uint32_t live = 0;
 	struct json_object *o = json_object_new_object(), *arr;
-	double now = agent_mono();
+	double now = bg_mono();
 	size_t i;
 
 	if (!o)
@@ -134,7 +135,7 @@ struct json_object *status_json(struct agent *a)
 	json_object_object_add(o, "live_filter_id", json_object_new_int64(live));
 	json_object_object_add(o, "filter_foreign",
 			       json_object_new_boolean(agent_filter_foreign(a, live)));
-	json_object_object_add(o, "uptime", json_object_new_double(agent_wall() - a->start_time));
+	json_object_object_add(o, "uptime", json_object_new_double(bg_wall() - a->start_time));
 	json_object_object_add(o, "config", json_object_new_string(a->config_path));
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)a->generation));
 	json_object_object_add(o, "rebuilding", json_object_new_boolean(a->rebuilding));

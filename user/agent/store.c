@@ -30,6 +30,7 @@
 
 #include <sqlite3.h>
 
+#include "core/grow.h"
 #include "core/url.h"
 #include "agent/store.h"
 
@@ -337,11 +338,6 @@ void bg_store_close(struct bg_store *s)
 	free(s);
 }
 
-const char *bg_store_errmsg(struct bg_store *s)
-{
-	return s && s->db ? sqlite3_errmsg(s->db) : "no store";
-}
-
 /* ---- Sources ------------------------------------------------------------ */
 
 /* Column i as text into dst of size n, cut if longer. */
@@ -468,7 +464,7 @@ int bg_store_source_put(struct bg_store *s, const struct bg_store_source *src)
 int bg_store_source_list(struct bg_store *s, struct bg_store_source **v,
 			 size_t *n)
 {
-	struct bg_store_source *out = NULL, *nv;
+	struct bg_store_source *out = NULL;
 	size_t cnt = 0, cap = 0;
 	sqlite3_stmt *st;
 	int ret = 0, rc;
@@ -478,15 +474,8 @@ int bg_store_source_list(struct bg_store *s, struct bg_store_source **v,
 	if (!(st = stmt(s, ST_SRC_LIST, &ret)))
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 8;
-			nv = realloc(out, cap * sizeof(*out));
-			if (!nv) {
-				ret = -ENOMEM;
-				break;
-			}
-			out = nv;
-		}
+		if ((ret = bg_grow(&out, &cap, cnt + 1, sizeof(*out), 8)))
+			break;
 		read_source(st, &out[cnt++]);
 	}
 	if (!ret && rc != SQLITE_DONE)

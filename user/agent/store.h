@@ -22,7 +22,7 @@
  * -EBUSY (locked past the timeout), -ENOSPC, -EROFS, -EACCES, -EBADMSG
  * (the file is not a SQLite database, or is corrupt), -EPROTO (a schema
  * version this build does not know, from a newer bloomgate), -EIO for any
- * other SQLite failure; bg_store_errmsg() says more.
+ * other SQLite failure.
  */
 #ifndef BLOOMGATE_STORE_H
 #define BLOOMGATE_STORE_H
@@ -61,8 +61,6 @@ int bg_store_open(const char *state_dir, struct bg_store **s);
  */
 int bg_store_open_ro(const char *state_dir, struct bg_store **s);
 void bg_store_close(struct bg_store *s);
-/* SQLite's message about the last failure on s, for logs. */
-const char *bg_store_errmsg(struct bg_store *s);
 
 /*
  * Each call below is atomic on its own. bg_store_begin() groups the calls

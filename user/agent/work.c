@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent/agent_priv.h"
+#include "core/clock.h"
 
 static void queue_init(struct queue *q)
 {
@@ -224,16 +225,12 @@ int work_stop(struct agent *a)
 {
 	struct work *w = &a->work;
 	struct timespec until;
-	long ns;
 	int i, ret = 0;
 
 	if (!w->have_main && !w->have_store && !w->nfetch)
 		return 0;
 	/* one deadline for all: a stop takes at most STOP_WAIT */
-	clock_gettime(CLOCK_REALTIME, &until);
-	ns = until.tv_nsec + (long)((STOP_WAIT - (time_t)STOP_WAIT) * 1e9);
-	until.tv_sec += (time_t)STOP_WAIT + ns / 1000000000L;
-	until.tv_nsec = ns % 1000000000L;
+	bg_deadline(&until, STOP_WAIT);
 	__atomic_store_n(&w->quit, 1, __ATOMIC_RELAXED);
 	wake(&w->fetchq);
 	wake(&w->mainq);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/artbuild.h"
 #include "core/artifact.h"
 #include "core/print.h"
@@ -76,7 +77,7 @@ int cli_cmd_build(int argc, char **argv)
 		ret = cli_fail(r.failed <= BG_STAGE_PLAN ? EXIT_LIST : 1, "%s", r.msg);
 		goto out;
 	}
-	t0 = bg_now_ms();
+	t0 = bg_mono_ms();
 	ret = bg_art_built_write(&b, c.output, 0, hex);
 	if (ret) {
 		ret = cli_fail(1, "cannot write %s: %s", c.output, strerror(-ret));
@@ -88,7 +89,7 @@ int cli_cmd_build(int argc, char **argv)
 	bg_fmt_bytes(size, sizeof(size), (double)b.h.file_len);
 	printf("artifact:         %s, %s (index %zu bytes), sha256 %s, seed "
 	       "0x%016llx, written in %.1f ms\n", c.output, size, b.index_len, hex,
-	       (unsigned long long)b.h.plan.seed, bg_now_ms() - t0);
+	       (unsigned long long)b.h.plan.seed, bg_mono_ms() - t0);
 	bg_art_built_free(&b);
 out:
 	bg_load_report_free(&r);

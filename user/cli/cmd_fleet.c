@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "agent/fleetdb.h"
+#include "core/clock.h"
 #include "core/artifact.h"
 #include "core/print.h"
 #include "core/publish.h"
@@ -150,7 +151,7 @@ int cli_cmd_publish(int argc, char **argv)
 	char cache[PATH_MAX], hex[65], host[256], fsz[32], dsz[32];
 	const void *stext;
 	size_t slen, i;
-	double t0 = bg_now_ms(), tb, tp;
+	double t0 = bg_mono_ms(), tb, tp;
 	int ret, have_base = 0, opened = 0;
 
 	bg_sources_init(&srcs);
@@ -196,7 +197,7 @@ int cli_cmd_publish(int argc, char **argv)
 	po.out_delta = delta;
 	unlink(delta);
 	ret = bg_publish_build(&po, &res, &r);
-	tb = bg_now_ms();
+	tb = bg_mono_ms();
 	if (ret) {
 		ret = cli_fail(r.failed <= BG_STAGE_PLAN ? EXIT_LIST : 1,
 			       "%s; nothing published", r.msg);
@@ -239,7 +240,7 @@ int cli_cmd_publish(int argc, char **argv)
 						sizeof(why)) : -ENOMEM;
 		free(json);
 	}
-	tp = bg_now_ms();
+	tp = bg_mono_ms();
 	if (ret == -EAGAIN) {
 		ret = cli_fail(1, "another publisher stored generation %" PRIu64
 			       " first: run publish again", g.generation);
@@ -286,7 +287,7 @@ int cli_cmd_publish(int argc, char **argv)
 		printf("full:             %s (%s)\n", fsz, res.why_full);
 	}
 	printf("time:             %.0f ms (build %.0f, store %.0f)\n",
-	       bg_now_ms() - t0, tb - t0, tp - tb);
+	       bg_mono_ms() - t0, tb - t0, tp - tb);
 out:
 	if (opened)
 		bg_art_close(&a);

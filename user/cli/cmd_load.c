@@ -10,6 +10,7 @@
 #include "kern/artifact.h"
 #include "kern/load.h"
 #include "kern/protect.h"
+#include "core/clock.h"
 #include "core/print.h"
 
 #include "agent/instance.h"
@@ -159,7 +160,7 @@ static int load_artifact(const struct list_ctx *c, const char *path,
 	struct bg_state st;
 	struct bg_art a;
 	char why[512];
-	double t0 = bg_now_ms();
+	double t0 = bg_mono_ms();
 	int ret;
 
 	if (opt)
@@ -183,7 +184,7 @@ static int load_artifact(const struct list_ctx *c, const char *path,
 	else if (r.failed == BG_STAGE_RECORD)
 		cli_fail(0, "%s", r.msg);
 	if (!ret) {
-		print_art_report(path, &a, &r, bg_now_ms() - t0);
+		print_art_report(path, &a, &r, bg_mono_ms() - t0);
 		bg_print_protect(stdout, NULL, &r);
 	}
 	bg_load_report_free(&r);

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "bloomgate/dns.h"
+#include "core/clock.h"
 #include "core/wire.h"
 #include "core/print.h"
 #include "agent/agent.h"
@@ -101,7 +102,8 @@ static int stats_watch(const struct stats_args *a, int counters_fd)
 		{ BG_CNT_BLOOM_FP, "bloom_fp/s" }, { BG_CNT_DNS_QUERIES, "dns_queries/s" },
 	};
 	struct bg_counters prev, cur;
-	struct timespec t0, t1, nap;
+	struct timespec nap;
+	double t0, t1;
 	int tty = isatty(STDOUT_FILENO), ret;
 	unsigned long long n = 0;
 	size_t i;
@@ -110,7 +112,7 @@ static int stats_watch(const struct stats_args *a, int counters_fd)
 	signal(SIGTERM, on_watch_signal);
 	if ((ret = read_counters(counters_fd, &prev)))
 		return ret;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = bg_mono();
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		printf("%s%14s", i ? " " : "", cols[i].name);
 	printf("\n");
@@ -126,8 +128,8 @@ static int stats_watch(const struct stats_args *a, int counters_fd)
 			break;
 		if ((ret = read_counters(counters_fd, &cur)))
 			return ret;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		t1 = bg_mono();
+		dt = t1 - t0;
 		if (tty)
 			printf("\r\033[K");
 		for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
@@ -341,7 +343,7 @@ int cli_cmd_events(int argc, char **argv)
 	if (a.count)
 		events_left = a.count > LONG_MAX ? LONG_MAX : (long)a.count;
 	if (a.timeout > 0)
-		deadline = bg_now_ms() + 1000.0 * a.timeout;
+		deadline = bg_mono_ms() + 1000.0 * a.timeout;
 	ret = cli_use_agent() ? -EPERM : bg_state_open(&st, 0);
 	if (ret && cli_denied(ret)) {
 		/* followed through the agent, which reads the ring buffer */
@@ -365,7 +367,7 @@ int cli_cmd_events(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	while (!stop_events && (!deadline || bg_now_ms() < deadline)) {
+	while (!stop_events && (!deadline || bg_mono_ms() < deadline)) {
 		ret = ring_buffer__poll(rb, 100);
 		if (ret < 0 && ret != -EINTR)
 			break;

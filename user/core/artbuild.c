@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "core/clock.h"
 #include "core/artbuild.h"
 #include "core/artifact.h"
 #include "core/format.h"
@@ -146,7 +147,7 @@ int bg_art_build(const struct bg_load_opts *o, const struct bg_art_build_opts *b
 		goto out;
 	r->seed = seed;
 	lo.fpr = r->fpr; /* the rate used, for SOURCES */
-	t0 = bg_now_ms();
+	t0 = bg_mono_ms();
 	b->filter_len = r->plan.bytes;
 	b->filter = map_zeroed(b->filter_len);
 	if (!b->filter) {
@@ -189,7 +190,7 @@ int bg_art_build(const struct bg_load_opts *o, const struct bg_art_build_opts *b
 		goto out;
 	}
 	b->sources_len = strlen(b->sources);
-	r->ms[BG_STAGE_BUILD] = bg_now_ms() - t0;
+	r->ms[BG_STAGE_BUILD] = bg_mono_ms() - t0;
 
 	b->h.kind = BG_ART_FULL;
 	b->h.generation = bo ? bo->generation : 0;

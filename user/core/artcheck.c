@@ -50,11 +50,9 @@ static int bad(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	bg_vwhyf(why, whylen, fmt, ap);
+	va_end(ap);
 	return -EBADMSG;
 }
 

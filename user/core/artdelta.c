@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "core/artifact.h"
 #include "core/par.h"
 #include "core/units.h"
@@ -38,16 +39,9 @@ static void job_diff(void *ctx, unsigned int t)
 	for (e = e0; e < e1; e++) {
 		if (!memcmp(j->a + e * 64, j->b + e * 64, 64))
 			continue;
-		if (n == cap) {
-			uint32_t *nv;
-
-			cap = cap ? cap * 2 : 1024;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				j->nomem = 1;
-				break;
-			}
-			v = nv;
+		if (bg_grow(&v, &cap, n + 1, sizeof(*v), 1024)) {
+			j->nomem = 1;
+			break;
 		}
 		v[n++] = (uint32_t)e;
 	}

@@ -385,20 +385,6 @@ int bg_art_write(const char *path, struct bg_art_header *h,
 
 /* ---- Opening ------------------------------------------------------------ */
 
-int bg_art_open_mem(const void *mem, size_t len, struct bg_art *a, char *why,
-		    size_t whylen)
-{
-	int ret;
-
-	memset(a, 0, sizeof(*a));
-	a->base = mem;
-	a->len = len;
-	ret = bg_art_check(mem, mem, len, why, whylen);
-	if (!ret)
-		a->h = mem;
-	return ret;
-}
-
 int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen)
 {
 	struct stat sb;

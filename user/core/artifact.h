@@ -84,8 +84,6 @@ struct bg_art {
  * open's -errno.
  */
 int bg_art_open(const char *path, struct bg_art *a, char *why, size_t whylen);
-int bg_art_open_mem(const void *mem, size_t len, struct bg_art *a, char *why,
-		    size_t whylen);
 void bg_art_close(struct bg_art *a);
 /*
  * The checks of bg_art_open() on the len bytes at base (h: its first

@@ -15,6 +15,7 @@
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
 #include "bloomgate/hash.h"
+#include "core/grow.h"
 #include "core/artindex.h"
 #include "core/domains.h"
 #include "core/lists.h"
@@ -202,18 +203,9 @@ void bg_ai_entry(void *ctx, unsigned int worker, const struct bg_entry_ref *e)
 		w->err = -EINVAL;
 		return;
 	}
-	if (w->n == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : VEC_CAP_MIN;
-		struct bg_ai_item *nv;
-
-		nv = ncap > SIZE_MAX / sizeof(*nv) ? NULL :
-		     realloc(w->v, ncap * sizeof(*nv));
-		if (!nv) {
-			w->err = -ENOMEM;
-			return;
-		}
-		w->v = nv;
-		w->cap = ncap;
+	if (bg_grow(&w->v, &w->cap, w->n + 1, sizeof(*w->v), VEC_CAP_MIN)) {
+		w->err = -ENOMEM;
+		return;
 	}
 	w->v[w->n++] = it;
 }
@@ -745,15 +737,8 @@ static int probe_bucket(const struct bg_art_bucket *b, uint32_t at,
 
 		if ((b->rec[i] & BG_ART_REC_TAG_MASK) != p->tag)
 			continue;
-		if (p->h->n == p->h->cap) {
-			size_t ncap = p->h->cap ? p->h->cap * 2 : 8;
-
-			x = realloc(p->h->v, ncap * sizeof(*x));
-			if (!x)
-				return -ENOMEM;
-			p->h->v = x;
-			p->h->cap = ncap;
-		}
+		if (bg_grow(&p->h->v, &p->h->cap, p->h->n + 1, sizeof(*p->h->v), 8))
+			return -ENOMEM;
 		x = &p->h->v[p->h->n++];
 		memset(x, 0, sizeof(*x));
 		x->source = (uint32_t)(b->rec[i] >> BG_ART_REC_SOURCE_SHIFT);

@@ -131,6 +131,7 @@
 #include <unistd.h>
 
 #include "bloomgate/dns.h"
+#include "core/grow.h"
 #include "core/domains.h"
 #include "core/lines.h"
 #include "core/io.h"
@@ -252,18 +253,8 @@ static void arena_commit(struct bg_names *l, size_t n)
 
 static int push_name(struct bg_names *l, const struct bg_name *e)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : BG_DOM_CAP_MIN;
-		struct bg_name *v;
-
-		if (ncap < l->cap || ncap > SIZE_MAX / sizeof(*v))
-			return -ENOMEM;
-		v = realloc(l->v, ncap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = ncap;
-	}
+	if (bg_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v), BG_DOM_CAP_MIN))
+		return -ENOMEM;
 	l->v[l->n++] = *e;
 	return 0;
 }
@@ -1208,17 +1199,8 @@ int bg_names_find(const char *path, const struct bg_dom_opts *o,
 		 * subdomains-only entries (the datapath's probes) */
 		if (at == 0 ? n->kind == BG_NAME_SUBS : n->kind == BG_NAME_EXACT)
 			continue;
-		if (nhits == cap) {
-			struct find_hit *nh;
-
-			cap = cap ? cap * 2 : 16;
-			nh = realloc(hits, cap * sizeof(*nh));
-			if (!nh) {
-				ret = -ENOMEM;
-				break;
-			}
-			hits = nh;
-		}
+		if ((ret = bg_grow(&hits, &cap, nhits + 1, sizeof(*hits), 16)))
+			break;
 		hits[nhits].idx = i;
 		hits[nhits++].label = at;
 	}

@@ -19,6 +19,7 @@
 
 #include "bloomgate/bloom.h"
 #include "bloomgate/dns.h"
+#include "core/grow.h"
 #include "core/units.h"
 #include "core/domains.h"
 #include "core/filter.h"
@@ -1345,16 +1346,10 @@ static void job_fp_first(void *ctx, unsigned int t)
 			fp_put(fb, b, bg_fp_of(x), bg_fp_bucket2(x, nb));
 			continue;
 		}
-		if (bd->left[t].n == bd->left[t].cap) {
-			size_t cap = bd->left[t].cap ? bd->left[t].cap * 2 : 65536;
-			uint64_t *v = realloc(bd->left[t].v, cap * sizeof(*v));
-
-			if (!v) {
-				bd->nomem = 1;
-				return;
-			}
-			bd->left[t].v = v;
-			bd->left[t].cap = cap;
+		if (bg_grow(&bd->left[t].v, &bd->left[t].cap, bd->left[t].n + 1,
+			    sizeof(*bd->left[t].v), 65536)) {
+			bd->nomem = 1;
+			return;
 		}
 		bd->left[t].v[bd->left[t].n++] = x;
 	}

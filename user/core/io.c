@@ -157,17 +157,6 @@ static int read_all(int fd, uint64_t max, char **bufp, size_t *lenp)
 	return 0;
 }
 
-int bg_read_file(const char *path, char **bufp, size_t *lenp)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = read_all(fd, UINT64_MAX, bufp, lenp);
-	close(fd);
-	return ret;
-}
-
 /* Why a file that is not a regular one is refused: what it is. */
 static const char *kind_of(mode_t m)
 {

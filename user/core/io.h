@@ -95,10 +95,6 @@ void bg_report_line(const struct bg_reporter *r, const char *file,
 void bg_report_file(const struct bg_reporter *r, const char *file,
 		    const char *reason);
 
-/* Reads a whole file (regular, pipe or device) into a malloc'd buffer;
- * 0 or -errno (-EISDIR for a directory). Not for lists: bg_read_list(). */
-int bg_read_file(const char *path, char **bufp, size_t *lenp);
-
 /*
  * The default bound of one list's size: generous (the largest public
  * lists are a few hundred MB), but /dev/zero or an endless pipe stops

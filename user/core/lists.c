@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "bloomgate/bloom.h"
+#include "core/grow.h"
 #include "core/io.h"
 #include "core/ip.h"
 #include "core/lists.h"
@@ -275,42 +276,18 @@ int bg_prefix_covers6(const struct bg_key6 *prefix, const __u8 addr[16])
 
 /* ---- Key arrays --------------------------------------------------------- */
 
-/* Doubles an array of *cap elements of size bytes; NULL when out of memory. */
-static void *grow(void *p, size_t *cap, size_t size)
-{
-	size_t ncap = *cap ? *cap * 2 : BG_LIST_CAP_MIN;
-	void *np;
-
-	if (ncap < *cap || ncap > SIZE_MAX / size)
-		return NULL;
-	np = realloc(p, ncap * size);
-	if (np)
-		*cap = ncap;
-	return np;
-}
-
 static int push4(struct bg_list *l, const struct bg_key4 *k)
 {
-	if (l->n4 == l->cap4) {
-		struct bg_key4 *v = grow(l->v4, &l->cap4, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v4 = v;
-	}
+	if (bg_grow(&l->v4, &l->cap4, l->n4 + 1, sizeof(*l->v4), BG_LIST_CAP_MIN))
+		return -ENOMEM;
 	l->v4[l->n4++] = *k;
 	return 0;
 }
 
 static int push6(struct bg_list *l, const struct bg_key6 *k)
 {
-	if (l->n6 == l->cap6) {
-		struct bg_key6 *v = grow(l->v6, &l->cap6, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v6 = v;
-	}
+	if (bg_grow(&l->v6, &l->cap6, l->n6 + 1, sizeof(*l->v6), BG_LIST_CAP_MIN))
+		return -ENOMEM;
 	l->v6[l->n6++] = *k;
 	return 0;
 }
@@ -766,16 +743,9 @@ static void hold_diag(void *ctx, const struct bg_diag *d)
 	struct piece *p = ctx;
 	struct held_diag *h;
 
-	if (p->nd == p->capd) {
-		size_t ncap = p->capd ? 2 * p->capd : 64;
-
-		h = realloc(p->d, ncap * sizeof(*h));
-		if (!h) {
-			p->err = -ENOMEM;
-			return;
-		}
-		p->d = h;
-		p->capd = ncap;
+	if (bg_grow(&p->d, &p->capd, p->nd + 1, sizeof(*p->d), 64)) {
+		p->err = -ENOMEM;
+		return;
 	}
 	h = &p->d[p->nd];
 	h->line = d->line;

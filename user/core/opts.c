@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/units.h"
 #include "core/opts.h"
 #include "core/roff.h"
 
@@ -24,17 +25,6 @@
 #define HELP_COL 24
 /* Help lines are wrapped to this many columns. */
 #define HELP_WIDTH 79
-
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int takes_value(const struct bg_opt *o)
 {
@@ -162,21 +152,21 @@ static int convert(const struct bg_opt *o, const char *label, const char *arg,
 			}
 		}
 		fmt_values(o, vals, sizeof(vals), ", ");
-		errf(err, errlen, "%s: '%s' is not one of %s", label, arg, vals);
+		bg_whyf(err, errlen, "%s: '%s' is not one of %s", label, arg, vals);
 		return -EINVAL;
 	case BG_OPT_UINT:
 		if (o->flags & BG_OPT_F_SIZE) {
 			uint64_t sz;
 
 			if (bg_opt_size(arg, &sz)) {
-				errf(err, errlen,
+				bg_whyf(err, errlen,
 				     "%s: '%s' is not a size (digits, then K, M or G if any)",
 				     label, arg);
 				return -EINVAL;
 			}
 			v->u = sz;
 			if (!in_range(o, (double)v->u)) {
-				errf(err, errlen, "%s: %s is out of range %s", label,
+				bg_whyf(err, errlen, "%s: %s is out of range %s", label,
 				     arg, fmt_range(o, range, sizeof(range)));
 				return -EINVAL;
 			}
@@ -184,17 +174,17 @@ static int convert(const struct bg_opt *o, const char *label, const char *arg,
 		}
 		/* strtoull() would take "-1", " 1" and "+1" */
 		if (!isdigit((unsigned char)arg[0])) {
-			errf(err, errlen, "%s: '%s' is not a whole number", label, arg);
+			bg_whyf(err, errlen, "%s: '%s' is not a whole number", label, arg);
 			return -EINVAL;
 		}
 		errno = 0;
 		v->u = strtoull(arg, &end, 10);
 		if (*end) {
-			errf(err, errlen, "%s: '%s' is not a whole number", label, arg);
+			bg_whyf(err, errlen, "%s: '%s' is not a whole number", label, arg);
 			return -EINVAL;
 		}
 		if (errno == ERANGE || !in_range(o, (double)v->u)) {
-			errf(err, errlen, "%s: %s is out of range %s", label, arg,
+			bg_whyf(err, errlen, "%s: %s is out of range %s", label, arg,
 			     fmt_range(o, range, sizeof(range)));
 			return -EINVAL;
 		}
@@ -204,12 +194,12 @@ static int convert(const struct bg_opt *o, const char *label, const char *arg,
 		v->d = strtod(arg, &end);
 		if (!arg[0] || isspace((unsigned char)arg[0]) || *end ||
 		    !isfinite(v->d)) {
-			errf(err, errlen, "%s: '%s' is not a number", label, arg);
+			bg_whyf(err, errlen, "%s: '%s' is not a number", label, arg);
 			return -EINVAL;
 		}
 		/* ERANGE on underflow too: 1e-400 is out of any range here */
 		if (errno == ERANGE || !in_range(o, v->d)) {
-			errf(err, errlen, "%s: %s is out of range %s", label, arg,
+			bg_whyf(err, errlen, "%s: %s is out of range %s", label, arg,
 			     fmt_range(o, range, sizeof(range)));
 			return -EINVAL;
 		}
@@ -217,25 +207,25 @@ static int convert(const struct bg_opt *o, const char *label, const char *arg,
 	case BG_OPT_IFNAME:
 		v->u = arg[0] && strlen(arg) < IF_NAMESIZE ? if_nametoindex(arg) : 0;
 		if (!v->u) {
-			errf(err, errlen, "%s: interface '%s' does not exist", label, arg);
+			bg_whyf(err, errlen, "%s: interface '%s' does not exist", label, arg);
 			return -EINVAL;
 		}
 		return 0;
 	case BG_OPT_PATH:
 		if (!arg[0]) {
-			errf(err, errlen, "%s: empty path", label);
+			bg_whyf(err, errlen, "%s: empty path", label);
 			return -EINVAL;
 		}
 		if ((o->flags & BG_OPT_F_EXISTS) && strcmp(arg, "-") &&
 		    access(arg, F_OK)) {
-			errf(err, errlen, "%s: '%s': %s", label, arg, strerror(errno));
+			bg_whyf(err, errlen, "%s: '%s': %s", label, arg, strerror(errno));
 			return -EINVAL;
 		}
 		return 0;
 	case BG_OPT_STRING:
 		return 0;
 	}
-	errf(err, errlen, "%s: unknown option type %d", label, (int)o->type);
+	bg_whyf(err, errlen, "%s: unknown option type %d", label, (int)o->type);
 	return -EINVAL;
 }
 
@@ -274,9 +264,9 @@ static int apply_opt(const struct bg_opt *o, const char *arg, void *ctx,
 	snprintf(label, sizeof(label), "--%s", o->name);
 	if (*count >= max) {
 		if (max == 1)
-			errf(err, errlen, "%s: given twice", label);
+			bg_whyf(err, errlen, "%s: given twice", label);
 		else
-			errf(err, errlen, "%s: given more than %u times", label, max);
+			bg_whyf(err, errlen, "%s: given more than %u times", label, max);
 		return -EINVAL;
 	}
 	(*count)++;
@@ -300,7 +290,7 @@ int bg_opts_parse(const struct bg_cmd *cmd, int argc, char **argv, void *ctx,
 		err[0] = 0;
 	for (o = cmd->opts; o && o->name; o++) {
 		if (o - cmd->opts >= BG_OPTS_MAX) {
-			errf(err, errlen, "%s: more than %d options", cmd->name,
+			bg_whyf(err, errlen, "%s: more than %d options", cmd->name,
 			     BG_OPTS_MAX);
 			return -E2BIG;
 		}
@@ -320,7 +310,7 @@ int bg_opts_parse(const struct bg_cmd *cmd, int argc, char **argv, void *ctx,
 			struct bg_optval v;
 
 			if (!cmd->pos || npos >= cmd->max_pos) {
-				errf(err, errlen, "%s: unexpected argument '%s'",
+				bg_whyf(err, errlen, "%s: unexpected argument '%s'",
 				     cmd->name, a);
 				return -EINVAL;
 			}
@@ -341,30 +331,30 @@ int bg_opts_parse(const struct bg_cmd *cmd, int argc, char **argv, void *ctx,
 
 			o = find_long(cmd, a + 2, len);
 			if (!o) {
-				errf(err, errlen, "%s: unknown option '%.*s'", cmd->name,
+				bg_whyf(err, errlen, "%s: unknown option '%.*s'", cmd->name,
 				     (int)len + 2, a);
 				return -EINVAL;
 			}
 			if (eq && !takes_value(o)) {
-				errf(err, errlen, "--%s: takes no value", o->name);
+				bg_whyf(err, errlen, "--%s: takes no value", o->name);
 				return -EINVAL;
 			}
 			arg = eq ? eq + 1 : NULL;
 		} else {
 			o = find_short(cmd, a[1]);
 			if (!o) {
-				errf(err, errlen, "%s: unknown option '-%c'", cmd->name, a[1]);
+				bg_whyf(err, errlen, "%s: unknown option '-%c'", cmd->name, a[1]);
 				return -EINVAL;
 			}
 			if (a[2] && !takes_value(o)) {
-				errf(err, errlen, "--%s: takes no value ('%s')", o->name, a);
+				bg_whyf(err, errlen, "--%s: takes no value ('%s')", o->name, a);
 				return -EINVAL;
 			}
 			arg = a[2] ? a + 2 : NULL;
 		}
 		if (takes_value(o) && !arg) {
 			if (i + 1 >= argc) {
-				errf(err, errlen, "--%s: needs a value (--%s %s)", o->name,
+				bg_whyf(err, errlen, "--%s: needs a value (--%s %s)", o->name,
 				     o->name, o->metavar ? o->metavar : "VALUE");
 				return -EINVAL;
 			}
@@ -375,7 +365,7 @@ int bg_opts_parse(const struct bg_cmd *cmd, int argc, char **argv, void *ctx,
 			return ret;
 	}
 	if (npos < cmd->min_pos) {
-		errf(err, errlen, "%s: missing %s", cmd->name,
+		bg_whyf(err, errlen, "%s: missing %s", cmd->name,
 		     cmd->pos && cmd->pos->metavar ? cmd->pos->metavar : "argument");
 		return -EINVAL;
 	}

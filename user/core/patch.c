@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 
 #include "bloomgate/bloom.h"
+#include "core/grow.h"
 #include "core/units.h"
 #include "core/filter_priv.h"
 #include "core/mem_lookup.h"
@@ -612,15 +613,8 @@ struct vec {
 
 static int vec_push(struct vec *x, uint64_t h)
 {
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? 2 * x->cap : 1024;
-		uint64_t *v = realloc(x->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		x->v = v;
-		x->cap = cap;
-	}
+	if (bg_grow(&x->v, &x->cap, x->n + 1, sizeof(*x->v), 1024))
+		return -ENOMEM;
 	x->v[x->n++] = h;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <sys/random.h>
 
 #include "bloomgate/dns.h"
+#include "core/clock.h"
 #include "core/prepare.h"
 #include "core/units.h"
 
@@ -49,14 +50,6 @@ void bg_load_report_free(struct bg_load_report *r)
 	bg_load_report_init(r);
 }
 
-double bg_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* A seed nobody can predict: keys that collide cannot be precomputed, and
  * a false positive does not survive a rebuild. */
 uint64_t bg_random_seed(void)
@@ -77,7 +70,7 @@ int bg_load_fail(struct bg_load_report *r, enum bg_load_stage stage, int err,
 	r->failed = stage;
 	r->err = err;
 	va_start(ap, fmt);
-	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	bg_vwhyf(r->msg, sizeof(r->msg), fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -344,7 +337,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	struct bg_sources *srcs = o->sources;
 	uint8_t *allow_file = NULL;
 	size_t i, nd = 0;
-	double t0 = bg_now_ms(), t1;
+	double t0 = bg_mono_ms(), t1;
 	int ret = 0;
 
 	bg_blocklist_init(bl);
@@ -378,7 +371,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 		ret = protect_covers(o, bl, r);
 	}
 	free(allow_file);
-	t1 = bg_now_ms();
+	t1 = bg_mono_ms();
 	r->ms[BG_STAGE_PARSE] = t1 - t0;
 	if (ret)
 		return ret;
@@ -388,7 +381,7 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
 	ret = bg_filter_plan_confirm(bl, r->fpr, !o->confirm_off, &r->plan);
 	if (!ret && o->capacity)
 		ret = bg_load_fit(r, o->capacity, 0);
-	r->ms[BG_STAGE_PLAN] = bg_now_ms() - t1;
+	r->ms[BG_STAGE_PLAN] = bg_mono_ms() - t1;
 	if (ret == -ENOSPC)
 		return ret; /* bg_load_fit() said why */
 	if (ret)

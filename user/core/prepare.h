@@ -198,13 +198,12 @@ int bg_load_prepare(const struct bg_load_opts *o, struct bg_blocklist *bl,
  * bg_load_prepare() planned without one. */
 int bg_load_fit(struct bg_load_report *r, uint32_t capacity, int grows);
 
-/* For the two halves of the pipeline: a monotonic clock in milliseconds,
- * and setting the report's failure (returns err). */
-double bg_now_ms(void);
 /* A filter's seed when none is given: nobody can predict it, so keys that
  * collide cannot be precomputed, and a false positive does not survive a
  * rebuild. */
 uint64_t bg_random_seed(void);
+/* For the two halves of the pipeline: setting the report's failure
+ * (returns err). Their clock: core/clock.h's bg_mono_ms(). */
 int bg_load_fail(struct bg_load_report *r, enum bg_load_stage stage, int err,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

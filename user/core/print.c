@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "bloomgate/dns.h"
+#include "core/clock.h"
 #include "core/print.h"
 #include "core/wire.h"
 
@@ -369,14 +370,9 @@ void bg_print_explanation(FILE *out, const char *arg,
 
 double bg_event_unix_time(__u64 ts_ns)
 {
-	struct timespec mono, real;
-	double now_mono, now_real;
+	double now_mono = bg_mono();
 
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	now_mono = (double)mono.tv_sec + (double)mono.tv_nsec / 1e9;
-	now_real = (double)real.tv_sec + (double)real.tv_nsec / 1e9;
-	return now_real - (now_mono - (double)ts_ns / 1e9);
+	return bg_wall() - (now_mono - (double)ts_ns / 1e9);
 }
 
 int bg_print_event_json(FILE *out, const void *data, size_t size)
@@ -424,16 +420,12 @@ int bg_print_event_json(FILE *out, const void *data, size_t size)
 /* Wall-clock time of a bpf_ktime_get_ns() stamp (CLOCK_MONOTONIC). */
 static void fmt_event_time(char *buf, size_t len, __u64 ts_ns)
 {
-	struct timespec mono, real;
-	long long ns;
+	long long ns, now_mono = (long long)bg_mono_ns();
 	time_t sec;
 	struct tm tm;
 	char t[32];
 
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	ns = (long long)real.tv_sec * 1000000000LL + real.tv_nsec -
-	     ((long long)mono.tv_sec * 1000000000LL + mono.tv_nsec - (long long)ts_ns);
+	ns = (long long)bg_wall_ns() - (now_mono - (long long)ts_ns);
 	sec = (time_t)(ns / 1000000000LL);
 	localtime_r(&sec, &tm);
 	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
+#include "core/units.h"
 #include "core/artbuild.h"
 #include "core/artifact.h"
 #include "core/artindex.h"
@@ -28,7 +30,7 @@ static void whyf(struct bg_pub_result *res, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(res->why_full, sizeof(res->why_full), fmt, ap);
+	bg_vwhyf(res->why_full, sizeof(res->why_full), fmt, ap);
 	va_end(ap);
 }
 
@@ -203,7 +205,7 @@ static uint64_t file_size(const char *path)
 
 static double now_ms(void)
 {
-	return bg_now_ms();
+	return bg_mono_ms();
 }
 
 /* The delta generation, when it can be made: 0 with out_full and

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "core/lines.h"
 #include "core/sources.h"
 
@@ -191,18 +192,8 @@ int bg_sources_add_list(struct bg_sources *s, const char *path,
 {
 	struct bg_source *src;
 
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 8;
-		struct bg_source *v;
-
-		if (ncap > SIZE_MAX / sizeof(*v))
-			return -ENOMEM;
-		v = realloc(s->v, ncap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = ncap;
-	}
+	if (bg_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v), 8))
+		return -ENOMEM;
 	src = &s->v[s->n];
 	memset(src, 0, sizeof(*src));
 	src->path = strdup(path);

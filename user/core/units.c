@@ -15,13 +15,17 @@ void bg_fmt_bytes(char *buf, size_t len, double b)
 		snprintf(buf, len, "%.0f B", b);
 }
 
+void bg_vwhyf(char *why, size_t len, const char *fmt, va_list ap)
+{
+	if (why && len)
+		vsnprintf(why, len, fmt, ap);
+}
+
 void bg_whyf(char *why, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!why || !len)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
+	bg_vwhyf(why, len, fmt, ap);
 	va_end(ap);
 }

@@ -6,6 +6,7 @@
 #ifndef BLOOMGATE_UNITS_H
 #define BLOOMGATE_UNITS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* "1.85 MiB", "12.0 KiB", "512 B". */
@@ -16,5 +17,8 @@ void bg_fmt_bytes(char *buf, size_t len, double bytes);
  * a person must read. */
 void bg_whyf(char *why, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same from a va_list (for the wrappers that add to it). */
+void bg_vwhyf(char *why, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 #endif

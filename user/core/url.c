@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* A URL without its secret (user/core/url.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,13 +27,6 @@ static int userinfo(const char *url, const char **s, const char **e)
 	*s = p;
 	*e = at;
 	return 1;
-}
-
-int bg_url_has_secret(const char *url)
-{
-	const char *s, *e;
-
-	return url && userinfo(url, &s, &e);
 }
 
 char *bg_redact(const char *s, const struct bg_span *v, size_t n, char *out,
@@ -77,4 +71,57 @@ char *bg_url_redact(const char *url, char *out, size_t len)
 		n = 1;
 	}
 	return bg_redact(url ? url : "", &v, n, out, len);
+}
+
+int bg_hostport(const char *s, unsigned int min_port, char *host,
+		size_t hostlen, unsigned int *port, int *bracketed,
+		const char **why)
+{
+	const char *colon, *h = s, *p;
+	unsigned long v = 0;
+	size_t hl;
+
+	if (*s == '[') {
+		const char *e = strchr(s, ']');
+
+		if (!e || e[1] != ':') {
+			*why = "an IPv6 address is written [ADDR]:PORT";
+			return -EINVAL;
+		}
+		h = s + 1;
+		hl = (size_t)(e - h);
+		colon = e + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon) {
+			*why = "no :PORT";
+			return -EINVAL;
+		}
+		hl = (size_t)(colon - s);
+		if (memchr(s, ':', hl)) {
+			*why = "an IPv6 address needs brackets: [::1]:9571";
+			return -EINVAL;
+		}
+	}
+	if (!hl || hl >= hostlen) {
+		*why = "no host";
+		return -EINVAL;
+	}
+	if (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+		*why = "the port is not a number";
+		return -EINVAL;
+	}
+	/* digits only: stop counting past 65535, no overflow */
+	for (p = colon + 1; *p && v <= 65535; p++)
+		v = v * 10 + (unsigned long)(*p - '0');
+	if (v > 65535 || v < min_port) {
+		*why = min_port ? "the port is not 1..65535" : "the port is not 0..65535";
+		return -EINVAL;
+	}
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	*port = (unsigned int)v;
+	if (bracketed)
+		*bracketed = *s == '[';
+	return 0;
 }

@@ -41,7 +41,17 @@ char *bg_redact(const char *s, const struct bg_span *v, size_t n, char *out,
  */
 char *bg_url_redact(const char *url, char *out, size_t len);
 
-/* 1 when url carries a userinfo (something bg_url_redact() hides). */
-int bg_url_has_secret(const char *url);
+/*
+ * The one HOST:PORT parser (the metrics address, in the config's check and
+ * where the server binds): "HOST:PORT" or "[IPV6]:PORT". The last colon
+ * splits, so a bare IPv6 address without brackets is refused rather than
+ * misread. The host (brackets taken off) into host (hostlen bytes), the
+ * port (decimal digits only, min_port (0 or 1) to 65535) into *port, *bracketed 1 for
+ * "[...]" (may be NULL). 0, or -EINVAL with *why (a static phrase) saying
+ * what is wrong. The host is only split off, not checked.
+ */
+int bg_hostport(const char *s, unsigned int min_port, char *host,
+		size_t hostlen, unsigned int *port, int *bracketed,
+		const char **why);
 
 #endif

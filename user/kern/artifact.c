@@ -11,6 +11,7 @@
 
 #include <bpf/bpf.h>
 
+#include "core/clock.h"
 #include "core/artprotect.h"
 #include "core/record.h"
 #include "kern/artifact.h"
@@ -113,7 +114,7 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		reshape = r->plan.capacity;
 		reshape_grow = capacity && bg_attach_grows(st);
 	}
-	t0 = bg_now_ms();
+	t0 = bg_mono_ms();
 	/* The map is made (the kernel zeroing it, on one core: most of a
 	 * second at 100M keys here) while the index and the sources are
 	 * checked on the others; then the filter is copied into it and
@@ -132,7 +133,7 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		pthread_join(th, NULL);
 	fd = mk.fd;
 	if (fd < 0) {
-		r->ms[BG_STAGE_BUILD] = bg_now_ms() - t0;
+		r->ms[BG_STAGE_BUILD] = bg_mono_ms() - t0;
 		return bg_load_fail(r, BG_STAGE_BUILD, fd,
 				    "cannot create the filter map (%zu bytes): %s",
 				    r->plan.bytes,
@@ -159,7 +160,7 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 		munmap(mem, len);
 	if (!ret && bpf_map_freeze(fd))
 		ret = -errno;
-	t1 = bg_now_ms();
+	t1 = bg_mono_ms();
 	r->ms[BG_STAGE_BUILD] = t1 - t0;
 	if (ret) {
 		close(fd);
@@ -167,14 +168,14 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 				    ret, "%s", *why ? why : strerror(-ret));
 	}
 	r->filter_id = bg_map_id(fd);
-	t1 = bg_now_ms();
+	t1 = bg_mono_ms();
 	bg_record_keep(bg_filter_current_id(st->filters_fd));
 	rec = r->filter_id && record_path ?
 		      bg_record_write_artifact(r->filter_id, record_path,
 					       a->h->digest) :
 		      -ENOENT;
-	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
-	t1 = bg_now_ms();
+	r->ms[BG_STAGE_RECORD] = bg_mono_ms() - t1;
+	t1 = bg_mono_ms();
 	/* the set it is judged against live before it is */
 	ret = bg_load_protect(st, protect, r);
 	if (ret) {
@@ -185,7 +186,7 @@ int bg_art_commit(struct bg_state *st, const struct bg_art *a,
 	ret = reshape || repair ?
 		      bg_attach_reshape(st, reshape, reshape_grow, fd, why, sizeof(why)) :
 			bg_filter_publish(st->filters_fd, fd);
-	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
+	r->ms[BG_STAGE_PUBLISH] = bg_mono_ms() - t1;
 	if (bg_filter_current_id(st->filters_fd) == r->filter_id)
 		bg_filter_pin(st->dir, fd); /* bg_filter_view_pinned() */
 	close(fd);

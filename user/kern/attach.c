@@ -28,20 +28,10 @@
 #include "kern/netns.h"
 #include "kern/protect.h"
 #include "core/filter.h"
+#include "core/units.h"
 #include "bloomgate.skel.h"
 
 #define BG_PROG_NAME "bloomgate_xdp"
-
-static void errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* Why the pinned state cannot be opened (ret from bg_state_open()), for
  * interface ifname (NULL: any). */
@@ -50,11 +40,11 @@ static void state_err(int ret, const char *ifname, char *err, size_t errlen)
 	if (ret == -ENOMEDIUM)
 		bg_no_bpffs_why(err, errlen);
 	else if (ret == -ENOENT && ifname)
-		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		bg_whyf(err, errlen, "bloomgate is not attached to %s", ifname);
 	else if (ret == -ENOENT)
-		errf(err, errlen, "bloomgate is not attached to any interface");
+		bg_whyf(err, errlen, "bloomgate is not attached to any interface");
 	else
-		errf(err, errlen, "cannot open the pinned state in %s: %s",
+		bg_whyf(err, errlen, "cannot open the pinned state in %s: %s",
 		     bg_pin_dir(), strerror(-ret));
 }
 
@@ -180,7 +170,7 @@ static int ifindex_of(const char *ifname, char *err, size_t errlen)
 	unsigned int idx = if_nametoindex(ifname);
 
 	if (!idx) {
-		errf(err, errlen, "interface %s does not exist", ifname);
+		bg_whyf(err, errlen, "interface %s does not exist", ifname);
 		return -ENODEV;
 	}
 	return (int)idx;
@@ -229,13 +219,13 @@ static int skel_configure(struct bloomgate *skel, const struct bg_attach_opts *o
 		if (fd < 0) {
 			int e = -errno;
 
-			errf(err, errlen, "cannot create a filter map of %u elements: %s",
+			bg_whyf(err, errlen, "cannot create a filter map of %u elements: %s",
 			     cap, strerror(-e));
 			return e;
 		}
 		*tmpl_fd = fd;
 		if (bpf_map__set_inner_map_fd(skel->maps.BG_MAP_FILTERS, fd)) {
-			errf(err, errlen, "cannot set the filter map template");
+			bg_whyf(err, errlen, "cannot set the filter map template");
 			return -EINVAL;
 		}
 	}
@@ -268,7 +258,7 @@ static int protect_before(const char *dir, __u32 ifindex, char *err, size_t errl
 	ret = p.attach_fd < 0 || p.protect_fd < 0 ? 0 :
 		bg_protect_refresh(&ps, why, sizeof(why));
 	if (ret)
-		errf(err, errlen, "%s", why);
+		bg_whyf(err, errlen, "%s", why);
 	if (p.attach_fd >= 0)
 		close(p.attach_fd);
 	if (p.protect_fd >= 0)
@@ -284,7 +274,7 @@ static int protect_after(const struct bg_state *st, char *err, size_t errlen)
 	int ret = bg_protect_refresh(&ps, why, sizeof(why));
 
 	if (ret)
-		errf(err, errlen, "%s", why);
+		bg_whyf(err, errlen, "%s", why);
 	return ret;
 }
 
@@ -308,7 +298,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		cap = bg_filter_capacity_elems(o->capacity ? o->capacity :
 							      BG_CAPACITY_GROW_MIN);
 		if (!cap) {
-			errf(err, errlen, "--capacity %llu: too large",
+			bg_whyf(err, errlen, "--capacity %llu: too large",
 			     (unsigned long long)o->capacity);
 			return -E2BIG;
 		}
@@ -320,7 +310,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		return ret;
 	}
 	if (ret) {
-		errf(err, errlen, "cannot mount bpffs on /sys/fs/bpf: %s",
+		bg_whyf(err, errlen, "cannot mount bpffs on /sys/fs/bpf: %s",
 		     strerror(-ret));
 		return ret;
 	}
@@ -328,19 +318,19 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	fresh = access(st.dir, F_OK) != 0;
 	if (fresh && mkdir(st.dir, 0700) && errno != EEXIST) {
 		ret = -errno;
-		errf(err, errlen, "cannot create %s: %s", st.dir, strerror(errno));
+		bg_whyf(err, errlen, "cannot create %s: %s", st.dir, strerror(errno));
 		return ret;
 	}
 	ret = bg_state_lock(&st);
 	if (ret) {
-		errf(err, errlen, "cannot lock %s: %s", st.dir, strerror(-ret));
+		bg_whyf(err, errlen, "cannot lock %s: %s", st.dir, strerror(-ret));
 		return ret;
 	}
 
 	skel = bloomgate__open();
 	if (!skel) {
 		ret = -errno;
-		errf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		bg_whyf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
 		goto out;
 	}
 	ret = skel_configure(skel, o, cap, &tmpl_fd, err, errlen);
@@ -358,7 +348,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		bg_map_pin_path(path, sizeof(path), st.dir, (enum bg_pin_map)i);
 		if (bpf_map__set_pin_path(maps[i], path)) {
 			ret = -errno;
-			errf(err, errlen, "cannot set pin path %s", path);
+			bg_whyf(err, errlen, "cannot set pin path %s", path);
 			goto out;
 		}
 	}
@@ -372,7 +362,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	if (ret) {
 		prog = NULL;
 		libxdp_strerror(ret, ebuf, sizeof(ebuf));
-		errf(err, errlen, "cannot load the XDP program: %s", ebuf);
+		bg_whyf(err, errlen, "cannot load the XDP program: %s", ebuf);
 		goto out;
 	}
 	/* Refuse a second attachment to the same interface, and one whose
@@ -399,18 +389,18 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 			st.attach_fd = -1;
 			if (ret == 1) {
 				ret = -EEXIST;
-				errf(err, errlen, "bloomgate is already attached to %s",
+				bg_whyf(err, errlen, "bloomgate is already attached to %s",
 				     ifname);
 				goto out;
 			}
 			if (ret == 0 && slot == BG_ATTACH_MAX) {
 				ret = -ENOSPC;
-				errf(err, errlen, "bloomgate is attached to %d interfaces already",
+				bg_whyf(err, errlen, "bloomgate is attached to %d interfaces already",
 				     BG_ATTACH_MAX);
 				goto out;
 			}
 			if (ret == -EXDEV) {
-				errf(err, errlen, "bloomgate is attached with %s%s in %s; "
+				bg_whyf(err, errlen, "bloomgate is attached with %s%s in %s; "
 				     "this attachment would have %s%s: all share one "
 				     "filter map (detach them first to change it)",
 				     fmt_capacity(c1, sizeof(c1), have, 0),
@@ -420,7 +410,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 				goto out;
 			}
 			if (ret == -EPROTO) {
-				errf(err, errlen, "the attachment records in %s disagree "
+				bg_whyf(err, errlen, "the attachment records in %s disagree "
 				     "on the capacity", st.dir);
 				goto out;
 			}
@@ -440,7 +430,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 				  0);
 	if (ret) {
 		libxdp_strerror(ret, ebuf, sizeof(ebuf));
-		errf(err, errlen, "cannot attach to %s in %s mode: %s%s", ifname,
+		bg_whyf(err, errlen, "cannot attach to %s in %s mode: %s%s", ifname,
 		     o->mode == BG_MODE_SKB ? "skb" : "native", ebuf,
 		     o->mode == BG_MODE_SKB ? "" : " (try --mode skb)");
 		goto out;
@@ -471,7 +461,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	if (progs_fd < 0 || dns_fd < 0 || !rec.dns_prog_id ||
 	    bpf_map_update_elem(progs_fd, &key, &dns_fd, BPF_ANY)) {
 		ret = progs_fd < 0 || dns_fd < 0 ? -ENOENT : -errno;
-		errf(err, errlen, "cannot set up the DNS program: %s",
+		bg_whyf(err, errlen, "cannot set up the DNS program: %s",
 		     strerror(-ret));
 		goto undo;
 	}
@@ -482,7 +472,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 	unlink(path);
 	if (bpf_obj_pin(progs_fd, path)) {
 		ret = -errno;
-		errf(err, errlen, "cannot pin %s: %s", path, strerror(errno));
+		bg_whyf(err, errlen, "cannot pin %s: %s", path, strerror(errno));
 		goto undo;
 	}
 	pinned = 1;
@@ -494,7 +484,7 @@ int bg_attach(const char *ifname, const struct bg_attach_opts *o, char *err,
 		ret = 0;
 	if (ret || bpf_map_update_elem(st.attach_fd, &slot, &rec, BPF_ANY)) {
 		ret = ret ? ret : -errno;
-		errf(err, errlen, "cannot record the attachment: %s",
+		bg_whyf(err, errlen, "cannot record the attachment: %s",
 		     strerror(-ret));
 		goto undo;
 	}
@@ -677,7 +667,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 	__u32 i, zero = 0, key = BG_PROG_DNS, cur;
 
 	if (!g) {
-		errf(err, errlen, "out of memory");
+		bg_whyf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (i = 0; i < BG_ATTACH_MAX; i++) {
@@ -697,7 +687,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 			    (g[n].ns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
 			    bg_netns_call(g[n].ns_fd, attached_here, &ac)) {
 				ret = -EXDEV;
-				errf(err, errlen, "cannot enter the network namespace "
+				bg_whyf(err, errlen, "cannot enter the network namespace "
 				     "(inode %u) of ifindex %u to replace its program",
 				     r.netns_ino, r.ifindex);
 				n++;
@@ -714,14 +704,14 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		g[n - 1].old_fd = bpf_prog_get_fd_by_id(cur ? cur : r.prog_id);
 		if (g[n - 1].old_fd < 0) {
 			ret = -errno;
-			errf(err, errlen, "cannot open the attached program %u: %s",
+			bg_whyf(err, errlen, "cannot open the attached program %u: %s",
 			     cur ? cur : r.prog_id, strerror(errno));
 			goto out;
 		}
 	}
 	if (!n) {
 		ret = -ENOENT;
-		errf(err, errlen, "bloomgate is not attached to any interface");
+		bg_whyf(err, errlen, "bloomgate is not attached to any interface");
 		goto out;
 	}
 	/* One program a attachment, configured as its record says, all with
@@ -739,7 +729,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		g[k].skel = bloomgate__open();
 		if (!g[k].skel) {
 			ret = -errno;
-			errf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+			bg_whyf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
 			goto undo;
 		}
 		if (tmpl_fd >= 0)
@@ -756,19 +746,19 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 			bg_map_pin_path(path, sizeof(path), st->dir, pm[m]);
 			if (bpf_map__set_pin_path(map, path)) {
 				ret = -errno;
-				errf(err, errlen, "cannot set pin path %s", path);
+				bg_whyf(err, errlen, "cannot set pin path %s", path);
 				goto undo;
 			}
 		}
 		if (outer >= 0 && bpf_map__reuse_fd(g[k].skel->maps.BG_MAP_FILTERS, outer)) {
 			ret = -errno;
-			errf(err, errlen, "cannot share the new filter slot: %s",
+			bg_whyf(err, errlen, "cannot share the new filter slot: %s",
 			     strerror(errno));
 			goto undo;
 		}
 		ret = bloomgate__load(g[k].skel);
 		if (ret) {
-			errf(err, errlen, "cannot load the XDP program of %u elements: %s",
+			bg_whyf(err, errlen, "cannot load the XDP program of %u elements: %s",
 			     cap, strerror(-ret));
 			goto undo;
 		}
@@ -778,7 +768,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 			 * program that reads it runs */
 			if (bpf_map_update_elem(outer, &zero, &filter_fd, BPF_ANY)) {
 				ret = -errno;
-				errf(err, errlen, "cannot put the filter in the new slot: %s",
+				bg_whyf(err, errlen, "cannot put the filter in the new slot: %s",
 				     strerror(errno));
 				goto undo;
 			}
@@ -787,7 +777,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		if (bpf_map_update_elem(bpf_map__fd(g[k].skel->maps.BG_MAP_PROGS),
 					&key, &dns_fd, BPF_ANY)) {
 			ret = -errno;
-			errf(err, errlen, "cannot set up the DNS program: %s",
+			bg_whyf(err, errlen, "cannot set up the DNS program: %s",
 			     strerror(errno));
 			goto undo;
 		}
@@ -795,7 +785,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		ret = next_copy(st->dir, &g[k].rec,
 				bpf_map__fd(g[k].skel->maps.BG_MAP_PROGS));
 		if (ret) {
-			errf(err, errlen, "cannot keep the chained program: %s",
+			bg_whyf(err, errlen, "cannot keep the chained program: %s",
 			     strerror(-ret));
 			goto undo;
 		}
@@ -806,7 +796,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		ret = replace_prog(&g[k], bpf_program__fd(g[k].skel->progs.bloomgate_xdp),
 				   g[k].old_fd);
 		if (ret) {
-			errf(err, errlen, "cannot replace the program on ifindex %u: %s",
+			bg_whyf(err, errlen, "cannot replace the program on ifindex %u: %s",
 			     g[k].rec.ifindex, strerror(-ret));
 			goto undo;
 		}
@@ -830,7 +820,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 		unlink(path);
 		if (bpf_obj_pin(progs_fd, path) && !ret) {
 			ret = -errno;
-			errf(err, errlen, "the capacity changed, but %s cannot be pinned: "
+			bg_whyf(err, errlen, "the capacity changed, but %s cannot be pinned: "
 			     "DNS queries pass there once this program exits (%s)",
 			     path, strerror(errno));
 		}
@@ -841,7 +831,7 @@ int bg_attach_reshape(struct bg_state *st, __u32 cap, int grow, int filter_fd,
 	unlink(path);
 	if (bpf_obj_pin(outer, path) && !ret) {
 		ret = -errno;
-		errf(err, errlen, "the capacity changed, but its slot cannot be "
+		bg_whyf(err, errlen, "the capacity changed, but its slot cannot be "
 		     "pinned at %s: %s", path, strerror(errno));
 	}
 	k = dup(outer);
@@ -904,7 +894,7 @@ static int load_configured(struct bg_state *st, struct grow_one *g,
 
 	g->skel = bloomgate__open();
 	if (!g->skel) {
-		errf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		bg_whyf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
 		return -errno;
 	}
 	ret = skel_configure(g->skel, o, g->rec.capacity, &tmpl_fd, err, errlen);
@@ -916,15 +906,15 @@ static int load_configured(struct bg_state *st, struct grow_one *g,
 		bg_map_pin_path(path, sizeof(path), st->dir, pm[m]);
 		if (bpf_map__set_pin_path(map, path)) {
 			ret = -errno;
-			errf(err, errlen, "cannot set pin path %s", path);
+			bg_whyf(err, errlen, "cannot set pin path %s", path);
 		}
 	}
 	if (!ret && bpf_map__reuse_fd(g->skel->maps.BG_MAP_FILTERS, st->filters_fd)) {
 		ret = -errno;
-		errf(err, errlen, "cannot share the filter slot: %s", strerror(errno));
+		bg_whyf(err, errlen, "cannot share the filter slot: %s", strerror(errno));
 	}
 	if (!ret && (ret = bloomgate__load(g->skel)))
-		errf(err, errlen, "cannot load the XDP program: %s", strerror(-ret));
+		bg_whyf(err, errlen, "cannot load the XDP program: %s", strerror(-ret));
 	if (tmpl_fd >= 0)
 		close(tmpl_fd);
 	if (ret)
@@ -932,13 +922,13 @@ static int load_configured(struct bg_state *st, struct grow_one *g,
 	dns_fd = bpf_program__fd(g->skel->progs.bloomgate_dns);
 	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.BG_MAP_PROGS), &key,
 				&dns_fd, BPF_ANY)) {
-		errf(err, errlen, "cannot set up the DNS program: %s", strerror(errno));
+		bg_whyf(err, errlen, "cannot set up the DNS program: %s", strerror(errno));
 		return -errno;
 	}
 	ret = o->chain ? next_copy(st->dir, &g->rec,
 				   bpf_map__fd(g->skel->maps.BG_MAP_PROGS)) : 0;
 	if (ret)
-		errf(err, errlen, "cannot keep the chained program: %s", strerror(-ret));
+		bg_whyf(err, errlen, "cannot keep the chained program: %s", strerror(-ret));
 	return ret;
 }
 
@@ -956,12 +946,12 @@ int bg_attach_reconfigure(const char *ifname, const struct bg_attach_opts *o,
 		return ifindex;
 	ret = bg_state_open(&st, 1);
 	if (ret) {
-		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		bg_whyf(err, errlen, "bloomgate is not attached to %s", ifname);
 		return ret;
 	}
 	ret = find_rec(st.attach_fd, (__u32)ifindex, &g.slot);
 	if (ret != 1) {
-		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		bg_whyf(err, errlen, "bloomgate is not attached to %s", ifname);
 		ret = ret < 0 ? ret : -ENOENT;
 		goto out;
 	}
@@ -983,13 +973,13 @@ int bg_attach_reconfigure(const char *ifname, const struct bg_attach_opts *o,
 	g.old_fd = bpf_prog_get_fd_by_id(cur ? cur : g.rec.prog_id);
 	if (g.old_fd < 0) {
 		ret = -errno;
-		errf(err, errlen, "cannot open the attached program %u: %s",
+		bg_whyf(err, errlen, "cannot open the attached program %u: %s",
 		     cur ? cur : g.rec.prog_id, strerror(errno));
 		goto out;
 	}
 	ret = replace_prog(&g, bpf_program__fd(g.skel->progs.bloomgate_xdp), g.old_fd);
 	if (ret) {
-		errf(err, errlen, "cannot replace the program on %s: %s", ifname,
+		bg_whyf(err, errlen, "cannot replace the program on %s: %s", ifname,
 		     strerror(-ret));
 		goto out;
 	}
@@ -1002,7 +992,7 @@ int bg_attach_reconfigure(const char *ifname, const struct bg_attach_opts *o,
 	unlink(path);
 	if (bpf_obj_pin(bpf_map__fd(g.skel->maps.BG_MAP_PROGS), path)) {
 		ret = -errno;
-		errf(err, errlen, "the options changed, but %s cannot be pinned: DNS "
+		bg_whyf(err, errlen, "the options changed, but %s cannot be pinned: DNS "
 		     "queries pass there once this program exits (%s)", path,
 		     strerror(errno));
 	}
@@ -1065,7 +1055,7 @@ static int prog_fd_of(const char *name, char *err, size_t errlen)
 		unsigned long id = strtoul(name + 3, &end, 10);
 
 		if (!name[3] || *end || !id || id > UINT32_MAX) {
-			errf(err, errlen, "%s: not a program id (id:N)", name);
+			bg_whyf(err, errlen, "%s: not a program id (id:N)", name);
 			return -EINVAL;
 		}
 		fd = bpf_prog_get_fd_by_id((__u32)id);
@@ -1075,7 +1065,7 @@ static int prog_fd_of(const char *name, char *err, size_t errlen)
 	if (fd < 0) {
 		int e = errno;
 
-		errf(err, errlen, "%s: %s", name, e == ENOENT ? "no such program "
+		bg_whyf(err, errlen, "%s: %s", name, e == ENOENT ? "no such program "
 		     "(a pinned program's path on bpffs, or id:N)" : strerror(e));
 		return -e;
 	}
@@ -1088,12 +1078,12 @@ static int prog_fd_of(const char *name, char *err, size_t errlen)
 	if (strcmp(kind, "anon_inode:bpf-prog") ||
 	    bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_PROG_TYPE_XDP) {
 		close(fd);
-		errf(err, errlen, "%s: not an XDP program", name);
+		bg_whyf(err, errlen, "%s: not an XDP program", name);
 		return -EINVAL;
 	}
 	if (own_prog(&info)) {
 		close(fd);
-		errf(err, errlen, "%s is bloomgate's own program (%.16s, prog id %u): "
+		bg_whyf(err, errlen, "%s is bloomgate's own program (%.16s, prog id %u): "
 		     "after bloomgate it would run bloomgate again for every packet, up "
 		     "to 33 times, counting each again; name another XDP program",
 		     name, info.name, info.id);
@@ -1120,13 +1110,13 @@ int bg_attach_chain(const char *ifname, const char *prog, char *err, size_t errl
 	}
 	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
 	if (ret != 1 || bpf_map_lookup_elem(st.attach_fd, &slot, &rec)) {
-		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		bg_whyf(err, errlen, "bloomgate is not attached to %s", ifname);
 		ret = -ENOENT;
 		goto out;
 	}
 	ret = 0;
 	if (!(rec.mode & BG_ATTACH_F_CHAIN)) {
-		errf(err, errlen, "bloomgate is attached to %s without --chain: "
+		bg_whyf(err, errlen, "bloomgate is attached to %s without --chain: "
 		     "its program has no next slot (detach, then attach with --chain)",
 		     ifname);
 		ret = -EINVAL;
@@ -1136,13 +1126,13 @@ int bg_attach_chain(const char *ifname, const char *prog, char *err, size_t errl
 	arr = bpf_obj_get(path);
 	if (arr < 0) {
 		ret = -errno;
-		errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		bg_whyf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (!prog) {
 		ret = bpf_map_delete_elem(arr, &key) && errno != ENOENT ? -errno : 0;
 		if (ret)
-			errf(err, errlen, "cannot empty the next slot: %s", strerror(-ret));
+			bg_whyf(err, errlen, "cannot empty the next slot: %s", strerror(-ret));
 		goto out;
 	}
 	fd = prog_fd_of(prog, err, errlen);
@@ -1154,7 +1144,7 @@ int bg_attach_chain(const char *ifname, const char *prog, char *err, size_t errl
 	 * kind of XDP program: frags, offloaded, ...) */
 	if (bpf_map_update_elem(arr, &key, &fd, BPF_ANY)) {
 		ret = -errno;
-		errf(err, errlen, "%s cannot run after bloomgate: %s%s", prog,
+		bg_whyf(err, errlen, "%s cannot run after bloomgate: %s%s", prog,
 		     strerror(errno), errno == EINVAL ? " (the kernel tail-calls "
 		     "only an XDP program of the same kind: no frags, not offloaded)" : "");
 	}
@@ -1326,13 +1316,13 @@ static void no_such_iface(const char *ifname, char *err, size_t errlen)
 		bg_state_close(&st);
 	}
 	if (gone)
-		errf(err, errlen, "interface '%s' does not exist; %d %s gone "
+		bg_whyf(err, errlen, "interface '%s' does not exist; %d %s gone "
 		     "(bloomgate detach --gone removes %s)", ifname, gone,
 		     gone == 1 ? "attachment is to an interface that is" :
 				 "attachments are to interfaces that are",
 		     gone == 1 ? "it" : "them");
 	else
-		errf(err, errlen, "interface '%s' does not exist", ifname);
+		bg_whyf(err, errlen, "interface '%s' does not exist", ifname);
 }
 
 int bg_detach(const char *ifname, char *err, size_t errlen)
@@ -1355,7 +1345,7 @@ int bg_detach(const char *ifname, char *err, size_t errlen)
 	}
 	ret = find_rec(st.attach_fd, (__u32)ifindex, &slot);
 	if (ret != 1) {
-		errf(err, errlen, "bloomgate is not attached to %s", ifname);
+		bg_whyf(err, errlen, "bloomgate is not attached to %s", ifname);
 		ret = -ENOENT;
 		goto out;
 	}
@@ -1366,7 +1356,7 @@ int bg_detach(const char *ifname, char *err, size_t errlen)
 	ret = detach_prog(ifindex, rec.prog_id);
 	if (ret && ret != -ENOENT) {
 		libxdp_strerror(ret, ebuf, sizeof(ebuf));
-		errf(err, errlen, "cannot detach from %s: %s", ifname, ebuf);
+		bg_whyf(err, errlen, "cannot detach from %s: %s", ifname, ebuf);
 		goto out;
 	}
 	/* -ENOENT: the program is gone already (e.g. the link was reset);
@@ -1413,13 +1403,13 @@ int bg_detach_all(char *err, size_t errlen)
 		bpf_map_update_elem(st.attach_fd, &i, &rec, BPF_ANY);
 	}
 	if (failed == -EXDEV) {
-		errf(err, errlen, "bloomgate is also attached in another network "
+		bg_whyf(err, errlen, "bloomgate is also attached in another network "
 		     "namespace; run detach --all there too (pins kept)");
 		bg_state_close(&st);
 		return failed;
 	}
 	if (failed) {
-		errf(err, errlen, "cannot detach from every interface: %s",
+		bg_whyf(err, errlen, "cannot detach from every interface: %s",
 		     strerror(-failed));
 		bg_state_close(&st);
 		return failed;

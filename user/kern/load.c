@@ -12,6 +12,7 @@
 #include "kern/load.h"
 #include "kern/pins.h"
 #include "kern/protect.h"
+#include "core/clock.h"
 #include "core/record.h"
 #include "kern/swap.h"
 
@@ -70,13 +71,13 @@ int bg_load_commit(struct bg_state *st, const struct bg_load_opts *o,
 			return ret;
 	}
 
-	t0 = bg_now_ms();
+	t0 = bg_mono_ms();
 	r->seed = o->seed ? o->seed : bg_random_seed();
 	fd = o->parsed == bg_premap_parsed ?
 		     bg_premap_take(o->parsed_ctx, &r->plan) : -1;
 	fd = fd >= 0 ? bg_filter_create_in(fd, &r->plan, r->seed, bl, o->threads) :
 		       bg_filter_create_mt(&r->plan, r->seed, bl, o->threads);
-	t1 = bg_now_ms();
+	t1 = bg_mono_ms();
 	r->ms[BG_STAGE_BUILD] = t1 - t0;
 	if (fd < 0)
 		return bg_load_fail(r, BG_STAGE_BUILD, fd,
@@ -104,12 +105,12 @@ static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
 	 * at any moment leaves the live filter's record in place (see
 	 * record.h). First the records a killed load may have left: all but
 	 * the live filter's go. */
-	t1 = bg_now_ms();
+	t1 = bg_mono_ms();
 	bg_record_keep(bg_filter_current_id(st->filters_fd));
 	rec = r->filter_id ? bg_record_write(r->filter_id, o->sources->v,
 					     o->sources->n) : -ENOENT;
-	r->ms[BG_STAGE_RECORD] = bg_now_ms() - t1;
-	t1 = bg_now_ms();
+	r->ms[BG_STAGE_RECORD] = bg_mono_ms() - t1;
+	t1 = bg_mono_ms();
 	/* the set the new filter is judged against live before it is */
 	ret = bg_load_protect(st, o->protect, r);
 	if (ret) {
@@ -119,7 +120,7 @@ static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
 	}
 	ret = to ? bg_attach_reshape(st, to->cap, to->grow, fd, err, sizeof(err)) :
 		   bg_filter_publish(st->filters_fd, fd);
-	r->ms[BG_STAGE_PUBLISH] = bg_now_ms() - t1;
+	r->ms[BG_STAGE_PUBLISH] = bg_mono_ms() - t1;
 	/* pinned for readers without CAP_SYS_ADMIN (bg_filter_view_pinned) */
 	if (bg_filter_current_id(st->filters_fd) == r->filter_id)
 		bg_filter_pin(st->dir, fd);
@@ -139,9 +140,9 @@ static int commit_fd(struct bg_state *st, const struct bg_load_opts *o, int fd,
 	if (ret)
 		bg_load_fail(r, BG_STAGE_RECORD, ret, "%s", err);
 	/* Made current; the old filter's record goes. */
-	t1 = bg_now_ms();
+	t1 = bg_mono_ms();
 	keep = bg_record_keep(r->filter_id);
-	r->ms[BG_STAGE_RECORD] += bg_now_ms() - t1;
+	r->ms[BG_STAGE_RECORD] += bg_mono_ms() - t1;
 	if (rec)
 		bg_load_fail(r, BG_STAGE_RECORD, rec,
 			     "the filter is live, but its load record could not "
@@ -176,7 +177,7 @@ int bg_load_commit_image(struct bg_state *st, const struct bg_load_opts *o,
 			 struct bg_load_report *r)
 {
 	uint32_t capacity = 0;
-	double t0 = bg_now_ms();
+	double t0 = bg_mono_ms();
 	int ret, fd;
 
 	r->plan = *p;
@@ -185,7 +186,7 @@ int bg_load_commit_image(struct bg_state *st, const struct bg_load_opts *o,
 		return bg_load_fail(r, BG_STAGE_BUILD, ret ? ret : -ESTALE,
 				    "the attachments' capacity changed");
 	fd = bg_filter_create_image(p, image);
-	r->ms[BG_STAGE_BUILD] = bg_now_ms() - t0;
+	r->ms[BG_STAGE_BUILD] = bg_mono_ms() - t0;
 	if (fd < 0)
 		return bg_load_fail(r, BG_STAGE_BUILD, fd, "cannot make the filter "
 				    "map (%zu bytes): %s", p->bytes, strerror(-fd));

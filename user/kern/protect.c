@@ -21,6 +21,7 @@
 #include "kern/netns.h"
 #include "kern/pins.h"
 #include "kern/protect.h"
+#include "core/clock.h"
 
 /* ---- Gathering ---------------------------------------------------------- */
 
@@ -216,19 +217,11 @@ static size_t map_len(void)
 	return (sizeof(struct bg_protect_map) + pg - 1) / pg * pg;
 }
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 /* Waits until a grace period has certainly passed since the last flip
  * that could not wait for one (m->flipped_ns): at most a second. */
 static void settle(const struct bg_protect_map *m)
 {
-	__u64 t = now_ns(), until = m->flipped_ns + BG_PROTECT_SETTLE_NS;
+	__u64 t = bg_mono_ns(), until = m->flipped_ns + BG_PROTECT_SETTLE_NS;
 	struct timespec ts;
 
 	if (!m->flipped_ns || t >= until)
@@ -257,7 +250,7 @@ int bg_protect_publish(int fd, const struct bg_protect_set *s)
 		memcpy(&m->half[!cur], s, sizeof(*s));
 		/* marked before the flip: a writer killed before the grace
 		 * period below leaves the next one waiting for it */
-		m->flipped_ns = now_ns();
+		m->flipped_ns = bg_mono_ns();
 		__atomic_store_n(&m->sel, !cur, __ATOMIC_RELEASE);
 		/* XDP programs run in RCU read-side sections: this returns
 		 * once none that read the old half is still running (not

@@ -201,11 +201,6 @@ int bg_filter_map_current(int filters_fd, const void **mem, size_t *len)
 	return map_current(filters_fd, NULL, mem, len, 0);
 }
 
-int bg_filter_view_current(int filters_fd, const void **mem, size_t *len)
-{
-	return map_current(filters_fd, NULL, mem, len, 1);
-}
-
 int bg_filter_view_pinned(const char *dir, int filters_fd, const void **mem,
 			  size_t *len)
 {

@@ -51,15 +51,12 @@ int bg_filter_create_image(const struct bg_filter_params *p, const void *image);
  */
 int bg_filter_map_current(int filters_fd, const void **mem, size_t *len);
 /*
- * The same as a view (core/view.h): only the chunks a lookup of this
- * thread reaches through bg_elem() are mapped, the way a one-key check
- * at 100M keys does not pay for mapping and unmapping 542 MiB.
- */
-int bg_filter_view_current(int filters_fd, const void **mem, size_t *len);
-/*
- * The same for the live filter of pin directory dir, also without
- * CAP_SYS_ADMIN: when the kernel refuses the map by its id (EPERM), the
- * map pinned as BG_FILTER_PIN is taken if it is the one in the slot.
+ * The same as a view (core/view.h), for the live filter of pin directory
+ * dir: only the chunks a lookup of this thread reaches through bg_elem()
+ * are mapped, the way a one-key check at 100M keys does not pay for
+ * mapping and unmapping 542 MiB. Also without CAP_SYS_ADMIN: when the
+ * kernel refuses the map by its id (EPERM), the map pinned as
+ * BG_FILTER_PIN is taken if it is the one in the slot.
  */
 int bg_filter_view_pinned(const char *dir, int filters_fd, const void **mem,
 			  size_t *len);
