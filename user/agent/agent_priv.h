@@ -12,14 +12,17 @@
  *   the workers (work.c): FETCH_THREADS fetch threads; one main worker
  *   that runs rebuilds (rebuild.c) and interface changes (ifaces.c), in
  *   order; one store thread for every store write (rows, entries, a list
- *   removed), in order. A job holds copies of all it needs: a worker
- *   reads of struct agent only a->work.quit (atomic), the store thread
- *   a->store (its alone once the workers run), and the main worker
- *   a->incr (the filter a CrowdSec source patches in place: the main
- *   worker's alone, made, used and dropped by its jobs). When a job is
- *   done, its done() runs on the loop, which applies the result.
+ *   removed), in order. A job holds copies of all it needs, or what a
+ *   source lends it until its done() (ops->lend: CrowdSec's decisions
+ *   as keys): a worker reads of struct agent only a->work.quit
+ *   (atomic), the store thread a->store (its alone once the workers
+ *   run), and the main worker a->incr (the filter a CrowdSec source
+ *   patches in place: the main worker's alone, made, used and dropped
+ *   by its jobs). When a job is done, its done() runs on the loop,
+ *   which applies the result.
  *
- *   the metrics thread (metrics.c) calls render(), which takes a->lock.
+ *   the metrics thread (metrics_http.c) calls render(), which takes
+ *   a->lock.
  */
 #ifndef BLOOMGATE_AGENT_PRIV_H
 #define BLOOMGATE_AGENT_PRIV_H

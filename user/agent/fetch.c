@@ -536,11 +536,73 @@ static int sendable(const char *s)
 	return s[0] && !strpbrk(s, "\r\n");
 }
 
+/* The conditional GET's headers for the copy kept (its validators that
+ * can be sent as they are): 0, or -ENOMEM. */
+static int add_validators(struct curl_slist **hdrs,
+			  const struct bg_fetch_validators *v)
+{
+	char hdr[sizeof(v->etag) + 32];
+	struct curl_slist *l;
+
+	if (sendable(v->etag)) {
+		snprintf(hdr, sizeof(hdr), "If-None-Match: %s", v->etag);
+		l = curl_slist_append(*hdrs, hdr);
+		if (!l)
+			return -ENOMEM;
+		*hdrs = l;
+	}
+	if (sendable(v->last_modified)) {
+		snprintf(hdr, sizeof(hdr), "If-Modified-Since: %s",
+			 v->last_modified);
+		l = curl_slist_append(*hdrs, hdr);
+		if (!l)
+			return -ENOMEM;
+		*hdrs = l;
+	}
+	return 0;
+}
+
+/* The transfer's options: the URL, what it may follow, its bounds, and
+ * the sink's callbacks. */
+static void set_options(struct sink *s, const struct bg_fetch_src *src,
+			double timeout, struct curl_slist *hdrs, char *errbuf)
+{
+	curl_easy_setopt(s->h, CURLOPT_URL, src->list.url);
+	/* a config typo such as file:///etc/shadow or a redirect to gopher://
+	 * is refused: the agent fetches from the web only */
+	curl_easy_setopt(s->h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(s->h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(s->h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(s->h, CURLOPT_MAXREDIRS, FETCH_MAX_REDIRS);
+	/* "": every encoding this libcurl decodes (gzip, deflate, ...) */
+	curl_easy_setopt(s->h, CURLOPT_ACCEPT_ENCODING, "");
+	/* at least 1 ms: 0 would mean no timeout at all */
+	curl_easy_setopt(s->h, CURLOPT_TIMEOUT_MS,
+			 timeout * 1000 < 1 ? 1L : (long)(timeout * 1000));
+	/* no SIGALRM for name resolution: the agent has threads */
+	curl_easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(s->h, CURLOPT_USERAGENT, BG_USER_AGENT);
+	curl_easy_setopt(s->h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(s->h, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(s->h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(s->h, CURLOPT_HEADERDATA, s);
+	curl_easy_setopt(s->h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(s->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(s->h, CURLOPT_XFERINFODATA, s);
+	curl_easy_setopt(s->h, CURLOPT_NOPROGRESS, 0L);
+	/* a Content-Length above the cap is refused before any byte; the
+	 * decoded body is capped by on_body() */
+	if (src->max_bytes && src->max_bytes <= INT64_MAX)
+		curl_easy_setopt(s->h, CURLOPT_MAXFILESIZE_LARGE,
+				 (curl_off_t)src->max_bytes);
+}
+
 static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 		     struct bg_fetch_validators *v, struct bg_fetch_result *r)
 {
-	char errbuf[CURL_ERROR_SIZE] = "", hdr[sizeof(v->etag) + 32];
-	struct curl_slist *hdrs = NULL, *l;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct curl_slist *hdrs = NULL;
 	struct sink s = { .fd = -1, .src = src };
 	struct tmp t = { .fd = -1 };
 	double timeout = src->timeout > 0 ? src->timeout
@@ -566,55 +628,12 @@ static int fetch_url(const struct bg_fetch_src *src, const char *cache_path,
 	/* the validators describe the copy kept: with no copy (removed by
 	 * hand, a new state directory) a 304 would leave the source empty */
 	ask = v && !access(cache_path, F_OK);
-	if (ask && sendable(v->etag)) {
-		snprintf(hdr, sizeof(hdr), "If-None-Match: %s", v->etag);
-		l = curl_slist_append(hdrs, hdr);
-		if (!l) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		hdrs = l;
-	}
-	if (ask && sendable(v->last_modified)) {
-		snprintf(hdr, sizeof(hdr), "If-Modified-Since: %s",
-			 v->last_modified);
-		l = curl_slist_append(hdrs, hdr);
-		if (!l) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		hdrs = l;
+	if (ask && add_validators(&hdrs, v)) {
+		ret = -ENOMEM;
+		goto out;
 	}
 
-	curl_easy_setopt(s.h, CURLOPT_URL, src->list.url);
-	/* a config typo such as file:///etc/shadow or a redirect to gopher://
-	 * is refused: the agent fetches from the web only */
-	curl_easy_setopt(s.h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(s.h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(s.h, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(s.h, CURLOPT_MAXREDIRS, FETCH_MAX_REDIRS);
-	/* "": every encoding this libcurl decodes (gzip, deflate, ...) */
-	curl_easy_setopt(s.h, CURLOPT_ACCEPT_ENCODING, "");
-	/* at least 1 ms: 0 would mean no timeout at all */
-	curl_easy_setopt(s.h, CURLOPT_TIMEOUT_MS,
-			 timeout * 1000 < 1 ? 1L : (long)(timeout * 1000));
-	/* no SIGALRM for name resolution: the agent has threads */
-	curl_easy_setopt(s.h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(s.h, CURLOPT_USERAGENT, BG_USER_AGENT);
-	curl_easy_setopt(s.h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(s.h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(s.h, CURLOPT_WRITEDATA, &s);
-	curl_easy_setopt(s.h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(s.h, CURLOPT_HEADERDATA, &s);
-	curl_easy_setopt(s.h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(s.h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(s.h, CURLOPT_XFERINFODATA, &s);
-	curl_easy_setopt(s.h, CURLOPT_NOPROGRESS, 0L);
-	/* a Content-Length above the cap is refused before any byte; the
-	 * decoded body is capped by on_body() */
-	if (src->max_bytes && src->max_bytes <= INT64_MAX)
-		curl_easy_setopt(s.h, CURLOPT_MAXFILESIZE_LARGE,
-				 (curl_off_t)src->max_bytes);
+	set_options(&s, src, timeout, hdrs, errbuf);
 
 	rc = curl_easy_perform(s.h);
 	curl_easy_getinfo(s.h, CURLINFO_RESPONSE_CODE, &status);

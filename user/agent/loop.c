@@ -246,28 +246,29 @@ static void verify_indexes(struct agent *a)
 	free(bad);
 }
 
-int bg_agent_run(const char *config_path)
+/* The agent up to its loop: the config, the signals, the pin and state
+ * directories, the store, the sources, the control socket, the metrics,
+ * the attachments, the workers, the first fetches. 0, or the exit status
+ * (every part made freed). */
+static int agent_start(struct agent *a, const char *config_path)
 {
-	struct agent a = { .epfd = -1, .sigfd = -1, .infd = -1, .ctlfd = -1,
-			   .instance = { .run_fd = -1, .state_fd = -1 } };
-	struct epoll_event ev[16];
 	uint64_t usec = 0;
 	char err[512];
 	sigset_t mask;
-	int ret, n, i;
+	int ret;
 
-	pthread_mutex_init(&a.lock, NULL);
-	a.start_time = bg_wall();
+	pthread_mutex_init(&a->lock, NULL);
+	a->start_time = bg_wall();
 	if (bg_fetch_global_init()) {
 		agent_log("cannot initialise libcurl");
 		return 1;
 	}
-	a.config_path = strdup(config_path);
-	if (!a.config_path)
+	a->config_path = strdup(config_path);
+	if (!a->config_path)
 		return 1;
-	if (bg_config_load(config_path, &a.cfg, err, sizeof(err))) {
+	if (bg_config_load(config_path, &a->cfg, err, sizeof(err))) {
 		agent_log("%s", err);
-		free(a.config_path);
+		free(a->config_path);
 		return 2;
 	}
 	sigemptyset(&mask);
@@ -278,104 +279,124 @@ int bg_agent_run(const char *config_path)
 	 * signals reach the loop's signalfd alone */
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	a.epfd = epoll_create1(EPOLL_CLOEXEC);
-	a.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	a.infd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	a->epfd = epoll_create1(EPOLL_CLOEXEC);
+	a->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	a->infd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	ret = bg_ensure_bpffs();
 	if (ret == -ENOMEDIUM) {
 		bg_no_bpffs_why(err, sizeof(err));
 		agent_log("%s", err);
-		agent_free(&a);
+		agent_free(a);
 		return 1;
 	}
 	if (!ret)
-		ret = agent_mkdir_p(a.cfg.state_dir, 0700);
+		ret = agent_mkdir_p(a->cfg.state_dir, 0700);
 	if (ret) {
-		agent_log("cannot prepare %s: %s", a.cfg.state_dir, strerror(-ret));
-		agent_free(&a);
+		agent_log("cannot prepare %s: %s", a->cfg.state_dir, strerror(-ret));
+		agent_free(a);
 		return 1;
 	}
 	/* One agent a pin directory (its filter and control socket) and a
 	 * state directory: a second one exits here, before it touches
 	 * either (it used to rebuild and take the control socket). */
-	if (bg_instance_lock(&a.instance, a.cfg.state_dir, err, sizeof(err))) {
+	if (bg_instance_lock(&a->instance, a->cfg.state_dir, err, sizeof(err))) {
 		agent_log("%s", err);
-		agent_free(&a);
+		agent_free(a);
 		return 1;
 	}
-	ret = bg_store_open(a.cfg.state_dir, &a.store);
+	ret = bg_store_open(a->cfg.state_dir, &a->store);
 	if (ret) {
 		agent_log("cannot open the store in %s: %s; going on without it",
-			  a.cfg.state_dir, strerror(-ret));
-		a.store = NULL;
-	} else if (bg_store_open_ro(a.cfg.state_dir, &a.store_ro)) {
-		a.store_ro = NULL;
+			  a->cfg.state_dir, strerror(-ret));
+		a->store = NULL;
+	} else if (bg_store_open_ro(a->cfg.state_dir, &a->store_ro)) {
+		a->store_ro = NULL;
 	}
-	if (a.epfd < 0 || a.sigfd < 0 || a.infd < 0 || setup_sources(&a, NULL, 0) ||
-	    open_control(&a) || agent_add_fd(&a, a.sigfd, 0) ||
-	    agent_add_fd(&a, a.infd, 0) || agent_add_fd(&a, a.ctlfd, 0)) {
+	if (a->epfd < 0 || a->sigfd < 0 || a->infd < 0 || setup_sources(a, NULL, 0) ||
+	    open_control(a) || agent_add_fd(a, a->sigfd, 0) ||
+	    agent_add_fd(a, a->infd, 0) || agent_add_fd(a, a->ctlfd, 0)) {
 		agent_log("cannot start: %s", strerror(errno));
-		agent_free(&a);
+		agent_free(a);
 		return 1;
 	}
-	if (a.cfg.metrics) {
-		a.metrics = bg_metrics_start(a.cfg.metrics, render, &a, err, sizeof(err));
-		if (!a.metrics)
-			agent_log("metrics on %s: %s", a.cfg.metrics, err);
+	if (a->cfg.metrics) {
+		a->metrics = bg_metrics_start(a->cfg.metrics, render, &a, err, sizeof(err));
+		if (!a->metrics)
+			agent_log("metrics on %s: %s", a->cfg.metrics, err);
 	}
 	/* before the workers: nothing else runs yet */
-	verify_indexes(&a);
-	attach_ifaces_now(&a);
-	if (a.reshape)
-		want_rebuild(&a, 1);
-	open_events(&a);
-	ret = work_start(&a);
+	verify_indexes(a);
+	attach_ifaces_now(a);
+	if (a->reshape)
+		want_rebuild(a, 1);
+	open_events(a);
+	ret = work_start(a);
 	if (ret) {
 		agent_log("cannot start the workers: %s", strerror(-ret));
-		work_stop(&a);
-		agent_free(&a);
+		work_stop(a);
+		agent_free(a);
 		return 1;
 	}
 	/* Every source once, then the filter (step()): adopted when the
 	 * copies are those the live filter was built from, rebuilt
 	 * otherwise. */
-	mark_all(&a);
-	a.start_until = bg_mono() + FETCH_WAIT;
-	run_due(&a, 1);
+	mark_all(a);
+	a->start_until = bg_mono() + FETCH_WAIT;
+	run_due(a, 1);
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec) {
-		a.watchdog_every = (double)usec / 2e6;
-		a.watchdog_due = bg_mono() + a.watchdog_every;
+		a->watchdog_every = (double)usec / 2e6;
+		a->watchdog_due = bg_mono() + a->watchdog_every;
 	}
 	/* Ready now: the agent answers, and a pinned filter is live; the
 	 * first fetches (one may be slow) and rebuild go on behind. */
-	sd_notifyf(0, "READY=1\nSTATUS=starting, %zu sources", a.nsrc);
-	agent_log("running (pid %d, %zu sources, config %s)", getpid(), a.nsrc,
+	sd_notifyf(0, "READY=1\nSTATUS=starting, %zu sources", a->nsrc);
+	agent_log("running (pid %d, %zu sources, config %s)", getpid(), a->nsrc,
 		  config_path);
+	return 0;
+}
 
-	while (!a.stop) {
-		n = epoll_wait(a.epfd, ev, 16, next_timeout(&a));
+/* The loop: each ready descriptor dispatched, then step(), until a stop. */
+static void agent_loop(struct agent *a)
+{
+	struct epoll_event ev[16];
+	int n, i;
+
+	while (!a->stop) {
+		n = epoll_wait(a->epfd, ev, 16, next_timeout(a));
 		if (n < 0 && errno != EINTR)
 			break;
-		for (i = 0; i < n && !a.stop; i++) {
+		for (i = 0; i < n && !a->stop; i++) {
 			int fd = ev[i].data.fd;
 
-			if (fd == a.sigfd)
-				on_signal(&a);
-			else if (fd == a.infd)
-				on_inotify(&a);
-			else if (fd == a.ctlfd)
-				on_control(&a);
-			else if (fd == a.work.wakefd)
-				work_drain(&a);
-			else if (fd == events_fd(&a))
-				consume_events(&a);
-			else if (!on_source_fd(&a, fd))
-				on_client(&a, fd, ev[i].events);
+			if (fd == a->sigfd)
+				on_signal(a);
+			else if (fd == a->infd)
+				on_inotify(a);
+			else if (fd == a->ctlfd)
+				on_control(a);
+			else if (fd == a->work.wakefd)
+				work_drain(a);
+			else if (fd == events_fd(a))
+				consume_events(a);
+			else if (!on_source_fd(a, fd))
+				on_client(a, fd, ev[i].events);
 		}
-		if (a.stop)
+		if (a->stop)
 			break;
-		step(&a);
+		step(a);
 	}
+}
+
+int bg_agent_run(const char *config_path)
+{
+	struct agent a = { .epfd = -1, .sigfd = -1, .infd = -1, .ctlfd = -1,
+			   .instance = { .run_fd = -1, .state_fd = -1 } };
+	int ret;
+
+	ret = agent_start(&a, config_path);
+	if (ret)
+		return ret;
+	agent_loop(&a);
 	sd_notify(0, "STOPPING=1");
 	agent_log("stopping; %s", a.cfg.detach_on_stop ?
 		      "detaching as the config asks" :

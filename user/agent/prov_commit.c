@@ -73,20 +73,18 @@ static void clean_temps(const char *idir, const char *name)
 }
 
 
-static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
+/* The index's header for source i, from its workers' entries and the
+ * copy they were parsed from (which must still be the one in place):
+ * counts, offsets, sizes; its hashes are filled once the data is. */
+static int index_header(struct bg_prov_writer *w, size_t i, struct hdr *h)
 {
 	struct psrc *s = &w->src[i];
-	char tmp[PATH_MAX], path[PATH_MAX];
-	uint64_t count = 0, max_line = 0, nlines, data, nblocks, size, b;
-	uint8_t page[BG_PROV_HEADER] __attribute__((aligned(8)));
-	uint64_t *sums = NULL;
-	struct hdr h;
-	uint8_t *map = NULL;
+	uint64_t count = 0, max_line = 0, nlines, data, nblocks;
 	struct stat st;
 	size_t k, j;
-	int fd = -1, ret, made = 0;
+	int ret;
 
-	memset(&h, 0, sizeof(h));
+	memset(h, 0, sizeof(*h));
 	for (k = 0; k < BG_PARSE_WORKERS_MAX; k++) {
 		struct wsrc *ws = w->wk[k] ? &w->wk[k]->src[i] : NULL;
 
@@ -97,13 +95,13 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 		count += ws->n;
 		if (ws->max_line > max_line)
 			max_line = ws->max_line;
-		h.plens4[0] |= ws->plens4[0];
-		h.plens4[1] |= ws->plens4[1];
+		h->plens4[0] |= ws->plens4[0];
+		h->plens4[1] |= ws->plens4[1];
 		for (j = 0; j < 3; j++) {
-			h.plens6[0][j] |= ws->plens6[0][j];
-			h.plens6[1][j] |= ws->plens6[1][j];
+			h->plens6[0][j] |= ws->plens6[0][j];
+			h->plens6[1][j] |= ws->plens6[1][j];
 		}
-		h.name_kinds |= ws->kinds;
+		h->name_kinds |= ws->kinds;
 	}
 	/* the entries are of the copy that was parsed: gone when it was
 	 * replaced since (a fetch renames a new one in) */
@@ -116,34 +114,135 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 		return -ESTALE;
 	if (!s->sha[0] && (ret = bg_sha256_file(s->copy, s->sha)))
 		return ret;
-	if (strlen(s->sha) != 64 || bg_unhex(s->sha, 32, h.copy_sha))
+	if (strlen(s->sha) != 64 || bg_unhex(s->sha, 32, h->copy_sha))
 		return -EINVAL;
 
 	nlines = count ? max_line / BG_PROV_LINE_STEP + 1 : 0;
-	memcpy(h.magic, MAGIC, sizeof(MAGIC));
-	h.version = BG_PROV_VERSION;
-	h.header_size = BG_PROV_HEADER;
-	h.record_size = BG_PROV_RECORD;
-	h.block_size = BG_PROV_BLOCK;
-	h.line_step = BG_PROV_LINE_STEP;
-	h.count = count;
-	h.lines_off = BG_PROV_HEADER + count * BG_PROV_RECORD;
-	h.nlines = nlines;
-	h.sums_off = h.lines_off + nlines * 8;
-	data = h.sums_off - BG_PROV_HEADER;
+	memcpy(h->magic, MAGIC, sizeof(MAGIC));
+	h->version = BG_PROV_VERSION;
+	h->header_size = BG_PROV_HEADER;
+	h->record_size = BG_PROV_RECORD;
+	h->block_size = BG_PROV_BLOCK;
+	h->line_step = BG_PROV_LINE_STEP;
+	h->count = count;
+	h->lines_off = BG_PROV_HEADER + count * BG_PROV_RECORD;
+	h->nlines = nlines;
+	h->sums_off = h->lines_off + nlines * 8;
+	data = h->sums_off - BG_PROV_HEADER;
 	nblocks = (data + BG_PROV_BLOCK - 1) / BG_PROV_BLOCK;
-	h.nblocks = nblocks;
-	h.npages = prov_sum_pages(nblocks);
-	h.file_size = size = h.sums_off + (nblocks + h.npages) * 8;
-	h.seed = KEY_SEED;
-	h.copy_size = (uint64_t)st.st_size;
-	h.max_line = max_line;
-	h.format = s->list.format;
-	h.subdomains = s->list.subdomains;
-	h.allow = s->list.allow;
-	h.allow_wide = s->list.allow_wide;
-	snprintf(h.name, sizeof(h.name), "%s", s->list.name);
-	snprintf(h.copy, sizeof(h.copy), "%s", s->copy);
+	h->nblocks = nblocks;
+	h->npages = prov_sum_pages(nblocks);
+	h->file_size = h->sums_off + (nblocks + h->npages) * 8;
+	h->seed = KEY_SEED;
+	h->copy_size = (uint64_t)st.st_size;
+	h->max_line = max_line;
+	h->format = s->list.format;
+	h->subdomains = s->list.subdomains;
+	h->allow = s->list.allow;
+	h->allow_wide = s->list.allow_wide;
+	snprintf(h->name, sizeof(h->name), "%s", s->list.name);
+	snprintf(h->copy, sizeof(h->copy), "%s", s->copy);
+	return 0;
+}
+
+/* The block sums of the data, then the sums of their pages: a reader
+ * checks the short second table when it opens the file, a page of the
+ * first when it first needs one (a 100M-entry index has 2.3 MB of
+ * them). */
+static void index_sums(const uint8_t *map, uint64_t data, uint64_t *sums,
+		       struct hdr *h)
+{
+	uint64_t nblocks = h->nblocks, b;
+
+	for (b = 0; b < nblocks; b++) {
+		uint64_t len = data - b * BG_PROV_BLOCK < BG_PROV_BLOCK ?
+				       data - b * BG_PROV_BLOCK : BG_PROV_BLOCK;
+
+		sums[b] = prov_sum_bytes(map + b * BG_PROV_BLOCK, len, SEED_BLOCK + b);
+	}
+	for (b = 0; b < h->npages; b++) {
+		uint64_t len = nblocks * 8 - b * BG_PROV_BLOCK < BG_PROV_BLOCK ?
+				       nblocks * 8 - b * BG_PROV_BLOCK : BG_PROV_BLOCK;
+
+		sums[nblocks + b] = prov_sum_bytes((uint8_t *)sums + b * BG_PROV_BLOCK, len,
+					      SEED_SUMS + b);
+	}
+	h->sums_hash = prov_sum_bytes(sums + nblocks, h->npages * 8, SEED_SUMS);
+}
+
+/* The line table of source i: for each step of BG_PROV_LINE_STEP lines,
+ * the offset of its first line, from the workers' own tables. */
+static void index_lines(struct bg_prov_writer *w, size_t i, uint8_t *to,
+			uint64_t nlines)
+{
+	uint64_t b;
+	size_t k;
+
+	for (b = 0; b < nlines; b++) {
+		uint64_t word = LINE_NONE;
+
+		for (k = 0; k < BG_PARSE_WORKERS_MAX; k++) {
+			struct wsrc *ws = w->wk[k] ? &w->wk[k]->src[i] : NULL;
+
+			/* two workers meeting in one step: the earlier line */
+			if (ws && b < ws->nlines && ws->lines[b] != LINE_NONE &&
+			    (word == LINE_NONE ||
+			     ws->lines[b] >> OFF_BITS < word >> OFF_BITS))
+				word = ws->lines[b];
+		}
+		memcpy(to + b * 8, &word, 8);
+	}
+}
+
+/* The index written to a new file tmp (a mkostemp() template), synced
+ * and renamed to path; tmp removed on a failure. The data's pages are
+ * dropped as they are written (they are in the page cache then). */
+static int write_file(char *tmp, const char *path, const uint8_t *page,
+		      uint8_t *map, uint64_t data, const uint64_t *sums,
+		      uint64_t nsums)
+{
+	uint64_t b;
+	int fd, ret;
+
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = write_all(fd, page, BG_PROV_HEADER);
+	for (b = 0; !ret && b < data; b += WRITE_CHUNK) {
+		uint64_t len = data - b < WRITE_CHUNK ? data - b : WRITE_CHUNK;
+
+		ret = write_all(fd, map + b, len);
+		if (len == WRITE_CHUNK)
+			madvise(map + b, len, MADV_DONTNEED);
+	}
+	if (!ret)
+		ret = write_all(fd, (const uint8_t *)sums, nsums * 8);
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
+{
+	struct psrc *s = &w->src[i];
+	char tmp[PATH_MAX], path[PATH_MAX];
+	uint8_t page[BG_PROV_HEADER] __attribute__((aligned(8)));
+	uint64_t count, data, nblocks, *sums = NULL;
+	uint8_t *map = NULL;
+	struct hdr h;
+	int ret;
+
+	ret = index_header(w, i, &h);
+	if (ret)
+		return ret;
+	count = h.count;
+	nblocks = h.nblocks;
+	data = h.sums_off - BG_PROV_HEADER;
 
 	ret = bg_store_index_path(w->dir, s->list.name, path, sizeof(path));
 	if (ret)
@@ -168,9 +267,7 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 			return -ENOMEM;
 		madvise(map, data, MADV_NOHUGEPAGE);
 	}
-	/* the block sums, then the sums of their pages: a reader checks the
-	 * short second table when it opens the file, a page of the first
-	 * when it first needs one (a 100M-entry index has 2.3 MB of them) */
+	/* the block sums, then their pages' (index_sums()) */
 	sums = malloc((nblocks + h.npages) * 8 + 8);
 	if (!sums) {
 		ret = -ENOMEM;
@@ -179,34 +276,8 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 	ret = prov_scatter_sort(w, i, map, count);
 	if (ret)
 		goto err;
-	for (b = 0; b < nlines; b++) {
-		uint64_t word = LINE_NONE;
-
-		for (k = 0; k < BG_PARSE_WORKERS_MAX; k++) {
-			struct wsrc *ws = w->wk[k] ? &w->wk[k]->src[i] : NULL;
-
-			/* two workers meeting in one step: the earlier line */
-			if (ws && b < ws->nlines && ws->lines[b] != LINE_NONE &&
-			    (word == LINE_NONE ||
-			     ws->lines[b] >> OFF_BITS < word >> OFF_BITS))
-				word = ws->lines[b];
-		}
-		memcpy(map + count * BG_PROV_RECORD + b * 8, &word, 8);
-	}
-	for (b = 0; b < nblocks; b++) {
-		uint64_t len = data - b * BG_PROV_BLOCK < BG_PROV_BLOCK ?
-				       data - b * BG_PROV_BLOCK : BG_PROV_BLOCK;
-
-		sums[b] = prov_sum_bytes(map + b * BG_PROV_BLOCK, len, SEED_BLOCK + b);
-	}
-	for (b = 0; b < h.npages; b++) {
-		uint64_t len = nblocks * 8 - b * BG_PROV_BLOCK < BG_PROV_BLOCK ?
-				       nblocks * 8 - b * BG_PROV_BLOCK : BG_PROV_BLOCK;
-
-		sums[nblocks + b] = prov_sum_bytes((uint8_t *)sums + b * BG_PROV_BLOCK, len,
-					      SEED_SUMS + b);
-	}
-	h.sums_hash = prov_sum_bytes(sums + nblocks, h.npages * 8, SEED_SUMS);
+	index_lines(w, i, map + count * BG_PROV_RECORD, h.nlines);
+	index_sums(map, data, sums, &h);
 	memset(page, 0, sizeof(page));
 	memcpy(page, &h, sizeof(h));
 	h.header_hash = prov_header_hash(page);
@@ -216,34 +287,9 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 	/* the file in the order a reader checks it: header, records and
 	 * lines, sums; durable before it takes the index's name */
 	clean_temps(w->idir, s->list.name);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		goto err;
-	}
-	made = 1;
-	ret = write_all(fd, page, sizeof(page));
-	for (b = 0; !ret && b < data; b += WRITE_CHUNK) {
-		uint64_t len = data - b < WRITE_CHUNK ? data - b : WRITE_CHUNK;
-
-		ret = write_all(fd, map + b, len);
-		if (len == WRITE_CHUNK)
-			madvise(map + b, len, MADV_DONTNEED); /* in the page cache now */
-	}
-	if (!ret)
-		ret = write_all(fd, (const uint8_t *)sums, (nblocks + h.npages) * 8);
+	ret = write_file(tmp, path, page, map, data, sums, nblocks + h.npages);
 	if (ret)
 		goto err;
-	if (fsync(fd) < 0) {
-		ret = -errno;
-		goto err;
-	}
-	close(fd);
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		ret = -errno;
-		goto err;
-	}
 	free(sums);
 	if (map)
 		munmap(map, data);
@@ -252,17 +298,13 @@ static int write_index(struct bg_prov_writer *w, size_t i, struct written *out)
 		return ret; /* renamed: it is the index now, durable or not */
 	out->checksum = h.header_hash;
 	out->count = count;
-	out->bytes = size;
+	out->bytes = h.file_size;
 	snprintf(out->sha, sizeof(out->sha), "%s", s->sha);
 	return 0;
 err:
 	free(sums);
 	if (map)
 		munmap(map, data);
-	if (fd >= 0)
-		close(fd);
-	if (made)
-		unlink(tmp);
 	return ret;
 }
 

@@ -127,38 +127,20 @@ static const uint8_t *at(struct rsrc *s, uint64_t off, uint64_t len)
 	return s->map + off;
 }
 
-/*
- * Maps the index of store row src and checks what can be checked without
- * reading it all (full: every block too): 0 when s is usable, else -errno
- * with s->why.
- */
-static int rsrc_open(struct bg_store *store, const struct bg_store_source *src,
-		     struct rsrc *s, int full)
+/* Maps the index file at path and checks its header against the store's
+ * row (re-read into *row on a retry): 0, or -errno with s->why. */
+static int rsrc_map(struct bg_store *store, const char *name, const char *path,
+		    struct bg_store_source *row, struct rsrc *s, int full)
 {
-	struct bg_store_source row = *src;
-	char path[PATH_MAX], sha[65];
 	struct stat st;
 	int ret = 0, tries;
 
-	memset(s, 0, sizeof(*s));
-	s->fd = s->copy_fd = -1;
-	snprintf(s->name, sizeof(s->name), "%s", src->name);
-	if (!row.index_sha256[0]) {
-		snprintf(s->why, sizeof(s->why), "not indexed yet");
-		return -ENOENT;
-	}
-	ret = bg_store_index_path(bg_store_dir(store), src->name, path,
-				  sizeof(path));
-	if (ret) {
-		snprintf(s->why, sizeof(s->why), "no index file can have this name");
-		return ret;
-	}
 	/* The agent renames a new index in, then records it: a reader
 	 * between the two sees a file the row it read does not name, and
 	 * reads both again (twice at most: a commit takes longer). */
 	for (tries = 0; tries < 3; tries++) {
 		rsrc_close(s);
-		if (tries && bg_store_source_get(store, src->name, &row))
+		if (tries && bg_store_source_get(store, name, row))
 			break;
 		s->fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (s->fd < 0) {
@@ -195,8 +177,8 @@ static int rsrc_open(struct bg_store *store, const struct bg_store_source *src,
 				   sizeof(s->why));
 		if (ret)
 			continue;
-		if (s->h->header_hash != row.index_checksum ||
-		    strncmp(s->h->name, src->name, sizeof(s->h->name))) {
+		if (s->h->header_hash != row->index_checksum ||
+		    strncmp(s->h->name, name, sizeof(s->h->name))) {
 			ret = -ESTALE;
 			snprintf(s->why, sizeof(s->why),
 				 "index is not the one the store records (a commit "
@@ -205,6 +187,36 @@ static int rsrc_open(struct bg_store *store, const struct bg_store_source *src,
 		}
 		break;
 	}
+	return ret;
+}
+
+/*
+ * Maps the index of store row src and checks what can be checked without
+ * reading it all (full: every block too): 0 when s is usable, else -errno
+ * with s->why.
+ */
+static int rsrc_open(struct bg_store *store, const struct bg_store_source *src,
+		     struct rsrc *s, int full)
+{
+	struct bg_store_source row = *src;
+	char path[PATH_MAX], sha[65];
+	struct stat st;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = s->copy_fd = -1;
+	snprintf(s->name, sizeof(s->name), "%s", src->name);
+	if (!row.index_sha256[0]) {
+		snprintf(s->why, sizeof(s->why), "not indexed yet");
+		return -ENOENT;
+	}
+	ret = bg_store_index_path(bg_store_dir(store), src->name, path,
+				  sizeof(path));
+	if (ret) {
+		snprintf(s->why, sizeof(s->why), "no index file can have this name");
+		return ret;
+	}
+	ret = rsrc_map(store, src->name, path, &row, s, full);
 	if (ret) {
 		char w[sizeof(s->why)];
 

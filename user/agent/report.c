@@ -196,6 +196,99 @@ static void print_record_lists(FILE *out, __u32 id)
 	bg_record_free(&rec);
 }
 
+/* One attachment's line (and its chain's); cap, cap_elems: the capacity
+ * last formatted, kept across the records (they agree: attach refuses
+ * another capacity, so it is worked out once). */
+static void report_attachment(struct bg_state *st, const struct bg_attach_rec *r,
+			      char *cap, size_t caplen, __u32 *cap_elems,
+			      FILE *out)
+{
+	char name[IF_NAMESIZE] = "?", ports[64];
+
+	/* Its name cannot be had any more, nor kept in the record. */
+	if (bg_attach_rec_gone(r) == 1) {
+		fprintf(out, "attached: gone (ifindex %u)", r->ifindex);
+		if (r->netns_ino != bg_netns_ino())
+			fprintf(out, " in another network namespace (netns inode %u)",
+				r->netns_ino);
+		fprintf(out, ", prog id %u (bloomgate detach --gone removes it)\n",
+			r->prog_id);
+		return;
+	}
+	if (r->netns_ino != bg_netns_ino()) {
+		fprintf(out, "attached: ifindex %u in another network namespace "
+			"(netns inode %u, prog id %u)\n", r->ifindex,
+			r->netns_ino, r->prog_id);
+		return;
+	}
+	if_indextoname(r->ifindex, name);
+	bg_fmt_ports(ports, sizeof(ports), r->dns_ports);
+	if (r->capacity != *cap_elems) {
+		*cap_elems = r->capacity;
+		bg_fmt_capacity(cap, caplen, *cap_elems);
+	}
+	fprintf(out, "attached: %s (ifindex %u, %s mode, match %s, action %s, "
+		"dns-action %s, dns-ports %s, unparsed %s, capacity %s%s, "
+		"prog id %u, dns prog id %u)\n",
+		name, r->ifindex, bg_rec_mode_name(r), bg_match_name(r->match),
+		bg_action_name(r->action), bg_dns_action_name(r->dns_action), ports,
+		bg_rec_unparsed_name(r), cap,
+		r->mode & BG_ATTACH_F_GROW ? ", growing" : "", r->prog_id,
+		r->dns_prog_id);
+	if (r->mode & BG_ATTACH_F_CHAIN) {
+		__u32 next = 0;
+
+		if (bg_attach_next_id(st->dir, r, &next))
+			fprintf(out, "  chain: the next slot cannot be read\n");
+		else if (next)
+			fprintf(out, "  chain: prog id %u runs after bloomgate\n", next);
+		else
+			fprintf(out, "  chain: nothing runs after bloomgate (bloomgate chain)\n");
+	}
+}
+
+/* The live filter's shape: its Bloom part, exact stage, probes, names. */
+static void report_filter(const struct bg_filter_header *h, FILE *out)
+{
+	double pp = bg_filter_model_fpr(h->entries, h->nblocks, h->k);
+	int probes = h->n4 > h->n6 ? h->n4 : h->n6, i;
+	char b[32];
+
+	bg_fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
+	fprintf(out, "filter: %llu Bloom keys, %u blocks, k=%u, %.2f Bloom bits/key, "
+		"predicted false-positive rate %.6f per address",
+		(unsigned long long)h->entries, h->nblocks, h->k,
+		h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,
+		1.0 - pow(1.0 - pp, probes ? probes : 1));
+	if (h->flags & BG_FILTER_F_NAMES)
+		fprintf(out, ", %.6f per query",
+			1.0 - pow(1.0 - pp, 1 + __builtin_popcount(h->subs_depths)));
+	fprintf(out, ", memory %s\n", b);
+	if (h->fp_nbuckets)
+		fprintf(out, "exact stage: %u buckets of %d fingerprints, every Bloom "
+			"positive confirmed\n", h->fp_nbuckets, BG_FP_PER_BUCKET);
+	else
+		fprintf(out, "exact stage: off (loaded with --confirm off)\n");
+	fprintf(out, "probes: IPv4 %s", h->flags & BG_FILTER_F_SHORT4 ? "bitmap /0-/16" : "");
+	for (i = 0; i < h->n4; i++)
+		fprintf(out, " /%u", h->len4[i]);
+	fprintf(out, "; IPv6 %s", h->short6_n ? "exact ranges" : "");
+	for (i = 0; i < h->n6; i++)
+		fprintf(out, " /%u", h->len6[i]);
+	fprintf(out, "; allowlist %u IPv4 + %u IPv6 ranges\n", h->allow4_n, h->allow6_n);
+	if (h->flags & BG_FILTER_F_NAMES) {
+		char db[32];
+
+		fprintf(out, "names: up to %d probes per query (the name, then its parent "
+			"names of at most %d labels with a subdomain rule: depths "
+			"%s); %u allowed name keys\n",
+			1 + __builtin_popcount(h->subs_depths), BG_DNS_SUFFIX_MAX,
+			bg_fmt_depths(db, sizeof(db), h->subs_depths), h->allown_n);
+	} else {
+		fputs("names: none loaded (DNS queries pass)\n", out);
+	}
+}
+
 int bg_report_datapath(struct bg_state *st, FILE *out, FILE *errf)
 {
 	struct bg_attach_rec recs[BG_ATTACH_MAX];
@@ -208,94 +301,11 @@ int bg_report_datapath(struct bg_state *st, FILE *out, FILE *errf)
 	(void)errf;
 	n = bg_attach_list(st, recs, BG_ATTACH_MAX);
 	fprintf(out, "pinned state: %s\n", st->dir);
-	for (i = 0; i < n; i++) {
-		char name[IF_NAMESIZE] = "?", ports[64];
-
-		/* Its name cannot be had any more, nor kept in the record. */
-		if (bg_attach_rec_gone(&recs[i]) == 1) {
-			fprintf(out, "attached: gone (ifindex %u)", recs[i].ifindex);
-			if (recs[i].netns_ino != bg_netns_ino())
-				fprintf(out, " in another network namespace (netns inode %u)",
-				       recs[i].netns_ino);
-			fprintf(out, ", prog id %u (bloomgate detach --gone removes it)\n",
-			       recs[i].prog_id);
-			continue;
-		}
-		if (recs[i].netns_ino != bg_netns_ino()) {
-			fprintf(out, "attached: ifindex %u in another network namespace "
-			       "(netns inode %u, prog id %u)\n", recs[i].ifindex,
-			       recs[i].netns_ino, recs[i].prog_id);
-			continue;
-		}
-		if_indextoname(recs[i].ifindex, name);
-		bg_fmt_ports(ports, sizeof(ports), recs[i].dns_ports);
-		/* the records agree (attach refuses another capacity): the
-		 * keys are worked out once */
-		if (recs[i].capacity != cap_elems) {
-			cap_elems = recs[i].capacity;
-			bg_fmt_capacity(cap, sizeof(cap), cap_elems);
-		}
-		fprintf(out, "attached: %s (ifindex %u, %s mode, match %s, action %s, "
-		       "dns-action %s, dns-ports %s, unparsed %s, capacity %s%s, "
-		       "prog id %u, dns prog id %u)\n",
-		       name, recs[i].ifindex, bg_rec_mode_name(&recs[i]),
-		       bg_match_name(recs[i].match), bg_action_name(recs[i].action),
-		       bg_dns_action_name(recs[i].dns_action), ports,
-		       bg_rec_unparsed_name(&recs[i]), cap,
-		       recs[i].mode & BG_ATTACH_F_GROW ? ", growing" : "", recs[i].prog_id,
-		       recs[i].dns_prog_id);
-		if (recs[i].mode & BG_ATTACH_F_CHAIN) {
-			__u32 next = 0;
-
-			if (bg_attach_next_id(st->dir, &recs[i], &next))
-				fprintf(out, "  chain: the next slot cannot be read\n");
-			else if (next)
-				fprintf(out, "  chain: prog id %u runs after bloomgate\n", next);
-			else
-				fprintf(out, "  chain: nothing runs after bloomgate (bloomgate chain)\n");
-		}
-	}
+	for (i = 0; i < n; i++)
+		report_attachment(st, &recs[i], cap, sizeof(cap), &cap_elems, out);
 	ret = bg_filter_view_pinned(st->dir, st->filters_fd, &mem, &len);
 	if (ret == 0) {
-		const struct bg_filter_header *h = mem;
-		char b[32];
-
-		double pp = bg_filter_model_fpr(h->entries, h->nblocks, h->k);
-		int probes = h->n4 > h->n6 ? h->n4 : h->n6, i;
-
-		bg_fmt_bytes(b, sizeof(b), (double)bg_filter_nelems(h) * BG_FILTER_VALUE_SIZE);
-		fprintf(out, "filter: %llu Bloom keys, %u blocks, k=%u, %.2f Bloom bits/key, "
-		       "predicted false-positive rate %.6f per address",
-		       (unsigned long long)h->entries, h->nblocks, h->k,
-		       h->entries ? (double)h->nblocks * BG_BLOCK_BITS / (double)h->entries : 0.0,
-		       1.0 - pow(1.0 - pp, probes ? probes : 1));
-		if (h->flags & BG_FILTER_F_NAMES)
-			fprintf(out, ", %.6f per query",
-			       1.0 - pow(1.0 - pp, 1 + __builtin_popcount(h->subs_depths)));
-		fprintf(out, ", memory %s\n", b);
-		if (h->fp_nbuckets)
-			fprintf(out, "exact stage: %u buckets of %d fingerprints, every Bloom "
-			       "positive confirmed\n", h->fp_nbuckets, BG_FP_PER_BUCKET);
-		else
-			fprintf(out, "exact stage: off (loaded with --confirm off)\n");
-		fprintf(out, "probes: IPv4 %s", h->flags & BG_FILTER_F_SHORT4 ? "bitmap /0-/16" : "");
-		for (i = 0; i < h->n4; i++)
-			fprintf(out, " /%u", h->len4[i]);
-		fprintf(out, "; IPv6 %s", h->short6_n ? "exact ranges" : "");
-		for (i = 0; i < h->n6; i++)
-			fprintf(out, " /%u", h->len6[i]);
-		fprintf(out, "; allowlist %u IPv4 + %u IPv6 ranges\n", h->allow4_n, h->allow6_n);
-		if (h->flags & BG_FILTER_F_NAMES) {
-			char db[32];
-
-			fprintf(out, "names: up to %d probes per query (the name, then its parent "
-			       "names of at most %d labels with a subdomain rule: depths "
-			       "%s); %u allowed name keys\n",
-			       1 + __builtin_popcount(h->subs_depths), BG_DNS_SUFFIX_MAX,
-			       bg_fmt_depths(db, sizeof(db), h->subs_depths), h->allown_n);
-		}
-		else
-			fputs("names: none loaded (DNS queries pass)\n", out);
+		report_filter(mem, out);
 		bg_filter_unmap(mem, len);
 		print_record_lists(out, bg_filter_current_id(st->filters_fd));
 	} else if (ret == -ENOENT) {
