@@ -320,7 +320,7 @@ static int agent_start(struct agent *a, const char *config_path)
 		return 1;
 	}
 	if (a->cfg.metrics) {
-		a->metrics = bg_metrics_start(a->cfg.metrics, render, &a, err, sizeof(err));
+		a->metrics = bg_metrics_start(a->cfg.metrics, render, a, err, sizeof(err));
 		if (!a->metrics)
 			agent_log("metrics on %s: %s", a->cfg.metrics, err);
 	}
