@@ -7,7 +7,8 @@
 # config fails with the file:line; a URL's password is never printed or
 # stored; `status` against a stopped agent gives up; `agent --check` on a
 # state_dir that is a file, and cut short by a pipe. `bloomgate check` is
-# the judge of what the live filter holds. Prints "ok NAME" / "not ok
+# the judge of what the live filter holds. After `detach --all` under it, a
+# failed rebuild says that no filter runs. Prints "ok NAME" / "not ok
 # NAME" per case.
 #   bash tests/e2e/test_agent_ops.sh
 set -u
@@ -211,6 +212,22 @@ grep -q "agent: running, but it did not answer within" <<<"$out" || t_fail "stat
 ((took < 30)) || t_fail "status took $took s"
 matches "$X" || t_fail "the filter changed while the agent was stopped"
 status_has "agent: pid $AGENT_PID," || t_fail "the agent does not answer once continued"
+t_end "$E2E_NAME"
+
+# ---- detached under the agent: its failed rebuild says none runs ---------------------
+
+E2E_NAME=detached_rebuild_says_none_runs
+t_begin
+from=$(($(wc -l <"$E2E_TMP/agent.log") + 1))
+since_detach() { tail -n +"$from" "$E2E_TMP/agent.log"; }
+bg_capture detach --all
+t_expect_eq "detach --all: exit" 0 "$BG_RC"
+printf '%s\n' "$Y" 198.51.100.32 >"$E2E_TMP/local.txt" # a change: a rebuild
+wait_until 10 eval 'since_detach | grep -q "rebuild failed.*; no filter runs (nothing is attached)$"' ||
+	t_fail "the failed rebuild after detach --all: $(since_detach | grep -i 'rebuild\|fail' | tail -n 3)"
+since_detach | grep -q "running filter is unchanged" &&
+	t_fail "a line says a filter runs: $(since_detach | grep 'running filter is unchanged' | head -n 1)"
+printf '%s\n' "$Y" >"$E2E_TMP/local.txt"
 t_end "$E2E_NAME"
 
 # ---- a clean stop leaves no lock file -------------------------------------------

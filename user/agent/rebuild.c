@@ -184,10 +184,22 @@ void rb_timed(struct rb_job *j, const struct bg_load_report *r)
 	j->timing.fetch = j->fetch_ms;
 }
 
+/* What a failed rebuild leaves running, said at the failure: none of
+ * this agent's yet, none at all (detached meanwhile: `detach --all`
+ * removes the pins), or the filter that runs. */
 const char *rb_unchanged(const struct rb_job *j)
 {
-	return j->none_live ? "no filter of this agent's runs yet" :
-			      "the running filter is unchanged";
+	struct bg_state st;
+	__u32 live = 0;
+
+	if (j->none_live)
+		return "no filter of this agent's runs yet";
+	if (!bg_state_open(&st, 0)) {
+		live = bg_filter_current_id(st.filters_fd);
+		bg_state_close(&st);
+	}
+	return live ? "the running filter is unchanged" :
+		      "no filter runs (nothing is attached)";
 }
 
 int rb_describe(struct rb_job *j)
