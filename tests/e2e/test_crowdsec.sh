@@ -112,8 +112,9 @@ grep -q "^$A: match (confirmed; listed by crowdsec decision [0-9]* (origin cscli
 m=$(metrics_get)
 grep -q '^bloomgate_crowdsec_decisions{source="crowdsec",origin="cscli"} 3$' <<<"$m" ||
 	t_fail "metrics: $(grep crowdsec_decisions <<<"$m")"
-grep -q '^bloomgate_crowdsec_ignored_total{source="crowdsec",reason="type"} 1$' <<<"$m" ||
-	t_fail "metrics: $(grep crowdsec_ignored <<<"$m")"
+# the captcha, counted each time the API sends it: once a whole pull
+tc=$(sed -n 's/^bloomgate_crowdsec_ignored_total{source="crowdsec",reason="type"} \([0-9]*\)$/\1/p' <<<"$m")
+[ "${tc:-0}" -ge 1 ] || t_fail "metrics: $(grep crowdsec_ignored <<<"$m")"
 grep -F "$(cat "$E2E_TMP/cs.key")" "$E2E_TMP/agent.log" "$E2E_TMP/state"/*.json 2>/dev/null &&
 	t_fail "the bouncer key is in the agent's log or state"
 t_end "$E2E_NAME"
@@ -206,7 +207,8 @@ E2E_NAME=bulk_import
 t_begin
 before=$(decisions_total)
 awk 'BEGIN { printf "["; for (i = 0; i < 10000; i++) printf "%s{\"duration\":\"4h\",\"scope\":\"ip\",\"type\":\"ban\",\"origin\":\"t\",\"reason\":\"bulk\",\"value\":\"100.64.%d.%d\"}", i ? "," : "", int(i / 256), i % 256; print "]" }' >"$E2E_TMP/bulk.json"
-cs decisions import -i "$E2E_TMP/bulk.json" || t_fail "cscli decisions import"
+out=$(in_ns "$NS_GW" "$E2E_ROOT/tests/crowdsec.sh" cscli "$CSDIR" decisions import -i "$E2E_TMP/bulk.json" 2>&1) ||
+	t_fail "cscli decisions import: $(tail -n 3 <<<"$out")"
 all_in() { [ "$(decisions_total)" -eq $((before + 10000)) ]; }
 wait_until 60 all_in || t_fail "$(decisions_total) decisions in the filter, not $((before + 10000))"
 # taken into the set (counted), then live once the rebuild swapped it in

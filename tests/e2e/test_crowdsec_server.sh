@@ -184,9 +184,10 @@ t_end "$E2E_NAME"
 E2E_NAME=sigterm_during_pull
 t_begin
 # a restarted agent reads its million back from the copy, then pulls the
-# million again: SIGTERM once that pull is asked for
-n=$(gets)
+# million again: SIGTERM once that pull is asked for (counted from the
+# old agent's end: a pull of its own in between is not the new one's)
 agent_term 30 || t_fail "the agent did not stop"
+n=$(gets)
 agent_start "$CFG"
 wait_until 60 gets_above "$n" || t_fail "the restarted agent did not pull"
 if agent_term 10; then

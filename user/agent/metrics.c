@@ -414,7 +414,7 @@ static void render_decisions(FILE *out, const struct source *s, size_t n)
 	       "Decisions of a crowdsec: source refused, by reason: type "
 	       "(not a ban), scope (not Ip or Range), value, too_wide, "
 	       "duration, expired, malformed, too_large (each time the API "
-	       "sends one; the agent's log names the first of a pull).");
+	       "sends one; the agent's log names the first ten of a pull).");
 	for (i = 0; i < n; i++)
 		for (k = 0; s[i].ops->decisions && k < s[i].refused.n; k++) {
 			struct label l[2] = { { "source", s[i].cfg->list.name },
