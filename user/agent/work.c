@@ -251,8 +251,20 @@ int work_stop(struct agent *a)
 		ret = -ETIMEDOUT;
 	if (w->have_store && wait_idle(&w->storeq, &until))
 		ret = -ETIMEDOUT;
-	if (ret)
+	if (ret) {
+		/* the agent exits without them: the threads not joined are
+		 * detached (the idle ones have returned; the busy one goes
+		 * with the process) */
+		for (i = 0; i < w->nfetch; i++)
+			pthread_detach(w->fetch_th[i]);
+		if (w->have_main)
+			pthread_detach(w->main_th);
+		if (w->have_store)
+			pthread_detach(w->store_th);
+		w->nfetch = 0;
+		w->have_main = w->have_store = 0;
 		return ret;
+	}
 	if (w->have_main)
 		pthread_join(w->main_th, NULL);
 	if (w->have_store)
