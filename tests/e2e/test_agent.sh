@@ -179,7 +179,7 @@ ln=$(wc -l <"$E2E_TMP/local.txt")
 why="prefix shorter than /8 blocks too much"
 wait_until 5 agent_log_has "source local: refused $E2E_TMP/local.txt:$ln: $why" ||
 	t_fail "the rejected line is not named in the log: $(grep -F 'source local' "$E2E_TMP/agent.log" | tail -n 3)"
-agent_log_has "source local: new copy, 2 entries, 1 rejected lines" ||
+wait_until 5 agent_log_has "source local: new copy, 2 entries, 1 rejected lines" ||
 	t_fail "the new copy's line: $(grep -F 'source local: new copy' "$E2E_TMP/agent.log" | tail -n 1)"
 no_match "$Z" || t_fail "0.0.0.0/0 was loaded: $Z matched"
 wait_until 5 src_line_has local ': ok, 2 entries, 1 rejected lines' ||
